@@ -1,0 +1,11 @@
+// Package diagnose is the engine: pure functions from a snapshot to diagnoses.
+//
+// Invariant: diagnose performs no I/O. It holds no clients, reads no clock (the snapshot's
+// reference time is "now"), writes no files and does no styling or logging.
+//
+// The closed vocabulary of the report:
+//   - Shape: healthy, progressing, never-starts, starts-and-dies, live-but-idle, unknown.
+//   - Cause: spec, dependency, unknown.
+//   - Confidence: high, medium, low.
+//   - EvidenceSource: pod-status, event, log, revision-history, service, controller-status.
+package diagnose

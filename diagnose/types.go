@@ -1,0 +1,210 @@
+package diagnose
+
+import (
+	"encoding/json"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+)
+
+// Shape classifies a workload by what its copies actually do.
+type Shape string
+
+// The shapes, in the closed vocabulary of the report.
+const (
+	ShapeHealthy       Shape = "healthy"
+	ShapeProgressing   Shape = "progressing"
+	ShapeNeverStarts   Shape = "never-starts"
+	ShapeStartsAndDies Shape = "starts-and-dies"
+	ShapeLiveButIdle   Shape = "live-but-idle"
+	ShapeUnknown       Shape = "unknown"
+)
+
+// Shapes lists every shape, worst first; front ends sort and colour by this order.
+var Shapes = []Shape{ShapeNeverStarts, ShapeStartsAndDies, ShapeLiveButIdle, ShapeUnknown, ShapeProgressing, ShapeHealthy}
+
+// Severity orders shapes: lower is worse.
+func (s Shape) Severity() int {
+	for i, x := range Shapes {
+		if x == s {
+			return i
+		}
+	}
+	return len(Shapes)
+}
+
+// Broken reports whether the shape is a failure (never-starts, starts-and-dies, live-but-idle).
+func (s Shape) Broken() bool {
+	return s == ShapeNeverStarts || s == ShapeStartsAndDies || s == ShapeLiveButIdle
+}
+
+// Cause says where the fault lies.
+type Cause string
+
+// The causes.
+const (
+	// CauseSpec: the failing revision changed an implicated field, or the fault is in the spec itself.
+	CauseSpec Cause = "spec"
+	// CauseDependency: the spec is unchanged since the workload last served; something outside fails.
+	CauseDependency Cause = "dependency"
+	CauseUnknown    Cause = "unknown"
+)
+
+// Confidence grades a suspect.
+type Confidence string
+
+// The confidences.
+const (
+	ConfidenceHigh   Confidence = "high"
+	ConfidenceMedium Confidence = "medium"
+	ConfidenceLow    Confidence = "low"
+)
+
+// EvidenceSource says where a signal was read.
+type EvidenceSource string
+
+// The evidence sources.
+const (
+	SourcePodStatus        EvidenceSource = "pod-status"
+	SourceEvent            EvidenceSource = "event"
+	SourceLog              EvidenceSource = "log"
+	SourceRevisionHistory  EvidenceSource = "revision-history"
+	SourceService          EvidenceSource = "service"
+	SourceControllerStatus EvidenceSource = "controller-status"
+)
+
+// APIVersion and ReportKind identify the report document.
+const (
+	APIVersion = "kubediagnose.dev/v1alpha1"
+	ReportKind = "Report"
+)
+
+// Report is the engine's answer for a whole snapshot. Its JSON form is the documented report schema.
+type Report struct {
+	APIVersion    string                `json:"apiVersion"`
+	Kind          string                `json:"kind"`
+	ReferenceTime time.Time             `json:"referenceTime"`
+	Source        snapshot.SourceInfo   `json:"source"`
+	Visibility    []snapshot.Visibility `json:"visibility"`
+	Summary       map[Shape]int         `json:"summary"`
+	Workloads     []Diagnosis           `json:"workloads"`
+}
+
+// Counts are the numbers behind a diagnosis. Existing is copies of any revision; Serving is
+// copies that are Ready and, when a Service selects the workload, ready endpoints of it.
+type Counts struct {
+	Declared int32 `json:"declared"`
+	Existing int32 `json:"existing"`
+	Serving  int32 `json:"serving"`
+	Restarts int32 `json:"restarts"`
+}
+
+// Diagnosis is the verdict on one workload.
+type Diagnosis struct {
+	Kind                string      `json:"kind"`
+	Namespace           string      `json:"namespace"`
+	Name                string      `json:"name"`
+	Shape               Shape       `json:"shape"`
+	Counts              Counts      `json:"counts"`
+	YoungestCopySeconds *int64      `json:"youngestCopySeconds"`
+	OldestCopySeconds   *int64      `json:"oldestCopySeconds"`
+	Headline            string      `json:"headline"`
+	Cause               Cause       `json:"cause"`
+	Suspects            []Suspect   `json:"suspects"`
+	Evidence            []Evidence  `json:"evidence"`
+	Revisions           *Revisions  `json:"revisions"`
+	SignalGaps          []SignalGap `json:"signalGaps"`
+	Fix                 string      `json:"fix"`
+	Detail              *Detail     `json:"-"`
+}
+
+// Detail carries what front ends show beyond the report schema.
+type Detail struct {
+	// Copies lists the workload's pods, worst first.
+	Copies []Copy
+	// CurrentRevision and LastServingRevision are the pod templates' revision names.
+	CurrentRevision, LastServingRevision string
+	// Changes lists the fields that differ between the last serving and the current template.
+	Changes []Change
+}
+
+// Copy is one pod of a workload as a person reads it.
+type Copy struct {
+	Name       string
+	Revision   string
+	Phase      string
+	Ready      bool
+	Serving    bool
+	Restarts   int32
+	AgeSeconds int64
+	// Reason is the most telling waiting/terminated reason or condition, e.g. CrashLoopBackOff.
+	Reason  string
+	Message string
+	Node    string
+}
+
+// Change is one field that differs between two pod templates.
+type Change struct {
+	Path     *field.Path
+	Previous string
+	Current  string
+}
+
+// RuleID names a suspect rule; IDs are stable.
+type RuleID string
+
+// Suspect is a spec field that probably causes the failure.
+type Suspect struct {
+	Rule          RuleID      `json:"-"`
+	Object        string      `json:"object"`
+	Path          *field.Path `json:"-"`
+	Value         string      `json:"value"`
+	PreviousValue string      `json:"previousValue"`
+	Confidence    Confidence  `json:"confidence"`
+	Reason        string      `json:"reason"`
+	// Score ranks suspects: higher first, then by path.
+	Score int `json:"-"`
+}
+
+// MarshalJSON writes the path in field.Path notation.
+func (s Suspect) MarshalJSON() ([]byte, error) {
+	path := ""
+	if s.Path != nil {
+		path = s.Path.String()
+	}
+	return json.Marshal(struct {
+		Object        string     `json:"object"`
+		Path          string     `json:"path"`
+		Value         string     `json:"value"`
+		PreviousValue string     `json:"previousValue"`
+		Confidence    Confidence `json:"confidence"`
+		Reason        string     `json:"reason"`
+	}{s.Object, path, s.Value, s.PreviousValue, s.Confidence, s.Reason})
+}
+
+// Evidence is one signal behind a verdict.
+type Evidence struct {
+	Kind    string         `json:"kind"`
+	Message string         `json:"message"`
+	Source  EvidenceSource `json:"source"`
+	// Objects names the copies (or other objects) the signal covers.
+	Objects  []string   `json:"objects"`
+	Count    int32      `json:"count"`
+	LastSeen *time.Time `json:"lastSeen"`
+}
+
+// Revisions names the current revision, the last that served, and what changed between them.
+type Revisions struct {
+	Current      string   `json:"current"`
+	LastServing  string   `json:"lastServing"`
+	ChangedPaths []string `json:"changedPaths"`
+}
+
+// SignalGap is something the spec leaves the platform unable to see.
+type SignalGap struct {
+	Object  string `json:"object"`
+	Path    string `json:"path"`
+	Message string `json:"message"`
+}

@@ -1,0 +1,58 @@
+# kubectl-diagnose. `make help` lists the targets.
+SHELL := /usr/bin/env bash
+GO ?= go
+BIN ?= bin/kubectl-diagnose
+GOLANGCI_LINT_VERSION ?= v2.6.2
+# The e2e assets (etcd, kube-apiserver, kube-controller-manager, kubectl) live in a cache outside
+# the tree; hack/e2e-assets.sh builds them once and prints their directory.
+E2E_ASSETS = $(shell hack/e2e-assets.sh 2>/dev/null | tail -n 1)
+
+.PHONY: help
+help: ## show this help
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## build bin/kubectl-diagnose
+	$(GO) build -o $(BIN) .
+
+.PHONY: demo
+demo: build ## open the console on the embedded demo dump
+	$(BIN) --demo
+
+.PHONY: e2e-assets
+e2e-assets: ## build etcd, kube-apiserver, kube-controller-manager and kubectl into the cache (once)
+	hack/e2e-assets.sh
+
+.PHONY: test
+test: e2e-assets ## run every test: unit, console (teatest + tmux) and end-to-end against a real control plane
+	KUBEDIAGNOSE_ASSETS="$$(hack/e2e-assets.sh 2>/dev/null | tail -n 1)" $(GO) test -count=1 -timeout 40m ./...
+
+.PHONY: test-unit
+test-unit: ## run the tests that need no control plane
+	$(GO) test -race -count=1 $$($(GO) list ./... | grep -v -e /test/e2e -e /internal/controlplane -e /internal/kubeletsim)
+
+.PHONY: bench
+bench: ## run the Go benchmarks
+	$(GO) test -run '^$$' -bench . -benchmem ./diagnose/ ./internal/dump/ ./tui/
+
+.PHONY: fuzz
+fuzz: ## fuzz the dump reader for a minute
+	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 60s ./internal/dump/
+
+.PHONY: screenshots
+screenshots: build ## regenerate screenshots/*.png from the demo
+	hack/screenshots.sh
+
+.PHONY: fmt
+fmt: ## format the code
+	gofmt -w $$(git ls-files '*.go')
+
+.PHONY: lint
+lint: ## vet, gofmt check and golangci-lint (pinned)
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...
+
+.PHONY: tidy-check
+tidy-check: ## fail when go.mod/go.sum are not tidy
+	$(GO) mod tidy -diff

@@ -1,0 +1,8 @@
+// Package report renders diagnoses for people and programs: the audit table (and its wide
+// form), markdown for auditors, JSON and YAML in the documented report schema, and the plain
+// text of one workload's explanation.
+//
+// Invariant: printers only format. They never diagnose, never read a clock (ages come from the
+// report), and never emit colour or terminal escape sequences; text that came from a cluster is
+// stripped of control characters before a human format writes it.
+package report

@@ -1,0 +1,154 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+)
+
+// markdownPrinter writes an audit document: where the data came from, totals per shape, one
+// table row per workload, then a section per broken workload with its evidence and suspects.
+type markdownPrinter struct {
+	opts Options
+}
+
+func (p *markdownPrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
+	ew := &errWriter{w: w}
+	ds := WorstFirst(r)
+
+	ew.printf("# kubectl-diagnose audit\n\n")
+	ew.printf("- Reference time: %s\n", r.ReferenceTime.UTC().Format(time.RFC3339))
+	ew.printf("- Source: %s\n", mdText(sourceLabel(r)))
+	ew.printf("- Workloads: %d\n", len(ds))
+
+	if len(r.Visibility) > 0 {
+		ew.printf("\n## Not seen\n\n")
+		for _, v := range r.Visibility {
+			where := v.Kind
+			if v.Namespace != "" {
+				where += " in " + v.Namespace
+			}
+			ew.printf("- %s: %s\n", mdText(where), mdText(v.Reason))
+		}
+	}
+
+	ew.printf("\n## Summary\n\n| Shape | Workloads |\n|---|---:|\n")
+	for _, s := range diagnose.Shapes {
+		if n := r.Summary[s]; n > 0 {
+			ew.printf("| %s | %d |\n", s, n)
+		}
+	}
+
+	if len(ds) > 0 {
+		ew.printf("\n## Workloads\n\n")
+		ew.printf("| Shape | Namespace | Workload | Copies | Serving | Youngest | Restarts | Suspect | Cause |\n")
+		ew.printf("|---|---|---|---:|---:|---:|---:|---|---|\n")
+		for _, d := range ds {
+			ew.printf("| %s | %s | %s | %d/%d | %d | %s | %d | %s | %s |\n", d.Shape, mdCell(d.Namespace),
+				mdCell(WorkloadRef(d)), d.Counts.Existing, d.Counts.Declared, d.Counts.Serving,
+				Age(d.YoungestCopySeconds), d.Counts.Restarts,
+				mdCell(orNone(ShortSuspectIn(d, p.opts.template(d)))), CauseLabel(d))
+		}
+	}
+
+	for _, d := range ds {
+		if d.Shape.Broken() {
+			writeMarkdownSection(ew, d)
+		}
+	}
+	return ew.err
+}
+
+func writeMarkdownSection(ew *errWriter, d *diagnose.Diagnosis) {
+	ew.printf("\n## %s in %s: %s\n\n", mdText(WorkloadRef(d)), mdText(d.Namespace), d.Shape)
+	if d.Headline != "" {
+		ew.printf("%s\n\n", mdText(d.Headline))
+	}
+	ew.printf("- Shape: %s (%s)\n", d.Shape, ShapeMeaning(d.Shape))
+	ew.printf("- Copies: %d existing of %d declared, %d serving, %d restarts; youngest %s, oldest %s\n",
+		d.Counts.Existing, d.Counts.Declared, d.Counts.Serving, d.Counts.Restarts,
+		Age(d.YoungestCopySeconds), Age(d.OldestCopySeconds))
+	ew.printf("- Cause: %s (%s)\n", orNone(string(d.Cause)), CauseMeaning(d.Cause))
+	if d.Revisions != nil {
+		ew.printf("- Revisions: current %s, last serving %s\n", mdCode(orNone(d.Revisions.Current)), mdCode(orNone(d.Revisions.LastServing)))
+		for _, p := range d.Revisions.ChangedPaths {
+			ew.printf("  - changed: %s\n", mdCode(p))
+		}
+	}
+
+	if len(d.Suspects) > 0 {
+		ew.printf("\n### Suspects\n\n| # | Object | Path | Value | Previous | Confidence | Reason |\n|---:|---|---|---|---|---|---|\n")
+		for i := range d.Suspects {
+			s := &d.Suspects[i]
+			path := ""
+			if s.Path != nil {
+				path = s.Path.String()
+			}
+			ew.printf("| %d | %s | %s | %s | %s | %s | %s |\n", i+1, mdCell(s.Object), mdCode(path),
+				mdCode(s.Value), mdCode(s.PreviousValue), s.Confidence, mdCell(s.Reason))
+		}
+	}
+	if len(d.Evidence) > 0 {
+		ew.printf("\n### Evidence\n\n")
+		for _, e := range d.Evidence {
+			ew.printf("- **%s** (%s): %s", mdText(e.Kind), e.Source, mdText(e.Message))
+			if f := evidenceFacts(e); f != "" {
+				ew.printf(" (%s)", mdText(f))
+			}
+			ew.printf("\n")
+		}
+	}
+	if len(d.SignalGaps) > 0 {
+		ew.printf("\n### Signal gaps\n\n")
+		for _, g := range d.SignalGaps {
+			ew.printf("- %s %s: %s\n", mdText(g.Object), mdCode(g.Path), mdText(g.Message))
+		}
+	}
+	if d.Fix != "" {
+		fix := mdText(d.Fix)
+		if strings.HasPrefix(d.Fix, "kubectl ") {
+			fix = mdCode(d.Fix) // a command to copy, not prose
+		}
+		ew.printf("\n### Suggested fix\n\n%s\n", fix)
+	}
+}
+
+func sourceLabel(r *diagnose.Report) string {
+	s := string(r.Source.Type)
+	switch {
+	case r.Source.Path != "":
+		s += " " + r.Source.Path
+	case r.Source.Context != "":
+		s += " context " + r.Source.Context
+	}
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// mdText makes cluster text safe as markdown prose: one line, no HTML, no accidental markup.
+func mdText(s string) string {
+	r := strings.NewReplacer("\\", "\\\\", "<", "&lt;", ">", "&gt;", "*", "\\*", "_", "\\_", "`", "\\`", "[", "\\[", "]", "\\]", "|", "\\|")
+	return r.Replace(Clean(s))
+}
+
+// mdCell is mdText for a table cell.
+func mdCell(s string) string {
+	return mdText(s)
+}
+
+// mdCode writes s as inline code; a value holding a backtick is fenced with two.
+func mdCode(s string) string {
+	if s == "" {
+		return ""
+	}
+	s = strings.ReplaceAll(Clean(s), "|", "\\|")
+	if strings.Contains(s, "`") {
+		return fmt.Sprintf("`` %s ``", s)
+	}
+	return "`" + s + "`"
+}

@@ -1,0 +1,165 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+)
+
+// Printer writes a whole report in one format.
+type Printer interface {
+	PrintReport(w io.Writer, r *diagnose.Report) error
+}
+
+// Formats lists the audit output formats, the first being the default.
+var Formats = []string{"table", "wide", "json", "yaml", "markdown"}
+
+// ExplainFormats lists the output formats of one workload's explanation.
+var ExplainFormats = []string{"text", "json", "yaml"}
+
+// TemplateFunc returns the current pod template of a workload, or nil when it is unknown. Human
+// printers use it to name what a suspect path points at (the env var behind env[0]).
+type TemplateFunc func(kind, namespace, name string) *corev1.PodTemplateSpec
+
+// Options tune the human printers.
+type Options struct {
+	// Templates resolves pod templates for short suspect names; nil falls back to indexes.
+	Templates TemplateFunc
+}
+
+// NewPrinter returns the printer of one of Formats.
+func NewPrinter(format string, opts Options) (Printer, error) {
+	switch format {
+	case "table", "":
+		return &tablePrinter{opts: opts}, nil
+	case "wide":
+		return &tablePrinter{opts: opts, wide: true}, nil
+	case "json":
+		return jsonPrinter{}, nil
+	case "yaml":
+		return yamlPrinter{}, nil
+	case "markdown", "md":
+		return &markdownPrinter{opts: opts}, nil
+	}
+	return nil, fmt.Errorf("unknown output format %q; use one of %s", format, strings.Join(Formats, ", "))
+}
+
+// Print writes r to w in format, one of Formats.
+func Print(w io.Writer, r *diagnose.Report, format string) error {
+	p, err := NewPrinter(format, Options{})
+	if err != nil {
+		return err
+	}
+	return p.PrintReport(w, r)
+}
+
+// WorstFirst returns the report's workloads ordered worst shape first, then by namespace, kind
+// and name, so human output reads the same whatever order the engine produced.
+func WorstFirst(r *diagnose.Report) []*diagnose.Diagnosis {
+	out := make([]*diagnose.Diagnosis, 0, len(r.Workloads))
+	for i := range r.Workloads {
+		out = append(out, &r.Workloads[i])
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if sa, sb := a.Shape.Severity(), b.Shape.Severity(); sa != sb {
+			return sa < sb
+		}
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.Name < b.Name
+	})
+	return out
+}
+
+// WorkloadRef is how a workload is written for people: lower-case kind/name, the form
+// `kubectl-diagnose explain` accepts.
+func WorkloadRef(d *diagnose.Diagnosis) string {
+	return strings.ToLower(d.Kind) + "/" + d.Name
+}
+
+// severalNamespaces reports whether the workloads span more than one namespace.
+func severalNamespaces(ds []*diagnose.Diagnosis) bool {
+	for _, d := range ds {
+		if d.Namespace != ds[0].Namespace {
+			return true
+		}
+	}
+	return false
+}
+
+// template resolves a diagnosis's pod template through opts, nil-safe.
+func (o Options) template(d *diagnose.Diagnosis) *corev1.PodTemplateSpec {
+	if o.Templates == nil {
+		return nil
+	}
+	return o.Templates(d.Kind, d.Namespace, d.Name)
+}
+
+// Clean makes text from a cluster safe to write to a terminal or a one-line cell: escape
+// sequences and control characters are dropped, tabs and line breaks become spaces.
+func Clean(s string) string {
+	if !needsClean(s) {
+		return s
+	}
+	var b strings.Builder
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+			b.WriteByte(' ')
+		case r == 0x1b: // ESC: skip the whole sequence, not just the introducer
+			i = skipEscape(rs, i)
+		case r < 0x20 || (r >= 0x7f && r < 0xa0):
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func needsClean(s string) bool {
+	for _, r := range s {
+		if r < 0x20 || (r >= 0x7f && r < 0xa0) {
+			return true
+		}
+	}
+	return false
+}
+
+// skipEscape returns the index of the last rune of the escape sequence starting at rs[i].
+func skipEscape(rs []rune, i int) int {
+	if i+1 >= len(rs) {
+		return i
+	}
+	switch rs[i+1] {
+	case '[': // CSI: parameters then one final byte in 0x40..0x7e
+		for j := i + 2; j < len(rs); j++ {
+			if rs[j] >= 0x40 && rs[j] <= 0x7e {
+				return j
+			}
+		}
+		return len(rs) - 1
+	case ']', 'P', '_', '^': // OSC, DCS, APC, PM: up to BEL or ST (ESC \)
+		for j := i + 2; j < len(rs); j++ {
+			if rs[j] == 0x07 {
+				return j
+			}
+			if rs[j] == 0x1b && j+1 < len(rs) && rs[j+1] == '\\' {
+				return j + 1
+			}
+		}
+		return len(rs) - 1
+	}
+	return i + 1
+}

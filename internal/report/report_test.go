@@ -1,0 +1,268 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/exp/golden"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+)
+
+func templates(kind, ns, name string) *corev1.PodTemplateSpec {
+	if kind == "Deployment" && ns == "dev-ingester" && name == "telemetry-ingester" {
+		return ingesterTemplate()
+	}
+	return nil
+}
+
+// TestPrint compares every format with its golden file (go test ./internal/report -update).
+func TestPrint(t *testing.T) {
+	for _, format := range Formats {
+		t.Run(format, func(t *testing.T) {
+			p, err := NewPrinter(format, Options{Templates: templates})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := p.PrintReport(&buf, sampleReport()); err != nil {
+				t.Fatal(err)
+			}
+			golden.RequireEqual(t, buf.Bytes())
+		})
+	}
+}
+
+func TestPrintExplain(t *testing.T) {
+	for _, d := range []diagnose.Diagnosis{ingester(), gateway(), healthy()[2]} {
+		t.Run(d.Name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := PrintExplain(&buf, &d); err != nil {
+				t.Fatal(err)
+			}
+			golden.RequireEqual(t, buf.Bytes())
+		})
+	}
+}
+
+func TestTableOneNamespaceHasNoNamespaceColumn(t *testing.T) {
+	r := sampleReport()
+	r.Workloads = healthy()
+	var buf bytes.Buffer
+	if err := Print(&buf, r, "table"); err != nil {
+		t.Fatal(err)
+	}
+	header, _, _ := strings.Cut(buf.String(), "\n")
+	if strings.Contains(header, "NAMESPACE") {
+		t.Errorf("one namespace, header %q should have no NAMESPACE column", header)
+	}
+	if got := strings.Fields(header); strings.Join(got, " ") != "SHAPE WORKLOAD COPIES SERVING YOUNGEST RESTARTS SUSPECT CAUSE" {
+		t.Errorf("header = %q", header)
+	}
+}
+
+func TestTableWorstFirst(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Print(&buf, sampleReport(), "table"); err != nil {
+		t.Fatal(err)
+	}
+	var shapes []int
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n")[1:] {
+		shapes = append(shapes, diagnose.Shape(strings.Fields(line)[0]).Severity())
+	}
+	if !sort.IntsAreSorted(shapes) {
+		t.Errorf("rows are not worst first:\n%s", buf.String())
+	}
+}
+
+func TestNoEscapeSequencesInHumanFormats(t *testing.T) {
+	for _, format := range []string{"table", "wide", "markdown"} {
+		var buf bytes.Buffer
+		if err := Print(&buf, sampleReport(), format); err != nil {
+			t.Fatal(err)
+		}
+		if strings.ContainsRune(buf.String(), 0x1b) {
+			t.Errorf("%s output carries an escape character", format)
+		}
+	}
+	var buf bytes.Buffer
+	d := ingester()
+	if err := PrintExplain(&buf, &d); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsRune(buf.String(), 0x1b) {
+		t.Error("explain output carries an escape character")
+	}
+}
+
+func TestNewPrinterUnknownFormat(t *testing.T) {
+	_, err := NewPrinter("xml", Options{})
+	want := `unknown output format "xml"; use one of table, wide, json, yaml, markdown`
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %s", err, want)
+	}
+	if err := PrintDiagnosis(&bytes.Buffer{}, &diagnose.Diagnosis{}, "wide"); err == nil {
+		t.Error("explain accepted -o wide")
+	}
+}
+
+// TestJSONKeys holds the JSON document to exactly the key names of the documented schema.
+func TestJSONKeys(t *testing.T) {
+	for _, format := range []string{"json", "yaml"} {
+		t.Run(format, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := Print(&buf, sampleReport(), format); err != nil {
+				t.Fatal(err)
+			}
+			b := buf.Bytes()
+			if format == "yaml" {
+				var err error
+				if b, err = yaml.YAMLToJSON(b); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var doc map[string]any
+			if err := json.Unmarshal(b, &doc); err != nil {
+				t.Fatal(err)
+			}
+			wantKeys(t, "report", doc, "apiVersion", "kind", "referenceTime", "source", "visibility", "summary", "workloads")
+			if doc["apiVersion"] != "kubediagnose.dev/v1alpha1" || doc["kind"] != "Report" {
+				t.Errorf("apiVersion/kind = %v/%v", doc["apiVersion"], doc["kind"])
+			}
+			ws := doc["workloads"].([]any)
+			var ing map[string]any
+			for _, w := range ws {
+				w := w.(map[string]any)
+				wantKeys(t, "workload", w, "kind", "namespace", "name", "shape", "counts", "youngestCopySeconds",
+					"oldestCopySeconds", "headline", "cause", "suspects", "evidence", "revisions", "signalGaps", "fix")
+				wantKeys(t, "counts", w["counts"].(map[string]any), "declared", "existing", "serving", "restarts")
+				if _, ok := w["suspects"].([]any); !ok {
+					t.Errorf("%s: suspects is %v, want a list", w["name"], w["suspects"])
+				}
+				if w["name"] == "telemetry-ingester" {
+					ing = w
+				}
+			}
+			s := ing["suspects"].([]any)[0].(map[string]any)
+			wantKeys(t, "suspect", s, "object", "path", "value", "previousValue", "confidence", "reason")
+			if s["path"] != "spec.template.spec.containers[0].env[0].value" {
+				t.Errorf("suspect path = %v", s["path"])
+			}
+			wantKeys(t, "evidence", ing["evidence"].([]any)[0].(map[string]any), "kind", "message", "source", "objects", "count", "lastSeen")
+			wantKeys(t, "revisions", ing["revisions"].(map[string]any), "current", "lastServing", "changedPaths")
+			wantKeys(t, "signalGap", ing["signalGaps"].([]any)[0].(map[string]any), "object", "path", "message")
+		})
+	}
+}
+
+func wantKeys(t *testing.T, what string, m map[string]any, keys ...string) {
+	t.Helper()
+	var got []string
+	for k := range m {
+		got = append(got, k)
+	}
+	sort.Strings(got)
+	sort.Strings(keys)
+	if strings.Join(got, ",") != strings.Join(keys, ",") {
+		t.Errorf("%s keys = %v, want %v", what, got, keys)
+	}
+}
+
+func TestPrintDoesNotMutateReport(t *testing.T) {
+	r := sampleReport()
+	r.Workloads[3].Evidence[1].Objects = nil
+	for _, format := range Formats {
+		if err := Print(&bytes.Buffer{}, r, format); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r.Workloads[3].Evidence[1].Objects != nil || r.Workloads[0].Suspects != nil {
+		t.Error("printing changed the report")
+	}
+}
+
+func TestShortSuspect(t *testing.T) {
+	ctr := podSpec.Child("containers").Index(0)
+	tests := []struct {
+		name   string
+		object string
+		path   *field.Path
+		tmpl   bool
+		want   string
+	}{
+		{"image", "", ctr.Child("image"), false, "image"},
+		{"env value named from the template", "", ctr.Child("env").Index(0).Child("value"), true, "env INGEST_ENDPOINT"},
+		{"env value without a template", "", ctr.Child("env").Index(0).Child("value"), false, "env[0]"},
+		{"env index beyond the template", "", ctr.Child("env").Index(4).Child("value"), true, "env[4]"},
+		{"secret key", "", ctr.Child("env").Index(1).Child("valueFrom", "secretKeyRef", "key"), false, "env[1] secret key"},
+		{"configMap name", "", ctr.Child("env").Index(1).Child("valueFrom", "configMapKeyRef", "name"), false, "env[1] configMap"},
+		{"envFrom configMap", "", ctr.Child("envFrom").Index(0).Child("configMapRef", "name"), false, "envFrom configMap"},
+		{"memory limit in key notation", "", ctr.Child("resources", "limits").Key("memory"), false, "memory limit"},
+		{"memory limit in dot notation", "", ctr.Child("resources", "limits", "memory"), false, "memory limit"},
+		{"cpu request", "", ctr.Child("resources", "requests").Key("cpu"), false, "cpu request"},
+		{"readiness path", "", ctr.Child("readinessProbe", "httpGet", "path"), false, "readiness probe path"},
+		{"liveness port", "", ctr.Child("livenessProbe", "httpGet", "port"), false, "liveness probe port"},
+		{"command", "", ctr.Child("command"), false, "command"},
+		{"args element", "", ctr.Child("args").Index(2), false, "args"},
+		{"init container image", "", podSpec.Child("initContainers").Index(0).Child("image"), false, "init image"},
+		{"volume named", "", podSpec.Child("volumes").Index(0).Child("configMap", "name"), true, "volume config"},
+		{"node affinity", "StatefulSet/search-indexer", podSpec.Child("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms").Index(0).Child("matchExpressions").Index(0).Child("values").Index(0), false, "node affinity"},
+		{"nodeSelector with dotted key", "", podSpec.Child("nodeSelector").Key("topology.kubernetes.io/zone"), false, "nodeSelector"},
+		{"imagePullSecrets", "DaemonSet/log-shipper", podSpec.Child("imagePullSecrets"), false, "imagePullSecrets"},
+		{"storage class", "StatefulSet/search-indexer", field.NewPath("spec", "volumeClaimTemplates").Index(0).Child("spec", "storageClassName"), false, "volumeClaimTemplate storageClassName"},
+		{"service selector", "Service/api-gateway", field.NewPath("spec", "selector"), false, "Service selector"},
+		{"service targetPort", "Service/api-gateway", field.NewPath("spec", "ports").Index(0).Child("targetPort"), false, "Service targetPort"},
+		{"quota", "ResourceQuota/compute", field.NewPath("spec", "hard").Key("pods"), false, "ResourceQuota hard[pods]"},
+		{"workload field outside the template", "", field.NewPath("spec", "minReadySeconds"), false, "minReadySeconds"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := ingester()
+			if tt.object != "" {
+				kind, name, _ := strings.Cut(tt.object, "/")
+				if kind != "Service" && kind != "ResourceQuota" {
+					d.Kind, d.Name = kind, name
+				}
+			}
+			obj := tt.object
+			if obj == "" {
+				obj = d.Kind + "/" + d.Name
+			}
+			d.Suspects = []diagnose.Suspect{{Object: obj, Path: tt.path}}
+			var tmpl *corev1.PodTemplateSpec
+			if tt.tmpl {
+				tmpl = ingesterTemplate()
+			}
+			if got := ShortSuspectIn(&d, tmpl); got != tt.want {
+				t.Errorf("ShortSuspectIn(%s) = %q, want %q", tt.path, got, tt.want)
+			}
+		})
+	}
+	if got := ShortSuspect(&diagnose.Diagnosis{}); got != "" {
+		t.Errorf("no suspect: %q", got)
+	}
+}
+
+func TestClean(t *testing.T) {
+	tests := map[string]string{
+		"plain":                         "plain",
+		"red \x1b[31mtext\x1b[0m":       "red text",
+		"title \x1b]0;pwned\x07 after":  "title  after",
+		"osc st \x1b]52;c;Zm9v\x1b\\ok": "osc st ok",
+		"line\nbreak\ttab":              "line break tab",
+		"bell\x07 del\x7f c1\u009b":     "bell del c1",
+		"ünïcode · ok":                  "ünïcode · ok",
+		"dangling \x1b":                 "dangling ",
+	}
+	for in, want := range tests {
+		if got := Clean(in); got != want {
+			t.Errorf("Clean(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

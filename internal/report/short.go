@@ -1,0 +1,286 @@
+package report
+
+import (
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+)
+
+// ShortSuspect names a diagnosis's top suspect in a few words for a table cell: `image`,
+// `env INGEST_ENDPOINT`, `Service selector`, `memory limit`. It is "" when there is no suspect.
+// Without the pod template an env var or volume is named by its index (`env[0]`); use
+// ShortSuspectIn when the template is at hand.
+func ShortSuspect(d *diagnose.Diagnosis) string {
+	return ShortSuspectIn(d, nil)
+}
+
+// ShortSuspectIn is ShortSuspect with the workload's current pod template, used to name env
+// vars, volumes and containers by their names.
+func ShortSuspectIn(d *diagnose.Diagnosis, tmpl *corev1.PodTemplateSpec) string {
+	if d == nil || len(d.Suspects) == 0 {
+		return ""
+	}
+	return shortName(d, &d.Suspects[0], tmpl)
+}
+
+func shortName(d *diagnose.Diagnosis, s *diagnose.Suspect, tmpl *corev1.PodTemplateSpec) string {
+	kind, name, _ := strings.Cut(s.Object, "/")
+	var segs []segment
+	if s.Path != nil {
+		segs = parsePath(s.Path.String())
+	}
+	if s.Object != "" && (kind != d.Kind || name != d.Name) {
+		// Another object is to blame (a Service, a quota): say which kind and which field.
+		f := lastField(segs)
+		if f == "" {
+			return kind
+		}
+		return kind + " " + f
+	}
+	if len(segs) == 0 {
+		return ""
+	}
+	if segs[0].name == "spec" {
+		segs = segs[1:]
+	}
+	if len(segs) > 0 && segs[0].name == "template" {
+		segs = segs[1:]
+		if len(segs) > 0 && segs[0].name == "spec" {
+			return podSpecName(segs[1:], podSpecOf(tmpl))
+		}
+		return lastField(segs)
+	}
+	if len(segs) > 0 && segs[0].name == "volumeClaimTemplates" {
+		return "volumeClaimTemplate " + lastField(segs)
+	}
+	return lastField(segs)
+}
+
+func podSpecOf(t *corev1.PodTemplateSpec) *corev1.PodSpec {
+	if t == nil {
+		return nil
+	}
+	return &t.Spec
+}
+
+// podSpecName names a path inside a pod spec.
+func podSpecName(segs []segment, spec *corev1.PodSpec) string {
+	if len(segs) == 0 {
+		return "pod template"
+	}
+	switch segs[0].name {
+	case "containers", "initContainers", "ephemeralContainers":
+		var c *corev1.Container
+		if spec != nil {
+			if i, ok := segs[0].index(); ok {
+				switch {
+				case segs[0].name == "containers" && i < len(spec.Containers):
+					c = &spec.Containers[i]
+				case segs[0].name == "initContainers" && i < len(spec.InitContainers):
+					c = &spec.InitContainers[i]
+				}
+			}
+		}
+		n := containerFieldName(segs[1:], c)
+		if segs[0].name == "initContainers" {
+			return "init " + n
+		}
+		return n
+	case "volumes":
+		return elementName("volume", segs[0], func(i int) (string, bool) {
+			if spec == nil || i >= len(spec.Volumes) {
+				return "", false
+			}
+			return spec.Volumes[i].Name, true
+		})
+	case "affinity":
+		if len(segs) > 1 {
+			switch segs[1].name {
+			case "nodeAffinity":
+				return "node affinity"
+			case "podAffinity":
+				return "pod affinity"
+			case "podAntiAffinity":
+				return "pod anti-affinity"
+			}
+		}
+		return "affinity"
+	}
+	return segs[0].name
+}
+
+// containerFieldName names a path inside one container.
+func containerFieldName(segs []segment, c *corev1.Container) string {
+	if len(segs) == 0 {
+		return "container"
+	}
+	switch segs[0].name {
+	case "env":
+		n := elementName("env", segs[0], func(i int) (string, bool) {
+			if c == nil || i >= len(c.Env) {
+				return "", false
+			}
+			return c.Env[i].Name, true
+		})
+		return n + envSuffix(segs[1:])
+	case "envFrom":
+		for _, s := range segs[1:] {
+			switch s.name {
+			case "configMapRef":
+				return "envFrom configMap"
+			case "secretRef":
+				return "envFrom secret"
+			}
+		}
+		return "envFrom"
+	case "resources":
+		// resources.limits.memory (or limits[memory] in key notation)
+		if len(segs) >= 2 {
+			kind := strings.TrimSuffix(segs[1].name, "s")
+			if len(segs) >= 3 {
+				key := segs[2].name
+				if key == "" {
+					key = segs[2].sub
+				}
+				return key + " " + kind
+			}
+			if segs[1].sub != "" {
+				return segs[1].sub + " " + kind
+			}
+			return kind
+		}
+		return "resources"
+	case "readinessProbe", "livenessProbe", "startupProbe":
+		probe := strings.TrimSuffix(segs[0].name, "Probe") + " probe"
+		if f := lastField(segs[1:]); f != "" {
+			return probe + " " + f
+		}
+		return probe
+	case "volumeMounts":
+		return elementName("volumeMount", segs[0], func(i int) (string, bool) {
+			if c == nil || i >= len(c.VolumeMounts) {
+				return "", false
+			}
+			return c.VolumeMounts[i].Name, true
+		})
+	case "ports":
+		if f := lastField(segs[1:]); f != "" {
+			return f
+		}
+		return "ports"
+	}
+	return segs[0].name
+}
+
+// envSuffix says which part of an env var's source is suspect; the value itself needs no word.
+func envSuffix(segs []segment) string {
+	ref, field := "", ""
+	for _, s := range segs {
+		switch s.name {
+		case "secretKeyRef":
+			ref = "secret"
+		case "configMapKeyRef":
+			ref = "configMap"
+		case "fieldRef", "resourceFieldRef":
+			ref = s.name
+		case "key":
+			field = "key"
+		}
+	}
+	switch {
+	case ref == "":
+		return ""
+	case field == "":
+		return " " + ref
+	}
+	return " " + ref + " " + field
+}
+
+// elementName names the list element seg indexes: "label NAME" when lookup knows its name,
+// else the path's own "name[i]".
+func elementName(label string, seg segment, lookup func(int) (string, bool)) string {
+	if i, ok := seg.index(); ok {
+		if n, ok := lookup(i); ok && n != "" {
+			return label + " " + n
+		}
+	}
+	if seg.sub == "" {
+		return label
+	}
+	return seg.name + "[" + seg.sub + "]"
+}
+
+// lastField is the last named element of a path, with its map key when it has one
+// (`targetPort`, `selector`, `hard[pods]`).
+func lastField(segs []segment) string {
+	for i := len(segs) - 1; i >= 0; i-- {
+		if segs[i].name == "" {
+			continue
+		}
+		if segs[i].sub != "" {
+			if _, isIndex := segs[i].index(); !isIndex {
+				return segs[i].name + "[" + segs[i].sub + "]"
+			}
+		}
+		return segs[i].name
+	}
+	return ""
+}
+
+// segment is one element of a field path: a name, optionally subscripted ([0] or [key]).
+// A subscript straight after another subscript has an empty name.
+type segment struct {
+	name string
+	sub  string
+}
+
+func (s segment) index() (int, bool) {
+	if s.sub == "" {
+		return 0, false
+	}
+	i, err := strconv.Atoi(s.sub)
+	return i, err == nil && i >= 0
+}
+
+// parsePath splits field.Path notation. Keys may contain dots
+// (nodeSelector[topology.kubernetes.io/zone]), so brackets are read before dots.
+func parsePath(p string) []segment {
+	var out []segment
+	var cur segment
+	var have bool
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '.':
+			if have {
+				out = append(out, cur)
+			}
+			cur, have = segment{}, false
+		case '[':
+			end := strings.IndexByte(p[i:], ']')
+			if end < 0 {
+				end = len(p) - i
+			}
+			if have && cur.sub != "" {
+				out = append(out, cur)
+				cur = segment{}
+			}
+			cur.sub = p[i+1 : i+end]
+			have = true
+			i += end
+		default:
+			if have && cur.sub != "" {
+				out = append(out, cur)
+				cur = segment{}
+			}
+			cur.name += string(p[i])
+			have = true
+		}
+	}
+	if have {
+		out = append(out, cur)
+	}
+	return out
+}

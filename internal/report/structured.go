@@ -1,0 +1,84 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+)
+
+// jsonPrinter writes the report schema as indented JSON.
+type jsonPrinter struct{}
+
+func (jsonPrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
+	return writeJSON(w, normalize(r))
+}
+
+// yamlPrinter writes the same document as YAML; keys come from the same JSON tags.
+type yamlPrinter struct{}
+
+func (yamlPrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
+	return writeYAML(w, normalize(r))
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func writeYAML(w io.Writer, v any) error {
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// normalize returns a copy of r whose lists and maps are empty rather than null, so consumers of
+// the schema can iterate every documented key without a null check.
+func normalize(r *diagnose.Report) *diagnose.Report {
+	out := *r
+	if out.Visibility == nil {
+		out.Visibility = []snapshot.Visibility{}
+	}
+	if out.Summary == nil {
+		out.Summary = map[diagnose.Shape]int{}
+	}
+	out.Workloads = make([]diagnose.Diagnosis, len(r.Workloads))
+	for i := range r.Workloads {
+		out.Workloads[i] = normalizeDiagnosis(r.Workloads[i])
+	}
+	return &out
+}
+
+func normalizeDiagnosis(d diagnose.Diagnosis) diagnose.Diagnosis {
+	if d.Suspects == nil {
+		d.Suspects = []diagnose.Suspect{}
+	}
+	if d.Evidence == nil {
+		d.Evidence = []diagnose.Evidence{}
+	}
+	// Copy before filling in: the evidence slice is shared with the caller's report.
+	ev := make([]diagnose.Evidence, len(d.Evidence))
+	copy(ev, d.Evidence)
+	for i := range ev {
+		if ev[i].Objects == nil {
+			ev[i].Objects = []string{}
+		}
+	}
+	d.Evidence = ev
+	if d.SignalGaps == nil {
+		d.SignalGaps = []diagnose.SignalGap{}
+	}
+	if d.Revisions != nil && d.Revisions.ChangedPaths == nil {
+		rev := *d.Revisions
+		rev.ChangedPaths = []string{}
+		d.Revisions = &rev
+	}
+	return d
+}

@@ -1,0 +1,109 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+)
+
+// none fills a cell that has nothing to say.
+const none = "-"
+
+// tablePrinter writes one row per workload, worst first; wide adds the full suspect path and
+// the suggested fix.
+type tablePrinter struct {
+	opts Options
+	wide bool
+}
+
+func (p *tablePrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
+	ds := WorstFirst(r)
+	withNS := severalNamespaces(ds)
+	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+	cols := []string{"SHAPE"}
+	if withNS {
+		cols = append(cols, "NAMESPACE")
+	}
+	cols = append(cols, "WORKLOAD", "COPIES", "SERVING", "YOUNGEST", "RESTARTS", "SUSPECT", "CAUSE")
+	if p.wide {
+		cols = append(cols, "PATH", "FIX")
+	}
+	fmt.Fprintln(tw, strings.Join(cols, "\t"))
+	for _, d := range ds {
+		row := []string{string(d.Shape)}
+		if withNS {
+			row = append(row, d.Namespace)
+		}
+		row = append(row,
+			WorkloadRef(d),
+			fmt.Sprintf("%d/%d", d.Counts.Existing, d.Counts.Declared),
+			fmt.Sprint(d.Counts.Serving),
+			Age(d.YoungestCopySeconds),
+			fmt.Sprint(d.Counts.Restarts),
+			orNone(ShortSuspectIn(d, p.opts.template(d))),
+			CauseLabel(d),
+		)
+		if p.wide {
+			row = append(row, orNone(SuspectRef(d)), orNone(d.Fix))
+		}
+		for i := range row {
+			row[i] = Clean(row[i])
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	return tw.Flush()
+}
+
+// Age renders copy-age seconds the way kubectl renders ages (20m, 4h12m, 3d); "-" when there
+// is no copy.
+func Age(seconds *int64) string {
+	if seconds == nil {
+		return none
+	}
+	return duration.HumanDuration(time.Duration(*seconds) * time.Second)
+}
+
+// CauseLabel is the cause for a table cell: a workload that is not broken has nothing to
+// attribute, so its "unknown" cause reads as "-".
+func CauseLabel(d *diagnose.Diagnosis) string {
+	if !d.Shape.Broken() && (d.Cause == diagnose.CauseUnknown || d.Cause == "") {
+		return none
+	}
+	return orNone(string(d.Cause))
+}
+
+// SuspectRef is the top suspect as object and full path, the object omitted when it is the
+// workload itself: `spec.template.spec.containers[0].image`, `Service/api-gateway spec.selector`.
+func SuspectRef(d *diagnose.Diagnosis) string {
+	if len(d.Suspects) == 0 {
+		return ""
+	}
+	return suspectRef(d, &d.Suspects[0])
+}
+
+func suspectRef(d *diagnose.Diagnosis, s *diagnose.Suspect) string {
+	path := ""
+	if s.Path != nil {
+		path = s.Path.String()
+	}
+	if s.Object == "" || s.Object == d.Kind+"/"+d.Name {
+		return path
+	}
+	if path == "" {
+		return s.Object
+	}
+	return s.Object + " " + path
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return none
+	}
+	return s
+}

@@ -1,0 +1,26 @@
+// Package dump reads and writes offline snapshots: the output of `kubectl get ... -o json|yaml`,
+// of `kubectl cluster-info dump` (to a directory or concatenated on stdout), and the layout
+// Write produces, which is the cluster-info dump layout plus the kinds kubectl leaves out.
+//
+// Input forms, recognised by content, never by file name: a single object, a List or *List,
+// multi-document YAML, a stream of JSON documents one after another, and container log blocks:
+//
+//	==== START logs for container C of pod NS/POD ====
+//	...lines...
+//	==== END logs for container C of pod NS/POD ====
+//
+// exactly as kubectl writes them (the block may be empty or hold the kubelet's "Request log
+// error: ..." line, and the END line may follow the last log line without a newline). For the log
+// tail of a container's previous instance, which kubectl does not dump, this package writes and
+// reads the same block with " (previous)" after the pod name:
+//
+//	==== START logs for container C of pod NS/POD (previous) ====
+//
+// events.k8s.io/v1 Events are converted to core/v1 Events the way the API server converts them,
+// so the same event reads the same through either API. Kinds the snapshot does not model are
+// skipped and counted in Snapshot.Source.Skipped; managedFields are dropped.
+//
+// Invariant: the package only reads files and writes the directory it is given; it never talks
+// to a cluster. A read either returns a complete snapshot or an error naming the file and the
+// position of the fault; it never returns part of a dump as if it were the whole.
+package dump

@@ -1,24 +1,119 @@
 package diagnose
 
 import (
+	"sort"
+	"strconv"
+
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
-// Diagnose classifies every workload of the snapshot. It is pure: the snapshot's reference time
-// is "now".
-//
-// PLACEHOLDER: the engine helper replaces this with the real engine.
+// Diagnose classifies every Deployment, StatefulSet, DaemonSet and ownerless ReplicaSet of the
+// snapshot. It is pure: the snapshot's reference time is "now", and the snapshot is only read
+// (its indexes are built if they were not).
 func Diagnose(s *snapshot.Snapshot) *Report {
 	s.Index()
-	r := &Report{APIVersion: APIVersion, Kind: ReportKind, ReferenceTime: s.ReferenceTime, Source: s.Source,
-		Visibility: s.Visibility, Summary: map[Shape]int{}}
-	for _, d := range s.Deployments {
-		r.Workloads = append(r.Workloads, Diagnosis{Kind: "Deployment", Namespace: d.Namespace, Name: d.Name, Shape: ShapeUnknown, Cause: CauseUnknown})
+	r := &Report{
+		APIVersion: APIVersion, Kind: ReportKind, ReferenceTime: s.ReferenceTime, Source: s.Source,
+		Visibility: append([]snapshot.Visibility{}, s.Visibility...), Summary: map[Shape]int{},
+		Workloads: []Diagnosis{},
 	}
-	for _, w := range r.Workloads {
-		r.Summary[w.Shape]++
+	for _, sh := range Shapes {
+		r.Summary[sh] = 0
 	}
+	for _, w := range collectWorkloads(s) {
+		d := diagnoseWorkload(s, w)
+		r.Workloads = append(r.Workloads, d)
+		r.Summary[d.Shape]++
+	}
+	sort.SliceStable(r.Workloads, func(i, j int) bool {
+		a, b := &r.Workloads[i], &r.Workloads[j]
+		if a.Shape.Severity() != b.Shape.Severity() {
+			return a.Shape.Severity() < b.Shape.Severity()
+		}
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return a.Kind < b.Kind
+	})
 	return r
+}
+
+// diagnoseWorkload runs the passes in order: counts, revisions, copies, rollout, shape, evidence;
+// then the suspect half (rankSuspects, signalGaps); then cause, headline and fix.
+func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
+	ref := s.ReferenceTime
+	w.Snap = s
+	youngest, oldest := count(s, w, ref)
+	w.findServing(ref)
+	w.diffRevisions()
+	for _, p := range w.Pods {
+		w.cls.copies = append(w.cls.copies, readCopy(w, p, ref))
+	}
+	w.cls.rollout = readRollout(w, ref)
+	w.cls.failedCreate = readFailedCreate(w)
+	w.Shape = classify(w, ref)
+	w.Evidence = gatherEvidence(s, w, ref)
+
+	d := Diagnosis{
+		Kind: w.Kind, Namespace: w.Namespace, Name: w.Name, Shape: w.Shape, Counts: w.Counts,
+		YoungestCopySeconds: youngest, OldestCopySeconds: oldest,
+		Suspects: []Suspect{}, Evidence: w.Evidence, SignalGaps: []SignalGap{},
+	}
+	// Healthy and progressing workloads have nothing to suspect; a field is only a suspect of a
+	// failure.
+	if w.Shape.Broken() || w.Shape == ShapeUnknown {
+		if ss := rankSuspects(w); ss != nil {
+			d.Suspects = ss
+		}
+	}
+	if gs := signalGaps(w); gs != nil {
+		d.SignalGaps = gs
+	}
+	var top *Suspect
+	if len(d.Suspects) > 0 {
+		top = &d.Suspects[0]
+	}
+	d.Cause = decideCause(w, w.Shape, top)
+	d.Headline = headline(w, w.Shape)
+	d.Fix = fix(w, w.Shape, d.Cause, top)
+	if h := &w.cls.history; h.Current != nil {
+		d.Revisions = &Revisions{Current: w.CurrentRevision, LastServing: w.LastServingRevision, ChangedPaths: changedPaths(w.Changes)}
+	}
+	d.Detail = &Detail{CurrentRevision: w.CurrentRevision, LastServingRevision: w.LastServingRevision, Changes: w.Changes}
+	for _, f := range w.cls.copies {
+		d.Detail.Copies = append(d.Detail.Copies, f.toCopy())
+	}
+	sortCopies(d.Detail.Copies, w.CurrentRevision)
+	return d
+}
+
+// sortCopies orders copies worst first: not serving before serving, the current revision before
+// older ones, then by name.
+func sortCopies(cs []Copy, current string) {
+	rank := func(c Copy) int {
+		r := 0
+		if c.Serving {
+			r += 2
+		}
+		if c.Revision != current {
+			r++
+		}
+		return r
+	}
+	sort.SliceStable(cs, func(i, j int) bool {
+		if ri, rj := rank(cs[i]), rank(cs[j]); ri != rj {
+			return ri < rj
+		}
+		if cs[i].Revision != cs[j].Revision {
+			ni, _ := strconv.Atoi(cs[i].Revision)
+			nj, _ := strconv.Atoi(cs[j].Revision)
+			return ni > nj
+		}
+		return cs[i].Name < cs[j].Name
+	})
 }
 
 // Find returns the diagnosis of one workload, or nil.

@@ -1,6 +1,9 @@
 package diagnose
 
 import (
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -47,6 +50,21 @@ type workload struct {
 
 	Shape    Shape
 	Evidence []Evidence
+
+	// UnmatchedServices were evidently written for the workload (same name, or the same
+	// app.kubernetes.io/name label as its template) but select none of its pods.
+	UnmatchedServices []*corev1.Service
+	// Claims are the PersistentVolumeClaims its pods mount or its volumeClaimTemplates name.
+	Claims []*corev1.PersistentVolumeClaim
+	// ReplicaSets of a Deployment (or the ownerless ReplicaSet itself).
+	ReplicaSets []*appsv1.ReplicaSet
+	// Counts as classified; ServingPods holds the UIDs of the copies counted as serving.
+	Counts      Counts
+	ServingPods map[types.UID]bool
+	// Created is the workload's creation time.
+	Created time.Time
+	// cls is the classifier's own working state (revision history and the like).
+	cls classState
 
 	Snap *snapshot.Snapshot
 }

@@ -1,0 +1,270 @@
+package diagnose
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// classState is the classifier's working state for one workload.
+type classState struct {
+	history
+	serviceKnown bool
+	copies       []*copyFacts
+	rollout      rollout
+	// failedCreate is the controller's report that it could not create copies (ReplicaFailure or
+	// a FailedCreate event), with its message.
+	failedCreate string
+	// why is the one-line reason for the shape, used by the headline.
+	why string
+}
+
+// rollout is what the controller says about an update under way.
+type rollout struct {
+	// InProgress: a rollout is under way and inside its deadline.
+	InProgress bool
+	// TimedOut: ProgressDeadlineExceeded, or no progress for longer than the deadline.
+	TimedOut bool
+	// Reason and Message of the Progressing condition, when there is one.
+	Reason, Message string
+}
+
+// Reasons of the Deployment Progressing condition (pkg/controller/deployment/util).
+const (
+	reasonReplicaSetUpdated    = "ReplicaSetUpdated"
+	reasonNewReplicaSetCreated = "NewReplicaSetCreated"
+	reasonFoundNewReplicaSet   = "FoundNewReplicaSet"
+	reasonNewRSAvailable       = "NewReplicaSetAvailable"
+	reasonTimedOut             = "ProgressDeadlineExceeded"
+	reasonResumed              = "DeploymentResumed"
+)
+
+func readRollout(w *workload, ref time.Time) rollout {
+	var r rollout
+	switch o := w.Object.(type) {
+	case *appsv1.Deployment:
+		if o.Generation > o.Status.ObservedGeneration {
+			r.InProgress = true
+			r.Reason, r.Message = "ObservedGenerationBehind", fmt.Sprintf("generation %d not yet observed (observedGeneration %d)", o.Generation, o.Status.ObservedGeneration)
+		}
+		for _, c := range o.Status.Conditions {
+			if c.Type != appsv1.DeploymentProgressing {
+				continue
+			}
+			r.Reason, r.Message = c.Reason, c.Message
+			switch c.Reason {
+			case reasonTimedOut:
+				r.TimedOut, r.InProgress = true, false
+			case reasonReplicaSetUpdated, reasonNewReplicaSetCreated, reasonFoundNewReplicaSet, reasonResumed:
+				// A controller that stopped writing cannot time the rollout out; the dump can.
+				if ref.Sub(c.LastUpdateTime.Time) > progressDeadline(o) && o.Spec.ProgressDeadlineSeconds != nil {
+					r.TimedOut = true
+				} else {
+					r.InProgress = c.Status == corev1.ConditionTrue
+				}
+			}
+		}
+	case *appsv1.StatefulSet:
+		if o.Generation > o.Status.ObservedGeneration ||
+			(o.Status.UpdateRevision != "" && o.Status.CurrentRevision != o.Status.UpdateRevision) {
+			r.InProgress = true
+			r.Reason = "RollingUpdate"
+			r.Message = fmt.Sprintf("%d of %d copies updated to %s", o.Status.UpdatedReplicas, w.Declared, o.Status.UpdateRevision)
+		}
+	case *appsv1.DaemonSet:
+		if o.Generation > o.Status.ObservedGeneration || o.Status.UpdatedNumberScheduled < o.Status.DesiredNumberScheduled {
+			r.InProgress = true
+			r.Reason = "RollingUpdate"
+			r.Message = fmt.Sprintf("%d of %d nodes run the current template", o.Status.UpdatedNumberScheduled, o.Status.DesiredNumberScheduled)
+		}
+	}
+	if r.InProgress && w.Kind != "Deployment" {
+		// No deadline on these kinds: a rollout whose newest copy is older than the Deployment
+		// default has stopped progressing.
+		for _, f := range w.cls.copies {
+			if f.Current && f.Active && f.Age > defaultProgressDeadline && !f.Ready {
+				r.InProgress, r.TimedOut = false, true
+			}
+		}
+	}
+	return r
+}
+
+// readFailedCreate finds the controller saying it cannot create copies: the ReplicaFailure
+// condition (Deployment, ReplicaSet) first, a FailedCreate event as support.
+func readFailedCreate(w *workload) string {
+	if d, ok := w.Object.(*appsv1.Deployment); ok {
+		for _, c := range d.Status.Conditions {
+			if c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue {
+				return c.Message
+			}
+		}
+	}
+	for _, rs := range w.ReplicaSets {
+		if w.cls.Current != nil && rs != w.cls.Current.ReplicaSet {
+			continue
+		}
+		for _, c := range rs.Status.Conditions {
+			if c.Type == appsv1.ReplicaSetReplicaFailure && c.Status == corev1.ConditionTrue {
+				return c.Message
+			}
+		}
+	}
+	for i := len(w.Events) - 1; i >= 0; i-- {
+		e := w.Events[i]
+		if e.Reason == "FailedCreate" && e.InvolvedObject.Kind != "Pod" {
+			return e.Message
+		}
+	}
+	return ""
+}
+
+// classify decides the shape. Pod status is the verdict; controller conditions and revision
+// history place it in time; events only support. The current revision's copies decide, so a
+// stuck rollout takes the failing revision's shape while its counts say who serves.
+func classify(w *workload, ref time.Time) Shape {
+	st := &w.cls
+	c := w.Counts
+	if w.Declared == 0 && c.Existing == 0 {
+		st.why = "scaled to 0"
+		return ShapeHealthy
+	}
+	var never, dies, idle, warming []*copyFacts
+	for _, f := range st.copies {
+		if !f.Active || !f.Current {
+			continue
+		}
+		switch {
+		case f.NeverStarts != "":
+			never = append(never, f)
+		case f.Dies != "":
+			dies = append(dies, f)
+		case f.Running && !f.Serving:
+			idle = append(idle, f)
+			if f.Age <= readySlack {
+				warming = append(warming, f)
+			}
+		}
+	}
+	switch {
+	case len(never) > 0:
+		st.why = fmt.Sprintf("%s on %s", never[0].NeverStarts, copiesPhrase(len(never), currentActive(st.copies)))
+		return ShapeNeverStarts
+	case st.failedCreate != "" && c.Existing < w.Declared:
+		st.why = "the controller cannot create copies: " + st.failedCreate
+		return ShapeNeverStarts
+	case len(dies) > 0:
+		st.why = fmt.Sprintf("%s on %s", dies[0].Dies, copiesPhrase(len(dies), currentActive(st.copies)))
+		return ShapeStartsAndDies
+	}
+	if why := churn(w, ref); why != "" {
+		st.why = why
+		return ShapeStartsAndDies
+	}
+	if st.rollout.InProgress {
+		st.why = "rollout under way inside its deadline"
+		return ShapeProgressing
+	}
+	if c.Serving >= w.Declared {
+		st.why = "every declared copy serves"
+		return ShapeHealthy
+	}
+	if len(idle) > 0 {
+		if len(warming) == len(idle) && !st.rollout.TimedOut {
+			st.why = "copies started moments ago and are still warming up"
+			return ShapeProgressing
+		}
+		st.why = idleWhy(w, idle)
+		return ShapeLiveButIdle
+	}
+	// Fewer copies than declared and nothing on them explains it (events may have expired).
+	if c.Existing < w.Declared {
+		st.why = fmt.Sprintf("%d of %d copies exist and no signal says why", c.Existing, w.Declared)
+	} else {
+		st.why = "copies do not serve and no signal says why"
+	}
+	return ShapeUnknown
+}
+
+func currentActive(copies []*copyFacts) int {
+	n := 0
+	for _, f := range copies {
+		if f.Active && f.Current {
+			n++
+		}
+	}
+	return n
+}
+
+func copiesPhrase(n, of int) string {
+	if n == of {
+		if n == 1 {
+			return "its only copy"
+		}
+		return fmt.Sprintf("all %d copies", n)
+	}
+	return fmt.Sprintf("%d of %d copies", n, of)
+}
+
+func idleWhy(w *workload, idle []*copyFacts) string {
+	ready := 0
+	for _, f := range idle {
+		if f.Ready {
+			ready++
+		}
+	}
+	if ready == len(idle) {
+		if len(w.UnmatchedServices) > 0 {
+			svc := w.UnmatchedServices[0]
+			return fmt.Sprintf("copies are Ready but Service %s selects %s, which matches none of them", svc.Name, selectorString(svc.Spec.Selector))
+		}
+		return "copies are Ready but no Service endpoint serves them"
+	}
+	return fmt.Sprintf("%s run and stay up but are not Ready", copiesPhrase(len(idle)-ready, currentActive(w.cls.copies)))
+}
+
+func selectorString(m map[string]string) string {
+	parts := make([]string, 0, len(m))
+	for k, v := range m {
+		parts = append(parts, k+"="+v)
+	}
+	sortStrings(parts)
+	return strings.Join(parts, ",")
+}
+
+// Churn: every copy is young while the revision is old and the controller keeps replacing them
+// (copies evicted or failed, or more creations than declared copies).
+const (
+	churnYoung = 10 * time.Minute
+	churnOld   = time.Hour
+)
+
+func churn(w *workload, ref time.Time) string {
+	cur := w.cls.Current
+	if cur == nil || w.Counts.Existing == 0 || ref.Sub(cur.Created) < churnOld {
+		return ""
+	}
+	finished := 0
+	for _, f := range w.cls.copies {
+		if f.Active && f.Age > churnYoung {
+			return ""
+		}
+		if !f.Active {
+			finished++
+		}
+	}
+	var created int32
+	for _, e := range w.Events {
+		if e.Reason == "SuccessfulCreate" {
+			created += eventCount(e)
+		}
+	}
+	if finished == 0 && created <= w.Declared {
+		return ""
+	}
+	return fmt.Sprintf("every copy is younger than %s while revision %d is %s old: the count keeps returning to target by replacing copies",
+		humanDuration(churnYoung), cur.Number, humanDuration(ref.Sub(cur.Created)))
+}

@@ -1,0 +1,297 @@
+package diagnose
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+)
+
+// SourceVisibility marks evidence about what the source could not read.
+const SourceVisibility EvidenceSource = "visibility"
+
+// evidenceBuilder aggregates signals: one item per signal, covering every copy that shows it.
+type evidenceBuilder struct {
+	items map[string]*Evidence
+	order []string
+	seen  map[string]map[string]bool
+}
+
+func newEvidence() *evidenceBuilder {
+	return &evidenceBuilder{items: map[string]*Evidence{}, seen: map[string]map[string]bool{}}
+}
+
+// add records one sighting of a signal on one object; count is how many times it was seen.
+func (b *evidenceBuilder) add(src EvidenceSource, kind, key, message, object string, count int32, at *time.Time) {
+	k := string(src) + "\x00" + kind + "\x00" + key
+	e := b.items[k]
+	if e == nil {
+		e = &Evidence{Kind: kind, Message: message, Source: src, Objects: []string{}}
+		b.items[k] = e
+		b.order = append(b.order, k)
+		b.seen[k] = map[string]bool{}
+	}
+	if object != "" && !b.seen[k][object] {
+		b.seen[k][object] = true
+		e.Objects = append(e.Objects, object)
+	}
+	e.Count += count
+	if at != nil && !at.IsZero() && (e.LastSeen == nil || at.After(*e.LastSeen)) {
+		t := at.UTC()
+		e.LastSeen = &t
+		e.Message = message
+	}
+}
+
+var sourceOrder = map[EvidenceSource]int{
+	SourcePodStatus: 0, SourceControllerStatus: 1, SourceService: 2, SourceEvent: 3, SourceLog: 4,
+	SourceRevisionHistory: 5, SourceVisibility: 6,
+}
+
+// list returns the items by source, then most objects covered, then kind: deterministic.
+func (b *evidenceBuilder) list() []Evidence {
+	out := make([]Evidence, 0, len(b.order))
+	for _, k := range b.order {
+		e := *b.items[k]
+		sort.Strings(e.Objects)
+		out = append(out, e)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, c := out[i], out[j]
+		if sourceOrder[a.Source] != sourceOrder[c.Source] {
+			return sourceOrder[a.Source] < sourceOrder[c.Source]
+		}
+		if len(a.Objects) != len(c.Objects) {
+			return len(a.Objects) > len(c.Objects)
+		}
+		if a.Kind != c.Kind {
+			return a.Kind < c.Kind
+		}
+		return a.Message < c.Message
+	})
+	return out
+}
+
+// gatherEvidence lists the signals behind the verdict. Count is never evidence of health, so a
+// met count adds nothing here.
+func gatherEvidence(s *snapshot.Snapshot, w *workload, ref time.Time) []Evidence {
+	b := newEvidence()
+	podEvidence(b, w, ref)
+	controllerEvidence(b, w)
+	serviceEvidence(s, b, w)
+	eventEvidence(b, w)
+	logEvidence(b, w)
+	revisionEvidence(b, w, ref)
+	visibilityEvidence(s, b, w)
+	return b.list()
+}
+
+func podEvidence(b *evidenceBuilder, w *workload, ref time.Time) {
+	for _, f := range w.cls.copies {
+		obj := "Pod/" + f.Pod.Name
+		switch {
+		case f.NeverStarts != "":
+			b.add(SourcePodStatus, f.NeverStarts, f.Container, withContainer(f.Container, f.Message), obj, 1, nil)
+		case f.Dies != "":
+			b.add(SourcePodStatus, f.Dies, f.Container, withContainer(f.Container, f.Message), obj, 1, nil)
+		case f.Active && f.Running && !f.Ready:
+			msg := "Running, not Ready"
+			if rc := readyCondition(f.Pod); rc != nil && rc.Message != "" {
+				msg += ": " + rc.Message
+				if wasReady(f.Pod) {
+					msg += fmt.Sprintf(" (was Ready until %s ago)", humanDuration(ref.Sub(rc.LastTransitionTime.Time)))
+				}
+			}
+			b.add(SourcePodStatus, "NotReady", "", msg, obj, 1, nil)
+		case f.Active && f.Ready && !f.Serving:
+			b.add(SourceService, "NotAnEndpoint", "", "Ready, but not a ready endpoint of any Service meant for the workload", obj, 1, nil)
+		}
+		if lt := f.LastTerminated; lt != nil && f.NeverStarts == "" && f.Dies == "" {
+			at := lt.FinishedAt.Time
+			b.add(SourcePodStatus, lt.Reason, "last",
+				fmt.Sprintf("last terminated %s ago (%s); running since", humanDuration(ref.Sub(at)), terminationText(lt)), obj, 1, &at)
+		}
+	}
+}
+
+func controllerEvidence(b *evidenceBuilder, w *workload) {
+	obj := w.Kind + "/" + w.Name
+	r := w.cls.rollout
+	if r.Reason != "" && r.Reason != reasonNewRSAvailable {
+		b.add(SourceControllerStatus, r.Reason, "", r.Message, obj, 1, nil)
+	}
+	if w.cls.failedCreate != "" {
+		b.add(SourceControllerStatus, "FailedCreate", "", w.cls.failedCreate, obj, 1, nil)
+	}
+	switch o := w.Object.(type) {
+	case *appsv1.Deployment:
+		for _, c := range o.Status.Conditions {
+			if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionFalse {
+				at := c.LastTransitionTime.Time
+				b.add(SourceControllerStatus, c.Reason, "", c.Message, obj, 1, &at)
+			}
+		}
+	case *appsv1.StatefulSet:
+		if o.Status.AvailableReplicas < w.Declared {
+			b.add(SourceControllerStatus, "ReplicasUnavailable", "",
+				fmt.Sprintf("%d of %d replicas available, %d created", o.Status.AvailableReplicas, w.Declared, o.Status.Replicas), obj, 1, nil)
+		}
+	case *appsv1.DaemonSet:
+		if o.Status.NumberUnavailable > 0 || o.Status.NumberReady < o.Status.DesiredNumberScheduled {
+			b.add(SourceControllerStatus, "NumberUnavailable", "",
+				fmt.Sprintf("%d of %d nodes have a Ready copy", o.Status.NumberReady, o.Status.DesiredNumberScheduled), obj, 1, nil)
+		}
+	}
+}
+
+func serviceEvidence(s *snapshot.Snapshot, b *evidenceBuilder, w *workload) {
+	for _, svc := range w.UnmatchedServices {
+		b.add(SourceService, "SelectorMatchesNoCopy", svc.Name,
+			fmt.Sprintf("Service %s selects %s, which matches none of the workload's copies (template labels %s)",
+				svc.Name, selectorString(svc.Spec.Selector), selectorString(w.Template.Labels)),
+			"Service/"+svc.Name, 1, nil)
+	}
+	for _, svc := range w.Services {
+		if len(s.EndpointSlicesFor(svc.Namespace, svc.Name)) == 0 {
+			b.add(SourceVisibility, "NoEndpointSlices", svc.Name,
+				fmt.Sprintf("no EndpointSlice of Service %s in the snapshot; Ready copies were counted as serving", svc.Name),
+				"Service/"+svc.Name, 1, nil)
+		}
+	}
+}
+
+// eventEvidence groups warning events (and the kubelet's Normal "Killing" of a container that
+// failed its liveness probe) by reason and message, with the object names taken out of the key.
+func eventEvidence(b *evidenceBuilder, w *workload) {
+	for _, e := range w.Events {
+		if e.Type != corev1.EventTypeWarning && !(e.Reason == "Killing" && strings.Contains(e.Message, "liveness probe")) {
+			continue
+		}
+		key := normalizeEventMessage(e)
+		at := eventTime(e)
+		b.add(SourceEvent, e.Reason, key, e.Message, e.InvolvedObject.Kind+"/"+e.InvolvedObject.Name, eventCount(e), &at)
+	}
+}
+
+var backoffDuration = regexp.MustCompile(`(?i)back-off [0-9hms.]+`)
+
+func normalizeEventMessage(e *corev1.Event) string {
+	m := e.Message
+	if e.InvolvedObject.Name != "" {
+		m = strings.ReplaceAll(m, e.InvolvedObject.Name, "<name>")
+	}
+	if e.InvolvedObject.UID != "" {
+		m = strings.ReplaceAll(m, string(e.InvolvedObject.UID), "<uid>")
+	}
+	return backoffDuration.ReplaceAllString(m, "back-off <d>")
+}
+
+var (
+	logFailure   = regexp.MustCompile(`(?i)(error|fatal|panic|exception|refused|timed? ?out|no such host|denied|killed|failed|unhealthy|traceback|out of memory|oom)`)
+	logTimestamp = regexp.MustCompile(`^\[?\d{4}-\d{2}-\d{2}[T ][0-9:.,]+(Z|[+-]\d{2}:?\d{2})?\]?\s*`)
+)
+
+// maxLogSignals bounds the distinct log lines kept per workload: the evidence is the pattern.
+const maxLogSignals = 3
+
+// logEvidence keeps failure lines from the copies' logs, grouped by their text without
+// timestamps. kubectl's own "Request log error" lines say only that a container never started.
+func logEvidence(b *evidenceBuilder, w *workload) {
+	lb := newEvidence()
+	for _, l := range w.Logs {
+		obj := "Pod/" + l.Pod
+		for _, line := range l.Lines {
+			if strings.HasPrefix(line, "Request log error:") || strings.HasPrefix(line, "unable to retrieve container logs") {
+				continue
+			}
+			text := logText(line)
+			if text == "" || !logFailure.MatchString(text) {
+				continue
+			}
+			lb.add(SourceLog, "LogLine", text, text, obj, 1, nil)
+		}
+	}
+	items := lb.list()
+	sort.SliceStable(items, func(i, j int) bool { return items[i].Count > items[j].Count })
+	for i, it := range items {
+		if i == maxLogSignals {
+			break
+		}
+		for _, o := range it.Objects {
+			b.add(SourceLog, "LogLine", it.Message, it.Message, o, 0, nil)
+		}
+		b.items[string(SourceLog)+"\x00LogLine\x00"+it.Message].Count += it.Count
+	}
+}
+
+// logText reduces a log line to what repeats across copies: a JSON line to its level, message
+// and error fields; a text line to itself without its leading timestamp.
+func logText(line string) string {
+	line = strings.TrimSpace(line)
+	if strings.HasPrefix(line, "{") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil {
+			level, _ := m["level"].(string)
+			if strings.EqualFold(level, "info") || strings.EqualFold(level, "debug") {
+				return ""
+			}
+			var parts []string
+			for _, k := range []string{"msg", "message", "error", "err", "endpoint"} {
+				if v, ok := m[k].(string); ok && v != "" {
+					parts = append(parts, k+"="+v)
+				}
+			}
+			if len(parts) == 0 {
+				return ""
+			}
+			return strings.Join(parts, " ")
+		}
+	}
+	return logTimestamp.ReplaceAllString(line, "")
+}
+
+func revisionEvidence(b *evidenceBuilder, w *workload, ref time.Time) {
+	h := &w.cls.history
+	obj := w.Kind + "/" + w.Name
+	switch {
+	case h.Current == nil:
+		return
+	case h.LastServing == nil:
+		msg := fmt.Sprintf("revision %d is the only revision and no copy of it has served", h.Current.Number)
+		if len(h.Revisions) > 1 {
+			msg = fmt.Sprintf("no revision of %d shows that it served", len(h.Revisions))
+		}
+		b.add(SourceRevisionHistory, "NeverServed", "", msg, obj, 1, nil)
+	case h.LastServing == h.Current:
+		b.add(SourceRevisionHistory, "UnchangedSinceServing", "",
+			fmt.Sprintf("revision %d is current and served (%s): the spec is unchanged since it served", h.Current.Number, h.Current.Served), obj, 1, nil)
+	default:
+		paths := changedPaths(w.Changes)
+		shown := paths
+		if len(shown) > 5 {
+			shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(paths)-5))
+		}
+		b.add(SourceRevisionHistory, "ChangedSinceServing", "",
+			fmt.Sprintf("revision %d changed %d field(s) since revision %d served (%s): %s",
+				h.Current.Number, len(paths), h.LastServing.Number, h.LastServing.Served, strings.Join(shown, ", ")), obj, 1, nil)
+	}
+}
+
+// visibilityEvidence says what the source could not read in the workload's namespace.
+func visibilityEvidence(s *snapshot.Snapshot, b *evidenceBuilder, w *workload) {
+	for _, v := range s.Visibility {
+		if v.Namespace != "" && v.Namespace != w.Namespace {
+			continue
+		}
+		b.add(SourceVisibility, "NotVisible", v.Kind, fmt.Sprintf("could not read %s: %s", v.Kind, v.Reason), "", 1, nil)
+	}
+}
+
+func sortStrings(s []string) { sort.Strings(s) }

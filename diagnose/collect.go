@@ -1,0 +1,380 @@
+package diagnose
+
+import (
+	"sort"
+	"strconv"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+)
+
+// Annotations and labels the controllers write and the engine reads.
+const (
+	revisionAnnotation    = "deployment.kubernetes.io/revision"
+	podTemplateHashLabel  = "pod-template-hash"
+	controllerRevisionKey = "controller-revision-hash"
+)
+
+// revision is one pod template a workload has run, as its controller recorded it: a ReplicaSet
+// of a Deployment, or a ControllerRevision of a StatefulSet or DaemonSet.
+type revision struct {
+	// Number is the controller's revision number; Name the ReplicaSet or ControllerRevision name.
+	Number  int64
+	Name    string
+	Created time.Time
+	// Template is nil when a ControllerRevision's data could not be decoded.
+	Template *corev1.PodTemplateSpec
+	// ReplicaSet is set for Deployments.
+	ReplicaSet *appsv1.ReplicaSet
+	Pods       []*corev1.Pod
+	// Served is why the engine believes the revision served; empty when it does not.
+	Served string
+}
+
+// collectWorkloads gathers every workload of the snapshot with its copies, revisions, events,
+// logs and Services, using only the snapshot's indexes so the whole pass is linear.
+func collectWorkloads(s *snapshot.Snapshot) []*workload {
+	var out []*workload
+	for _, d := range s.Deployments {
+		out = append(out, collectDeployment(s, d))
+	}
+	for _, st := range s.StatefulSets {
+		out = append(out, collectStatefulSet(s, st))
+	}
+	for _, ds := range s.DaemonSets {
+		out = append(out, collectDaemonSet(s, ds))
+	}
+	for _, rs := range s.ReplicaSets {
+		if metav1.GetControllerOf(rs) == nil {
+			out = append(out, collectReplicaSet(s, rs))
+		}
+	}
+	for _, w := range out {
+		collectShared(s, w)
+	}
+	return out
+}
+
+func replicasOrOne(r *int32) int32 {
+	if r == nil {
+		return 1
+	}
+	return *r
+}
+
+func selectorOf(ls *metav1.LabelSelector) labels.Selector {
+	if ls == nil {
+		return labels.Nothing()
+	}
+	sel, err := metav1.LabelSelectorAsSelector(ls)
+	if err != nil {
+		return labels.Nothing()
+	}
+	return sel
+}
+
+func collectDeployment(s *snapshot.Snapshot, d *appsv1.Deployment) *workload {
+	w := &workload{
+		Kind: "Deployment", Namespace: d.Namespace, Name: d.Name, UID: d.UID, Object: d,
+		Declared: replicasOrOne(d.Spec.Replicas), Selector: selectorOf(d.Spec.Selector),
+		Template: &d.Spec.Template, TemplatePath: field.NewPath("spec", "template"),
+		Created: d.CreationTimestamp.Time,
+	}
+	current := d.Annotations[revisionAnnotation]
+	for _, rs := range s.ReplicaSetsOwnedBy(d.UID) {
+		if c := metav1.GetControllerOf(rs); c != nil && c.UID != d.UID {
+			continue
+		}
+		n, _ := strconv.ParseInt(rs.Annotations[revisionAnnotation], 10, 64)
+		rev := &revision{Number: n, Name: rs.Name, Created: rs.CreationTimestamp.Time, Template: &rs.Spec.Template, ReplicaSet: rs}
+		rev.Pods = controlledPods(s, rs.UID)
+		w.cls.Revisions = append(w.cls.Revisions, rev)
+		w.ReplicaSets = append(w.ReplicaSets, rs)
+	}
+	sortRevisions(w.cls.Revisions)
+	w.cls.Current = currentByNumber(w.cls.Revisions, current)
+	return w
+}
+
+// currentByNumber picks the revision whose number the workload's annotation names, else the newest.
+func currentByNumber(revs []*revision, number string) *revision {
+	n, err := strconv.ParseInt(number, 10, 64)
+	if err == nil {
+		for _, r := range revs {
+			if r.Number == n {
+				return r
+			}
+		}
+	}
+	if len(revs) == 0 {
+		return nil
+	}
+	return revs[len(revs)-1]
+}
+
+func sortRevisions(revs []*revision) {
+	sort.SliceStable(revs, func(i, j int) bool {
+		if revs[i].Number != revs[j].Number {
+			return revs[i].Number < revs[j].Number
+		}
+		return revs[i].Created.Before(revs[j].Created)
+	})
+}
+
+// controlledPods returns the pods whose controller is uid; a pod adopted elsewhere is not a copy.
+func controlledPods(s *snapshot.Snapshot, uid types.UID) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, p := range s.PodsOwnedBy(uid) {
+		if c := metav1.GetControllerOf(p); c == nil || c.UID == uid {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func collectStatefulSet(s *snapshot.Snapshot, st *appsv1.StatefulSet) *workload {
+	w := &workload{
+		Kind: "StatefulSet", Namespace: st.Namespace, Name: st.Name, UID: st.UID, Object: st,
+		Declared: replicasOrOne(st.Spec.Replicas), Selector: selectorOf(st.Spec.Selector),
+		Template: &st.Spec.Template, TemplatePath: field.NewPath("spec", "template"),
+		VolumeClaimTemplates: st.Spec.VolumeClaimTemplates, Created: st.CreationTimestamp.Time,
+	}
+	// A StatefulSet's pods carry the full ControllerRevision name in controller-revision-hash.
+	byName := map[string]*revision{}
+	for _, cr := range s.ControllerRevisionsOwnedBy(st.UID) {
+		rev := revisionOf(cr)
+		w.cls.Revisions = append(w.cls.Revisions, rev)
+		byName[cr.Name] = rev
+	}
+	pods := controlledPods(s, st.UID)
+	w.cls.Current = byName[st.Status.UpdateRevision]
+	if w.cls.Current == nil && len(w.cls.Revisions) > 0 {
+		w.cls.Current = w.cls.Revisions[len(w.cls.Revisions)-1]
+	}
+	for _, p := range pods {
+		if rev := byName[p.Labels[controllerRevisionKey]]; rev != nil {
+			rev.Pods = append(rev.Pods, p)
+		} else {
+			w.cls.Unrevisioned = append(w.cls.Unrevisioned, p)
+		}
+	}
+	return w
+}
+
+func collectDaemonSet(s *snapshot.Snapshot, ds *appsv1.DaemonSet) *workload {
+	w := &workload{
+		Kind: "DaemonSet", Namespace: ds.Namespace, Name: ds.Name, UID: ds.UID, Object: ds,
+		Declared: ds.Status.DesiredNumberScheduled, Selector: selectorOf(ds.Spec.Selector),
+		Template: &ds.Spec.Template, TemplatePath: field.NewPath("spec", "template"),
+		Created: ds.CreationTimestamp.Time,
+	}
+	// A DaemonSet's pods carry only the hash; the ControllerRevision has it as a label too and
+	// is named <daemonset>-<hash>.
+	byHash := map[string]*revision{}
+	for _, cr := range s.ControllerRevisionsOwnedBy(ds.UID) {
+		rev := revisionOf(cr)
+		w.cls.Revisions = append(w.cls.Revisions, rev)
+		if h := cr.Labels[controllerRevisionKey]; h != "" {
+			byHash[h] = rev
+		}
+		byHash[cr.Name] = rev
+	}
+	if len(w.cls.Revisions) > 0 {
+		w.cls.Current = w.cls.Revisions[len(w.cls.Revisions)-1]
+	}
+	for _, p := range controlledPods(s, ds.UID) {
+		h := p.Labels[controllerRevisionKey]
+		rev := byHash[h]
+		if rev == nil {
+			rev = byHash[ds.Name+"-"+h]
+		}
+		if rev != nil {
+			rev.Pods = append(rev.Pods, p)
+		} else {
+			w.cls.Unrevisioned = append(w.cls.Unrevisioned, p)
+		}
+	}
+	return w
+}
+
+func collectReplicaSet(s *snapshot.Snapshot, rs *appsv1.ReplicaSet) *workload {
+	w := &workload{
+		Kind: "ReplicaSet", Namespace: rs.Namespace, Name: rs.Name, UID: rs.UID, Object: rs,
+		Declared: replicasOrOne(rs.Spec.Replicas), Selector: selectorOf(rs.Spec.Selector),
+		Template: &rs.Spec.Template, TemplatePath: field.NewPath("spec", "template"),
+		Created: rs.CreationTimestamp.Time,
+	}
+	n, _ := strconv.ParseInt(rs.Annotations[revisionAnnotation], 10, 64)
+	if n == 0 {
+		n = 1
+	}
+	rev := &revision{Number: n, Name: rs.Name, Created: rs.CreationTimestamp.Time, Template: &rs.Spec.Template, ReplicaSet: rs}
+	rev.Pods = controlledPods(s, rs.UID)
+	w.cls.Revisions = []*revision{rev}
+	w.cls.Current = rev
+	w.ReplicaSets = []*appsv1.ReplicaSet{rs}
+	return w
+}
+
+// collectShared fills what every kind gathers the same way once its revisions are known: the
+// copies, their events and logs, claims and Services.
+func collectShared(s *snapshot.Snapshot, w *workload) {
+	for _, rev := range w.cls.Revisions {
+		sortPods(rev.Pods)
+		w.Pods = append(w.Pods, rev.Pods...)
+	}
+	sortPods(w.cls.Unrevisioned)
+	w.Pods = append(w.Pods, w.cls.Unrevisioned...)
+	if w.cls.Current != nil {
+		w.CurrentPods = w.cls.Current.Pods
+		w.CurrentRevision = strconv.FormatInt(w.cls.Current.Number, 10)
+	}
+	w.cls.revisionOf = map[types.UID]*revision{}
+	for _, rev := range w.cls.Revisions {
+		for _, p := range rev.Pods {
+			w.cls.revisionOf[p.UID] = rev
+		}
+	}
+
+	events := append([]*corev1.Event(nil), s.EventsFor(w.Kind, w.Namespace, w.Name, w.UID)...)
+	for _, rs := range w.ReplicaSets {
+		events = append(events, s.EventsFor("ReplicaSet", rs.Namespace, rs.Name, rs.UID)...)
+	}
+	claims := map[string]bool{}
+	for _, p := range w.Pods {
+		events = append(events, s.EventsFor("Pod", p.Namespace, p.Name, p.UID)...)
+		for _, v := range p.Spec.Volumes {
+			if v.PersistentVolumeClaim != nil {
+				claims[v.PersistentVolumeClaim.ClaimName] = true
+			}
+		}
+		for _, c := range allContainers(&p.Spec) {
+			for _, prev := range []bool{false, true} {
+				if l := s.Log(p.Namespace, p.Name, c.Name, prev); l != nil {
+					w.Logs = append(w.Logs, l)
+				}
+			}
+		}
+	}
+	// A StatefulSet's claims exist before (and without) a scheduled pod: name them from the
+	// templates so an unbound claim is seen even when its pod never got a volume.
+	if st, ok := w.Object.(*appsv1.StatefulSet); ok {
+		for _, t := range st.Spec.VolumeClaimTemplates {
+			for i := int32(0); i < replicasOrOne(st.Spec.Replicas); i++ {
+				claims[t.Name+"-"+st.Name+"-"+strconv.Itoa(int(i))] = true
+			}
+		}
+	}
+	names := make([]string, 0, len(claims))
+	for n := range claims {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if pvc := s.PersistentVolumeClaim(w.Namespace, n); pvc != nil {
+			w.Claims = append(w.Claims, pvc)
+			events = append(events, s.EventsFor("PersistentVolumeClaim", pvc.Namespace, pvc.Name, pvc.UID)...)
+		}
+	}
+	w.Events = dedupeEvents(events)
+
+	tmplLabels := labels.Set(w.Template.Labels)
+	for _, svc := range s.ServicesIn(w.Namespace) {
+		if len(svc.Spec.Selector) == 0 {
+			continue
+		}
+		sel := labels.SelectorFromSet(svc.Spec.Selector)
+		switch {
+		case sel.Matches(tmplLabels) || selectsAny(sel, w.Pods):
+			w.Services = append(w.Services, svc)
+		case meantFor(svc, w):
+			w.UnmatchedServices = append(w.UnmatchedServices, svc)
+		}
+	}
+}
+
+// meantFor reports whether a Service that selects none of the workload's pods was evidently
+// written for it: same name, or the same app.kubernetes.io/name label as the workload's template.
+func meantFor(svc *corev1.Service, w *workload) bool {
+	if svc.Name == w.Name {
+		return true
+	}
+	n := svc.Labels["app.kubernetes.io/name"]
+	return n != "" && n == w.Template.Labels["app.kubernetes.io/name"]
+}
+
+func selectsAny(sel labels.Selector, pods []*corev1.Pod) bool {
+	for _, p := range pods {
+		if sel.Matches(labels.Set(p.Labels)) {
+			return true
+		}
+	}
+	return false
+}
+
+func allContainers(spec *corev1.PodSpec) []corev1.Container {
+	out := make([]corev1.Container, 0, len(spec.InitContainers)+len(spec.Containers))
+	out = append(out, spec.InitContainers...)
+	return append(out, spec.Containers...)
+}
+
+func sortPods(pods []*corev1.Pod) {
+	sort.SliceStable(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+}
+
+// dedupeEvents drops events found twice (by UID and by name) and orders them oldest first.
+func dedupeEvents(events []*corev1.Event) []*corev1.Event {
+	seen := map[*corev1.Event]bool{}
+	out := events[:0]
+	for _, e := range events {
+		if !seen[e] {
+			seen[e] = true
+			out = append(out, e)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		ti, tj := eventTime(out[i]), eventTime(out[j])
+		if !ti.Equal(tj) {
+			return ti.Before(tj)
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// eventTime is when an event was last seen, from whichever of the core/v1 and events.k8s.io/v1
+// fields its writer filled.
+func eventTime(e *corev1.Event) time.Time {
+	t := e.LastTimestamp.Time
+	if e.Series != nil && e.Series.LastObservedTime.After(t) {
+		t = e.Series.LastObservedTime.Time
+	}
+	if e.EventTime.After(t) {
+		t = e.EventTime.Time
+	}
+	if t.IsZero() {
+		t = e.FirstTimestamp.Time
+	}
+	if t.IsZero() {
+		t = e.CreationTimestamp.Time
+	}
+	return t
+}
+
+// eventCount is how many times an event was seen.
+func eventCount(e *corev1.Event) int32 {
+	if e.Series != nil && e.Series.Count > 0 {
+		return e.Series.Count
+	}
+	if e.Count > 0 {
+		return e.Count
+	}
+	return 1
+}

@@ -1,0 +1,99 @@
+package diagnose
+
+import (
+	"fmt"
+	"strings"
+)
+
+// headline states the problem in its own terms: how many copies exist, how many serve, and why
+// the gap is there, e.g. "5 of 5 copies exist · 0 serving — the loop has converged; nothing is
+// serving".
+func headline(w *workload, shape Shape) string {
+	c := w.Counts
+	head := fmt.Sprintf("%d of %d copies exist · %d serving", c.Existing, c.Declared, c.Serving)
+	h := &w.cls.history
+	var why string
+	switch shape {
+	case ShapeHealthy:
+		why = w.cls.why
+	case ShapeProgressing:
+		why = w.cls.why
+		if h.Current != nil && w.cls.rollout.InProgress {
+			why = fmt.Sprintf("rollout of revision %d under way inside its deadline", h.Current.Number)
+		}
+	case ShapeNeverStarts:
+		why = "no copy ever starts: " + w.cls.why
+		if h.Current != nil && len(h.Revisions) > 1 {
+			why = fmt.Sprintf("revision %d never starts a copy: %s", h.Current.Number, w.cls.why)
+		}
+	case ShapeStartsAndDies:
+		why = "copies start and die: " + w.cls.why
+		if c.Restarts > 0 {
+			why += fmt.Sprintf(", %d restarts", c.Restarts)
+		}
+	case ShapeLiveButIdle:
+		if c.Existing >= c.Declared && c.Serving == 0 {
+			why = "the loop has converged; nothing is serving: " + w.cls.why
+		} else {
+			why = w.cls.why
+		}
+	default:
+		why = w.cls.why
+	}
+	if shape.Broken() && c.Serving > 0 && h.LastServing != nil && h.LastServing != h.Current {
+		why += fmt.Sprintf("; revision %d still serves", h.LastServing.Number)
+	}
+	return head + " — " + why
+}
+
+// fix suggests one next step that is safe to take read-only: a rollback command to print and
+// run, or the field to change and its previous value. The tool itself never writes.
+func fix(w *workload, shape Shape, cause Cause, top *Suspect) string {
+	ref := strings.ToLower(w.Kind) + "/" + w.Name
+	ns := ""
+	if w.Namespace != "" {
+		ns = " -n " + w.Namespace
+	}
+	h := &w.cls.history
+	switch {
+	case shape == ShapeHealthy:
+		return ""
+	case shape == ShapeProgressing:
+		if w.Kind == "ReplicaSet" {
+			return ""
+		}
+		return fmt.Sprintf("kubectl rollout status %s%s", ref, ns)
+	case shape == ShapeUnknown || top == nil:
+		return fmt.Sprintf("kubectl describe %s%s", ref, ns)
+	}
+	path := ""
+	if top.Path != nil {
+		path = top.Path.String()
+	}
+	hint := ruleInfo(top.Rule).Fix
+	switch {
+	case cause == CauseSpec && w.Kind != "ReplicaSet" && h.LastServing != nil && h.LastServing != h.Current && implicatedByChange(w, top):
+		return fmt.Sprintf("kubectl rollout undo %s --to-revision=%d%s", ref, h.LastServing.Number, ns)
+	case cause == CauseDependency:
+		s := fmt.Sprintf("leave %s as it is (unchanged since revision %s served, now %s) and fix what it depends on", path, w.LastServingRevision, quoteValue(top.Value))
+		if hint != "" {
+			s += ": " + hint
+		}
+		return s
+	case top.PreviousValue != "" && top.PreviousValue != top.Value:
+		return fmt.Sprintf("set %s %s back to %s (now %s)", top.Object, path, quoteValue(top.PreviousValue), quoteValue(top.Value))
+	default:
+		s := fmt.Sprintf("change %s %s (now %s)", top.Object, path, quoteValue(top.Value))
+		if hint != "" {
+			s += ": " + hint
+		}
+		return s
+	}
+}
+
+func quoteValue(v string) string {
+	if v == "" {
+		return "unset"
+	}
+	return fmt.Sprintf("%q", v)
+}

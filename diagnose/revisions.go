@@ -1,0 +1,184 @@
+package diagnose
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// history is a workload's revisions, oldest first, and which of them the engine reads as
+// current and as the last that served.
+type history struct {
+	Revisions []*revision
+	Current   *revision
+	// LastServing is the newest revision that served (possibly Current); nil when none did.
+	LastServing *revision
+	// Unrevisioned are copies no recorded revision accounts for.
+	Unrevisioned []*corev1.Pod
+	revisionOf   map[types.UID]*revision
+}
+
+// defaultProgressDeadline is the Deployment default, also used as the warm-up allowance for
+// kinds without a progress deadline.
+const defaultProgressDeadline = 600 * time.Second
+
+// revisionOf decodes a ControllerRevision. Its data is the strategic-merge patch the StatefulSet
+// and DaemonSet controllers store: {"spec":{"template":{..., "$patch":"replace"}}}, which holds
+// the whole template.
+func revisionOf(cr *appsv1.ControllerRevision) *revision {
+	rev := &revision{Number: cr.Revision, Name: cr.Name, Created: cr.CreationTimestamp.Time}
+	var data struct {
+		Spec struct {
+			Template *corev1.PodTemplateSpec `json:"template"`
+		} `json:"spec"`
+	}
+	raw := cr.Data.Raw
+	if raw == nil && cr.Data.Object != nil {
+		raw, _ = json.Marshal(cr.Data.Object)
+	}
+	if raw != nil && json.Unmarshal(raw, &data) == nil {
+		rev.Template = data.Spec.Template
+	}
+	return rev
+}
+
+// The rule for "served", from what a dump can show (events older than an hour are gone, so they
+// are never required):
+//
+//  1. a copy of the revision is Ready now, or its Ready condition went False well after the
+//     copy started (a False→True→False transition: it was Ready once);
+//  2. its ReplicaSet reports readyReplicas or availableReplicas;
+//  3. the Deployment's Progressing condition says NewReplicaSetAvailable for its ReplicaSet
+//     (the controller saw it complete a rollout);
+//  4. a StatefulSet reports it as currentRevision with available replicas;
+//  5. for a revision older than the current one with no copies left: it ran at least a progress
+//     deadline before the next revision replaced it. A revision that failed would normally have
+//     been replaced sooner; this is a presumption and the evidence says so.
+//
+// LastServing is the current revision when it served, else the newest older revision that did.
+func (w *workload) findServing(ref time.Time) {
+	h := &w.cls.history
+	deadline := progressDeadline(w.Object)
+	for i, rev := range h.Revisions {
+		rev.Served = servedNow(w, rev)
+		if rev.Served == "" && rev != h.Current && i+1 < len(h.Revisions) {
+			next := h.Revisions[i+1]
+			if lived := next.Created.Sub(rev.Created); !rev.Created.IsZero() && lived >= deadline {
+				rev.Served = fmt.Sprintf("presumed: revision %d ran %s before revision %d replaced it", rev.Number, humanDuration(lived), next.Number)
+			}
+		}
+	}
+	if h.Current != nil && h.Current.Served != "" {
+		h.LastServing = h.Current
+		return
+	}
+	for i := len(h.Revisions) - 1; i >= 0; i-- {
+		rev := h.Revisions[i]
+		if rev != h.Current && rev.Served != "" && (h.Current == nil || rev.Number < h.Current.Number) {
+			h.LastServing = rev
+			return
+		}
+	}
+}
+
+// servedNow applies rules 1-4.
+func servedNow(w *workload, rev *revision) string {
+	for _, p := range rev.Pods {
+		if podReady(p) {
+			return fmt.Sprintf("copy %s is Ready", p.Name)
+		}
+		if wasReady(p) {
+			return fmt.Sprintf("copy %s was Ready until %s", p.Name, readyCondition(p).LastTransitionTime.UTC().Format(time.RFC3339))
+		}
+	}
+	if rs := rev.ReplicaSet; rs != nil {
+		if rs.Status.AvailableReplicas > 0 || rs.Status.ReadyReplicas > 0 {
+			return fmt.Sprintf("ReplicaSet %s reports %d available", rs.Name, rs.Status.AvailableReplicas)
+		}
+		if d, ok := w.Object.(*appsv1.Deployment); ok {
+			for _, c := range d.Status.Conditions {
+				if c.Type == appsv1.DeploymentProgressing && c.Reason == "NewReplicaSetAvailable" && strings.Contains(c.Message, `"`+rs.Name+`"`) {
+					return fmt.Sprintf("Deployment reported NewReplicaSetAvailable for %s", rs.Name)
+				}
+			}
+		}
+	}
+	if st, ok := w.Object.(*appsv1.StatefulSet); ok && st.Status.CurrentRevision == rev.Name && st.Status.AvailableReplicas > 0 &&
+		st.Status.CurrentRevision != st.Status.UpdateRevision {
+		return fmt.Sprintf("StatefulSet reports %d available on %s", st.Status.AvailableReplicas, rev.Name)
+	}
+	return ""
+}
+
+// readySlack is how long after a copy started its Ready condition may still go False without
+// meaning it had been Ready: startup plus a few readiness periods.
+const readySlack = 2 * time.Minute
+
+func readyCondition(p *corev1.Pod) *corev1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == corev1.PodReady {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+func podReady(p *corev1.Pod) bool {
+	c := readyCondition(p)
+	return c != nil && c.Status == corev1.ConditionTrue
+}
+
+// wasReady reports a Ready condition that is False now but changed long after the copy started,
+// which only a False→True→False history produces.
+func wasReady(p *corev1.Pod) bool {
+	c := readyCondition(p)
+	if c == nil || c.Status == corev1.ConditionTrue || p.Status.StartTime == nil {
+		return false
+	}
+	return c.LastTransitionTime.Sub(p.Status.StartTime.Time) > readySlack
+}
+
+func progressDeadline(obj any) time.Duration {
+	if d, ok := obj.(*appsv1.Deployment); ok && d.Spec.ProgressDeadlineSeconds != nil {
+		return time.Duration(*d.Spec.ProgressDeadlineSeconds) * time.Second
+	}
+	return defaultProgressDeadline
+}
+
+// diffRevisions fills the workload's revision fields: the previous template and the changed
+// paths between the last serving revision and the current one.
+func (w *workload) diffRevisions() {
+	h := &w.cls.history
+	if h.LastServing == nil {
+		return
+	}
+	w.LastServingRevision = strconv.FormatInt(h.LastServing.Number, 10)
+	if h.LastServing == h.Current || h.LastServing.Template == nil {
+		return
+	}
+	prev := h.LastServing.Template.DeepCopy()
+	delete(prev.Labels, podTemplateHashLabel)
+	w.PreviousTemplate = prev
+	cur := w.Template.DeepCopy()
+	delete(cur.Labels, podTemplateHashLabel)
+	w.Changes = diffTemplates(w.TemplatePath, prev, cur)
+}
+
+func humanDuration(d time.Duration) string {
+	switch {
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("%dd", int(d.Hours()/24))
+	case d >= 2*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	case d >= 2*time.Minute:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	default:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	}
+}

@@ -28,8 +28,10 @@ type rollout struct {
 	InProgress bool
 	// TimedOut: ProgressDeadlineExceeded, or no progress for longer than the deadline.
 	TimedOut bool
-	// Reason and Message of the Progressing condition, when there is one.
+	// Reason and Message of the Progressing condition, when there is one, and when it was last
+	// written.
 	Reason, Message string
+	Since           *time.Time
 }
 
 // Reasons of the Deployment Progressing condition (pkg/controller/deployment/util).
@@ -55,6 +57,10 @@ func readRollout(w *workload, ref time.Time) rollout {
 				continue
 			}
 			r.Reason, r.Message = c.Reason, c.Message
+			if !c.LastUpdateTime.IsZero() {
+				t := c.LastUpdateTime.Time
+				r.Since = &t
+			}
 			switch c.Reason {
 			case reasonTimedOut:
 				r.TimedOut, r.InProgress = true, false
@@ -158,6 +164,9 @@ func classify(w *workload, ref time.Time) Shape {
 		return ShapeNeverStarts
 	case len(dies) > 0:
 		st.why = fmt.Sprintf("%s on %s", dies[0].Dies, copiesPhrase(len(dies), currentActive(st.copies)))
+		if lt := dies[0].LastTerminated; lt != nil && lt.Reason != dies[0].Dies {
+			st.why = fmt.Sprintf("%s (last: %s, exit code %d) on %s", dies[0].Dies, lt.Reason, lt.ExitCode, copiesPhrase(len(dies), currentActive(st.copies)))
+		}
 		return ShapeStartsAndDies
 	}
 	if why := churn(w, ref); why != "" {
@@ -201,8 +210,11 @@ func currentActive(copies []*copyFacts) int {
 
 func copiesPhrase(n, of int) string {
 	if n == of {
-		if n == 1 {
+		switch n {
+		case 1:
 			return "its only copy"
+		case 2:
+			return "both copies"
 		}
 		return fmt.Sprintf("all %d copies", n)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -71,6 +72,9 @@ func (b *evidenceBuilder) list() []Evidence {
 		if len(a.Objects) != len(c.Objects) {
 			return len(a.Objects) > len(c.Objects)
 		}
+		if a.Count != c.Count {
+			return a.Count > c.Count
+		}
 		if a.Kind != c.Kind {
 			return a.Kind < c.Kind
 		}
@@ -98,7 +102,13 @@ func podEvidence(b *evidenceBuilder, w *workload, ref time.Time) {
 		obj := "Pod/" + f.Pod.Name
 		switch {
 		case f.NeverStarts != "":
-			b.add(SourcePodStatus, f.NeverStarts, f.Container, withContainer(f.Container, f.Message), obj, 1, nil)
+			kind, msg := f.NeverStarts, f.Message
+			// The kubelet alternates ErrImagePull and ImagePullBackOff on one failing pull:
+			// one signal, one item.
+			if kind == "ErrImagePull" || kind == "ImagePullBackOff" {
+				kind, msg = "ImagePullBackOff", backoffPull.ReplaceAllString(msg, "")
+			}
+			b.add(SourcePodStatus, kind, f.Container, withContainer(f.Container, msg), obj, 1, nil)
 		case f.Dies != "":
 			b.add(SourcePodStatus, f.Dies, f.Container, withContainer(f.Container, f.Message), obj, 1, nil)
 		case f.Active && f.Running && !f.Ready:
@@ -113,10 +123,18 @@ func podEvidence(b *evidenceBuilder, w *workload, ref time.Time) {
 		case f.Active && f.Ready && !f.Serving:
 			b.add(SourceService, "NotAnEndpoint", "", "Ready, but not a ready endpoint of any Service meant for the workload", obj, 1, nil)
 		}
-		if lt := f.LastTerminated; lt != nil && f.NeverStarts == "" && f.Dies == "" {
+		if lt := f.LastTerminated; lt != nil && f.NeverStarts == "" {
 			at := lt.FinishedAt.Time
-			b.add(SourcePodStatus, lt.Reason, "last",
-				fmt.Sprintf("last terminated %s ago (%s); running since", humanDuration(ref.Sub(at)), terminationText(lt)), obj, 1, &at)
+			msg := fmt.Sprintf("last terminated %s ago: %s", humanDuration(ref.Sub(at)), terminationText(lt))
+			if f.Dies == "" && f.Running {
+				msg += "; running since"
+			}
+			kind := lt.Reason
+			if kind == "" {
+				kind = "Terminated"
+			}
+			// Keyed by reason and exit code only: the times differ from copy to copy.
+			b.add(SourcePodStatus, kind, "last"+strconv.Itoa(int(lt.ExitCode)), msg, obj, 1, &at)
 		}
 	}
 }
@@ -125,7 +143,7 @@ func controllerEvidence(b *evidenceBuilder, w *workload) {
 	obj := w.Kind + "/" + w.Name
 	r := w.cls.rollout
 	if r.Reason != "" && r.Reason != reasonNewRSAvailable {
-		b.add(SourceControllerStatus, r.Reason, "", r.Message, obj, 1, nil)
+		b.add(SourceControllerStatus, r.Reason, "", r.Message, obj, 1, r.Since)
 	}
 	if w.cls.failedCreate != "" {
 		b.add(SourceControllerStatus, "FailedCreate", "", w.cls.failedCreate, obj, 1, nil)
@@ -195,7 +213,11 @@ func normalizeEventMessage(e *corev1.Event) string {
 
 var (
 	logFailure   = regexp.MustCompile(`(?i)(error|fatal|panic|exception|refused|timed? ?out|no such host|denied|killed|failed|unhealthy|traceback|out of memory|oom)`)
-	logTimestamp = regexp.MustCompile(`^\[?\d{4}-\d{2}-\d{2}[T ][0-9:.,]+(Z|[+-]\d{2}:?\d{2})?\]?\s*`)
+	logTimestamp = regexp.MustCompile(`^\[?\d{4}[-/]\d{2}[-/]\d{2}[T ][0-9:.,]+(Z|[+-]\d{2}:?\d{2})?\]?\s*`)
+	// logVariable matches the words that change from line to line (ids, counters, addresses,
+	// times), taken out of the grouping key so one failure on five copies is one signal.
+	logVariable = regexp.MustCompile(`[A-Za-z0-9_]*[0-9][A-Za-z0-9_]*`)
+	backoffPull = regexp.MustCompile(`^Back-off pulling image "[^"]*": (ErrImagePull: )?`)
 )
 
 // maxLogSignals bounds the distinct log lines kept per workload: the evidence is the pattern.
@@ -205,7 +227,15 @@ const maxLogSignals = 3
 // timestamps. kubectl's own "Request log error" lines say only that a container never started.
 func logEvidence(b *evidenceBuilder, w *workload) {
 	lb := newEvidence()
+	failing := map[string]bool{}
+	for _, f := range w.cls.copies {
+		failing[f.Pod.Name] = !f.Serving
+	}
 	for _, l := range w.Logs {
+		// A serving copy's log does not explain a failure.
+		if !failing[l.Pod] {
+			continue
+		}
 		obj := "Pod/" + l.Pod
 		for _, line := range l.Lines {
 			if strings.HasPrefix(line, "Request log error:") || strings.HasPrefix(line, "unable to retrieve container logs") {
@@ -215,19 +245,18 @@ func logEvidence(b *evidenceBuilder, w *workload) {
 			if text == "" || !logFailure.MatchString(text) {
 				continue
 			}
-			lb.add(SourceLog, "LogLine", text, text, obj, 1, nil)
+			lb.add(SourceLog, "LogLine", logVariable.ReplaceAllString(text, "#"), text, obj, 1, nil)
 		}
 	}
-	items := lb.list()
-	sort.SliceStable(items, func(i, j int) bool { return items[i].Count > items[j].Count })
-	for i, it := range items {
+	keys := append([]string(nil), lb.order...)
+	sort.SliceStable(keys, func(i, j int) bool { return lb.items[keys[i]].Count > lb.items[keys[j]].Count })
+	for i, k := range keys {
 		if i == maxLogSignals {
 			break
 		}
-		for _, o := range it.Objects {
-			b.add(SourceLog, "LogLine", it.Message, it.Message, o, 0, nil)
-		}
-		b.items[string(SourceLog)+"\x00LogLine\x00"+it.Message].Count += it.Count
+		sort.Strings(lb.items[k].Objects)
+		b.items[k] = lb.items[k]
+		b.order = append(b.order, k)
 	}
 }
 

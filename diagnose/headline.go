@@ -11,6 +11,10 @@ import (
 func headline(w *workload, shape Shape) string {
 	c := w.Counts
 	head := fmt.Sprintf("%d of %d copies exist · %d serving", c.Existing, c.Declared, c.Serving)
+	if c.Existing > c.Declared {
+		// During a rollout old and new copies exist side by side.
+		head = fmt.Sprintf("%d copies exist for %d declared · %d serving", c.Existing, c.Declared, c.Serving)
+	}
 	h := &w.cls.history
 	var why string
 	switch shape {

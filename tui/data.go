@@ -1,0 +1,300 @@
+package tui
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+)
+
+// workloadKey names a workload.
+type workloadKey struct{ Kind, Namespace, Name string }
+
+// workloadObject is a workload's object in the snapshot, as the console needs it.
+type workloadObject struct {
+	UID      types.UID
+	Template *corev1.PodTemplateSpec
+}
+
+// dataset is one diagnosed snapshot with everything the screens draw precomputed, so a frame
+// only copies strings.
+type dataset struct {
+	snap   *snapshot.Snapshot
+	report *diagnose.Report
+	rows   []row
+	// objects finds a workload's object; pods finds a pod by namespace/name.
+	objects map[workloadKey]workloadObject
+	pods    map[[2]string]*corev1.Pod
+	// multiNS is true when the rows span more than one namespace.
+	multiNS    bool
+	namespaces []string
+}
+
+// row is one workload on the workloads screen; every string is sanitized.
+type row struct {
+	diag       *diagnose.Diagnosis
+	key        workloadKey
+	shape      diagnose.Shape
+	namespace  string
+	workload   string
+	name       string
+	copies     string
+	serving    string
+	youngest   string
+	restarts   string
+	suspect    string
+	cause      string
+	filterText string
+}
+
+// newDataset diagnoses a snapshot and prepares its rows, worst first. It is called from a
+// tea.Cmd, never from Update.
+func newDataset(snap *snapshot.Snapshot, at *time.Time) *dataset {
+	if at != nil {
+		snap.ReferenceTime = *at
+	}
+	snap.Index()
+	return datasetOf(snap, diagnose.Diagnose(snap))
+}
+
+// datasetOf prepares the rows of a report on snap; tests call it with reports made by hand.
+func datasetOf(snap *snapshot.Snapshot, rep *diagnose.Report) *dataset {
+	snap.Index()
+	ds := &dataset{snap: snap, report: rep, objects: map[workloadKey]workloadObject{}, pods: map[[2]string]*corev1.Pod{}}
+	for _, d := range snap.Deployments {
+		ds.objects[workloadKey{"Deployment", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template}
+	}
+	for _, d := range snap.StatefulSets {
+		ds.objects[workloadKey{"StatefulSet", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template}
+	}
+	for _, d := range snap.DaemonSets {
+		ds.objects[workloadKey{"DaemonSet", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template}
+	}
+	for _, d := range snap.ReplicaSets {
+		ds.objects[workloadKey{"ReplicaSet", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template}
+	}
+	for _, p := range snap.Pods {
+		ds.pods[[2]string{p.Namespace, p.Name}] = p
+	}
+	order := make([]int, len(rep.Workloads))
+	for i := range order {
+		order[i] = i
+	}
+	w := rep.Workloads
+	sort.SliceStable(order, func(a, b int) bool {
+		x, y := &w[order[a]], &w[order[b]]
+		if x.Shape.Severity() != y.Shape.Severity() {
+			return x.Shape.Severity() < y.Shape.Severity()
+		}
+		// Within a shape, the biggest serving deficit first.
+		dx, dy := x.Counts.Declared-x.Counts.Serving, y.Counts.Declared-y.Counts.Serving
+		if dx != dy {
+			return dx > dy
+		}
+		if x.Namespace != y.Namespace {
+			return x.Namespace < y.Namespace
+		}
+		if x.Name != y.Name {
+			return x.Name < y.Name
+		}
+		return x.Kind < y.Kind
+	})
+	seen := map[string]bool{}
+	ds.rows = make([]row, 0, len(order))
+	for _, i := range order {
+		d := &w[i]
+		k := workloadKey{d.Kind, d.Namespace, d.Name}
+		r := row{
+			diag:      d,
+			key:       k,
+			shape:     d.Shape,
+			namespace: Sanitize(d.Namespace),
+			workload:  kindShort(d.Kind) + "/" + Sanitize(d.Name),
+			name:      Sanitize(d.Name),
+			copies:    fmt.Sprintf("%d/%d", d.Counts.Existing, d.Counts.Declared),
+			serving:   strconv.Itoa(int(d.Counts.Serving)),
+			youngest:  age(d.YoungestCopySeconds),
+			restarts:  strconv.Itoa(int(d.Counts.Restarts)),
+			cause:     string(d.Cause),
+		}
+		if d.Cause == "" || (d.Cause == diagnose.CauseUnknown && !d.Shape.Broken()) {
+			r.cause = "-"
+		}
+		if len(d.Suspects) > 0 {
+			r.suspect = suspectShort(d.Suspects[0], d.Kind, ds.objects[k].Template)
+		} else {
+			r.suspect = "-"
+		}
+		r.filterText = r.namespace + "/" + Sanitize(d.Name)
+		if !seen[d.Namespace] {
+			seen[d.Namespace] = true
+			ds.namespaces = append(ds.namespaces, d.Namespace)
+		}
+		ds.rows = append(ds.rows, r)
+	}
+	sort.Strings(ds.namespaces)
+	ds.multiNS = len(ds.namespaces) > 1
+	return ds
+}
+
+// kindShort abbreviates a workload kind as kubectl does.
+func kindShort(kind string) string {
+	switch kind {
+	case "Deployment":
+		return "deploy"
+	case "StatefulSet":
+		return "sts"
+	case "DaemonSet":
+		return "ds"
+	case "ReplicaSet":
+		return "rs"
+	case "Service":
+		return "svc"
+	}
+	return strings.ToLower(kind)
+}
+
+// age renders seconds as kubectl renders ages ("3m", "4h"); nil is "-".
+func age(sec *int64) string {
+	if sec == nil {
+		return "-"
+	}
+	return duration.HumanDuration(time.Duration(*sec) * time.Second)
+}
+
+var (
+	containerPrefix = regexp.MustCompile(`^spec\.template\.spec\.(initContainers|containers|ephemeralContainers)\[(\d+)\]\.`)
+	indexedField    = regexp.MustCompile(`^(env|envFrom|volumeMounts|ports)\[(\d+)\]`)
+	volumeField     = regexp.MustCompile(`^spec\.template\.spec\.volumes\[(\d+)\]`)
+)
+
+// suspectShort is a suspect in a few words for the workloads table, e.g. "env INGEST_ENDPOINT",
+// "image", "svc/api targetPort".
+func suspectShort(s diagnose.Suspect, kind string, tmpl *corev1.PodTemplateSpec) string {
+	if s.Path == nil {
+		return "-"
+	}
+	p := s.Path.String()
+	if s.Object != "" && !strings.HasPrefix(s.Object, kind+"/") {
+		objKind, name, _ := strings.Cut(s.Object, "/")
+		parts := strings.Split(p, ".")
+		return Sanitize(kindShort(objKind) + "/" + name + " " + parts[len(parts)-1])
+	}
+	if m := volumeField.FindStringSubmatch(p); m != nil {
+		if i, _ := strconv.Atoi(m[1]); tmpl != nil && i < len(tmpl.Spec.Volumes) {
+			return Sanitize("volume " + tmpl.Spec.Volumes[i].Name)
+		}
+	}
+	m := containerPrefix.FindStringSubmatch(p)
+	if m == nil {
+		return Sanitize(strings.TrimPrefix(strings.TrimPrefix(p, "spec.template.spec."), "spec."))
+	}
+	rest := p[len(m[0]):]
+	var c *corev1.Container
+	if ci, _ := strconv.Atoi(m[2]); tmpl != nil {
+		switch m[1] {
+		case "containers":
+			if ci < len(tmpl.Spec.Containers) {
+				c = &tmpl.Spec.Containers[ci]
+			}
+		case "initContainers":
+			if ci < len(tmpl.Spec.InitContainers) {
+				c = &tmpl.Spec.InitContainers[ci]
+			}
+		}
+	}
+	if f := indexedField.FindStringSubmatch(rest); f != nil && c != nil {
+		i, _ := strconv.Atoi(f[2])
+		switch {
+		case f[1] == "env" && i < len(c.Env):
+			return Sanitize("env " + c.Env[i].Name)
+		case f[1] == "envFrom" && i < len(c.EnvFrom):
+			if ref := c.EnvFrom[i].ConfigMapRef; ref != nil {
+				return Sanitize("envFrom configmap/" + ref.Name)
+			}
+			if ref := c.EnvFrom[i].SecretRef; ref != nil {
+				return Sanitize("envFrom secret/" + ref.Name)
+			}
+		case f[1] == "volumeMounts" && i < len(c.VolumeMounts):
+			return Sanitize("mount " + c.VolumeMounts[i].Name)
+		}
+	}
+	rest = strings.TrimPrefix(rest, "resources.")
+	return Sanitize(rest)
+}
+
+// podsOf returns the copies of a workload, in the engine's order when it listed them.
+func (ds *dataset) podsOf(d *diagnose.Diagnosis) []*corev1.Pod {
+	if d.Detail != nil && len(d.Detail.Copies) > 0 {
+		out := make([]*corev1.Pod, 0, len(d.Detail.Copies))
+		for _, c := range d.Detail.Copies {
+			if p := ds.pods[[2]string{d.Namespace, c.Name}]; p != nil {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	obj, ok := ds.objects[workloadKey{d.Kind, d.Namespace, d.Name}]
+	if !ok {
+		return nil
+	}
+	var out []*corev1.Pod
+	if d.Kind == "Deployment" {
+		for _, rs := range ds.snap.ReplicaSetsOwnedBy(obj.UID) {
+			out = append(out, ds.snap.PodsOwnedBy(rs.UID)...)
+		}
+	} else {
+		out = append(out, ds.snap.PodsOwnedBy(obj.UID)...)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// eventsOf returns the events of a workload, its ReplicaSets and its pods, newest first.
+func (ds *dataset) eventsOf(d *diagnose.Diagnosis, pods []*corev1.Pod) []*corev1.Event {
+	obj := ds.objects[workloadKey{d.Kind, d.Namespace, d.Name}]
+	evs := append([]*corev1.Event(nil), ds.snap.EventsFor(d.Kind, d.Namespace, d.Name, obj.UID)...)
+	if d.Kind == "Deployment" && obj.UID != "" {
+		for _, rs := range ds.snap.ReplicaSetsOwnedBy(obj.UID) {
+			evs = append(evs, ds.snap.EventsFor("ReplicaSet", rs.Namespace, rs.Name, rs.UID)...)
+		}
+	}
+	for _, p := range pods {
+		evs = append(evs, ds.snap.EventsFor("Pod", p.Namespace, p.Name, p.UID)...)
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return eventTime(evs[i]).After(eventTime(evs[j])) })
+	return evs
+}
+
+// eventTime is when an event was last seen, whichever field its writer filled.
+func eventTime(e *corev1.Event) time.Time {
+	switch {
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
+		return e.Series.LastObservedTime.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	case !e.FirstTimestamp.IsZero():
+		return e.FirstTimestamp.Time
+	}
+	return e.CreationTimestamp.Time
+}
+
+// revisionOf reads a pod's revision label.
+func revisionOf(p *corev1.Pod) string {
+	if h := p.Labels[appsv1.DefaultDeploymentUniqueLabelKey]; h != "" {
+		return h
+	}
+	return p.Labels[appsv1.ControllerRevisionHashLabelKey]
+}

@@ -1,0 +1,452 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+)
+
+// copyView is one copy as the Copies tab and the strip show it.
+type copyView struct {
+	Name, Revision, Phase, Reason, Message, Node, Age string
+	Ready, Serving                                    bool
+	Restarts                                          int32
+}
+
+// copiesOf lists a workload's copies: the engine's view when it gave one, else read from pods.
+func (ds *dataset) copiesOf(d *diagnose.Diagnosis, pods []*corev1.Pod) []copyView {
+	if d.Detail != nil && len(d.Detail.Copies) > 0 {
+		out := make([]copyView, len(d.Detail.Copies))
+		for i, c := range d.Detail.Copies {
+			sec := c.AgeSeconds
+			out[i] = copyView{
+				Name: Sanitize(c.Name), Revision: Sanitize(c.Revision), Phase: Sanitize(c.Phase),
+				Reason: Sanitize(c.Reason), Message: Sanitize(c.Message), Node: Sanitize(c.Node),
+				Age: age(&sec), Ready: c.Ready, Serving: c.Serving, Restarts: c.Restarts,
+			}
+		}
+		return out
+	}
+	ref := ds.snap.ReferenceTime
+	serving := int(d.Counts.Serving)
+	out := make([]copyView, 0, len(pods))
+	for _, p := range pods {
+		c := copyView{Name: Sanitize(p.Name), Revision: Sanitize(revisionOf(p)), Phase: Sanitize(string(p.Status.Phase)),
+			Node: Sanitize(p.Spec.NodeName), Age: "-"}
+		if !p.CreationTimestamp.IsZero() && !ref.IsZero() {
+			c.Age = duration.HumanDuration(ref.Sub(p.CreationTimestamp.Time))
+		}
+		for _, cond := range p.Status.Conditions {
+			if cond.Type == corev1.PodReady && cond.Status == corev1.ConditionTrue {
+				c.Ready = true
+			}
+		}
+		if c.Ready && serving > 0 {
+			c.Serving = true
+			serving--
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			c.Restarts += cs.RestartCount
+			switch {
+			case c.Reason != "":
+			case cs.State.Waiting != nil:
+				c.Reason, c.Message = Sanitize(cs.State.Waiting.Reason), Sanitize(cs.State.Waiting.Message)
+			case cs.State.Terminated != nil:
+				c.Reason, c.Message = Sanitize(cs.State.Terminated.Reason), Sanitize(cs.State.Terminated.Message)
+			case cs.State.Running != nil && !cs.Ready:
+				c.Reason = "NotReady"
+			}
+		}
+		if c.Reason == "" {
+			for _, cond := range p.Status.Conditions {
+				if cond.Status != corev1.ConditionTrue && cond.Reason != "" {
+					c.Reason, c.Message = Sanitize(cond.Reason), Sanitize(cond.Message)
+					break
+				}
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// headline is the engine's headline or, without one, the counts in the problem's terms.
+func headline(d *diagnose.Diagnosis) string {
+	if d.Headline != "" {
+		return Sanitize(d.Headline)
+	}
+	return fmt.Sprintf("%d of %d copies exist · %d serving", d.Counts.Existing, d.Counts.Declared, d.Counts.Serving)
+}
+
+// strip draws one cell per copy: ● serving, ○ exists but not serving, · declared but missing.
+func (st Styles) strip(d *diagnose.Diagnosis, copies []copyView, width int) string {
+	serving := int(d.Counts.Serving)
+	existing := int(d.Counts.Existing)
+	if len(copies) > 0 {
+		existing, serving = len(copies), 0
+		for _, c := range copies {
+			if c.Serving {
+				serving++
+			}
+		}
+	}
+	idle := max(existing-serving, 0)
+	missing := max(int(d.Counts.Declared)-existing, 0)
+	if serving+idle+missing > width || serving+idle+missing > 60 {
+		return st.OK.Render(fmt.Sprintf("●×%d", serving)) + " " +
+			st.Fg(ShapeColor(d.Shape), fmt.Sprintf("○×%d", idle)) + " " + st.Dim.Render(fmt.Sprintf("·×%d", missing))
+	}
+	return st.OK.Render(strings.Repeat("●", serving)) + st.Fg(ShapeColor(d.Shape), strings.Repeat("○", idle)) +
+		st.Dim.Render(strings.Repeat("·", missing))
+}
+
+// wrap word-wraps plain text to width and returns its lines, each prefixed by indent.
+func wrap(text string, width int, indent string) []string {
+	w := max(width-ansi.StringWidth(indent), 8)
+	var out []string
+	for _, l := range strings.Split(ansi.Wrap(text, w, " /,"), "\n") {
+		out = append(out, indent+l)
+	}
+	return out
+}
+
+func causeText(c diagnose.Cause) string {
+	switch c {
+	case diagnose.CauseSpec:
+		return "spec: the spec is at fault; fixing the field below helps"
+	case diagnose.CauseDependency:
+		return "dependency: the spec is unchanged since it last served; something outside fails"
+	}
+	return "unknown"
+}
+
+// diagnosisLines is the Diagnosis tab: the verdict, the fix and the reasons for both.
+func (ds *dataset) diagnosisLines(st Styles, d *diagnose.Diagnosis, copies []copyView, spec specView, width int) []string {
+	var out []string
+	add := func(l ...string) { out = append(out, l...) }
+	for _, l := range wrap(headline(d), width, "") {
+		add(st.Bold.Render(l))
+	}
+	add("copies  " + st.strip(d, copies, width-30) + st.Dim.Render(fmt.Sprintf("  %d/%d exist · %d serving",
+		d.Counts.Existing, d.Counts.Declared, d.Counts.Serving)))
+	meaning := wrap(string(d.Shape)+": "+ShapeMeaning(d.Shape), width, "")
+	meaning[0] = st.ShapeText(d.Shape) + strings.TrimPrefix(meaning[0], string(d.Shape))
+	add(meaning...)
+	if d.Shape.Broken() || d.Cause != diagnose.CauseUnknown {
+		add(wrap("cause: "+causeText(d.Cause), width, "")...)
+	}
+	if d.Fix != "" {
+		fix := wrap(Sanitize(d.Fix), width, "     ")
+		fix[0] = st.Title.Render("fix: ") + st.Bold.Render(strings.TrimPrefix(fix[0], "     "))
+		add(fix...)
+		add(st.Dim.Render("     y copies it"))
+	}
+
+	add("", st.Section.Render("Suspects"))
+	if len(d.Suspects) == 0 {
+		add(st.Dim.Render("no spec field implicated"))
+	}
+	for i, s := range d.Suspects {
+		short := suspectShort(s, d.Kind, ds.objects[workloadKey{d.Kind, d.Namespace, d.Name}].Template)
+		path := ""
+		if s.Path != nil {
+			path = s.Path.String()
+		}
+		add(fmt.Sprintf("%d. %s  %s", i+1, st.Bold.Render(short), st.Dim.Render(string(s.Confidence))))
+		add(wrap(Sanitize(s.Object)+" "+Sanitize(path), width, "   ")...)
+		add(wrap("now: "+Sanitize(s.Value), width, "   ")...)
+		if s.PreviousValue != "" {
+			add(st.Dim.Render(ansi.Truncate("   was: "+Sanitize(s.PreviousValue), width, "…")))
+		}
+		if s.Reason != "" {
+			for _, l := range wrap(Sanitize(s.Reason), width, "   ") {
+				add(st.Dim.Render(l))
+			}
+		}
+	}
+	if spec.suspect >= 0 {
+		add("", st.Section.Render("Pod template")+st.Dim.Render("  (5 Spec shows all of it)"))
+		from, to := max(spec.suspect-3, 0), min(spec.suspect+4, len(spec.lines))
+		add(spec.render(st, from, to, width)...)
+	}
+
+	add("", st.Section.Render("Revision diff"))
+	add(ds.diffLines(st, d, width)...)
+
+	add("", st.Section.Render("Evidence"))
+	if len(d.Evidence) == 0 {
+		add(st.Dim.Render("none recorded"))
+	}
+	for _, e := range d.Evidence {
+		text := fmt.Sprintf("[%s] %s", e.Source, Sanitize(e.Message))
+		if e.Count > 1 {
+			text += fmt.Sprintf(" ×%d", e.Count)
+		}
+		if len(e.Objects) > 0 {
+			objs := e.Objects
+			more := ""
+			if len(objs) > 3 {
+				more = fmt.Sprintf(" +%d", len(objs)-3)
+				objs = objs[:3]
+			}
+			text += " (" + Sanitize(strings.Join(objs, ", ")) + more + ")"
+		}
+		lines := wrap(text, width, "  ")
+		lines[0] = "•" + strings.TrimPrefix(lines[0], " ")
+		add(lines...)
+	}
+	if len(d.SignalGaps) > 0 {
+		add("", st.Section.Render("Signal gaps"))
+		for _, g := range d.SignalGaps {
+			lines := wrap(Sanitize(g.Path)+": "+Sanitize(g.Message), width, "  ")
+			lines[0] = "•" + strings.TrimPrefix(lines[0], " ")
+			add(lines...)
+		}
+	}
+	return out
+}
+
+// diffLines shows what changed between the last serving revision and the current one.
+func (ds *dataset) diffLines(st Styles, d *diagnose.Diagnosis, width int) []string {
+	var out []string
+	cur, last := "", ""
+	if d.Revisions != nil {
+		cur, last = d.Revisions.Current, d.Revisions.LastServing
+	}
+	if d.Detail != nil {
+		if d.Detail.CurrentRevision != "" {
+			cur = d.Detail.CurrentRevision
+		}
+		if d.Detail.LastServingRevision != "" {
+			last = d.Detail.LastServingRevision
+		}
+	}
+	switch {
+	case cur == "" && last == "":
+		return []string{st.Dim.Render("no revision history in the snapshot")}
+	case last == "":
+		out = append(out, st.Dim.Render(ansi.Truncate("no revision has served; current is "+Sanitize(cur), width, "…")))
+	case last == cur:
+		out = append(out, st.Dim.Render(ansi.Truncate("current revision "+Sanitize(cur)+" is the last that served: the spec did not change", width, "…")))
+	default:
+		out = append(out, st.Dim.Render(ansi.Truncate("last serving "+Sanitize(last)+" → current "+Sanitize(cur), width, "…")))
+	}
+	if d.Detail != nil && len(d.Detail.Changes) > 0 {
+		for _, c := range d.Detail.Changes {
+			p := ""
+			if c.Path != nil {
+				p = c.Path.String()
+			}
+			for _, l := range wrap("- "+p+": "+Sanitize(c.Previous), width, "") {
+				out = append(out, st.DiffDel.Render(l))
+			}
+			for _, l := range wrap("+ "+p+": "+Sanitize(c.Current), width, "") {
+				out = append(out, st.DiffAdd.Render(l))
+			}
+		}
+		return out
+	}
+	if d.Revisions != nil {
+		for _, p := range d.Revisions.ChangedPaths {
+			out = append(out, ansi.Truncate("~ "+Sanitize(p), width, "…"))
+		}
+	}
+	return out
+}
+
+// copiesLines is the Copies tab.
+func copiesLines(st Styles, copies []copyView, width int) []string {
+	if len(copies) == 0 {
+		return []string{st.Dim.Render("no copies in the snapshot")}
+	}
+	nameW := 4
+	for _, c := range copies {
+		nameW = max(nameW, ansi.StringWidth(c.Name))
+	}
+	nameW = min(nameW, 48)
+	head := fmt.Sprintf("%s %-9s %-5s %-8s %-5s %-26s %s", pad("NAME", nameW), "PHASE", "READY", "RESTARTS", "AGE", "REASON", "NODE")
+	out := []string{st.Dim.Render(ansi.Truncate(head, width, "…"))}
+	for _, c := range copies {
+		ready := "no"
+		if c.Ready {
+			ready = "yes"
+		}
+		if c.Serving {
+			ready = "serve"
+		}
+		l := fmt.Sprintf("%s %-9s %-5s %-8d %-5s %-26s %s", pad(c.Name, nameW), c.Phase, ready, c.Restarts, c.Age, pad(orDash(c.Reason), 26), c.Node)
+		out = append(out, ansi.Truncate(l, width, "…"))
+		if c.Message != "" {
+			for _, ml := range wrap(c.Message, width, "    ") {
+				out = append(out, st.Dim.Render(ml))
+			}
+		}
+	}
+	return out
+}
+
+// eventsLines is the Events tab, newest first.
+func (ds *dataset) eventsLines(st Styles, evs []*corev1.Event, width int) []string {
+	if len(evs) == 0 {
+		return []string{st.Dim.Render("no events in the snapshot (events expire after an hour by default)")}
+	}
+	ref := ds.snap.ReferenceTime
+	var out []string
+	for _, e := range evs {
+		ago := "-"
+		if t := eventTime(e); !t.IsZero() && !ref.IsZero() {
+			ago = duration.HumanDuration(ref.Sub(t))
+		}
+		typ := Sanitize(e.Type)
+		if e.Type == corev1.EventTypeWarning {
+			typ = st.Warn.Render(typ)
+		}
+		count := ""
+		if e.Count > 1 {
+			count = " ×" + strconv.Itoa(int(e.Count))
+		}
+		head := fmt.Sprintf("%-5s %s %s %s%s", ago, typ, st.Bold.Render(Sanitize(e.Reason)),
+			strings.ToLower(Sanitize(e.InvolvedObject.Kind))+"/"+Sanitize(e.InvolvedObject.Name), count)
+		out = append(out, ansi.Truncate(head, width, "…"))
+		out = append(out, wrap(Sanitize(e.Message), width, "      ")...)
+	}
+	return out
+}
+
+// logTailLines is how much of each container's log the Logs tab shows.
+const logTailLines = 200
+
+// logsLines is the Logs tab: the tails of the copies' containers, worst copy first, the previous
+// (crashed) instance before the current one.
+func (ds *dataset) logsLines(st Styles, pods []*corev1.Pod, width int) []string {
+	var out []string
+	for _, p := range pods {
+		names := make([]string, 0, len(p.Spec.InitContainers)+len(p.Spec.Containers))
+		for _, c := range p.Spec.InitContainers {
+			names = append(names, c.Name)
+		}
+		for _, c := range p.Spec.Containers {
+			names = append(names, c.Name)
+		}
+		for _, c := range names {
+			for _, prev := range []bool{true, false} {
+				l := ds.snap.Log(p.Namespace, p.Name, c, prev)
+				if l == nil {
+					continue
+				}
+				title := "── " + Sanitize(p.Name) + "/" + Sanitize(c)
+				if prev {
+					title += " (previous instance)"
+				}
+				out = append(out, st.Section.Render(ansi.Truncate(title+" ──", width, "…")))
+				lines := l.Lines
+				if len(lines) > logTailLines {
+					lines = lines[len(lines)-logTailLines:]
+				}
+				if len(lines) == 0 {
+					out = append(out, st.Dim.Render("(empty)"))
+				}
+				for _, line := range lines {
+					for _, s := range SanitizeLines(line) {
+						out = append(out, ansi.Truncate(s, width, "…"))
+					}
+				}
+				out = append(out, "")
+			}
+		}
+	}
+	if len(out) == 0 {
+		return []string{st.Dim.Render("no logs in the snapshot")}
+	}
+	return out
+}
+
+// specView is a workload's pod template as YAML, with the top suspect's line found.
+type specView struct {
+	lines []string
+	// suspect is the index of the suspect's line, or -1.
+	suspect int
+}
+
+// newSpecView renders a workload's pod template and finds the line of its top suspect (or the
+// nearest enclosing field when the suspect is a field the template leaves out).
+func (ds *dataset) newSpecView(d *diagnose.Diagnosis) specView {
+	obj, ok := ds.objects[workloadKey{d.Kind, d.Namespace, d.Name}]
+	if !ok || obj.Template == nil {
+		return specView{suspect: -1}
+	}
+	lines, index, err := pathYAML("spec.template", obj.Template)
+	if err != nil {
+		return specView{lines: []string{Sanitize(err.Error())}, suspect: -1}
+	}
+	v := specView{lines: lines, suspect: -1}
+	for _, s := range d.Suspects {
+		if s.Path == nil || (s.Object != "" && !strings.HasPrefix(s.Object, d.Kind+"/")) {
+			continue
+		}
+		p := s.Path.String()
+		for p != "" {
+			if i, ok := index[p]; ok {
+				v.suspect = i
+				break
+			}
+			p = parentPath(p)
+		}
+		break
+	}
+	return v
+}
+
+// parentPath drops the last element of a field path: a.b[2].c → a.b[2] → a.b → a.
+func parentPath(p string) string {
+	if strings.HasSuffix(p, "]") {
+		if i := strings.LastIndexByte(p, '['); i > 0 {
+			return p[:i]
+		}
+	}
+	if i := strings.LastIndexByte(p, '.'); i > 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+// render draws lines [from, to) with line numbers, the suspect highlighted.
+func (v specView) render(st Styles, from, to, width int) []string {
+	numW := len(strconv.Itoa(len(v.lines)))
+	out := make([]string, 0, to-from)
+	for i := from; i < to; i++ {
+		num := fmt.Sprintf("%*d ", numW, i+1)
+		text := ansi.Truncate(v.lines[i], max(width-numW-3, 1), "…")
+		if i == v.suspect {
+			out = append(out, st.Highlight.Render("▶"+num+text))
+			continue
+		}
+		out = append(out, " "+st.LineNumber.Render(num)+text)
+	}
+	return out
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// since renders how long ago t was, relative to now.
+func since(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return duration.HumanDuration(now.Sub(t))
+}

@@ -1,0 +1,8 @@
+// Package tui is the interactive console of kubectl-diagnose: a bubbletea program over a
+// snapshot.Source and the diagnose engine.
+//
+// Invariants: Update and View perform no I/O (loading, watching, diagnosing and clipboard writes
+// run in tea.Cmds that capture copies, never the model); every string that comes from the cluster
+// passes through Sanitize before it is drawn, so a workload cannot drive the engineer's terminal;
+// the workloads screen renders only the rows that are visible.
+package tui

@@ -1,0 +1,115 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/viewport"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// helpScreen lists every key, grouped, from the one KeyMap.
+type helpScreen struct {
+	common
+	width, height int
+	vp            viewport.Model
+}
+
+func newHelpScreen(c common) helpScreen {
+	return helpScreen{common: c, vp: viewport.New(1, 1)}
+}
+
+// SetSize resizes the screen and lays the groups out again.
+func (s *helpScreen) SetSize(w, h int) {
+	s.width, s.height = w, h
+	s.vp.Width, s.vp.Height = w, max(h, 1)
+	s.vp.SetContent(strings.Join(s.lines(), "\n"))
+}
+
+func (s *helpScreen) lines() []string {
+	groups, titles := s.keys.FullHelp(), s.keys.HelpGroups()
+	keyW := 0
+	for _, g := range groups {
+		for _, b := range g {
+			keyW = max(keyW, ansi.StringWidth(b.Help().Key))
+		}
+	}
+	// Two groups side by side when they fit, else one column.
+	colW := keyW + 2 + 22
+	cols := 1
+	if s.width >= 2*colW+4 {
+		cols = 2
+	}
+	var blocks [][]string
+	for i, g := range groups {
+		block := []string{s.styles.Section.Render(titles[i])}
+		for _, b := range g {
+			h := b.Help()
+			block = append(block, s.styles.HelpKey.Render(fmt.Sprintf("%-*s", keyW, h.Key))+"  "+s.styles.HelpDesc.Render(h.Desc))
+		}
+		blocks = append(blocks, block)
+	}
+	var out []string
+	for i := 0; i < len(blocks); i += cols {
+		row := blocks[i:min(i+cols, len(blocks))]
+		height := 0
+		for _, b := range row {
+			height = max(height, len(b))
+		}
+		for l := 0; l < height; l++ {
+			var line string
+			for c, b := range row {
+				cell := ""
+				if l < len(b) {
+					cell = b[l]
+				}
+				if c < len(row)-1 {
+					cell = pad(cell, colW+4)
+				}
+				line += cell
+			}
+			out = append(out, ansi.Truncate("  "+line, s.width, "…"))
+		}
+		out = append(out, "")
+	}
+	out = append(out, s.styles.Dim.Render(ansi.Truncate("  Shapes, worst first: never-starts · starts-and-dies · live-but-idle · unknown · progressing · healthy", s.width, "…")))
+	return out
+}
+
+// Update scrolls the help when it does not fit.
+func (s *helpScreen) Update(msg tea.KeyMsg) tea.Cmd {
+	k := s.keys
+	switch {
+	case key.Matches(msg, k.Up):
+		s.vp.ScrollUp(1)
+	case key.Matches(msg, k.Down):
+		s.vp.ScrollDown(1)
+	case key.Matches(msg, k.PageUp):
+		s.vp.PageUp()
+	case key.Matches(msg, k.PageDown):
+		s.vp.PageDown()
+	}
+	return nil
+}
+
+// Scroll moves the help by delta lines (mouse wheel).
+func (s *helpScreen) Scroll(delta int) {
+	if delta < 0 {
+		s.vp.ScrollUp(-delta)
+	} else {
+		s.vp.ScrollDown(delta)
+	}
+}
+
+// View draws the visible part of the help.
+func (s *helpScreen) View() string { return s.vp.View() }
+
+// ShortHelp implements help.KeyMap for the footer.
+func (s *helpScreen) ShortHelp() []key.Binding {
+	return []key.Binding{s.keys.Back, s.keys.Quit}
+}
+
+// FullHelp implements help.KeyMap.
+func (s *helpScreen) FullHelp() [][]key.Binding { return s.keys.FullHelp() }

@@ -1,0 +1,64 @@
+package tui
+
+import (
+	"github.com/charmbracelet/bubbles/key"
+)
+
+// KeyMap is the console's one set of key bindings; every screen matches keys against it with
+// key.Matches and takes its footer help from it.
+type KeyMap struct {
+	Up, Down, Top, Bottom, PageUp, PageDown, Wheel key.Binding
+
+	Enter, Filter, HideHealthy, Namespace, Refresh key.Binding
+
+	NextTab, PrevTab, Tabs, Copy, Back key.Binding
+
+	Help, Quit key.Binding
+}
+
+// DefaultKeyMap returns the bindings, following k9s and less habits.
+func DefaultKeyMap() KeyMap {
+	return KeyMap{
+		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		Top:      key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g/home", "top")),
+		Bottom:   key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G/end", "bottom")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+b"), key.WithHelp("pgup", "page up")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+f", " "), key.WithHelp("pgdn", "page down")),
+		// Wheel is help text only: the mouse arrives as tea.MouseMsg, not as a key.
+		Wheel: key.NewBinding(key.WithHelp("wheel", "scroll")),
+
+		Enter:       key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "diagnose")),
+		Filter:      key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
+		HideHealthy: key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "hide/show healthy")),
+		Namespace:   key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "namespace (live)")),
+		Refresh:     key.NewBinding(key.WithKeys("r", "ctrl+r"), key.WithHelp("r", "refresh")),
+
+		NextTab: key.NewBinding(key.WithKeys("tab", "right", "l"), key.WithHelp("tab", "next tab")),
+		PrevTab: key.NewBinding(key.WithKeys("shift+tab", "left"), key.WithHelp("shift+tab", "previous tab")),
+		Tabs:    key.NewBinding(key.WithKeys("1", "2", "3", "4", "5"), key.WithHelp("1-5", "go to tab")),
+		Copy:    key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy fix (OSC 52)")),
+		Back:    key.NewBinding(key.WithKeys("esc", "backspace"), key.WithHelp("esc", "back")),
+
+		Help: key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit: key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+	}
+}
+
+// ShortHelp implements help.KeyMap.
+func (k KeyMap) ShortHelp() []key.Binding { return []key.Binding{k.Help, k.Quit} }
+
+// FullHelp implements help.KeyMap: every key, in the groups of HelpGroups.
+func (k KeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Up, k.Down, k.Top, k.Bottom, k.PageUp, k.PageDown, k.Wheel},
+		{k.Enter, k.Filter, k.HideHealthy, k.Namespace, k.Refresh},
+		{k.NextTab, k.PrevTab, k.Tabs, k.Copy, k.Back},
+		{k.Help, k.Quit},
+	}
+}
+
+// HelpGroups names the groups of FullHelp, in order.
+func (k KeyMap) HelpGroups() []string {
+	return []string{"Move", "Workloads", "Diagnosis", "General"}
+}

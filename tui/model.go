@@ -1,0 +1,164 @@
+package tui
+
+import (
+	"context"
+	"time"
+
+	"github.com/charmbracelet/bubbles/spinner"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+)
+
+// state is the root model's explicit state.
+type state int
+
+const (
+	stateLoading state = iota
+	stateError
+	stateReady
+)
+
+// screenID names the screen shown in the ready state.
+type screenID int
+
+const (
+	screenWorkloads screenID = iota
+	screenDiagnosis
+	screenHelp
+)
+
+// common is what every screen gets through its constructor: styles and keys.
+type common struct {
+	styles Styles
+	keys   KeyMap
+}
+
+// liveStatus tracks a watch: when the last snapshot arrived and what went wrong since.
+type liveStatus struct {
+	watching  bool
+	updatedAt time.Time
+	err       error
+	errAt     time.Time
+}
+
+// Model is the console's root model.
+type Model struct {
+	common
+	ctx  context.Context
+	opts Options
+	now  func() time.Time
+
+	width, height int
+	state         state
+	screen        screenID
+	// back is the screen help returns to.
+	back screenID
+
+	spinner  spinner.Model
+	progress string
+	// gen increases with every source change; messages of older generations are dropped.
+	gen int
+	// seq numbers loads; only the latest one's result is shown.
+	seq, seqNext int
+	source       snapshot.Source
+	loadErr      error
+	// refreshing is true while a refresh runs over data already shown.
+	refreshing bool
+
+	data *dataset
+	live liveStatus
+	// clock is the wall clock as of the last tick; View reads it instead of calling time.Now.
+	clock       time.Time
+	cancelWatch context.CancelFunc
+
+	workloads workloadsScreen
+	diagnosis diagnosisScreen
+	help      helpScreen
+
+	nsPrompt    bool
+	nsInput     textinput.Model
+	toast       string
+	toastExpiry time.Time
+}
+
+// New builds the root model. now is the wall clock (time.Now outside tests).
+func New(ctx context.Context, opts Options, styles Styles, now func() time.Time) *Model {
+	c := common{styles: styles, keys: DefaultKeyMap()}
+	sp := spinner.New(spinner.WithSpinner(spinner.Dot), spinner.WithStyle(styles.Title))
+	ni := textinput.New()
+	ni.Prompt = "namespace: "
+	ni.CharLimit = 253
+	ni.ShowSuggestions = true
+	m := &Model{
+		common:    c,
+		ctx:       ctx,
+		opts:      opts,
+		now:       now,
+		width:     80,
+		height:    24,
+		spinner:   sp,
+		source:    opts.Source,
+		clock:     now(),
+		workloads: newWorkloadsScreen(c),
+		diagnosis: newDiagnosisScreen(c),
+		help:      newHelpScreen(c),
+		nsInput:   ni,
+	}
+	m.setSize(m.width, m.height)
+	return m
+}
+
+// Init starts the first load, the spinner, and the watch when the source is live.
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{m.spinner.Tick, m.load()}
+	if m.opts.Watch != nil {
+		cmds = append(cmds, m.startWatch(m.opts.Watch), tick())
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) setSize(w, h int) {
+	m.width, m.height = w, h
+	bodyH := max(h-m.chromeHeight(), 1)
+	m.workloads.SetSize(w, bodyH)
+	m.diagnosis.SetSize(w, bodyH)
+	m.help.SetSize(w, bodyH)
+}
+
+// chromeHeight is the header and footer around a screen's body.
+func (m *Model) chromeHeight() int { return headerHeight + 1 }
+
+// setData shows a new dataset, keeping the selection, scroll position and open diagnosis.
+func (m *Model) setData(ds *dataset) {
+	m.data = ds
+	m.state = stateReady
+	m.loadErr = nil
+	m.progress = ""
+	m.workloads.SetRows(ds)
+	if m.screen == screenDiagnosis || (m.screen == screenHelp && m.back == screenDiagnosis) {
+		k := m.diagnosis.key
+		if d := ds.report.Find(k.Kind, k.Namespace, k.Name); d != nil {
+			m.diagnosis.Refresh(ds, d)
+		} else if m.screen == screenDiagnosis {
+			m.screen = screenWorkloads
+		}
+	}
+}
+
+func (m *Model) showToast(s string) tea.Cmd {
+	m.toast = s
+	m.toastExpiry = m.now().Add(3 * time.Second)
+	return tea.Tick(3*time.Second, func(time.Time) tea.Msg { return toastExpiredMsg{} })
+}
+
+func (m *Model) stopWatch() {
+	if m.cancelWatch != nil {
+		m.cancelWatch()
+		m.cancelWatch = nil
+	}
+}
+
+// isLive reports whether the console follows a cluster.
+func (m *Model) isLive() bool { return m.live.watching }

@@ -1,0 +1,430 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+)
+
+func keyMsg(s string) tea.KeyMsg {
+	switch s {
+	case "down":
+		return tea.KeyMsg{Type: tea.KeyDown}
+	case "up":
+		return tea.KeyMsg{Type: tea.KeyUp}
+	case "enter":
+		return tea.KeyMsg{Type: tea.KeyEnter}
+	case "esc":
+		return tea.KeyMsg{Type: tea.KeyEsc}
+	case "tab":
+		return tea.KeyMsg{Type: tea.KeyTab}
+	case "shift+tab":
+		return tea.KeyMsg{Type: tea.KeyShiftTab}
+	case "backspace":
+		return tea.KeyMsg{Type: tea.KeyBackspace}
+	case "ctrl+c":
+		return tea.KeyMsg{Type: tea.KeyCtrlC}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
+}
+
+func press(m *Model, keys ...string) tea.Cmd {
+	var cmd tea.Cmd
+	for _, k := range keys {
+		_, cmd = m.Update(keyMsg(k))
+	}
+	return cmd
+}
+
+// screen is what a person sees: the frame without colour.
+func screen(m *Model) string { return ansi.Strip(m.View()) }
+
+func TestRowsAreWorstFirst(t *testing.T) {
+	m := readyModel(120, 30)
+	var got []diagnose.Shape
+	for _, i := range m.workloads.visible {
+		got = append(got, m.workloads.rows[i].shape)
+	}
+	want := []diagnose.Shape{diagnose.ShapeNeverStarts, diagnose.ShapeStartsAndDies, diagnose.ShapeLiveButIdle, diagnose.ShapeHealthy}
+	if strings.Join(shapes(got), ",") != strings.Join(shapes(want), ",") {
+		t.Fatalf("row order = %v, want %v", got, want)
+	}
+}
+
+func shapes(s []diagnose.Shape) []string {
+	out := make([]string, len(s))
+	for i, x := range s {
+		out[i] = string(x)
+	}
+	return out
+}
+
+func TestSuspectShortForm(t *testing.T) {
+	m := readyModel(120, 30)
+	got := map[string]string{}
+	for _, r := range m.data.rows {
+		got[r.key.Name] = r.suspect
+	}
+	want := map[string]string{
+		"telemetry-ingester":  "env INGEST_ENDPOINT",
+		"telemetry-collector": "image",
+		"telemetry-worker":    "env API_TOKEN",
+		"telemetry-dashboard": "-",
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("suspect of %s = %q, want %q", k, got[k], v)
+		}
+	}
+}
+
+func TestEnterOpensDiagnosisAndBackReturns(t *testing.T) {
+	m := readyModel(100, 30)
+	press(m, "down", "down")
+	if r := m.workloads.Selected(); r == nil || r.key.Name != "telemetry-ingester" {
+		t.Fatalf("selected %+v, want telemetry-ingester", r)
+	}
+	press(m, "enter")
+	if m.screen != screenDiagnosis || m.diagnosis.key.Name != "telemetry-ingester" {
+		t.Fatalf("screen %v key %v after enter", m.screen, m.diagnosis.key)
+	}
+	press(m, "tab")
+	if m.diagnosis.tab != tabCopies {
+		t.Fatalf("tab = %d after tab, want Copies", m.diagnosis.tab)
+	}
+	press(m, "shift+tab", "shift+tab")
+	if m.diagnosis.tab != tabSpec {
+		t.Fatalf("tab = %d after two shift+tab, want Spec (wraps)", m.diagnosis.tab)
+	}
+	press(m, "4")
+	if m.diagnosis.tab != tabLogs {
+		t.Fatalf("tab = %d after 4, want Logs", m.diagnosis.tab)
+	}
+	press(m, "backspace")
+	if m.screen != screenWorkloads {
+		t.Fatalf("backspace did not return to workloads")
+	}
+	if r := m.workloads.Selected(); r.key.Name != "telemetry-ingester" {
+		t.Fatalf("selection lost on back: %v", r.key)
+	}
+}
+
+func TestHelpToggleAndBack(t *testing.T) {
+	m := readyModel(100, 30)
+	press(m, "enter", "?")
+	if m.screen != screenHelp {
+		t.Fatal("? did not open help")
+	}
+	press(m, "esc")
+	if m.screen != screenDiagnosis {
+		t.Fatalf("esc from help went to %v, want the diagnosis it came from", m.screen)
+	}
+}
+
+func TestQuitKeys(t *testing.T) {
+	for _, k := range []string{"q", "ctrl+c"} {
+		m := readyModel(80, 24)
+		if cmd := press(m, k); cmd == nil || cmd() != tea.Quit() {
+			t.Errorf("%s did not quit", k)
+		}
+	}
+}
+
+func TestFilterIsFuzzyOnNameAndNamespace(t *testing.T) {
+	m := readyModel(100, 30)
+	press(m, "/", "w", "r", "k")
+	if n := len(m.workloads.visible); n != 1 || m.workloads.Selected().key.Name != "telemetry-worker" {
+		t.Fatalf("filter wrk shows %d rows, selected %v", n, m.workloads.Selected())
+	}
+	// q is text while filtering, not quit.
+	if cmd := press(m, "q"); cmd != nil && cmd() == tea.Quit() {
+		t.Fatal("q quit while typing a filter")
+	}
+	press(m, "esc")
+	if len(m.workloads.visible) != 4 || m.workloads.filtering {
+		t.Fatalf("esc did not clear the filter: %d rows", len(m.workloads.visible))
+	}
+	press(m, "/", "t", "e", "l", "m", "/", "i", "n", "g")
+	if r := m.workloads.Selected(); r == nil || r.key.Name != "telemetry-ingester" {
+		t.Fatalf("namespace/name filter selected %v", r)
+	}
+}
+
+func TestHideHealthy(t *testing.T) {
+	m := readyModel(100, 30)
+	press(m, "h")
+	for _, i := range m.workloads.visible {
+		if m.workloads.rows[i].shape == diagnose.ShapeHealthy {
+			t.Fatal("healthy row visible after h")
+		}
+	}
+	if !strings.Contains(screen(m), "healthy hidden") {
+		t.Fatal("header does not say healthy rows are hidden")
+	}
+	press(m, "h")
+	if len(m.workloads.visible) != 4 {
+		t.Fatalf("h again shows %d rows, want 4", len(m.workloads.visible))
+	}
+}
+
+func TestRefreshKeepsSelectionAndScroll(t *testing.T) {
+	m := readyModel(100, 30)
+	press(m, "down", "down", "enter", "5")
+	off := m.diagnosis.vps[tabSpec].YOffset
+	cmd := press(m, "r")
+	if cmd == nil || !m.refreshing {
+		t.Fatal("r did not start a refresh")
+	}
+	snap, rep := fixture()
+	// The refreshed report lists the ingester first; the selection must follow the workload.
+	rep.Workloads[0], rep.Workloads[1] = rep.Workloads[1], rep.Workloads[0]
+	m.Update(loadedMsg{gen: m.gen, seq: m.seq, data: datasetOf(snap, rep)})
+	if m.refreshing || m.screen != screenDiagnosis || m.diagnosis.tab != tabSpec || m.diagnosis.vps[tabSpec].YOffset != off {
+		t.Fatalf("refresh lost the place: refreshing=%v screen=%v tab=%d offset=%d want %d",
+			m.refreshing, m.screen, m.diagnosis.tab, m.diagnosis.vps[tabSpec].YOffset, off)
+	}
+	press(m, "esc")
+	if r := m.workloads.Selected(); r.key.Name != "telemetry-ingester" {
+		t.Fatalf("selection after refresh = %v", r.key)
+	}
+}
+
+func TestStaleLoadIsIgnored(t *testing.T) {
+	m := readyModel(100, 30)
+	press(m, "r")
+	old := m.seq
+	press(m, "r")
+	m.Update(loadedMsg{gen: m.gen, seq: old, err: errors.New("old failure")})
+	if m.state != stateReady {
+		t.Fatalf("a superseded load changed the state to %v", m.state)
+	}
+}
+
+func TestLoadErrorIsAStateWithBack(t *testing.T) {
+	m := readyModel(100, 30)
+	press(m, "r")
+	m.Update(loadedMsg{gen: m.gen, seq: m.seq, err: errors.New("read dump \"x\": unexpected EOF")})
+	if m.state != stateError || !strings.Contains(screen(m), "unexpected EOF") {
+		t.Fatalf("error not shown: state %v\n%s", m.state, screen(m))
+	}
+	press(m, "esc")
+	if m.state != stateReady || m.data == nil {
+		t.Fatal("esc did not go back to the last snapshot")
+	}
+}
+
+func TestInitialLoadErrorOffersRetry(t *testing.T) {
+	m := New(context.Background(), Options{Source: staticSource{err: errors.New("boom")}}, testStyles(), func() time.Time { return refTime })
+	m.Update(windowSize(80, 24))
+	m.Update(loadedMsg{gen: m.gen, seq: m.seq, err: errors.New("boom")})
+	if m.state != stateError {
+		t.Fatal("no error state")
+	}
+	press(m, "esc")
+	if m.state != stateError {
+		t.Fatal("esc left the error state with nothing to go back to")
+	}
+	if cmd := press(m, "r"); cmd == nil || m.state != stateLoading {
+		t.Fatal("r did not retry")
+	}
+}
+
+func TestLiveWatchStaleAndRecover(t *testing.T) {
+	now := refTime
+	snap, rep := fixture()
+	m := New(context.Background(), Options{Source: staticSource{snap: snap}, SourceLabel: "live"}, testStyles(), func() time.Time { return now })
+	m.Update(windowSize(120, 30))
+	m.live.watching = true
+	m.Update(watchMsg{gen: m.gen, data: datasetOf(snap, rep)})
+	if !strings.Contains(screen(m), "● live") {
+		t.Fatalf("no live indicator:\n%s", screen(m))
+	}
+	now = now.Add(5 * time.Second)
+	m.Update(watchMsg{gen: m.gen, err: errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")})
+	now = now.Add(2 * time.Minute)
+	m.Update(tickMsg(now))
+	s := screen(m)
+	if !strings.Contains(s, "stale 2m5s") || !strings.Contains(s, "connection refused") {
+		t.Fatalf("stale indicator missing:\n%s", s)
+	}
+	if m.data == nil || len(m.workloads.visible) != 4 {
+		t.Fatal("the last snapshot was dropped on a watch error")
+	}
+	m.Update(watchMsg{gen: m.gen, data: datasetOf(snap, rep)})
+	if s := screen(m); strings.Contains(s, "stale") || !strings.Contains(s, "● live") {
+		t.Fatalf("did not recover:\n%s", s)
+	}
+}
+
+func TestWatchClosedRestarts(t *testing.T) {
+	snap, _ := fixture()
+	m := New(context.Background(), Options{Source: staticSource{snap: snap}}, testStyles(), func() time.Time { return refTime })
+	m.live.watching = true
+	_, cmd := m.Update(watchMsg{gen: m.gen, closed: true})
+	if cmd == nil || m.live.err == nil {
+		t.Fatal("a closed watch is neither shown as stale nor restarted")
+	}
+}
+
+func TestNamespaceSwitch(t *testing.T) {
+	m := readyModel(100, 30)
+	press(m, "n")
+	if m.nsPrompt {
+		t.Fatal("n opened a prompt without a live cluster")
+	}
+	var asked string
+	snap, _ := fixture()
+	m.opts.SwitchNamespace = func(ns string) snapshot.Source { asked = ns; return staticSource{snap: snap} }
+	press(m, "n", "p", "a", "y", "enter")
+	if asked != "pay" || m.state != stateLoading || m.gen != 1 {
+		t.Fatalf("switch: asked %q state %v gen %d", asked, m.state, m.gen)
+	}
+	if !strings.Contains(screen(m), "ns pay") {
+		t.Fatalf("header does not name the new namespace:\n%s", screen(m))
+	}
+}
+
+func TestCopyWritesOSC52(t *testing.T) {
+	m := readyModel(100, 30)
+	var out bytes.Buffer
+	m.opts.Out = &out
+	press(m, "down", "down", "enter")
+	cmd := press(m, "y")
+	if cmd == nil {
+		t.Fatal("y returned no command")
+	}
+	msg := cmd()
+	want := "\x1b]52;c;" + "a3ViZWN0bCByb2xsb3V0IHVuZG8gZGVwbG95bWVudC90ZWxlbWV0cnktaW5nZXN0ZXIgLW4gdGVsZW1ldHJ5IC0tdG8tcmV2aXNpb249MQ==" + "\x07"
+	if out.String() != want {
+		t.Fatalf("wrote %q, want %q", out.String(), want)
+	}
+	m.Update(msg)
+	if !strings.Contains(screen(m), "copied: kubectl rollout undo") {
+		t.Fatalf("no confirmation:\n%s", screen(m))
+	}
+}
+
+func TestMouseWheelScrolls(t *testing.T) {
+	m := readyModel(100, 30)
+	m.Update(tea.MouseMsg{Button: tea.MouseButtonWheelDown, Action: tea.MouseActionPress})
+	if m.workloads.cursor != 3 {
+		t.Fatalf("wheel down moved to %d, want 3 (the last row)", m.workloads.cursor)
+	}
+	m.Update(tea.MouseMsg{Button: tea.MouseButtonWheelUp, Action: tea.MouseActionPress})
+	if m.workloads.cursor != 0 {
+		t.Fatalf("wheel up moved to %d", m.workloads.cursor)
+	}
+}
+
+func TestMaliciousLogCannotDriveTheTerminal(t *testing.T) {
+	m := readyModel(100, 30)
+	press(m, "down", "down", "enter", "4")
+	v := m.View()
+	for _, bad := range []string{"\x1b]", "\x07", "\x1b[2J", "\x9b", "pwned\x07"} {
+		if strings.Contains(v, bad) {
+			t.Fatalf("log escape %q reached the screen", bad)
+		}
+	}
+	if !strings.Contains(ansi.Strip(v), "connection refused") {
+		t.Fatalf("the log line's text is missing:\n%s", ansi.Strip(v))
+	}
+}
+
+func TestSanitize(t *testing.T) {
+	cases := map[string]string{
+		"plain":                       "plain",
+		"a\x1b[31mred\x1b[0m":         "ared",
+		"title\x1b]0;x\x07end":        "titleend",
+		"c1\u009b31m":                 "c131m",
+		"bell\x07 nul\x00 del\x7f":    "bell nul del",
+		"tab\there":                   "tab    here",
+		"two\nlines":                  "two lines",
+		"bidi\u202egnp.exe":           "bidignp.exe",
+		"ünïcode ✓":                   "ünïcode ✓",
+		"osc52\x1b]52;c;aGk=\x1b\\ok": "osc52ok",
+	}
+	for in, want := range cases {
+		if got := Sanitize(in); got != want {
+			t.Errorf("Sanitize(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestSpecHighlightsSuspectLine(t *testing.T) {
+	m := readyModel(100, 30)
+	press(m, "down", "down", "enter", "5")
+	s := screen(m)
+	found := false
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, "▶") && strings.Contains(l, "value: telemetry-intake.internal:9443") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("suspect line not highlighted in view:\n%s", s)
+	}
+}
+
+func TestTinyTerminalsDoNotPanic(t *testing.T) {
+	for _, size := range [][2]int{{40, 12}, {20, 5}, {1, 1}, {0, 0}, {300, 100}} {
+		m := readyModel(size[0], size[1])
+		for _, k := range []string{"down", "enter", "tab", "tab", "tab", "tab", "?", "esc", "esc", "/", "x", "esc", "G", "g"} {
+			press(m, k)
+			v := m.View()
+			for _, l := range strings.Split(v, "\n") {
+				if w := ansi.StringWidth(l); w > size[0] {
+					t.Fatalf("%dx%d after %s: line %q is %d wide", size[0], size[1], k, ansi.Strip(l), w)
+				}
+			}
+			if n := strings.Count(v, "\n") + 1; size[1] > 0 && n != size[1] {
+				t.Fatalf("%dx%d after %s: %d lines", size[0], size[1], k, n)
+			}
+		}
+	}
+}
+
+func TestGoldenWorkloads80x24(t *testing.T) {
+	golden.RequireEqual(t, []byte(screen(readyModel(80, 24))))
+}
+
+func TestGoldenWorkloads120x30(t *testing.T) {
+	golden.RequireEqual(t, []byte(screen(readyModel(120, 30))))
+}
+
+func TestGoldenDiagnosis80x24(t *testing.T) {
+	m := readyModel(80, 24)
+	press(m, "down", "down", "enter")
+	golden.RequireEqual(t, []byte(screen(m)))
+}
+
+func TestGoldenDiagnosisSpec80x24(t *testing.T) {
+	m := readyModel(80, 24)
+	press(m, "down", "down", "enter", "5")
+	golden.RequireEqual(t, []byte(screen(m)))
+}
+
+func TestGoldenHelp80x24(t *testing.T) {
+	m := readyModel(80, 24)
+	press(m, "?")
+	golden.RequireEqual(t, []byte(screen(m)))
+}
+
+func TestGoldenWorkloads40x12(t *testing.T) {
+	golden.RequireEqual(t, []byte(screen(readyModel(40, 12))))
+}
+
+func TestGoldenDiagnosis40x12(t *testing.T) {
+	m := readyModel(40, 12)
+	press(m, "down", "down", "enter")
+	golden.RequireEqual(t, []byte(screen(m)))
+}

@@ -1,0 +1,84 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+)
+
+// Options configure the console. The command layer fills them from its flags.
+type Options struct {
+	In  io.Reader
+	Out io.Writer
+	// Source reads the snapshot; it is called on start and on every refresh.
+	Source snapshot.Source
+	// Watch, when set (live clusters), streams new snapshots and errors until ctx ends.
+	Watch func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error)
+	// At overrides the reference time of every snapshot.
+	At            *time.Time
+	Namespaces    []string
+	AllNamespaces bool
+	// SourceLabel is "live", "dump" or "demo".
+	SourceLabel string
+	// Context is the kube context name, shown in the header.
+	Context string
+	// SwitchNamespace, when set (live clusters), returns a source for another namespace.
+	SwitchNamespace func(ns string) snapshot.Source
+}
+
+// ProgressSource is a Source that reports how far a read has got ("pods", 12400); the console
+// shows it under the spinner. Sources that do not implement it get a spinner alone.
+type ProgressSource interface {
+	snapshot.Source
+	SnapshotWithProgress(ctx context.Context, progress func(what string, n int)) (*snapshot.Snapshot, error)
+}
+
+// Watcher is a Source that can also stream updates. A source returned by SwitchNamespace that
+// implements it is watched; otherwise the console falls back to Options.Watch for the first
+// source only.
+type Watcher interface {
+	Watch(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error)
+}
+
+// Run opens the console and blocks until the user quits or ctx ends. It returns the load error
+// when no snapshot could ever be read, so the command can exit non-zero.
+func Run(ctx context.Context, opts Options) error {
+	if opts.Source == nil {
+		return errors.New("console: no source")
+	}
+	r := lipgloss.NewRenderer(opts.Out)
+	// Ask the terminal for its background now, before bubbletea owns the input: adaptive colours
+	// would otherwise query it from inside View.
+	r.HasDarkBackground()
+	m := New(ctx, opts, DefaultStyles(r), time.Now)
+	p := tea.NewProgram(m,
+		tea.WithContext(ctx),
+		tea.WithInput(opts.In),
+		tea.WithOutput(opts.Out),
+		tea.WithAltScreen(),
+		tea.WithMouseCellMotion(),
+	)
+	final, err := p.Run()
+	// tea.Program restores the terminal (alt screen, mouse, cursor) on every return path,
+	// including a panic in a Cmd and a cancelled context.
+	if fm, ok := final.(*Model); ok {
+		fm.stopWatch()
+		if err == nil && fm.data == nil && fm.loadErr != nil {
+			return fmt.Errorf("load snapshot: %w", fm.loadErr)
+		}
+	}
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("console: %w", err)
+	}
+	return nil
+}

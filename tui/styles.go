@@ -1,0 +1,146 @@
+package tui
+
+import (
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+)
+
+// ShapeColor is the one mapping from shape to colour; the badges, the header totals and the
+// per-copy strip all take their colour from it.
+func ShapeColor(s diagnose.Shape) lipgloss.AdaptiveColor {
+	switch s {
+	case diagnose.ShapeNeverStarts:
+		return lipgloss.AdaptiveColor{Light: "#B71C1C", Dark: "#FF5F5F"}
+	case diagnose.ShapeStartsAndDies:
+		return lipgloss.AdaptiveColor{Light: "#BF360C", Dark: "#FF8700"}
+	case diagnose.ShapeLiveButIdle:
+		return lipgloss.AdaptiveColor{Light: "#8D6E00", Dark: "#FFD75F"}
+	case diagnose.ShapeProgressing:
+		return lipgloss.AdaptiveColor{Light: "#1565C0", Dark: "#5FAFFF"}
+	case diagnose.ShapeHealthy:
+		return lipgloss.AdaptiveColor{Light: "#2E7D32", Dark: "#5FD75F"}
+	default:
+		return lipgloss.AdaptiveColor{Light: "#616161", Dark: "#A8A8A8"}
+	}
+}
+
+// ShapeLabel is the badge text of a shape; short is for narrow terminals.
+func ShapeLabel(s diagnose.Shape, short bool) string {
+	if !short {
+		return string(s)
+	}
+	switch s {
+	case diagnose.ShapeNeverStarts:
+		return "NEVER"
+	case diagnose.ShapeStartsAndDies:
+		return "DIES"
+	case diagnose.ShapeLiveButIdle:
+		return "IDLE"
+	case diagnose.ShapeProgressing:
+		return "ROLL"
+	case diagnose.ShapeHealthy:
+		return "OK"
+	default:
+		return "?"
+	}
+}
+
+// ShapeMeaning says in one line what a shape means for the people relying on the workload.
+func ShapeMeaning(s diagnose.Shape) string {
+	switch s {
+	case diagnose.ShapeNeverStarts:
+		return "no copy of the current revision ever ran; the platform cannot even start the spec."
+	case diagnose.ShapeStartsAndDies:
+		return "copies run, then exit; every replacement repeats the fault because it copies the same spec."
+	case diagnose.ShapeLiveButIdle:
+		return "copies run and stay up, the count is met, but too few of them serve."
+	case diagnose.ShapeProgressing:
+		return "a rollout is under way within its deadline, with no failure evidence."
+	case diagnose.ShapeHealthy:
+		return "the declared copies exist and serve."
+	default:
+		return "the signals do not fit a known shape; read the evidence."
+	}
+}
+
+// Styles holds every style of the console. It is built once by DefaultStyles from a renderer, so
+// NO_COLOR and the terminal's colour profile apply everywhere.
+type Styles struct {
+	r *lipgloss.Renderer
+
+	Title, Dim, Bold, Selected, Cursor      lipgloss.Style
+	Section, Error, Warn, OK, Live, Stale   lipgloss.Style
+	TabActive, TabInactive                  lipgloss.Style
+	Highlight, DiffAdd, DiffDel, LineNumber lipgloss.Style
+	HelpKey, HelpDesc, Toast                lipgloss.Style
+
+	badge, badgeShort, text map[diagnose.Shape]string
+}
+
+// DefaultStyles builds the console's styles with adaptive colours on r.
+func DefaultStyles(r *lipgloss.Renderer) Styles {
+	subtle := lipgloss.AdaptiveColor{Light: "#757575", Dark: "#8A8A8A"}
+	accent := lipgloss.AdaptiveColor{Light: "#5E35B1", Dark: "#AF87FF"}
+	s := Styles{
+		r:           r,
+		Title:       r.NewStyle().Bold(true).Foreground(accent),
+		Dim:         r.NewStyle().Foreground(subtle),
+		Bold:        r.NewStyle().Bold(true),
+		Selected:    r.NewStyle().Reverse(true),
+		Cursor:      r.NewStyle().Bold(true).Foreground(accent),
+		Section:     r.NewStyle().Bold(true).Underline(true),
+		Error:       r.NewStyle().Bold(true).Foreground(ShapeColor(diagnose.ShapeNeverStarts)),
+		Warn:        r.NewStyle().Foreground(ShapeColor(diagnose.ShapeLiveButIdle)),
+		OK:          r.NewStyle().Foreground(ShapeColor(diagnose.ShapeHealthy)),
+		Live:        r.NewStyle().Bold(true).Foreground(ShapeColor(diagnose.ShapeHealthy)),
+		Stale:       r.NewStyle().Bold(true).Foreground(ShapeColor(diagnose.ShapeLiveButIdle)),
+		TabActive:   r.NewStyle().Bold(true).Reverse(true),
+		TabInactive: r.NewStyle().Foreground(subtle),
+		Highlight:   r.NewStyle().Bold(true).Reverse(true).Foreground(ShapeColor(diagnose.ShapeLiveButIdle)),
+		DiffAdd:     r.NewStyle().Foreground(ShapeColor(diagnose.ShapeHealthy)),
+		DiffDel:     r.NewStyle().Foreground(ShapeColor(diagnose.ShapeNeverStarts)),
+		LineNumber:  r.NewStyle().Foreground(subtle),
+		HelpKey:     r.NewStyle().Bold(true).Foreground(accent),
+		HelpDesc:    r.NewStyle().Foreground(subtle),
+		Toast:       r.NewStyle().Bold(true).Foreground(accent),
+		badge:       map[diagnose.Shape]string{},
+		badgeShort:  map[diagnose.Shape]string{},
+		text:        map[diagnose.Shape]string{},
+	}
+	// Badges are rendered once: the workloads screen draws thousands of them per second while
+	// scrolling, and lipgloss rendering is the expensive part of a frame.
+	for _, sh := range diagnose.Shapes {
+		b := r.NewStyle().Bold(true).Foreground(lipgloss.AdaptiveColor{Light: "#FFFFFF", Dark: "#000000"}).
+			Background(ShapeColor(sh))
+		s.badge[sh] = b.Render(" " + ShapeLabel(sh, false) + " ")
+		s.badgeShort[sh] = b.Render(" " + ShapeLabel(sh, true) + " ")
+		s.text[sh] = r.NewStyle().Bold(true).Foreground(ShapeColor(sh)).Render(string(sh))
+	}
+	return s
+}
+
+// Badge renders a shape as a coloured badge, two cells wider than its label.
+func (s Styles) Badge(sh diagnose.Shape, short bool) string {
+	m := s.badge
+	if short {
+		m = s.badgeShort
+	}
+	if b, ok := m[sh]; ok {
+		return b
+	}
+	return " " + ShapeLabel(sh, short) + " "
+}
+
+// ShapeText renders a shape's name in its colour.
+func (s Styles) ShapeText(sh diagnose.Shape) string {
+	if t, ok := s.text[sh]; ok {
+		return t
+	}
+	return string(sh)
+}
+
+// Fg renders text in a colour.
+func (s Styles) Fg(c lipgloss.TerminalColor, text string) string {
+	return s.r.NewStyle().Foreground(c).Render(text)
+}

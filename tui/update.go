@@ -1,0 +1,317 @@
+package tui
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/spinner"
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// watchBackoff is how long the console waits before restarting a watch that ended.
+const watchBackoff = 5 * time.Second
+
+// Update handles a message. It does no I/O: reading, watching and copying are returned as Cmds.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.setSize(msg.Width, msg.Height)
+		return m, nil
+	case spinner.TickMsg:
+		if m.state != stateLoading && !m.refreshing {
+			return m, nil
+		}
+		var cmd tea.Cmd
+		m.spinner, cmd = m.spinner.Update(msg)
+		return m, cmd
+	case loadProgressMsg:
+		if msg.gen != m.gen || msg.seq != m.seq {
+			return m, nil
+		}
+		m.progress = fmt.Sprintf("reading %s… %s", msg.what, thousands(msg.n))
+		return m, waitLoad(msg.prog, msg.done)
+	case loadedMsg:
+		return m, m.onLoaded(msg)
+	case watchMsg:
+		return m, m.onWatch(msg)
+	case restartWatchMsg:
+		if msg.gen != m.gen {
+			return m, nil
+		}
+		if w := m.watchFunc(); w != nil {
+			return m, m.startWatch(w)
+		}
+		return m, nil
+	case tickMsg:
+		m.clock = time.Time(msg)
+		if !m.live.watching {
+			return m, nil
+		}
+		return m, tick()
+	case copiedMsg:
+		if msg.err != nil {
+			return m, m.showToast("copy failed: " + msg.err.Error())
+		}
+		return m, m.showToast("copied: " + msg.text)
+	case toastExpiredMsg:
+		if !m.now().Before(m.toastExpiry) {
+			m.toast = ""
+		}
+		return m, nil
+	case tea.MouseMsg:
+		if m.state == stateReady {
+			return m, m.onMouse(msg)
+		}
+		return m, nil
+	case tea.KeyMsg:
+		return m, m.onKey(msg)
+	}
+	return m, nil
+}
+
+func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
+	if msg.gen != m.gen || msg.seq != m.seq {
+		return nil
+	}
+	m.refreshing = false
+	m.progress = ""
+	if msg.err != nil {
+		m.loadErr = msg.err
+		m.state = stateError
+		return nil
+	}
+	m.setData(msg.data)
+	if m.live.watching {
+		m.live.updatedAt = m.now()
+		m.live.err = nil
+	}
+	return nil
+}
+
+func (m *Model) onWatch(msg watchMsg) tea.Cmd {
+	if msg.gen != m.gen {
+		return nil
+	}
+	now := m.now()
+	m.clock = now
+	switch {
+	case msg.closed:
+		if m.live.err == nil {
+			m.live.err = errors.New("watch ended")
+			m.live.errAt = now
+		}
+		gen := m.gen
+		return tea.Tick(watchBackoff, func(time.Time) tea.Msg { return restartWatchMsg{gen: gen} })
+	case msg.err != nil:
+		// Keep the last snapshot on screen and say how stale it is; the watch recovers itself.
+		if m.live.err == nil {
+			m.live.errAt = now
+		}
+		m.live.err = msg.err
+	default:
+		m.live.updatedAt = now
+		m.live.err = nil
+		// A snapshot from the watch supersedes a load still running.
+		m.refreshing = false
+		m.seq = -1
+		m.setData(msg.data)
+	}
+	ctx := m.ctx
+	return waitWatch(ctx, msg.gen, msg.snaps, msg.errs, m.opts.At)
+}
+
+// watchFunc returns how the current source is watched, or nil.
+func (m *Model) watchFunc() watchFn {
+	if w, ok := m.source.(Watcher); ok {
+		return w.Watch
+	}
+	if m.source == m.opts.Source {
+		return m.opts.Watch
+	}
+	return nil
+}
+
+func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
+	k := m.keys
+	if msg.String() == "ctrl+c" {
+		return tea.Quit
+	}
+	if m.nsPrompt {
+		return m.onNamespaceKey(msg)
+	}
+	if m.state == stateReady && m.screen == screenWorkloads && m.workloads.filtering {
+		return m.workloads.Update(msg)
+	}
+	switch m.state {
+	case stateLoading:
+		if key.Matches(msg, k.Quit) {
+			return tea.Quit
+		}
+		return nil
+	case stateError:
+		switch {
+		case key.Matches(msg, k.Quit):
+			return tea.Quit
+		case key.Matches(msg, k.Refresh):
+			return m.refresh()
+		case key.Matches(msg, k.Back) && m.data != nil:
+			m.state = stateReady
+			m.loadErr = nil
+		}
+		return nil
+	}
+	switch {
+	case key.Matches(msg, k.Quit):
+		return tea.Quit
+	case key.Matches(msg, k.Help):
+		if m.screen == screenHelp {
+			m.screen = m.back
+		} else {
+			m.back, m.screen = m.screen, screenHelp
+		}
+		return nil
+	case key.Matches(msg, k.Refresh):
+		return m.refresh()
+	case key.Matches(msg, k.Namespace) && m.screen != screenHelp:
+		if m.opts.SwitchNamespace == nil {
+			return m.showToast("namespace switch needs a live cluster")
+		}
+		m.nsPrompt = true
+		m.nsInput.SetValue("")
+		if m.data != nil {
+			m.nsInput.SetSuggestions(m.data.namespaces)
+		}
+		return m.nsInput.Focus()
+	}
+	switch m.screen {
+	case screenHelp:
+		if key.Matches(msg, k.Back) {
+			m.screen = m.back
+			return nil
+		}
+		return m.help.Update(msg)
+	case screenDiagnosis:
+		switch {
+		case key.Matches(msg, k.Back):
+			m.screen = screenWorkloads
+			return nil
+		case key.Matches(msg, k.Copy):
+			text := m.diagnosis.CopyText()
+			if text == "" {
+				return m.showToast("nothing to copy")
+			}
+			return copyToClipboard(m.opts.Out, text)
+		}
+		return m.diagnosis.Update(msg)
+	default:
+		if key.Matches(msg, k.Enter) {
+			return m.openSelected()
+		}
+		return m.workloads.Update(msg)
+	}
+}
+
+func (m *Model) openSelected() tea.Cmd {
+	r := m.workloads.Selected()
+	if r == nil || m.data == nil {
+		return nil
+	}
+	m.diagnosis.Open(m.data, r.diag)
+	m.screen = screenDiagnosis
+	return nil
+}
+
+func (m *Model) onNamespaceKey(msg tea.KeyMsg) tea.Cmd {
+	switch msg.String() {
+	case "esc":
+		m.nsPrompt = false
+		m.nsInput.Blur()
+		return nil
+	case "enter":
+		ns := strings.TrimSpace(m.nsInput.Value())
+		m.nsPrompt = false
+		m.nsInput.Blur()
+		if ns == "" {
+			return nil
+		}
+		return m.switchNamespace(ns)
+	}
+	var cmd tea.Cmd
+	m.nsInput, cmd = m.nsInput.Update(msg)
+	return cmd
+}
+
+// switchNamespace points the console at another namespace of a live cluster.
+func (m *Model) switchNamespace(ns string) tea.Cmd {
+	src := m.opts.SwitchNamespace(ns)
+	if src == nil {
+		return m.showToast("cannot switch to namespace " + Sanitize(ns))
+	}
+	m.stopWatch()
+	m.live = liveStatus{}
+	m.gen++
+	m.source = src
+	m.opts.Namespaces = []string{ns}
+	m.opts.AllNamespaces = false
+	m.data = nil
+	m.state = stateLoading
+	m.screen = screenWorkloads
+	cmds := []tea.Cmd{m.load(), m.spinner.Tick}
+	if w := m.watchFunc(); w != nil {
+		cmds = append(cmds, m.startWatch(w), tick())
+	}
+	return tea.Batch(cmds...)
+}
+
+// refresh reads the source again, keeping what is on screen until the new snapshot is in.
+func (m *Model) refresh() tea.Cmd {
+	if m.data == nil {
+		m.state = stateLoading
+	} else {
+		m.refreshing = true
+	}
+	return tea.Batch(m.load(), m.spinner.Tick)
+}
+
+func (m *Model) onMouse(msg tea.MouseMsg) tea.Cmd {
+	if msg.Action != tea.MouseActionPress {
+		return nil
+	}
+	delta := 0
+	switch msg.Button {
+	case tea.MouseButtonWheelUp:
+		delta = -3
+	case tea.MouseButtonWheelDown:
+		delta = 3
+	default:
+		return nil
+	}
+	switch m.screen {
+	case screenWorkloads:
+		m.workloads.Scroll(delta)
+	case screenDiagnosis:
+		m.diagnosis.Scroll(delta)
+	case screenHelp:
+		m.help.Scroll(delta)
+	}
+	return nil
+}
+
+// thousands formats n with comma separators: 12400 → "12,400".
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}

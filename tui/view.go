@@ -1,0 +1,189 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+)
+
+// headerHeight is the number of header lines above every screen.
+const headerHeight = 2
+
+// View draws the whole screen. It is pure: it reads the model and does no I/O.
+func (m *Model) View() string {
+	var body string
+	switch m.state {
+	case stateLoading:
+		body = m.loadingView()
+	case stateError:
+		body = m.errorView()
+	default:
+		switch m.screen {
+		case screenDiagnosis:
+			body = m.diagnosis.View()
+		case screenHelp:
+			body = m.help.View()
+		default:
+			body = m.workloads.View()
+		}
+	}
+	return m.fit(m.headerLines() + "\n" + body + "\n" + m.footer())
+}
+
+// fit cuts the frame to the terminal, so no line wraps and nothing scrolls off.
+func (m *Model) fit(frame string) string {
+	lines := strings.Split(frame, "\n")
+	footer := lines[len(lines)-1]
+	if len(lines) > m.height {
+		lines = append(lines[:max(m.height-1, 0)], footer)
+	}
+	for len(lines) < m.height {
+		lines = append(lines[:len(lines)-1], "", footer)
+	}
+	for i, l := range lines {
+		if ansi.StringWidth(l) > m.width {
+			lines[i] = ansi.Truncate(l, m.width, "…")
+		}
+	}
+	if m.height <= 0 {
+		return ""
+	}
+	return strings.Join(lines[:m.height], "\n")
+}
+
+func (m *Model) headerLines() string {
+	st := m.styles
+	parts := []string{st.Title.Render("kubectl-diagnose")}
+	if m.opts.Context != "" {
+		parts = append(parts, "ctx "+Sanitize(m.opts.Context))
+	}
+	parts = append(parts, "ns "+m.namespaceLabel())
+	if m.opts.SourceLabel != "" {
+		parts = append(parts, Sanitize(m.opts.SourceLabel))
+	}
+	switch {
+	case m.live.watching && m.live.err != nil:
+		parts = append(parts, st.Stale.Render("▲ stale "+since(m.clock, m.live.updatedAt))+" "+
+			st.Dim.Render(Sanitize(m.live.err.Error())))
+	case m.live.watching && !m.live.updatedAt.IsZero():
+		parts = append(parts, st.Live.Render("● live")+st.Dim.Render(" updated "+since(m.clock, m.live.updatedAt)+" ago"))
+	case m.live.watching:
+		parts = append(parts, st.Live.Render("● live"))
+	case m.data != nil:
+		parts = append(parts, "at "+m.data.snap.ReferenceTime.UTC().Format("2006-01-02 15:04:05Z"))
+	}
+	if m.refreshing {
+		parts = append(parts, m.spinner.View()+" refreshing")
+	}
+	line1 := ansi.Truncate(strings.Join(parts, st.Dim.Render(" · ")), m.width, "…")
+	return line1 + "\n" + ansi.Truncate(m.totalsLine(), m.width, "…")
+}
+
+func (m *Model) namespaceLabel() string {
+	switch {
+	case m.opts.AllNamespaces:
+		return "all"
+	case len(m.opts.Namespaces) > 0:
+		return Sanitize(strings.Join(m.opts.Namespaces, ","))
+	case m.data != nil && len(m.data.snap.Namespaces) > 0:
+		return Sanitize(strings.Join(m.data.snap.Namespaces, ","))
+	case m.data != nil && len(m.data.namespaces) == 1:
+		return Sanitize(m.data.namespaces[0])
+	case m.data != nil:
+		return "all"
+	}
+	return "-"
+}
+
+// totalsLine counts workloads per shape as coloured badges, worst first.
+func (m *Model) totalsLine() string {
+	if m.data == nil {
+		return ""
+	}
+	st := m.styles
+	counts := map[diagnose.Shape]int{}
+	for i := range m.data.rows {
+		counts[m.data.rows[i].shape]++
+	}
+	short := m.width < 100
+	var parts []string
+	for _, sh := range diagnose.Shapes {
+		if counts[sh] == 0 {
+			continue
+		}
+		parts = append(parts, st.Badge(sh, short)+fmt.Sprintf(" %d", counts[sh]))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, st.Dim.Render("no workloads"))
+	}
+	line := strings.Join(parts, "  ")
+	if m.screen == screenWorkloads && m.state == stateReady {
+		line += st.Dim.Render("  " + m.workloads.Position())
+		if m.workloads.hideHealthy {
+			line += st.Dim.Render(" · healthy hidden")
+		}
+	}
+	return line
+}
+
+func (m *Model) loadingView() string {
+	what := "reading the snapshot…"
+	if m.progress != "" {
+		what = m.progress
+	}
+	lines := []string{"", "  " + m.spinner.View() + " " + what}
+	return strings.Join(lines, "\n")
+}
+
+func (m *Model) errorView() string {
+	st := m.styles
+	lines := []string{"", st.Error.Render("  could not read the snapshot")}
+	if m.loadErr != nil {
+		lines = append(lines, wrap(Sanitize(m.loadErr.Error()), m.width, "  ")...)
+	}
+	hint := "r retry · q quit"
+	if m.data != nil {
+		hint = "esc back to the last snapshot · r retry · q quit"
+	}
+	lines = append(lines, "", st.Dim.Render("  "+hint))
+	return strings.Join(lines, "\n")
+}
+
+func (m *Model) footer() string {
+	st := m.styles
+	switch {
+	case m.toast != "":
+		return st.Toast.Render(ansi.Truncate(m.toast, m.width, "…"))
+	case m.nsPrompt:
+		return m.nsInput.View()
+	case m.state == stateReady && m.screen == screenWorkloads && (m.workloads.filtering || m.workloads.filter.Value() != ""):
+		return m.workloads.filter.View()
+	}
+	h := help.New()
+	h.Width = m.width
+	h.Styles.ShortKey = st.HelpKey
+	h.Styles.ShortDesc = st.HelpDesc
+	h.Styles.ShortSeparator = st.Dim
+	h.Styles.Ellipsis = st.Dim
+	var bindings []key.Binding
+	switch {
+	case m.state != stateReady:
+		bindings = []key.Binding{m.keys.Refresh, m.keys.Quit}
+	case m.screen == screenDiagnosis:
+		bindings = m.diagnosis.ShortHelp()
+	case m.screen == screenHelp:
+		bindings = m.help.ShortHelp()
+	default:
+		bindings = m.workloads.ShortHelp()
+	}
+	return h.ShortHelpView(bindings)
+}
+
+// sourceLabel names a snapshot's source for the header when the options do not.
+func sourceLabel(s *snapshot.Snapshot) string { return string(s.Source.Type) }

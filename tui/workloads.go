@@ -1,0 +1,414 @@
+package tui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/sahilm/fuzzy"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+)
+
+// column is one column of the workloads table.
+type column struct {
+	title string
+	width int
+	// value reads the cell of a row.
+	value func(*row) string
+}
+
+// workloadsScreen lists workloads worst first. It keeps the selection by workload, not by
+// position, so a refresh that reorders rows keeps the same workload selected.
+type workloadsScreen struct {
+	common
+	width, height int
+
+	rows []row
+	// visible indexes rows after the filter and the healthy toggle.
+	visible []int
+	cursor  int
+	offset  int
+	multiNS bool
+
+	filtering   bool
+	filter      textinput.Model
+	hideHealthy bool
+
+	cols       []column
+	shortBadge bool
+}
+
+func newWorkloadsScreen(c common) workloadsScreen {
+	f := textinput.New()
+	f.Prompt = "/"
+	f.Placeholder = "filter by name or namespace"
+	f.CharLimit = 128
+	return workloadsScreen{common: c, filter: f}
+}
+
+// SetSize sets the body size and lays the columns out for it.
+func (s *workloadsScreen) SetSize(w, h int) {
+	s.width, s.height = w, h
+	s.filter.Width = max(w-3, 1)
+	s.layout()
+	s.clamp()
+}
+
+// SetRows shows a new dataset's rows, keeping the selected workload and the scroll position.
+func (s *workloadsScreen) SetRows(ds *dataset) {
+	var sel *workloadKey
+	if r := s.Selected(); r != nil {
+		k := r.key
+		sel = &k
+	}
+	prevCursor, prevOffset := s.cursor, s.offset
+	s.rows = ds.rows
+	s.multiNS = ds.multiNS
+	s.layout()
+	s.applyFilter()
+	s.cursor, s.offset = prevCursor, prevOffset
+	if sel != nil {
+		for i, ri := range s.visible {
+			if s.rows[ri].key == *sel {
+				// Keep the row where it was on screen when it moved.
+				s.offset += i - s.cursor
+				s.cursor = i
+				break
+			}
+		}
+	}
+	s.clamp()
+}
+
+// Selected returns the selected row, or nil.
+func (s *workloadsScreen) Selected() *row {
+	if s.cursor < 0 || s.cursor >= len(s.visible) {
+		return nil
+	}
+	return &s.rows[s.visible[s.cursor]]
+}
+
+// Update handles keys on the workloads screen.
+func (s *workloadsScreen) Update(msg tea.KeyMsg) tea.Cmd {
+	k := s.keys
+	if s.filtering {
+		switch msg.String() {
+		case "esc":
+			s.filtering = false
+			s.filter.Blur()
+			s.filter.SetValue("")
+			s.applyFilter()
+			return nil
+		case "enter":
+			s.filtering = false
+			s.filter.Blur()
+			return nil
+		case "up", "down":
+			// Moving while filtering lets a person pick a match without leaving the filter.
+			s.move(map[string]int{"up": -1, "down": 1}[msg.String()])
+			return nil
+		}
+		var cmd tea.Cmd
+		s.filter, cmd = s.filter.Update(msg)
+		s.applyFilter()
+		return cmd
+	}
+	switch {
+	case key.Matches(msg, k.Up):
+		s.move(-1)
+	case key.Matches(msg, k.Down):
+		s.move(1)
+	case key.Matches(msg, k.PageUp):
+		s.move(-s.pageSize())
+	case key.Matches(msg, k.PageDown):
+		s.move(s.pageSize())
+	case key.Matches(msg, k.Top):
+		s.move(-len(s.visible))
+	case key.Matches(msg, k.Bottom):
+		s.move(len(s.visible))
+	case key.Matches(msg, k.Filter):
+		s.filtering = true
+		return s.filter.Focus()
+	case key.Matches(msg, k.HideHealthy):
+		s.hideHealthy = !s.hideHealthy
+		s.applyFilter()
+	case key.Matches(msg, k.Back):
+		if s.filter.Value() != "" {
+			s.filter.SetValue("")
+			s.applyFilter()
+		}
+	}
+	return nil
+}
+
+// Scroll moves the selection by delta rows (mouse wheel).
+func (s *workloadsScreen) Scroll(delta int) { s.move(delta) }
+
+func (s *workloadsScreen) move(delta int) {
+	s.cursor += delta
+	s.clamp()
+}
+
+// pageSize is the number of rows on screen.
+func (s *workloadsScreen) pageSize() int { return max(s.height-1, 1) }
+
+func (s *workloadsScreen) clamp() {
+	n := len(s.visible)
+	s.cursor = min(max(s.cursor, 0), max(n-1, 0))
+	page := s.pageSize()
+	if s.cursor < s.offset {
+		s.offset = s.cursor
+	}
+	if s.cursor >= s.offset+page {
+		s.offset = s.cursor - page + 1
+	}
+	s.offset = min(max(s.offset, 0), max(n-page, 0))
+}
+
+// applyFilter recomputes the visible rows: healthy ones hidden on request, then a fuzzy match on
+// namespace/name, best match first.
+func (s *workloadsScreen) applyFilter() {
+	var sel *workloadKey
+	if r := s.Selected(); r != nil {
+		k := r.key
+		sel = &k
+	}
+	base := make([]int, 0, len(s.rows))
+	for i := range s.rows {
+		if s.hideHealthy && s.rows[i].shape == diagnose.ShapeHealthy {
+			continue
+		}
+		base = append(base, i)
+	}
+	if q := strings.TrimSpace(s.filter.Value()); q != "" {
+		matches := fuzzy.FindFrom(q, filterSource{s.rows, base})
+		vis := make([]int, len(matches))
+		for i, mt := range matches {
+			vis[i] = base[mt.Index]
+		}
+		base = vis
+	}
+	s.visible = base
+	s.cursor = 0
+	if sel != nil {
+		for i, ri := range s.visible {
+			if s.rows[ri].key == *sel {
+				s.cursor = i
+				break
+			}
+		}
+	}
+	s.clamp()
+}
+
+type filterSource struct {
+	rows []row
+	idx  []int
+}
+
+func (f filterSource) String(i int) string { return f.rows[f.idx[i]].filterText }
+func (f filterSource) Len() int            { return len(f.idx) }
+
+// layout chooses the columns that fit the width, dropping the least telling first.
+func (s *workloadsScreen) layout() {
+	s.shortBadge = s.width < 110
+	badgeW := 17
+	if s.shortBadge {
+		badgeW = 7
+	}
+	nameW := len("WORKLOAD")
+	nsW := len("NAMESPACE")
+	suspectW := len("SUSPECT")
+	for i := range s.rows {
+		nameW = max(nameW, len(s.rows[i].workload))
+		suspectW = max(suspectW, len(s.rows[i].suspect))
+		if s.multiNS {
+			nsW = max(nsW, len(s.rows[i].namespace))
+		}
+	}
+	nameW = min(nameW, 40)
+	nsW = min(nsW, 20)
+	suspectW = min(suspectW, 32)
+
+	type cand struct {
+		col      column
+		priority int // lower survives longer
+		flex     bool
+	}
+	cands := []cand{
+		{column{"NAMESPACE", nsW, func(r *row) string { return r.namespace }}, 5, true},
+		{column{"WORKLOAD", nameW, func(r *row) string { return r.workload }}, 0, true},
+		{column{"COPIES", 6, func(r *row) string { return r.copies }}, 0, false},
+		{column{"SERVING", 7, func(r *row) string { return r.serving }}, 0, false},
+		{column{"YOUNGEST", 8, func(r *row) string { return r.youngest }}, 7, false},
+		{column{"RESTARTS", 8, func(r *row) string { return r.restarts }}, 6, false},
+		{column{"SUSPECT", suspectW, func(r *row) string { return r.suspect }}, 3, true},
+		{column{"CAUSE", 10, func(r *row) string { return r.cause }}, 4, false},
+	}
+	if !s.multiNS {
+		cands = cands[1:]
+	}
+	avail := s.width - 2 - badgeW // cursor and badge
+	keep := make([]bool, len(cands))
+	for i := range keep {
+		keep[i] = true
+	}
+	total := func() int {
+		t := 0
+		for i, c := range cands {
+			if keep[i] {
+				t += c.col.width + 1
+			}
+		}
+		return t
+	}
+	// Names are what a person scans for: they keep 24 cells before any column is dropped, and
+	// shrink further only when nothing is left to drop.
+	floor := map[string]int{"WORKLOAD": 24, "SUSPECT": 18, "NAMESPACE": 12}
+	dropped := false
+	minW := func(c cand) int {
+		if !c.flex {
+			return c.col.width
+		}
+		if dropped {
+			return min(c.col.width, 10)
+		}
+		return min(c.col.width, floor[c.col.title])
+	}
+	// Shrink flexible columns first, then drop columns by priority until the row fits.
+	for total() > avail {
+		shrunk := false
+		for i := range cands {
+			if keep[i] && cands[i].flex && cands[i].col.width > minW(cands[i]) {
+				cands[i].col.width--
+				shrunk = true
+				if total() <= avail {
+					break
+				}
+			}
+		}
+		if shrunk {
+			continue
+		}
+		worst := -1
+		for i, c := range cands {
+			if keep[i] && c.priority > 0 && (worst < 0 || c.priority > cands[worst].priority) {
+				worst = i
+			}
+		}
+		if worst < 0 {
+			if dropped {
+				break
+			}
+			dropped = true
+			continue
+		}
+		keep[worst] = false
+	}
+	// Give the workload column what is left, so names are cut as late as possible.
+	if extra := avail - total(); extra > 0 {
+		for i := range cands {
+			if keep[i] && cands[i].col.title == "WORKLOAD" {
+				cands[i].col.width = min(cands[i].col.width+extra, max(nameW, cands[i].col.width))
+			}
+		}
+	}
+	s.cols = s.cols[:0]
+	for i, c := range cands {
+		if !keep[i] {
+			continue
+		}
+		if c.col.title == "WORKLOAD" && c.col.width < nameW {
+			// Too narrow for kind/name: the name alone tells workloads apart sooner.
+			c.col.value = func(r *row) string { return r.name }
+		}
+		s.cols = append(s.cols, c.col)
+	}
+}
+
+// View draws the table: a header line and the visible rows only.
+func (s *workloadsScreen) View() string {
+	var b strings.Builder
+	b.Grow((s.height + 1) * (s.width + 32))
+	badgeW := 17
+	if s.shortBadge {
+		badgeW = 7
+	}
+	head := "  " + pad("SHAPE", badgeW)
+	for _, c := range s.cols {
+		head += " " + pad(c.title, c.width)
+	}
+	b.WriteString(s.styles.Dim.Render(ansi.Truncate(head, s.width, "…")))
+	lines := 1
+	if len(s.visible) == 0 {
+		b.WriteString("\n")
+		msg := "no workloads"
+		if s.filter.Value() != "" || s.hideHealthy {
+			msg = "no workloads match (esc clears the filter, h shows healthy)"
+		}
+		b.WriteString(s.styles.Dim.Render(ansi.Truncate("  "+msg, s.width, "…")))
+		lines++
+	}
+	end := min(s.offset+s.pageSize(), len(s.visible))
+	var line strings.Builder
+	for i := s.offset; i < end; i++ {
+		r := &s.rows[s.visible[i]]
+		line.Reset()
+		for _, c := range s.cols {
+			line.WriteByte(' ')
+			line.WriteString(pad(c.value(r), c.width))
+		}
+		rest := line.String()
+		if room := s.width - 2 - badgeW; ansi.StringWidth(rest) > room {
+			rest = ansi.Truncate(rest, max(room, 0), "…")
+		}
+		b.WriteByte('\n')
+		badge := s.styles.Badge(r.shape, s.shortBadge)
+		badge += strings.Repeat(" ", max(badgeW-ansi.StringWidth(badge), 0))
+		if i == s.cursor {
+			b.WriteString(s.styles.Cursor.Render("›") + " " + badge + s.styles.Selected.Render(rest))
+		} else {
+			b.WriteString("  " + badge + rest)
+		}
+		lines++
+	}
+	for ; lines < s.height; lines++ {
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// Position describes where the selection is, e.g. "3/120".
+func (s *workloadsScreen) Position() string {
+	if len(s.visible) == 0 {
+		return "0/0"
+	}
+	return itoa(s.cursor+1) + "/" + itoa(len(s.visible))
+}
+
+// ShortHelp implements help.KeyMap for the footer.
+func (s *workloadsScreen) ShortHelp() []key.Binding {
+	k := s.keys
+	return []key.Binding{k.Enter, k.Filter, k.HideHealthy, k.Refresh, k.Help, k.Quit}
+}
+
+// FullHelp implements help.KeyMap.
+func (s *workloadsScreen) FullHelp() [][]key.Binding { return s.keys.FullHelp() }
+
+// pad cuts s to w cells with an ellipsis, or pads it with spaces to w cells.
+func pad(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	sw := ansi.StringWidth(s)
+	if sw > w {
+		return ansi.Truncate(s, w, "…")
+	}
+	if sw == w {
+		return s
+	}
+	return s + strings.Repeat(" ", w-sw)
+}

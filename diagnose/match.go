@@ -1,0 +1,101 @@
+package diagnose
+
+import (
+	"regexp"
+	"strings"
+)
+
+// notConfig matches template fields that name things rather than configure them (a
+// container's, volume's, port's or variable's own name, the pod's labels): a failure that
+// quotes a container name does not make the name a suspect.
+var notConfig = regexp.MustCompile(`(?:\.(?:containers|initContainers|ephemeralContainers|volumes|volumeMounts|volumeDevices|ports|env|resizePolicy)\[\d+\]\.name|\.metadata\.labels\[[^\]]*\]|\.terminationMessagePath|\.imagePullPolicy|\.terminationMessagePolicy)$`)
+
+// namedInFailure is the general rule: every endpoint, host:port, URL, path or flag that a
+// failure names (in events, container states and failing log lines) is matched against every
+// string value of the pod template, and the field holding it becomes a suspect. Signals a
+// specific rule already explained are left out, so the general rule adds what they do not.
+func (r *ranker) namedInFailure() {
+	type hit struct {
+		m    match
+		sigs []*signal
+	}
+	var candidates []leaf
+	for _, l := range leaves(r.tplPath, r.w.Template) {
+		if l.Text && !notConfig.MatchString(l.Path.String()) {
+			candidates = append(candidates, l)
+		}
+	}
+	hits := make([]hit, len(candidates))
+	for _, s := range r.signals {
+		if s.explained || s.Text == "" {
+			continue
+		}
+		toks := tokenize(s.Text)
+		if len(toks) == 0 {
+			continue
+		}
+		for i, l := range candidates {
+			m := matchValue(toks, l.Value, r.ownHosts)
+			if m.Strength == 0 {
+				continue
+			}
+			if m.Strength > hits[i].m.Strength {
+				hits[i].m = m
+			}
+			hits[i].sigs = append(hits[i].sigs, s)
+		}
+	}
+	for i, h := range hits {
+		if h.m.Strength == 0 {
+			continue
+		}
+		first := h.sigs[0]
+		for _, s := range h.sigs {
+			if s.Source != SourceLog {
+				first = s
+				break
+			}
+		}
+		reason := "the failure names " + h.m.What + copiesOf(h.sigs) + ": " + clip(first.Text, 200)
+		r.suspectTemplate(RuleNamedInFailure, candidates[i].Path, h.m.Strength, reason)
+	}
+}
+
+// changedFields adds the fields the failing revision changed that no rule implicated, below
+// every implicated field: with nothing better, a change is still the first place to look.
+func (r *ranker) changedFields() {
+	for _, c := range r.w.Changes {
+		if c.Path == nil {
+			continue
+		}
+		cs := c.Path.String()
+		covered := false
+		for _, s := range r.found {
+			if s.Object == r.object && (pathHasPrefix(s.Path.String(), cs) || pathHasPrefix(cs, s.Path.String())) {
+				covered = true
+				break
+			}
+		}
+		if covered {
+			continue
+		}
+		value := c.Current
+		if v, ok := valueAt(r.tplPath, r.w.Template, c.Path); ok {
+			value = v
+		}
+		r.record(Suspect{Rule: RuleChangedField, Object: r.object, Path: c.Path, Value: value, PreviousValue: c.Previous,
+			Reason: "changed in the failing revision; no failure names it", Score: scoreUnnamed})
+	}
+}
+
+// clip shortens s to about n bytes for a reason, on a rune boundary.
+func clip(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && (s[n]&0xC0) == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}

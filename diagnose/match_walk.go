@@ -1,0 +1,217 @@
+package diagnose
+
+import (
+	"encoding/json"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// leaf is one scalar value of an API object with its field path.
+type leaf struct {
+	Path  *field.Path
+	Value string
+	// Text is true for values written as strings (string fields, IntOrString, Quantity); only
+	// those are matched against what failures name.
+	Text bool
+}
+
+var (
+	intOrStringType  = reflect.TypeFor[intstr.IntOrString]()
+	quantityType     = reflect.TypeFor[resource.Quantity]()
+	timeType         = reflect.TypeFor[metav1.Time]()
+	resourceNameType = reflect.TypeFor[corev1.ResourceName]()
+)
+
+// resourcePath is the path of one resource in a ResourceList. Kubernetes writes the standard
+// ones as fields (resources.limits.memory); an extended name with dots or slashes
+// (nvidia.com/gpu) as a key.
+func resourcePath(list *field.Path, name string) *field.Path {
+	if strings.ContainsAny(name, "./") {
+		return list.Key(name)
+	}
+	return list.Child(name)
+}
+
+// walkObject visits every node of v (a typed API object or part of one) depth first, with its
+// path under root in JSON field names. visit returns false to skip a node's children.
+// Map keys are visited in sorted order, so the walk is deterministic.
+func walkObject(v reflect.Value, p *field.Path, visit func(p *field.Path, v reflect.Value) bool) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return
+		}
+		walkObject(v.Elem(), p, visit)
+		return
+	}
+	if !visit(p, v) {
+		return
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		switch v.Type() {
+		case intOrStringType, quantityType, timeType:
+			return
+		}
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			name, inline := jsonName(f)
+			if name == "-" {
+				continue
+			}
+			child := p
+			if !inline {
+				child = p.Child(name)
+			}
+			walkObject(v.Field(i), child, visit)
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return
+		}
+		for i := range v.Len() {
+			walkObject(v.Index(i), p.Index(i), visit)
+		}
+	case reflect.Map:
+		keys := v.MapKeys()
+		sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+		resources := v.Type().Key() == resourceNameType
+		for _, k := range keys {
+			child := p.Key(k.String())
+			if resources {
+				child = resourcePath(p, k.String())
+			}
+			walkObject(v.MapIndex(k), child, visit)
+		}
+	}
+}
+
+func jsonName(f reflect.StructField) (name string, inline bool) {
+	tag := f.Tag.Get("json")
+	name, opts, _ := strings.Cut(tag, ",")
+	if name == "" && (strings.Contains(opts, "inline") || f.Anonymous) {
+		return "", true
+	}
+	if name == "" {
+		name = f.Name
+	}
+	return name, false
+}
+
+// scalar renders a scalar node; ok is false for structs, slices and maps.
+func scalar(v reflect.Value) (s string, text, ok bool) {
+	switch v.Kind() {
+	case reflect.String:
+		return v.String(), true, true
+	case reflect.Bool:
+		return strconv.FormatBool(v.Bool()), false, true
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.FormatInt(v.Int(), 10), false, true
+	case reflect.Uint, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return strconv.FormatUint(v.Uint(), 10), false, true
+	case reflect.Struct:
+		switch v.Type() {
+		case intOrStringType:
+			is := v.Interface().(intstr.IntOrString)
+			return is.String(), true, true
+		case quantityType:
+			q := v.Interface().(resource.Quantity)
+			return q.String(), true, true
+		}
+	}
+	return "", false, false
+}
+
+// leaves lists the scalar values of obj (a pointer to or value of a typed API object part)
+// that are set, with their paths under root.
+func leaves(root *field.Path, obj any) []leaf {
+	if obj == nil {
+		return nil
+	}
+	var out []leaf
+	walkObject(reflect.ValueOf(obj), root, func(p *field.Path, v reflect.Value) bool {
+		if s, text, ok := scalar(v); ok {
+			if s != "" {
+				out = append(out, leaf{Path: p, Value: s, Text: text})
+			}
+			return false
+		}
+		return true
+	})
+	return out
+}
+
+// valueAt renders the value at path (under root) in obj: a scalar as written, a string map as
+// k=v pairs, anything else as compact JSON. ok is false when the field is unset.
+func valueAt(root *field.Path, obj any, path *field.Path) (string, bool) {
+	if obj == nil || path == nil {
+		return "", false
+	}
+	want := path.String()
+	var (
+		found  reflect.Value
+		exists bool
+	)
+	walkObject(reflect.ValueOf(obj), root, func(p *field.Path, v reflect.Value) bool {
+		if exists {
+			return false
+		}
+		s := ""
+		if p != nil {
+			s = p.String()
+		}
+		if s == want {
+			found, exists = v, true
+			return false
+		}
+		// Only descend towards the target.
+		return strings.HasPrefix(want, s+".") || strings.HasPrefix(want, s+"[") || s == ""
+	})
+	if !exists {
+		return "", false
+	}
+	return render(found)
+}
+
+// render writes a node as a person reads it; ok is false for zero values.
+func render(v reflect.Value) (string, bool) {
+	if s, _, ok := scalar(v); ok {
+		return s, !v.IsZero()
+	}
+	if v.IsZero() {
+		return "", false
+	}
+	if (v.Kind() == reflect.Slice || v.Kind() == reflect.Map) && v.Len() == 0 {
+		return "", false
+	}
+	if m, ok := v.Interface().(map[string]string); ok {
+		return labels.Set(m).String(), true
+	}
+	b, err := json.Marshal(v.Interface())
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+// pathHasPrefix reports whether p equals prefix or lies beneath it.
+func pathHasPrefix(p, prefix string) bool {
+	if !strings.HasPrefix(p, prefix) {
+		return false
+	}
+	rest := p[len(prefix):]
+	return rest == "" || rest[0] == '.' || rest[0] == '['
+}

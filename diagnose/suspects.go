@@ -1,0 +1,205 @@
+package diagnose
+
+import (
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Scores of the suspect rules. A specific rule that reads an unambiguous message scores
+// scoreCertain; a changed field adds scoreChanged, so a changed field that the evidence
+// implicates ranks above an unchanged one with the same evidence.
+const (
+	scoreCertain    = 90
+	scoreLikely     = 60
+	scorePossible   = 30
+	scoreChanged    = 40
+	scoreUnnamed    = 15 // changed, but nothing names it
+	highThreshold   = 80
+	mediumThreshold = 45
+)
+
+// rankSuspects names the spec fields most likely responsible for the workload's failure,
+// best first. Order is deterministic: score, then object and path.
+func rankSuspects(w *workload) []Suspect {
+	if w == nil || w.Template == nil || w.Shape == ShapeHealthy || w.Shape == ShapeProgressing {
+		return nil
+	}
+	r := newRanker(w)
+	r.imageRules()
+	r.configRules()
+	r.controllerRules()
+	r.schedulingRules()
+	r.runtimeRules()
+	r.probeRules()
+	r.serviceRules()
+	r.namedInFailure()
+	r.changedFields()
+	return r.ranked()
+}
+
+// ranker gathers suspects for one workload.
+type ranker struct {
+	w        *workload
+	object   string
+	tplPath  *field.Path // spec.template
+	specPath *field.Path // spec.template.spec
+	signals  []*signal
+	ownHosts map[string]bool
+	found    map[string]*Suspect
+}
+
+func newRanker(w *workload) *ranker {
+	tp := w.TemplatePath
+	if tp == nil {
+		tp = field.NewPath("spec", "template")
+	}
+	r := &ranker{w: w, object: w.Kind + "/" + w.Name, tplPath: tp, specPath: tp.Child("spec"),
+		signals: collectSignals(w), ownHosts: map[string]bool{}, found: map[string]*Suspect{}}
+	for _, p := range w.Pods {
+		for _, ip := range p.Status.PodIPs {
+			r.ownHosts[ip.IP] = true
+		}
+		if p.Status.PodIP != "" {
+			r.ownHosts[p.Status.PodIP] = true
+		}
+		if p.Status.HostIP != "" {
+			r.ownHosts[p.Status.HostIP] = true
+		}
+	}
+	return r
+}
+
+// suspectTemplate records a template field as a suspect. base is the rule's score before the
+// changed-field bonus.
+func (r *ranker) suspectTemplate(rule RuleID, path *field.Path, base int, reason string) {
+	value, _ := valueAt(r.tplPath, r.w.Template, path)
+	prev, changed := r.previous(path)
+	score := base
+	if changed {
+		score += scoreChanged
+	}
+	r.record(Suspect{Rule: rule, Object: r.object, Path: path, Value: value, PreviousValue: prev, Reason: reason, Score: score})
+}
+
+// suspectObject records a field of another object (the workload itself outside its template,
+// or a Service) as a suspect; obj is the typed object the path is rooted at.
+func (r *ranker) suspectObject(rule RuleID, object string, obj any, path *field.Path, base int, reason string) {
+	value, _ := valueAt(nil, obj, path)
+	r.record(Suspect{Rule: rule, Object: object, Path: path, Value: value, Reason: reason, Score: base})
+}
+
+func (r *ranker) record(s Suspect) {
+	key := s.Object + " " + s.Path.String()
+	if old, ok := r.found[key]; ok {
+		if old.Score >= s.Score {
+			return
+		}
+	}
+	s.Confidence = confidenceOf(s.Score)
+	r.found[key] = &s
+}
+
+// previous returns the field's value in the last revision that served and whether the field
+// (or a field beneath or above it) changed since.
+func (r *ranker) previous(path *field.Path) (string, bool) {
+	ps := path.String()
+	changed, prev, exact := false, "", false
+	for _, c := range r.w.Changes {
+		if c.Path == nil {
+			continue
+		}
+		cs := c.Path.String()
+		if pathHasPrefix(cs, ps) || pathHasPrefix(ps, cs) {
+			changed = true
+		}
+		if cs == ps {
+			prev, exact = c.Previous, true
+		}
+	}
+	if !exact && r.w.PreviousTemplate != nil {
+		prev, _ = valueAt(r.tplPath, r.w.PreviousTemplate, path)
+	}
+	return prev, changed
+}
+
+func confidenceOf(score int) Confidence {
+	switch {
+	case score >= highThreshold:
+		return ConfidenceHigh
+	case score >= mediumThreshold:
+		return ConfidenceMedium
+	default:
+		return ConfidenceLow
+	}
+}
+
+func (r *ranker) ranked() []Suspect {
+	out := make([]Suspect, 0, len(r.found))
+	for _, s := range r.found {
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		if out[i].Object != out[j].Object {
+			return out[i].Object < out[j].Object
+		}
+		return out[i].Path.String() < out[j].Path.String()
+	})
+	return out
+}
+
+// containerRef is a container of the template with its path.
+type containerRef struct {
+	c    *corev1.Container
+	path *field.Path
+}
+
+// containers lists the template's init and regular containers with their paths.
+func (r *ranker) containers() []containerRef {
+	spec := &r.w.Template.Spec
+	var out []containerRef
+	for i := range spec.InitContainers {
+		out = append(out, containerRef{&spec.InitContainers[i], r.specPath.Child("initContainers").Index(i)})
+	}
+	for i := range spec.Containers {
+		out = append(out, containerRef{&spec.Containers[i], r.specPath.Child("containers").Index(i)})
+	}
+	return out
+}
+
+// containersOf returns the container a signal came from, or every container when the signal
+// does not say.
+func (r *ranker) containersOf(s *signal) []containerRef {
+	all := r.containers()
+	if s.Container != "" {
+		for _, c := range all {
+			if c.c.Name == s.Container {
+				return []containerRef{c}
+			}
+		}
+	}
+	return all
+}
+
+// copiesOf says which copies a signal was seen on, for reasons.
+func copiesOf(sigs []*signal) string {
+	pods := map[string]bool{}
+	for _, s := range sigs {
+		if s.Pod != "" {
+			pods[s.Pod] = true
+		}
+	}
+	switch len(pods) {
+	case 0:
+		return ""
+	case 1:
+		return " (1 copy)"
+	default:
+		return fmt.Sprintf(" (%d copies)", len(pods))
+	}
+}

@@ -1,0 +1,186 @@
+package diagnose
+
+import (
+	"regexp"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Missing configuration. CreateContainerConfigError comes from the kubelet's makeEnvironmentVariables
+// (pkg/kubelet/kubelet_pods.go): `couldn't find key K in Secret NS/NAME`, `couldn't find key K in
+// ConfigMap NS/NAME`, or the secret/configmap manager's NotFound error `secret "NAME" not found`,
+// `configmap "NAME" not found` (apimachinery errors.NewNotFound). The Failed event repeats it as
+// `Error: MSG`. FailedMount comes from operationexecutor.GenerateError
+// (pkg/volume/util/operationexecutor/operation_executor.go):
+// `MountVolume.SetUp failed for volume "V" : ERR`, ERR being the same NotFound error, or
+// `configmap references non-existent config key: K` (pkg/volume/configmap/configmap.go),
+// `references non-existent secret key: K` (pkg/volume/secret/secret.go).
+var (
+	reKeyMissing    = regexp.MustCompile(`couldn't find key (\S+) in (Secret|ConfigMap) ([^/\s]+)/(\S+)`)
+	reRefMissing    = regexp.MustCompile(`\b(secret|configmap|persistentvolumeclaim) "([^"]+)" not found`)
+	reMountVolume   = regexp.MustCompile(`MountVolume\.\S+ failed for volume "([^"]+)"`)
+	reVolKeyMissing = regexp.MustCompile(`(configmap|secret) references non-existent (?:config|secret) key: (\S+)|references non-existent (secret) key: (\S+)`)
+)
+
+// configRules points missing Secrets, ConfigMaps and keys at the env, envFrom or volume
+// reference that names them.
+func (r *ranker) configRules() {
+	for _, s := range r.signals {
+		switch {
+		case s.Reason == "CreateContainerConfigError" || s.Reason == "Failed" && strings.HasPrefix(s.Text, "Error: "):
+			if r.envRefs(s) {
+				s.explained = true
+			}
+		case s.Reason == "FailedMount":
+			if r.volumeRefs(s) {
+				s.explained = true
+			}
+		}
+	}
+}
+
+func (r *ranker) envRefs(s *signal) bool {
+	hit := false
+	if m := reKeyMissing.FindStringSubmatch(s.Text); m != nil {
+		key, kind, name := m[1], m[2], m[4]
+		for _, c := range r.containersOf(s) {
+			for j, e := range c.c.Env {
+				if e.ValueFrom == nil {
+					continue
+				}
+				p := c.path.Child("env").Index(j).Child("valueFrom")
+				if ref := e.ValueFrom.SecretKeyRef; kind == "Secret" && ref != nil && ref.Name == name && ref.Key == key {
+					r.suspectTemplate(RuleEnvKeyNotFound, p.Child("secretKeyRef", "key"), scoreCertain,
+						"Secret "+name+" has no key "+key+" (env "+e.Name+")")
+					hit = true
+				}
+				if ref := e.ValueFrom.ConfigMapKeyRef; kind == "ConfigMap" && ref != nil && ref.Name == name && ref.Key == key {
+					r.suspectTemplate(RuleEnvKeyNotFound, p.Child("configMapKeyRef", "key"), scoreCertain,
+						"ConfigMap "+name+" has no key "+key+" (env "+e.Name+")")
+					hit = true
+				}
+			}
+		}
+		return hit
+	}
+	m := reRefMissing.FindStringSubmatch(s.Text)
+	if m == nil {
+		return false
+	}
+	kind, name := m[1], m[2]
+	for _, c := range r.containersOf(s) {
+		for j, e := range c.c.Env {
+			if e.ValueFrom == nil {
+				continue
+			}
+			p := c.path.Child("env").Index(j).Child("valueFrom")
+			if ref := e.ValueFrom.SecretKeyRef; kind == "secret" && ref != nil && ref.Name == name {
+				r.suspectTemplate(RuleEnvRefNotFound, p.Child("secretKeyRef", "name"), scoreCertain,
+					"Secret "+name+" does not exist (env "+e.Name+")")
+				hit = true
+			}
+			if ref := e.ValueFrom.ConfigMapKeyRef; kind == "configmap" && ref != nil && ref.Name == name {
+				r.suspectTemplate(RuleEnvRefNotFound, p.Child("configMapKeyRef", "name"), scoreCertain,
+					"ConfigMap "+name+" does not exist (env "+e.Name+")")
+				hit = true
+			}
+		}
+		for j, e := range c.c.EnvFrom {
+			p := c.path.Child("envFrom").Index(j)
+			if e.SecretRef != nil && kind == "secret" && e.SecretRef.Name == name {
+				r.suspectTemplate(RuleEnvRefNotFound, p.Child("secretRef", "name"), scoreCertain, "Secret "+name+" does not exist (envFrom)")
+				hit = true
+			}
+			if e.ConfigMapRef != nil && kind == "configmap" && e.ConfigMapRef.Name == name {
+				r.suspectTemplate(RuleEnvRefNotFound, p.Child("configMapRef", "name"), scoreCertain, "ConfigMap "+name+" does not exist (envFrom)")
+				hit = true
+			}
+		}
+	}
+	return hit
+}
+
+// volumeRefs handles a FailedMount: the volume it names, and the object or key that volume
+// refers to.
+func (r *ranker) volumeRefs(s *signal) bool {
+	vm := reMountVolume.FindStringSubmatch(s.Text)
+	ref := reRefMissing.FindStringSubmatch(s.Text)
+	key := reVolKeyMissing.FindStringSubmatch(s.Text)
+	if ref == nil && key == nil {
+		return false
+	}
+	hit := false
+	for i := range r.w.Template.Spec.Volumes {
+		v := &r.w.Template.Spec.Volumes[i]
+		if vm != nil && v.Name != vm[1] {
+			continue
+		}
+		p := r.specPath.Child("volumes").Index(i)
+		for _, vr := range volumeObjectRefs(v, p) {
+			switch {
+			case ref != nil && vr.kind == ref[1] && vr.name == ref[2]:
+				r.suspectTemplate(RuleVolumeRefNotFound, vr.namePath, scoreCertain,
+					kindTitle(vr.kind)+" "+vr.name+" does not exist (volume "+v.Name+")")
+				hit = true
+			case key != nil && vr.kind == key[1]+key[3]:
+				k := key[2] + key[4]
+				for j, it := range vr.items {
+					if it.Key == k {
+						r.suspectTemplate(RuleVolumeKeyNotFound, vr.itemsPath.Index(j).Child("key"), scoreCertain,
+							kindTitle(vr.kind)+" "+vr.name+" has no key "+k+" (volume "+v.Name+")")
+						hit = true
+					}
+				}
+			}
+		}
+	}
+	return hit
+}
+
+// volumeObjectRef is a Secret, ConfigMap or claim that a volume (or a projected source) names.
+type volumeObjectRef struct {
+	kind      string // secret, configmap, persistentvolumeclaim: as the NotFound error spells it
+	name      string
+	namePath  *field.Path
+	items     []corev1.KeyToPath
+	itemsPath *field.Path
+}
+
+func volumeObjectRefs(v *corev1.Volume, p *field.Path) []volumeObjectRef {
+	var out []volumeObjectRef
+	if s := v.Secret; s != nil {
+		out = append(out, volumeObjectRef{"secret", s.SecretName, p.Child("secret", "secretName"), s.Items, p.Child("secret", "items")})
+	}
+	if c := v.ConfigMap; c != nil {
+		out = append(out, volumeObjectRef{"configmap", c.Name, p.Child("configMap", "name"), c.Items, p.Child("configMap", "items")})
+	}
+	if c := v.PersistentVolumeClaim; c != nil {
+		out = append(out, volumeObjectRef{"persistentvolumeclaim", c.ClaimName, p.Child("persistentVolumeClaim", "claimName"), nil, nil})
+	}
+	if pr := v.Projected; pr != nil {
+		for i, src := range pr.Sources {
+			sp := p.Child("projected", "sources").Index(i)
+			if s := src.Secret; s != nil {
+				out = append(out, volumeObjectRef{"secret", s.Name, sp.Child("secret", "name"), s.Items, sp.Child("secret", "items")})
+			}
+			if c := src.ConfigMap; c != nil {
+				out = append(out, volumeObjectRef{"configmap", c.Name, sp.Child("configMap", "name"), c.Items, sp.Child("configMap", "items")})
+			}
+		}
+	}
+	return out
+}
+
+func kindTitle(kind string) string {
+	switch kind {
+	case "secret":
+		return "Secret"
+	case "configmap":
+		return "ConfigMap"
+	case "persistentvolumeclaim":
+		return "PersistentVolumeClaim"
+	}
+	return kind
+}

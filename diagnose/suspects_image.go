@@ -1,0 +1,101 @@
+package diagnose
+
+import (
+	"regexp"
+	"strings"
+)
+
+// Image pull failures. The kubelet (pkg/kubelet/images/image_manager.go) reports
+// `Failed to pull image "IMG": ERR` events and ErrImagePull / ImagePullBackOff
+// (`Back-off pulling image "IMG": ErrImagePull: ERR`) waiting states; ERR is containerd's
+// (core/remotes/docker/resolver.go, internal/cri/server/images/image_pull.go):
+//   - `rpc error: code = NotFound desc = failed to pull and unpack image "IMG": failed to resolve image: IMG: not found`
+//   - `failed to pull and unpack image "IMG": failed to resolve image: pull access denied, repository does not exist or may require authorization: server message: insufficient_scope: authorization failed`
+//   - `... failed to resolve reference "IMG": unexpected status from HEAD request to https://...: 401 Unauthorized`
+//   - `... failed to do request: Head "https://HOST/v2/...": dial tcp: lookup HOST on 10.96.0.10:53: no such host`
+//
+// InvalidImageName carries `Failed to apply default image tag "IMG": couldn't parse image name "IMG": invalid reference format`.
+var (
+	reImageAuth    = regexp.MustCompile(`(?i)pull access denied|unauthorized|insufficient_scope|authorization failed|authentication required|\b401\b|\b403 Forbidden|denied: `)
+	reImageMissing = regexp.MustCompile(`(?i)\bnot found\b|manifest unknown|name unknown|code = NotFound`)
+	reImageNetwork = regexp.MustCompile(`(?i)no such host|i/o timeout|connection refused|network is unreachable|no route to host|tls handshake timeout|connection reset by peer|context deadline exceeded|x509: `)
+	reImageInvalid = regexp.MustCompile(`couldn't parse image name|invalid reference format`)
+)
+
+func isPullSignal(s *signal) bool {
+	switch s.Reason {
+	case "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull":
+		return true
+	case "Failed", "BackOff":
+		return strings.HasPrefix(s.Text, "Failed to pull image ") || strings.HasPrefix(s.Text, "Failed to apply default image tag ") ||
+			strings.HasPrefix(s.Text, "Back-off pulling image ") ||
+			s.Text == "Error: ErrImagePull" || s.Text == "Error: ImagePullBackOff" || s.Text == "Error: InvalidImageName"
+	}
+	return false
+}
+
+// imageRules turns pull failures into suspects on the image, the pull secrets or, when the
+// registry cannot be reached, the image as a dependency.
+func (r *ranker) imageRules() {
+	for _, s := range r.signals {
+		if !isPullSignal(s) {
+			continue
+		}
+		s.explained = true
+		for _, c := range r.pullContainers(s) {
+			imgPath := c.path.Child("image")
+			_, imageChanged := r.previous(imgPath)
+			switch {
+			case s.Reason == "InvalidImageName" || reImageInvalid.MatchString(s.Text):
+				r.suspectTemplate(RuleImageInvalidName, imgPath, scoreCertain, "the image reference cannot be parsed: "+s.Text)
+			case reImageAuth.MatchString(s.Text):
+				// A repository that does not exist is also answered with "pull access denied";
+				// when the failing revision changed the image, the new name is the likelier fault.
+				secrets := scoreCertain
+				if imageChanged {
+					secrets = scoreLikely
+					r.suspectTemplate(RuleImageNotFound, imgPath, scoreCertain,
+						"the registry denies "+c.c.Image+", which the failing revision introduced: the repository may not exist under this name")
+				}
+				r.suspectTemplate(RuleImagePullAuth, r.specPath.Child("imagePullSecrets"), secrets,
+					"the registry refused to serve "+c.c.Image+" without credentials; the pod has no pull secret that it accepts")
+				r.suspectTemplate(RuleImagePullAuth, r.specPath.Child("serviceAccountName"), scorePossible,
+					"pull secrets can also come from the pod's ServiceAccount")
+			case reImageMissing.MatchString(s.Text):
+				r.suspectTemplate(RuleImageNotFound, imgPath, scoreCertain, "the registry has no image "+c.c.Image)
+			case reImageNetwork.MatchString(s.Text):
+				reason := "the registry of " + c.c.Image + " cannot be reached: " + networkCause(s.Text)
+				if !imageChanged {
+					reason += "; the image did not change, so the registry or the network is at fault"
+				}
+				r.suspectTemplate(RuleImageRegistryDown, imgPath, scoreLikely, reason)
+			case s.Text != "" && !strings.HasPrefix(s.Text, "Error: ") && !strings.HasPrefix(s.Text, "Back-off pulling image "):
+				r.suspectTemplate(RuleImageNotFound, imgPath, scorePossible, "pulling "+c.c.Image+" fails: "+s.Text)
+			}
+		}
+	}
+}
+
+// pullContainers finds the containers a pull failure is about: the one named by the signal,
+// else those whose image the message quotes.
+func (r *ranker) pullContainers(s *signal) []containerRef {
+	if s.Container != "" {
+		if cs := r.containersOf(s); len(cs) == 1 {
+			return cs
+		}
+	}
+	var out []containerRef
+	for _, c := range r.containers() {
+		if c.c.Image != "" && strings.Contains(s.Text, `"`+c.c.Image+`"`) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func networkCause(text string) string {
+	if m := reImageNetwork.FindString(text); m != "" {
+		return m
+	}
+	return text
+}

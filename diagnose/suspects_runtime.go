@@ -1,0 +1,213 @@
+package diagnose
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Containers that start and die, or never start their process.
+//   - OOMKilled: the terminated reason the kubelet reports from the runtime (exit code 137).
+//   - A missing executable: runc's `exec: "NAME": executable file not found in $PATH` (or
+//     `exec: "/PATH": stat /PATH: no such file or directory`), wrapped by containerd as
+//     `failed to create containerd task: failed to create shim task: OCI runtime create failed:
+//     runc create failed: unable to start container process: error during container init: ...: unknown`,
+//     in a StartError terminated state and a RunContainerError / `Error: ...` Failed event.
+var reExecMissing = regexp.MustCompile(`exec: "([^"]+)": (?:executable file not found in \$PATH|stat \S+: no such file or directory|permission denied)`)
+
+// runtimeRules reads OOM kills and missing executables.
+func (r *ranker) runtimeRules() {
+	oom := map[string][]*signal{}
+	for _, s := range r.signals {
+		if s.Reason == "OOMKilled" {
+			oom[s.Container] = append(oom[s.Container], s)
+			s.explained = true
+			continue
+		}
+		if m := reExecMissing.FindStringSubmatch(s.Text); m != nil {
+			r.executable(m[1], s)
+			s.explained = true
+		}
+	}
+	for _, c := range r.containers() {
+		sigs := oom[c.c.Name]
+		if len(sigs) == 0 {
+			continue
+		}
+		limit := c.c.Resources.Limits.Memory()
+		reason := "OOMKilled (exit code 137)" + copiesOf(sigs)
+		if limit.IsZero() {
+			reason += " with no memory limit: the node ran out of memory"
+		} else {
+			reason += " at the memory limit " + limit.String()
+		}
+		r.suspectTemplate(RuleMemoryLimit, resourcePath(c.path.Child("resources", "limits"), "memory"), scoreCertain, reason)
+	}
+}
+
+// executable names the command or args element that names a missing executable, or the image
+// when the executable is the image's own entrypoint.
+func (r *ranker) executable(name string, s *signal) {
+	for _, c := range r.containersOf(s) {
+		found := false
+		for i, a := range c.c.Command {
+			if a == name {
+				r.suspectTemplate(RuleCommandNotFound, c.path.Child("command").Index(i), scoreCertain-i,
+					"the image has no executable "+name)
+				found = true
+			}
+		}
+		if len(c.c.Command) == 0 {
+			for i, a := range c.c.Args {
+				if a == name {
+					r.suspectTemplate(RuleCommandNotFound, c.path.Child("args").Index(i), scoreCertain-i,
+						"with no command, args[0] is run: the image has no executable "+name)
+					found = true
+				}
+			}
+		}
+		if !found && len(c.c.Command) == 0 {
+			r.suspectTemplate(RuleCommandNotFound, c.path.Child("image"), scoreLikely,
+				"the image's entrypoint "+name+" is missing from the image")
+		}
+	}
+}
+
+// Probe failures. The kubelet's prober (pkg/kubelet/prober/prober.go) records Unhealthy events
+// `<Readiness|Liveness|Startup> probe failed: OUTPUT` or
+// `... probe errored and resulted in <state> state: ERR`. OUTPUT of an HTTP probe is
+// `HTTP probe failed with statuscode: N` (pkg/probe/http/http.go) or the client's error
+// `Get "http://IP:PORT/PATH": dial tcp IP:PORT: connect: connection refused`; a TCP probe's is
+// `dial tcp IP:PORT: connect: connection refused`. A named port that the container does not
+// declare fails with `port "NAME" not found` (pkg/probe/util.go).
+var (
+	reProbe        = regexp.MustCompile(`^(Readiness|Liveness|Startup) probe (?:failed|errored and resulted in \S+ state): (.*)$`)
+	reProbeStatus  = regexp.MustCompile(`HTTP probe failed with statuscode: (\d+)`)
+	reProbeRefused = regexp.MustCompile(`dial tcp \S*?:(\d+): connect: connection refused`)
+	reProbePortNF  = regexp.MustCompile(`port "([^"]+)" not found`)
+)
+
+type probeRef struct {
+	kind  string // Readiness, Liveness, Startup
+	probe *corev1.Probe
+	path  *field.Path
+}
+
+func probesOf(c containerRef) []probeRef {
+	var out []probeRef
+	for _, p := range []probeRef{
+		{"Readiness", c.c.ReadinessProbe, c.path.Child("readinessProbe")},
+		{"Liveness", c.c.LivenessProbe, c.path.Child("livenessProbe")},
+		{"Startup", c.c.StartupProbe, c.path.Child("startupProbe")},
+	} {
+		if p.probe != nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// probePort returns the port a probe targets and its path.
+func probePort(p probeRef) (intstr.IntOrString, *field.Path, bool) {
+	h := p.probe.ProbeHandler
+	switch {
+	case h.HTTPGet != nil:
+		return h.HTTPGet.Port, p.path.Child("httpGet", "port"), true
+	case h.TCPSocket != nil:
+		return h.TCPSocket.Port, p.path.Child("tcpSocket", "port"), true
+	case h.GRPC != nil:
+		return intstr.FromInt32(h.GRPC.Port), p.path.Child("grpc", "port"), true
+	}
+	return intstr.IntOrString{}, nil, false
+}
+
+// declaresPort reports whether the container declares the port (by name or number); known is
+// false when a number is asked of a container that declares no ports at all.
+func declaresPort(c *corev1.Container, port intstr.IntOrString) (declared, known bool) {
+	for _, p := range c.Ports {
+		if port.Type == intstr.String && p.Name == port.StrVal || port.Type == intstr.Int && p.ContainerPort == port.IntVal {
+			return true, true
+		}
+	}
+	return false, port.Type == intstr.String || len(c.Ports) > 0
+}
+
+// probeRules checks probe ports against the declared ports and reads probe failures.
+func (r *ranker) probeRules() {
+	for _, c := range r.containers() {
+		for _, p := range probesOf(c) {
+			port, pp, ok := probePort(p)
+			if ok && port.Type == intstr.String {
+				if declared, _ := declaresPort(c.c, port); !declared {
+					r.suspectTemplate(RuleProbePort, pp, scoreCertain,
+						fmt.Sprintf("the %s probe targets port %q, which container %s does not declare", strings.ToLower(p.kind), port.StrVal, c.c.Name))
+				}
+			}
+		}
+	}
+	for _, s := range r.signals {
+		if s.Reason != "Unhealthy" {
+			continue
+		}
+		m := reProbe.FindStringSubmatch(s.Text)
+		if m == nil {
+			continue
+		}
+		kind, out := m[1], m[2]
+		for _, c := range r.containersOf(s) {
+			for _, p := range probesOf(c) {
+				if p.kind == kind {
+					if r.probeFailure(c, p, out) {
+						s.explained = true
+					}
+				}
+			}
+		}
+	}
+}
+
+func (r *ranker) probeFailure(c containerRef, p probeRef, out string) bool {
+	lower := strings.ToLower(p.kind)
+	if m := reProbeStatus.FindStringSubmatch(out); m != nil && p.probe.HTTPGet != nil {
+		code, _ := strconv.Atoi(m[1])
+		path := p.path.Child("httpGet", "path")
+		switch {
+		case code == 404 || code == 410:
+			r.suspectTemplate(RuleProbePath, path, scoreCertain,
+				fmt.Sprintf("the application answers the %s probe's %s with %d: it serves no such path", lower, p.probe.HTTPGet.Path, code))
+			return true
+		case code >= 400 && code < 500:
+			r.suspectTemplate(RuleProbePath, path, scoreLikely,
+				fmt.Sprintf("the application answers the %s probe's %s with %d", lower, p.probe.HTTPGet.Path, code))
+			return true
+		}
+		// A 5xx is the application saying it is not well; what it depends on is in its logs.
+		return false
+	}
+	port, pp, ok := probePort(p)
+	if !ok {
+		return false
+	}
+	if reProbePortNF.MatchString(out) {
+		r.suspectTemplate(RuleProbePort, pp, scoreCertain, fmt.Sprintf("the %s probe's port is not declared: %s", lower, out))
+		return true
+	}
+	if m := reProbeRefused.FindStringSubmatch(out); m != nil {
+		declared, known := declaresPort(c.c, port)
+		switch {
+		case !declared && known:
+			r.suspectTemplate(RuleProbePort, pp, scoreCertain,
+				fmt.Sprintf("nothing listens on port %s that the %s probe asks; container %s declares no such port", m[1], lower, c.c.Name))
+		default:
+			r.suspectTemplate(RuleProbePort, pp, scorePossible,
+				fmt.Sprintf("nothing listens on port %s that the %s probe asks", m[1], lower))
+		}
+		return true
+	}
+	return false
+}

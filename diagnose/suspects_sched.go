@@ -1,0 +1,294 @@
+package diagnose
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Scheduling failures. The scheduler's FailedScheduling event and the pod's PodScheduled=False
+// condition carry FitError.Error() (pkg/scheduler/framework/types.go):
+// `0/N nodes are available: <count> <reason>, <count> <reason>. preemption: ...`, with reasons
+// from the filter plugins (pkg/scheduler/framework/plugins/*):
+//   - nodeaffinity: `node(s) didn't match Pod's node affinity/selector`
+//   - noderesources: `Insufficient cpu`, `Insufficient memory`, `Insufficient <resource>`
+//   - tainttoleration: `node(s) had untolerated taint(s)` (Filter), `node(s) had taints that the pod didn't tolerate`
+//   - interpodaffinity: `node(s) didn't match pod affinity rules`, `node(s) didn't match pod anti-affinity rules`
+//   - nodeports: `node(s) didn't have free ports for the requested pod ports`
+//   - podtopologyspread: `node(s) didn't match pod topology spread constraints`
+//   - volumebinding: `pod has unbound immediate PersistentVolumeClaims`,
+//     `node(s) didn't find available persistent volumes to bind`, `node(s) did not have enough free storage`
+//
+// A missing StorageClass shows as `storageclass.storage.k8s.io "NAME" not found`, in the
+// persistentvolume controller's ProvisioningFailed event on the claim
+// (pkg/controller/volume/persistentvolume/pv_controller.go) or in the scheduler's PreFilter message.
+var (
+	reFitError     = regexp.MustCompile(`^0/\d+ nodes are available: (.*?)(?:\. preemption: .*|\.?)$`)
+	reFitReason    = regexp.MustCompile(`^\d+ (.+)$`)
+	reInsufficient = regexp.MustCompile(`^Insufficient (\S+)$`)
+	reStorageClass = regexp.MustCompile(`storageclass\.storage\.k8s\.io "([^"]+)" not found`)
+)
+
+// schedulingRules reads the scheduler's reasons and the claim provisioner's failures.
+func (r *ranker) schedulingRules() {
+	for _, s := range r.signals {
+		if m := reStorageClass.FindStringSubmatch(s.Text); m != nil {
+			r.storageClass(m[1], s)
+			s.explained = true
+			continue
+		}
+		if s.Reason == "ProvisioningFailed" {
+			r.storageClass("", s)
+			s.explained = true
+			continue
+		}
+		m := reFitError.FindStringSubmatch(s.Text)
+		if m == nil {
+			continue
+		}
+		s.explained = true
+		if ref := reRefMissing.FindStringSubmatch(m[1]); ref != nil && ref[1] == "persistentvolumeclaim" {
+			r.claimMissing(ref[2])
+			continue
+		}
+		for _, part := range strings.Split(m[1], ", ") {
+			reason := part
+			if rm := reFitReason.FindStringSubmatch(part); rm != nil {
+				reason = rm[1]
+			}
+			r.fitReason(reason, s.Text)
+		}
+	}
+}
+
+func (r *ranker) fitReason(reason, msg string) {
+	spec := &r.w.Template.Spec
+	aff := r.specPath.Child("affinity")
+	switch {
+	case reason == "node(s) didn't match Pod's node affinity/selector":
+		r.nodeSelection(msg)
+	case reInsufficient.MatchString(reason):
+		r.requests(reInsufficient.FindStringSubmatch(reason)[1], msg)
+	case reason == "node(s) had untolerated taint(s)" || reason == "node(s) had taints that the pod didn't tolerate":
+		r.suspectTemplate(RuleUntoleratedTaint, r.specPath.Child("tolerations"), scoreLikely,
+			"nodes carry taints the pod does not tolerate"+r.nodeTaints()+": "+msg)
+	case reason == "node(s) didn't match pod affinity rules":
+		r.suspectTemplate(RulePodAffinity, aff.Child("podAffinity", "requiredDuringSchedulingIgnoredDuringExecution"), scoreLikely, msg)
+	case reason == "node(s) didn't match pod anti-affinity rules":
+		r.suspectTemplate(RulePodAffinity, aff.Child("podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution"), scoreLikely, msg)
+	case reason == "node(s) didn't have free ports for the requested pod ports":
+		for _, c := range r.containers() {
+			for j, p := range c.c.Ports {
+				if p.HostPort != 0 {
+					r.suspectTemplate(RuleHostPort, c.path.Child("ports").Index(j).Child("hostPort"), scoreLikely, msg)
+				}
+			}
+		}
+	case reason == "node(s) didn't match pod topology spread constraints":
+		for i := range spec.TopologySpreadConstraints {
+			r.suspectTemplate(RuleTopologySpread, r.specPath.Child("topologySpreadConstraints").Index(i), scoreLikely, msg)
+		}
+	case reason == "pod has unbound immediate PersistentVolumeClaims" ||
+		reason == "node(s) didn't find available persistent volumes to bind" ||
+		reason == "node(s) did not have enough free storage":
+		r.storageClass("", &signal{Text: msg})
+	}
+}
+
+// nodeSelection finds the nodeSelector entry or required node-affinity value that no node
+// satisfies. Without visible nodes it names the selector and affinity as a whole.
+func (r *ranker) nodeSelection(msg string) {
+	spec := &r.w.Template.Spec
+	var nodes []*corev1.Node
+	if r.w.Snap != nil {
+		nodes = r.w.Snap.Nodes
+	}
+	found := false
+	keys := make([]string, 0, len(spec.NodeSelector))
+	for k := range spec.NodeSelector {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := spec.NodeSelector[k]
+		if len(nodes) == 0 || !anyNodeHas(nodes, k, func(x string) bool { return x == v }) {
+			r.suspectTemplate(RuleNodeSelector, r.specPath.Child("nodeSelector").Key(k), scoreCertain,
+				"no node has label "+k+"="+v+onNodes(nodes, k)+": "+msg)
+			found = true
+		}
+	}
+	na := spec.Affinity
+	if na != nil && na.NodeAffinity != nil && na.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		termsPath := r.specPath.Child("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+		for i, term := range na.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+			for j, ex := range term.MatchExpressions {
+				ep := termsPath.Index(i).Child("matchExpressions").Index(j)
+				found = r.nodeExpression(nodes, ex, ep, msg) || found
+			}
+		}
+	}
+	if !found {
+		r.suspectTemplate(RuleNodeSelector, r.specPath.Child("nodeSelector"), scorePossible, msg)
+		r.suspectTemplate(RuleNodeSelector, r.specPath.Child("affinity", "nodeAffinity"), scorePossible, msg)
+	}
+}
+
+// nodeExpression names the values of an In requirement that no node carries, or the whole
+// expression when no node satisfies it otherwise.
+func (r *ranker) nodeExpression(nodes []*corev1.Node, ex corev1.NodeSelectorRequirement, p *field.Path, msg string) bool {
+	if len(nodes) == 0 {
+		r.suspectTemplate(RuleNodeSelector, p, scoreLikely, "nodes are not visible; "+msg)
+		return true
+	}
+	if ex.Operator == corev1.NodeSelectorOpIn {
+		satisfied := false
+		for _, v := range ex.Values {
+			if anyNodeHas(nodes, ex.Key, func(x string) bool { return x == v }) {
+				satisfied = true
+			}
+		}
+		if satisfied {
+			return false
+		}
+		for k, v := range ex.Values {
+			r.suspectTemplate(RuleNodeSelector, p.Child("values").Index(k), scoreCertain-k,
+				"no node has "+ex.Key+"="+v+onNodes(nodes, ex.Key)+": "+msg)
+		}
+		return true
+	}
+	ok := false
+	for _, n := range nodes {
+		v, has := n.Labels[ex.Key]
+		switch ex.Operator {
+		case corev1.NodeSelectorOpNotIn:
+			ok = ok || !has || !contains(ex.Values, v)
+		case corev1.NodeSelectorOpExists:
+			ok = ok || has
+		case corev1.NodeSelectorOpDoesNotExist:
+			ok = ok || !has
+		default: // Gt, Lt: leave to the scheduler's verdict
+			ok = false
+		}
+	}
+	if !ok {
+		r.suspectTemplate(RuleNodeSelector, p, scoreLikely, "no node satisfies "+ex.Key+" "+string(ex.Operator)+onNodes(nodes, ex.Key)+": "+msg)
+		return true
+	}
+	return false
+}
+
+func anyNodeHas(nodes []*corev1.Node, key string, ok func(string) bool) bool {
+	for _, n := range nodes {
+		if v, has := n.Labels[key]; has && ok(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// onNodes lists the values nodes do carry for a label, for the reason.
+func onNodes(nodes []*corev1.Node, key string) string {
+	set := map[string]bool{}
+	for _, n := range nodes {
+		if v, ok := n.Labels[key]; ok {
+			set[v] = true
+		}
+	}
+	if len(set) == 0 {
+		return ""
+	}
+	vals := make([]string, 0, len(set))
+	for v := range set {
+		vals = append(vals, v)
+	}
+	sort.Strings(vals)
+	return " (nodes have " + strings.Join(vals, ", ") + ")"
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// nodeTaints lists the NoSchedule/NoExecute taints of visible nodes, for the reason.
+func (r *ranker) nodeTaints() string {
+	if r.w.Snap == nil {
+		return ""
+	}
+	set := map[string]bool{}
+	for _, n := range r.w.Snap.Nodes {
+		for _, t := range n.Spec.Taints {
+			if t.Effect != corev1.TaintEffectPreferNoSchedule {
+				set[t.ToString()] = true
+			}
+		}
+	}
+	if len(set) == 0 {
+		return ""
+	}
+	ts := make([]string, 0, len(set))
+	for t := range set {
+		ts = append(ts, t)
+	}
+	sort.Strings(ts)
+	return " (" + strings.Join(ts, ", ") + ")"
+}
+
+// requests names the containers' request for a resource no node has room for, largest first.
+func (r *ranker) requests(name, msg string) {
+	type sized struct {
+		ref containerRef
+		q   resource.Quantity
+	}
+	var set []sized
+	for _, c := range r.containers() {
+		if q, ok := c.c.Resources.Requests[corev1.ResourceName(name)]; ok {
+			set = append(set, sized{c, q})
+		} else if q, ok := c.c.Resources.Limits[corev1.ResourceName(name)]; ok {
+			// Requests default to limits.
+			set = append(set, sized{c, q})
+		}
+	}
+	sort.SliceStable(set, func(i, j int) bool { return set[i].q.Cmp(set[j].q) > 0 })
+	for i, s := range set {
+		r.suspectTemplate(RuleInsufficientResource, resourcePath(s.ref.path.Child("resources", "requests"), name),
+			scoreCertain-5*i, "no node has "+s.q.String()+" of "+name+" free: "+msg)
+	}
+}
+
+// storageClass names the volumeClaimTemplates' storage class: the one named missing, or all
+// of them when a claim cannot bind.
+func (r *ranker) storageClass(missing string, s *signal) {
+	for i, vct := range r.w.VolumeClaimTemplates {
+		p := field.NewPath("spec", "volumeClaimTemplates").Index(i).Child("spec", "storageClassName")
+		sc := ""
+		if vct.Spec.StorageClassName != nil {
+			sc = *vct.Spec.StorageClassName
+		}
+		switch {
+		case missing != "" && sc == missing:
+			r.suspectObject(RuleStorageClass, r.object, r.w.Object, p, scoreCertain, "StorageClass "+sc+" does not exist")
+		case missing == "":
+			r.suspectObject(RuleStorageClass, r.object, r.w.Object, p, scoreLikely, "claim "+vct.Name+" cannot be provisioned: "+s.Text)
+		}
+	}
+}
+
+// claimMissing names the pod volume that refers to a claim that does not exist.
+func (r *ranker) claimMissing(name string) {
+	for i := range r.w.Template.Spec.Volumes {
+		v := &r.w.Template.Spec.Volumes[i]
+		if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == name {
+			r.suspectTemplate(RuleVolumeRefNotFound, r.specPath.Child("volumes").Index(i).Child("persistentVolumeClaim", "claimName"),
+				scoreCertain, "PersistentVolumeClaim "+name+" does not exist")
+		}
+	}
+}

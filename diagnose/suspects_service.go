@@ -1,0 +1,124 @@
+package diagnose
+
+import (
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// nameLabel is the recommended label that ties a Service to its application.
+const nameLabel = "app.kubernetes.io/name"
+
+// serviceRules checks the Services of the workload: one meant for it that selects none of its
+// pods, and ports that target no container port.
+func (r *ranker) serviceRules() {
+	idle := r.w.Shape == ShapeLiveButIdle || r.w.Shape == ""
+	for _, svc := range r.unmatchedServices() {
+		score := scoreCertain
+		if !idle {
+			score = scorePossible
+		}
+		sel := labels.Set(svc.Spec.Selector).String()
+		reason := fmt.Sprintf("Service %s selects %s; the pods are labelled %s, so it has no endpoints", svc.Name, sel,
+			labels.Set(r.w.Template.Labels).String())
+		r.suspectObject(RuleServiceSelector, "Service/"+svc.Name, svc, field.NewPath("spec", "selector"), score, reason)
+	}
+	for _, svc := range r.matchedServices() {
+		for i, sp := range svc.Spec.Ports {
+			target := sp.TargetPort
+			if target.Type == intstr.Int && target.IntVal == 0 {
+				target = intstr.FromInt32(sp.Port)
+			}
+			declared, known := false, false
+			for _, c := range r.w.Template.Spec.Containers {
+				d, k := declaresPort(&c, target)
+				declared, known = declared || d, known || k
+			}
+			if declared || !known {
+				continue
+			}
+			score := scoreCertain
+			if target.Type == intstr.Int {
+				// A container may listen on a port it does not declare.
+				score = scoreLikely
+			}
+			if !idle {
+				score = scorePossible
+			}
+			r.suspectObject(RuleServiceTargetPort, "Service/"+svc.Name, svc, field.NewPath("spec", "ports").Index(i).Child("targetPort"), score,
+				fmt.Sprintf("Service %s port %d targets %s, which no container of %s declares", svc.Name, sp.Port, target.String(), r.object))
+		}
+	}
+}
+
+// serviceCandidates are the Services of the workload's namespace, the classifier's and the
+// snapshot's, by name.
+func (r *ranker) serviceCandidates() []*corev1.Service {
+	byName := map[string]*corev1.Service{}
+	add := func(ss []*corev1.Service) {
+		for _, s := range ss {
+			if s != nil && s.Namespace == r.w.Namespace || s != nil && s.Namespace == "" {
+				byName[s.Name] = s
+			}
+		}
+	}
+	add(r.w.Services)
+	add(r.w.UnmatchedServices)
+	if r.w.Snap != nil {
+		add(r.w.Snap.ServicesIn(r.w.Namespace))
+	}
+	names := make([]string, 0, len(byName))
+	for n := range byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]*corev1.Service, 0, len(names))
+	for _, n := range names {
+		out = append(out, byName[n])
+	}
+	return out
+}
+
+func (r *ranker) selects(svc *corev1.Service) bool {
+	if len(svc.Spec.Selector) == 0 {
+		return false
+	}
+	return labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(r.w.Template.Labels))
+}
+
+// matchedServices select the workload's template.
+func (r *ranker) matchedServices() []*corev1.Service {
+	var out []*corev1.Service
+	for _, s := range r.serviceCandidates() {
+		if r.selects(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// unmatchedServices were evidently written for the workload (the classifier says so, or they
+// share its name or its app.kubernetes.io/name) but select none of its pods.
+func (r *ranker) unmatchedServices() []*corev1.Service {
+	meant := map[string]bool{}
+	for _, s := range r.w.UnmatchedServices {
+		if s != nil {
+			meant[s.Name] = true
+		}
+	}
+	var out []*corev1.Service
+	for _, s := range r.serviceCandidates() {
+		if len(s.Spec.Selector) == 0 || r.selects(s) {
+			continue
+		}
+		app := r.w.Template.Labels[nameLabel]
+		if meant[s.Name] || s.Name == r.w.Name || app != "" && s.Labels[nameLabel] == app {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,160 @@
+package diagnose
+
+import (
+	"regexp"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// signal is one failure message the suspect rules read: a waiting or terminated container
+// state, an unschedulable condition, a Warning event, or a failing log line.
+type signal struct {
+	// Reason is the state or event reason (ErrImagePull, FailedMount, OOMKilled...); empty for
+	// log lines.
+	Reason string
+	Text   string
+	Source EvidenceSource
+	// Pod and Container name where the signal came from, when known.
+	Pod, Container string
+	// ExitCode of a terminated state.
+	ExitCode int32
+	// explained is set by a specific rule that accounted for the signal, so the general rule
+	// does not also turn it into weaker suspects.
+	explained bool
+}
+
+// maxLogLinesPerContainer bounds the log tail the rules read, so a chatty container cannot
+// make a diagnosis slow.
+const maxLogLinesPerContainer = 400
+
+// failurePods are the copies whose failures the rules read: those of the current revision
+// (the old ones of a stuck rollout still serve), or all copies when none is current.
+func failurePods(w *workload) []*corev1.Pod {
+	if len(w.CurrentPods) > 0 {
+		return w.CurrentPods
+	}
+	return w.Pods
+}
+
+// collectSignals gathers the failure messages of the workload's failing copies, its
+// controller and its claims.
+func collectSignals(w *workload) []*signal {
+	var out []*signal
+	pods := failurePods(w)
+	podNames := map[string]bool{}
+	for _, p := range pods {
+		podNames[p.Name] = true
+		out = append(out, podSignals(p)...)
+	}
+	for _, e := range w.Events {
+		if e.Type != corev1.EventTypeWarning {
+			continue
+		}
+		if e.InvolvedObject.Kind == "Pod" && !podNames[e.InvolvedObject.Name] {
+			continue
+		}
+		out = append(out, &signal{Reason: e.Reason, Text: e.Message, Source: SourceEvent,
+			Pod: podNameOf(e), Container: containerOfFieldPath(e.InvolvedObject.FieldPath)})
+	}
+	for _, l := range w.Logs {
+		if l == nil || !podNames[l.Pod] {
+			continue
+		}
+		lines := l.Lines
+		if len(lines) > maxLogLinesPerContainer {
+			lines = lines[len(lines)-maxLogLinesPerContainer:]
+		}
+		seen := map[string]bool{}
+		for _, line := range lines {
+			if !failureLine(line) || seen[line] {
+				continue
+			}
+			seen[line] = true
+			out = append(out, &signal{Text: line, Source: SourceLog, Pod: l.Pod, Container: l.Container})
+		}
+	}
+	return out
+}
+
+func podNameOf(e *corev1.Event) string {
+	if e.InvolvedObject.Kind == "Pod" {
+		return e.InvolvedObject.Name
+	}
+	return ""
+}
+
+// containerOfFieldPath reads the container name from an event's fieldPath
+// ("spec.containers{web}", "spec.initContainers{migrate}").
+func containerOfFieldPath(fp string) string {
+	i := strings.IndexByte(fp, '{')
+	if i < 0 || !strings.HasSuffix(fp, "}") {
+		return ""
+	}
+	return fp[i+1 : len(fp)-1]
+}
+
+// notFailures are waiting reasons of a container on its normal way up.
+var notFailures = map[string]bool{"ContainerCreating": true, "PodInitializing": true, "": true}
+
+func podSignals(p *corev1.Pod) []*signal {
+	var out []*signal
+	statuses := append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
+	for _, cs := range statuses {
+		if wt := cs.State.Waiting; wt != nil && !notFailures[wt.Reason] {
+			out = append(out, &signal{Reason: wt.Reason, Text: wt.Message, Source: SourcePodStatus, Pod: p.Name, Container: cs.Name})
+		}
+		for _, t := range []*corev1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
+			if t == nil || t.Reason == "Completed" || (t.ExitCode == 0 && t.Reason == "") {
+				continue
+			}
+			out = append(out, &signal{Reason: t.Reason, Text: t.Message, Source: SourcePodStatus, Pod: p.Name,
+				Container: cs.Name, ExitCode: t.ExitCode})
+		}
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Message != "" {
+			out = append(out, &signal{Reason: c.Reason, Text: c.Message, Source: SourcePodStatus, Pod: p.Name})
+		}
+	}
+	return out
+}
+
+var (
+	reAccessLog  = regexp.MustCompile(`"(?:GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS) \S+ HTTP/[0-9.]+" (\d{3}) `)
+	reJSONLevel  = regexp.MustCompile(`"(?:level|lvl|severity|log\.level)"\s*:\s*"([A-Za-z]+)"`)
+	reKVLevel    = regexp.MustCompile(`(?:^|\s)(?:level|lvl|severity)=([A-Za-z]+)`)
+	reWordLevel  = regexp.MustCompile(`(?:^|[\s\[|])(ERROR|FATAL|PANIC|CRITICAL|SEVERE|WARN|WARNING|error|fatal|crit|emerg|alert|warn)(?:[\]\s:|]|$)`)
+	reKlogError  = regexp.MustCompile(`^[EWF]\d{4} \d{2}:\d{2}:\d{2}`)
+	reFailureKey = regexp.MustCompile(`(?i)\b(error|errors?:|failed|failure|fatal|panic|exception|traceback|refused|denied|unauthorized|forbidden|timed out|timeout|no such host|not found|unreachable|cannot|can't|unable|invalid|flag provided but not defined|unknown flag|unrecognized arguments?|reset by peer|broken pipe)\b`)
+)
+
+// failureLine reports whether a log line reports a failure. A line that states its level is
+// taken at its word, so an info line that counts "upstream_errors":0 is not a failure.
+func failureLine(line string) bool {
+	if strings.HasPrefix(line, "Request log error:") {
+		// The kubelet's answer for a container that never started; its state says more.
+		return false
+	}
+	if m := reAccessLog.FindStringSubmatch(line); m != nil {
+		return m[1] >= "400"
+	}
+	if m := reJSONLevel.FindStringSubmatch(line); m != nil {
+		return badLevel(m[1])
+	}
+	if m := reKVLevel.FindStringSubmatch(line); m != nil {
+		return badLevel(m[1])
+	}
+	if reKlogError.MatchString(line) || reWordLevel.MatchString(line) {
+		return true
+	}
+	return reFailureKey.MatchString(line)
+}
+
+func badLevel(l string) bool {
+	switch strings.ToLower(l) {
+	case "warn", "warning", "error", "err", "fatal", "panic", "dpanic", "critical", "crit", "alert", "emerg", "emergency", "severe":
+		return true
+	}
+	return false
+}

@@ -150,7 +150,8 @@ func jsonError(text []byte, err error, off int) error {
 		off = len(text)
 		err = fmt.Errorf("unexpected end of JSON input, the file is truncated: %w", err)
 	case errors.As(err, &syntax):
-		off = int(syntax.Offset)
+		// Offset counts the bytes read, the offending one included.
+		off = max(int(syntax.Offset)-1, 0)
 	}
 	line, col := lineCol(text, off)
 	return fmt.Errorf("line %d, column %d (offset %d): %w", line, col, off, err)

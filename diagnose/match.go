@@ -69,6 +69,10 @@ func (r *ranker) changedFields() {
 			continue
 		}
 		cs := c.Path.String()
+		if pathHasPrefix(cs, r.tplPath.Child("metadata", "labels").String()) {
+			// Labels identify copies; they break selection (a rule of its own), not the copies.
+			continue
+		}
 		covered := false
 		for _, s := range r.found {
 			if s.Object == r.object && (pathHasPrefix(s.Path.String(), cs) || pathHasPrefix(cs, s.Path.String())) {

@@ -197,7 +197,7 @@ func matchValue(ev []token, val string, ownHosts map[string]bool) match {
 	}
 	for _, e := range ev {
 		if e.Kind != tokPort && e.Kind != tokHost && len(val) >= minExactValueLen && e.Text == val {
-			better(strengthExact, "value "+val)
+			better(strengthExact, val)
 		}
 		for _, t := range vt {
 			switch {

@@ -25,10 +25,10 @@ type leaf struct {
 }
 
 var (
-	intOrStringType  = reflect.TypeFor[intstr.IntOrString]()
-	quantityType     = reflect.TypeFor[resource.Quantity]()
-	timeType         = reflect.TypeFor[metav1.Time]()
-	resourceNameType = reflect.TypeFor[corev1.ResourceName]()
+	walkIntOrStringType  = reflect.TypeFor[intstr.IntOrString]()
+	walkQuantityType     = reflect.TypeFor[resource.Quantity]()
+	walkTimeType         = reflect.TypeFor[metav1.Time]()
+	walkResourceNameType = reflect.TypeFor[corev1.ResourceName]()
 )
 
 // resourcePath is the path of one resource in a ResourceList. Kubernetes writes the standard
@@ -59,7 +59,7 @@ func walkObject(v reflect.Value, p *field.Path, visit func(p *field.Path, v refl
 	switch v.Kind() {
 	case reflect.Struct:
 		switch v.Type() {
-		case intOrStringType, quantityType, timeType:
+		case walkIntOrStringType, walkQuantityType, walkTimeType:
 			return
 		}
 		t := v.Type()
@@ -88,7 +88,7 @@ func walkObject(v reflect.Value, p *field.Path, visit func(p *field.Path, v refl
 	case reflect.Map:
 		keys := v.MapKeys()
 		sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
-		resources := v.Type().Key() == resourceNameType
+		resources := v.Type().Key() == walkResourceNameType
 		for _, k := range keys {
 			child := p.Key(k.String())
 			if resources {
@@ -124,10 +124,10 @@ func scalar(v reflect.Value) (s string, text, ok bool) {
 		return strconv.FormatUint(v.Uint(), 10), false, true
 	case reflect.Struct:
 		switch v.Type() {
-		case intOrStringType:
+		case walkIntOrStringType:
 			is := v.Interface().(intstr.IntOrString)
 			return is.String(), true, true
-		case quantityType:
+		case walkQuantityType:
 			q := v.Interface().(resource.Quantity)
 			return q.String(), true, true
 		}

@@ -1,0 +1,171 @@
+package diagnose
+
+import (
+	"fmt"
+	"sort"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// signalGaps lists what the spec leaves the platform unable to see: for such a workload the
+// count of copies is all anyone gets, so these are where correctness checks must live when the
+// control loop cannot provide them. Ordered by path.
+func signalGaps(w *workload) []SignalGap {
+	if w == nil || w.Template == nil {
+		return nil
+	}
+	r := newGapRanker(w)
+	r.readinessBehindService()
+	r.identicalProbes()
+	r.updateStrategy()
+	r.minReadySeconds()
+	sort.SliceStable(r.gaps, func(i, j int) bool { return r.gaps[i].Path < r.gaps[j].Path })
+	return r.gaps
+}
+
+type gapFinder struct {
+	*ranker
+	gaps []SignalGap
+}
+
+func newGapRanker(w *workload) *gapFinder {
+	tp := w.TemplatePath
+	if tp == nil {
+		tp = field.NewPath("spec", "template")
+	}
+	// The gap checks read the spec only; they need no signals.
+	return &gapFinder{ranker: &ranker{w: w, object: w.Kind + "/" + w.Name, tplPath: tp, specPath: tp.Child("spec"), found: map[string]*Suspect{}}}
+}
+
+func (g *gapFinder) add(p *field.Path, format string, args ...any) {
+	g.gaps = append(g.gaps, SignalGap{Object: g.object, Path: p.String(), Message: fmt.Sprintf(format, args...)})
+}
+
+// readinessBehindService: a container that serves a Service's port without a readiness probe
+// is counted as serving the moment it starts, whether it can answer or not.
+func (g *gapFinder) readinessBehindService() {
+	svcs := g.matchedServices()
+	if len(svcs) == 0 {
+		return
+	}
+	for i := range g.w.Template.Spec.Containers {
+		c := &g.w.Template.Spec.Containers[i]
+		if c.ReadinessProbe != nil {
+			continue
+		}
+		svc, ok := servedBy(c, svcs)
+		if !ok {
+			continue
+		}
+		g.add(g.specPath.Child("containers").Index(i).Child("readinessProbe"),
+			"container %s serves Service %s but has no readiness probe: it receives traffic as soon as it starts, ready or not", c.Name, svc)
+	}
+}
+
+// servedBy names the Service a container serves: one whose targetPort it declares, or any when
+// the container declares no ports (it may listen on them anyway).
+func servedBy(c *corev1.Container, svcs []*corev1.Service) (string, bool) {
+	for _, s := range svcs {
+		if len(c.Ports) == 0 {
+			return s.Name, true
+		}
+		for _, sp := range s.Spec.Ports {
+			target := sp.TargetPort
+			if target.Type == intstr.Int && target.IntVal == 0 {
+				target = intstr.FromInt32(sp.Port)
+			}
+			if d, _ := declaresPort(c, target); d {
+				return s.Name, true
+			}
+		}
+	}
+	return "", false
+}
+
+// identicalProbes: a readiness probe that asks exactly what the liveness probe asks cannot
+// take a copy out of rotation before liveness kills it, and says nothing liveness does not.
+func (g *gapFinder) identicalProbes() {
+	for i := range g.w.Template.Spec.Containers {
+		c := &g.w.Template.Spec.Containers[i]
+		if c.ReadinessProbe == nil || c.LivenessProbe == nil {
+			continue
+		}
+		if equality.Semantic.DeepEqual(c.ReadinessProbe.ProbeHandler, c.LivenessProbe.ProbeHandler) {
+			g.add(g.specPath.Child("containers").Index(i).Child("readinessProbe"),
+				"container %s's readiness probe checks the same thing as its liveness probe: a copy that cannot serve is restarted rather than taken out of rotation, and readiness reports nothing about what the copy depends on", c.Name)
+		}
+	}
+}
+
+// updateStrategy: a strategy that lets every copy go unready at once turns a bad revision into
+// a full outage before any signal can stop it.
+func (g *gapFinder) updateStrategy() {
+	n := int(g.w.Declared)
+	if n <= 0 {
+		return
+	}
+	switch o := g.w.Object.(type) {
+	case *appsv1.Deployment:
+		st := o.Spec.Strategy
+		if st.Type == appsv1.RecreateDeploymentStrategyType {
+			g.add(field.NewPath("spec", "strategy", "type"),
+				"Recreate stops all %d copies before starting any of the new revision: a bad revision is a full outage", n)
+			return
+		}
+		mu := intstr.FromString("25%")
+		if st.RollingUpdate != nil && st.RollingUpdate.MaxUnavailable != nil {
+			mu = *st.RollingUpdate.MaxUnavailable
+		}
+		// The deployment controller rounds maxUnavailable down (pkg/controller/deployment/util.ResolveFenceposts).
+		if v, err := intstr.GetScaledValueFromIntOrPercent(&mu, n, false); err == nil && v >= n {
+			g.add(field.NewPath("spec", "strategy", "rollingUpdate", "maxUnavailable"),
+				"maxUnavailable %s lets all %d copies be unavailable at once during a rollout", mu.String(), n)
+		}
+	case *appsv1.DaemonSet:
+		st := o.Spec.UpdateStrategy
+		if st.Type != appsv1.RollingUpdateDaemonSetStrategyType && st.Type != "" {
+			return
+		}
+		mu := intstr.FromInt32(1)
+		if st.RollingUpdate != nil && st.RollingUpdate.MaxUnavailable != nil {
+			mu = *st.RollingUpdate.MaxUnavailable
+		}
+		// The daemon set controller rounds a percentage up (pkg/controller/daemon/util.UnavailableCount).
+		if v, err := intstr.GetScaledValueFromIntOrPercent(&mu, n, true); err == nil && v >= n {
+			g.add(field.NewPath("spec", "updateStrategy", "rollingUpdate", "maxUnavailable"),
+				"maxUnavailable %s lets the copies on all %d nodes be unavailable at once during a rollout", mu.String(), n)
+		}
+	case *appsv1.StatefulSet:
+		st := o.Spec.UpdateStrategy
+		if st.RollingUpdate == nil || st.RollingUpdate.MaxUnavailable == nil {
+			return
+		}
+		mu := *st.RollingUpdate.MaxUnavailable
+		if v, err := intstr.GetScaledValueFromIntOrPercent(&mu, n, true); err == nil && v >= n {
+			g.add(field.NewPath("spec", "updateStrategy", "rollingUpdate", "maxUnavailable"),
+				"maxUnavailable %s lets all %d copies be unavailable at once during a rollout", mu.String(), n)
+		}
+	}
+}
+
+// minReadySeconds: without it a DaemonSet or StatefulSet rollout moves on the instant a copy
+// reports Ready, so a copy that fails a minute later has already been counted as good.
+func (g *gapFinder) minReadySeconds() {
+	var mrs int32
+	switch o := g.w.Object.(type) {
+	case *appsv1.DaemonSet:
+		mrs = o.Spec.MinReadySeconds
+	case *appsv1.StatefulSet:
+		mrs = o.Spec.MinReadySeconds
+	default:
+		return
+	}
+	if mrs == 0 {
+		g.add(field.NewPath("spec", "minReadySeconds"),
+			"no minReadySeconds: the %s rollout moves to the next copy the instant one reports Ready, so a copy that fails a minute later was already counted as good", g.w.Kind)
+	}
+}

@@ -1,0 +1,143 @@
+package dump
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+)
+
+func TestExtractLogs(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []snapshot.ContainerLog
+	}{
+		{
+			name: "init and app containers of one pod, as cluster-info dump writes them",
+			in: "==== START logs for container migrate of pod shop/web-7d9f-abcde ====\n" +
+				"applied 3 migrations\n" +
+				"==== END logs for container migrate of pod shop/web-7d9f-abcde ====\n" +
+				"==== START logs for container web of pod shop/web-7d9f-abcde ====\n" +
+				"listening on :8080\nGET /health 200\n" +
+				"==== END logs for container web of pod shop/web-7d9f-abcde ====\n",
+			want: []snapshot.ContainerLog{
+				{Namespace: "shop", Pod: "web-7d9f-abcde", Container: "migrate", Lines: []string{"applied 3 migrations"}},
+				{Namespace: "shop", Pod: "web-7d9f-abcde", Container: "web", Lines: []string{"listening on :8080", "GET /health 200"}},
+			},
+		},
+		{
+			name: "the kubelet's error instead of a log",
+			in: "==== START logs for container payments-api of pod dev-payments/payments-api-6685d59959-75wrm ====\n" +
+				"Request log error: container \"payments-api\" in pod \"payments-api-6685d59959-75wrm\" is waiting to start: trying and failing to pull image\n" +
+				"==== END logs for container payments-api of pod dev-payments/payments-api-6685d59959-75wrm ====\n",
+			want: []snapshot.ContainerLog{{
+				Namespace: "dev-payments", Pod: "payments-api-6685d59959-75wrm", Container: "payments-api",
+				Lines: []string{`Request log error: container "payments-api" in pod "payments-api-6685d59959-75wrm" is waiting to start: trying and failing to pull image`},
+			}},
+		},
+		{
+			name: "an empty block: an unscheduled pod",
+			in:   "==== START logs for container search of pod dev-search/search-indexer-0 ====\n==== END logs for container search of pod dev-search/search-indexer-0 ====\n",
+			want: []snapshot.ContainerLog{{Namespace: "dev-search", Pod: "search-indexer-0", Container: "search"}},
+		},
+		{
+			name: "a last line without newline runs into the END marker; no newline at the end of the file",
+			in:   "==== START logs for container c of pod n/p ====\nfirst\npartial==== END logs for container c of pod n/p ====",
+			want: []snapshot.ContainerLog{{Namespace: "n", Pod: "p", Container: "c", Lines: []string{"first", "partial"}}},
+		},
+		{
+			name: "marker-like text inside a log is log content",
+			in: "==== START logs for container c of pod n/p ====\n" +
+				"==== START logs for container d of pod n/p ====\n" +
+				"echo '==== END logs for container c of pod n/p ====' > x\n" +
+				"==== END logs for container c of pod n/p ====\n",
+			want: []snapshot.ContainerLog{{Namespace: "n", Pod: "p", Container: "c", Lines: []string{
+				"==== START logs for container d of pod n/p ====",
+				"echo '==== END logs for container c of pod n/p ====' > x",
+			}}},
+		},
+		{
+			name: "previous instance, this package's own block",
+			in: "==== START logs for container c of pod n/p ====\nnow\n==== END logs for container c of pod n/p ====\n" +
+				"==== START logs for container c of pod n/p (previous) ====\nbefore\nOOM\n==== END logs for container c of pod n/p (previous) ====\n",
+			want: []snapshot.ContainerLog{
+				{Namespace: "n", Pod: "p", Container: "c", Lines: []string{"now"}},
+				{Namespace: "n", Pod: "p", Container: "c", Previous: true, Lines: []string{"before", "OOM"}},
+			},
+		},
+		{
+			name: "CRLF line ends",
+			in:   "==== START logs for container c of pod n/p ====\r\nline\r\n==== END logs for container c of pod n/p ====\r\n",
+			want: []snapshot.ContainerLog{{Namespace: "n", Pod: "p", Container: "c", Lines: []string{"line\r"}}},
+		},
+		{
+			name: "an empty line is a line",
+			in:   "==== START logs for container c of pod n/p ====\n\n==== END logs for container c of pod n/p ====\n",
+			want: []snapshot.ContainerLog{{Namespace: "n", Pod: "p", Container: "c", Lines: []string{""}}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			logs, rest, err := extractLogs([]byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(logs) != len(tt.want) {
+				t.Fatalf("got %d logs %+v, want %d", len(logs), logs, len(tt.want))
+			}
+			for i := range logs {
+				g, w := logs[i], tt.want[i]
+				if g.Namespace != w.Namespace || g.Pod != w.Pod || g.Container != w.Container || g.Previous != w.Previous || !slices.Equal(g.Lines, w.Lines) {
+					t.Errorf("log %d = %+v, want %+v", i, g, w)
+				}
+			}
+			if len(rest) != len(tt.in) || bytes.Count(rest, []byte("\n")) != strings.Count(tt.in, "\n") || len(bytes.TrimSpace(rest)) != 0 {
+				t.Errorf("blanked text %q does not keep the length and lines of the input", rest)
+			}
+		})
+	}
+}
+
+func TestExtractLogsKeepsTheRest(t *testing.T) {
+	in := "{\"kind\": \"PodList\"}\n==== START logs for container c of pod n/p ====\nx\n==== END logs for container c of pod n/p ====\n{\"a\": 1}\n"
+	_, rest, err := extractLogs([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(rest, []byte("{\"kind\": \"PodList\"}\n")) || !bytes.HasSuffix(rest, []byte("\n{\"a\": 1}\n")) {
+		t.Errorf("text around the block changed: %q", rest)
+	}
+	if !strings.Contains(in, "==== START") {
+		t.Error("extractLogs changed its input")
+	}
+}
+
+func TestWriteLogReadsBack(t *testing.T) {
+	logs := []snapshot.ContainerLog{
+		{Namespace: "n", Pod: "p", Container: "c", Lines: []string{"a", "", "b"}},
+		{Namespace: "n", Pod: "p", Container: "c", Previous: true, Lines: []string{"panic: boom"}},
+		{Namespace: "n", Pod: "p", Container: "init"},
+		{Namespace: "n", Pod: "p", Container: "d", Lines: []string{""}},
+	}
+	var b bytes.Buffer
+	for i := range logs {
+		if err := writeLog(&b, &logs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _, err := extractLogs(b.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(logs) {
+		t.Fatalf("read back %d logs from %q", len(got), b.String())
+	}
+	for i := range logs {
+		if got[i].Container != logs[i].Container || got[i].Previous != logs[i].Previous || !slices.Equal(got[i].Lines, logs[i].Lines) {
+			t.Errorf("log %d read back as %+v, want %+v", i, got[i], logs[i])
+		}
+	}
+}

@@ -79,7 +79,7 @@ func fix(w *workload, shape Shape, cause Cause, top *Suspect) string {
 	case cause == CauseSpec && w.Kind != "ReplicaSet" && h.LastServing != nil && h.LastServing != h.Current && implicatedByChange(w, top):
 		return fmt.Sprintf("kubectl rollout undo %s --to-revision=%d%s", ref, h.LastServing.Number, ns)
 	case cause == CauseDependency:
-		s := fmt.Sprintf("leave %s as it is (unchanged since revision %s served, now %s) and fix what it depends on", path, w.LastServingRevision, quoteValue(top.Value))
+		s := fmt.Sprintf("look outside the spec first: %s is %s, unchanged since revision %s served", path, quoteValue(top.Value), w.LastServingRevision)
 		if hint != "" {
 			s += ": " + hint
 		}

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -22,7 +24,10 @@ func diffTemplates(root *field.Path, prev, cur *corev1.PodTemplateSpec) []Change
 	return out
 }
 
-var jsonMarshaler = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
+var (
+	jsonMarshaler = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
+	quantityType  = reflect.TypeOf(resource.Quantity{})
+)
 
 func diffValue(p *field.Path, a, b reflect.Value, out *[]Change) {
 	az, bz := isEmpty(a), isEmpty(b)
@@ -34,6 +39,13 @@ func diffValue(p *field.Path, a, b reflect.Value, out *[]Change) {
 		return
 	}
 	t := a.Type()
+	if t == quantityType {
+		// 64Mi and 65536Ki are the same limit.
+		if qa, qb := a.Interface().(resource.Quantity), b.Interface().(resource.Quantity); qa.Cmp(qb) != 0 {
+			*out = append(*out, Change{Path: p, Previous: diffRender(a), Current: diffRender(b)})
+		}
+		return
+	}
 	if t.Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(jsonMarshaler) && t.Kind() == reflect.Struct {
 		if ra, rb := diffRender(a), diffRender(b); ra != rb {
 			*out = append(*out, Change{Path: p, Previous: ra, Current: rb})
@@ -172,6 +184,7 @@ func changedPaths(cs []Change) []string {
 // envFrom[0].configMapRef.name is implicated by a change at envFrom, and a suspect at
 // resources by a change at resources.limits[memory].
 func pathsRelated(a, b string) bool {
+	a, b = keysAsFields(a), keysAsFields(b)
 	if a == b {
 		return true
 	}
@@ -180,3 +193,10 @@ func pathsRelated(a, b string) bool {
 	}
 	return under(a, b) || under(b, a)
 }
+
+// mapKey matches a [key] that is not a list index.
+var mapKey = regexp.MustCompile(`\[([^\]0-9][^\]]*)\]`)
+
+// keysAsFields writes map keys as fields (limits[memory] as limits.memory), so paths written
+// either way compare equal.
+func keysAsFields(p string) string { return mapKey.ReplaceAllString(p, ".$1") }

@@ -196,7 +196,7 @@ func matchValue(ev []token, val string, ownHosts map[string]bool) match {
 		vt = append(vt, token{Kind: tokPath, Text: val, Path: val})
 	}
 	for _, e := range ev {
-		if e.Kind != tokPort && e.Kind != tokHost && len(val) >= minExactValueLen && e.Text == val {
+		if (e.Kind == tokQuoted || e.Kind == tokURL || e.Kind == tokHostPort) && len(val) >= minExactValueLen && e.Text == val {
 			better(strengthExact, val)
 		}
 		for _, t := range vt {

@@ -105,8 +105,12 @@ func (r *ranker) quotaSuspect(rn, reason string, _ bool) {
 		}
 	}
 	sort.SliceStable(set, func(i, j int) bool { return set[i].q.Cmp(set[j].q) > 0 })
-	for i, s := range set {
-		score := scoreCertain - 5*i
+	for _, s := range set {
+		// The largest value is the likeliest to have tipped the quota; equal ones tie.
+		score := scoreCertain
+		if s.q.Cmp(set[0].q) < 0 {
+			score = scoreLikely
+		}
 		r.suspectTemplate(RuleQuotaExceeded, resourcePath(s.ref.path.Child("resources", section), name), score, reason)
 	}
 }

@@ -258,9 +258,13 @@ func (r *ranker) requests(name, msg string) {
 		}
 	}
 	sort.SliceStable(set, func(i, j int) bool { return set[i].q.Cmp(set[j].q) > 0 })
-	for i, s := range set {
+	for _, s := range set {
+		score := scoreCertain
+		if s.q.Cmp(set[0].q) < 0 {
+			score = scoreLikely
+		}
 		r.suspectTemplate(RuleInsufficientResource, resourcePath(s.ref.path.Child("resources", "requests"), name),
-			scoreCertain-5*i, "no node has "+s.q.String()+" of "+name+" free: "+msg)
+			score, "no node has "+s.q.String()+" of "+name+" free: "+msg)
 	}
 }
 

@@ -1,0 +1,547 @@
+package diagnose
+
+import (
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+const (
+	c0    = "spec.template.spec.containers[0]"
+	image = c0 + ".image"
+)
+
+func TestRankSuspectsRules(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(w *workload)
+		// rule, object and path of the top suspect; object defaults to Deployment/api.
+		rule   RuleID
+		object string
+		path   string
+		// below lists paths that must also be suspects, ranked below the top one.
+		below []string
+		// absent lists paths that must not be suspects.
+		absent []string
+		// anyTop skips the check of the top suspect.
+		anyTop bool
+	}{
+		{
+			// containerd 2.x, internal/cri/server/images/image_pull.go; the kubelet's
+			// pkg/kubelet/images/image_manager.go prefixes `Failed to pull image %q: `.
+			name: "image tag not found",
+			setup: func(w *workload) {
+				w.Template.Spec.Containers[0].Image = "registry.internal/shop/api:1.4.l"
+				stChanged(w, image, "registry.internal/shop/api:1.4.0", nil)
+				msg := `rpc error: code = NotFound desc = failed to pull and unpack image "registry.internal/shop/api:1.4.l": failed to resolve image: registry.internal/shop/api:1.4.l: not found`
+				stWaiting(w, "ErrImagePull", msg)
+				stPodEvent(w, "Failed", `Failed to pull image "registry.internal/shop/api:1.4.l": `+msg)
+				stPodEvent(w, "Failed", "Error: ErrImagePull")
+			},
+			rule: RuleImageNotFound, path: image,
+		},
+		{
+			name: "pull access denied with an unchanged image names imagePullSecrets",
+			setup: func(w *workload) {
+				stWaiting(w, "ImagePullBackOff", `Back-off pulling image "registry.internal/shop/api:1.4.0": ErrImagePull: failed to pull and unpack image "registry.internal/shop/api:1.4.0": failed to resolve image: pull access denied, repository does not exist or may require authorization: server message: insufficient_scope: authorization failed`)
+			},
+			rule: RuleImagePullAuth, path: "spec.template.spec.imagePullSecrets",
+			below:  []string{"spec.template.spec.serviceAccountName"},
+			absent: []string{image},
+		},
+		{
+			name: "pull access denied after the image changed names the image",
+			setup: func(w *workload) {
+				w.Template.Spec.Containers[0].Image = "registry.internal/shop/apy:1.4.0"
+				stChanged(w, image, "registry.internal/shop/api:1.4.0", nil)
+				stWaiting(w, "ErrImagePull", `failed to pull and unpack image "registry.internal/shop/apy:1.4.0": failed to resolve image: pull access denied, repository does not exist or may require authorization: server message: insufficient_scope: authorization failed`)
+			},
+			rule: RuleImageNotFound, path: image,
+			below: []string{"spec.template.spec.imagePullSecrets"},
+		},
+		{
+			// containerd core/remotes/docker/resolver.go: "unexpected status from %s request to %s: %s".
+			name: "401 from the registry",
+			setup: func(w *workload) {
+				stPodEvent(w, "Failed", `Failed to pull image "registry.internal/shop/api:1.4.0": failed to pull and unpack image "registry.internal/shop/api:1.4.0": failed to resolve reference "registry.internal/shop/api:1.4.0": unexpected status from HEAD request to https://registry.internal/v2/shop/api/manifests/1.4.0: 401 Unauthorized`)
+			},
+			rule: RuleImagePullAuth, path: "spec.template.spec.imagePullSecrets",
+		},
+		{
+			name: "registry host does not resolve",
+			setup: func(w *workload) {
+				stWaiting(w, "ErrImagePull", `failed to pull and unpack image "registry.internal/shop/api:1.4.0": failed to resolve reference "registry.internal/shop/api:1.4.0": failed to do request: Head "https://registry.internal/v2/shop/api/manifests/1.4.0": dial tcp: lookup registry.internal on 10.96.0.10:53: no such host`)
+			},
+			rule: RuleImageRegistryDown, path: image,
+		},
+		{
+			// pkg/kubelet/images/image_manager.go: "Failed to apply default image tag %q: %v".
+			name: "invalid image name",
+			setup: func(w *workload) {
+				w.Template.Spec.Containers[0].Image = "registry.internal/shop/API:1.4.0"
+				stWaiting(w, "InvalidImageName", `Failed to apply default image tag "registry.internal/shop/API:1.4.0": couldn't parse image name "registry.internal/shop/API:1.4.0": invalid reference format: repository name (shop/API) must be lowercase`)
+			},
+			rule: RuleImageInvalidName, path: image,
+		},
+		{
+			// pkg/kubelet/kubelet_pods.go via the secret manager's NotFound: `secret "x" not found`.
+			name: "env secretKeyRef names a missing Secret",
+			setup: func(w *workload) {
+				w.Template.Spec.Containers[0].Env = []corev1.EnvVar{
+					{Name: "LOG_LEVEL", Value: "info"},
+					{Name: "DB_PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+						LocalObjectReference: corev1.LocalObjectReference{Name: "api-db"}, Key: "password"}}},
+				}
+				stWaiting(w, "CreateContainerConfigError", `secret "api-db" not found`)
+				stPodEvent(w, "Failed", `Error: secret "api-db" not found`)
+			},
+			rule: RuleEnvRefNotFound, path: c0 + ".env[1].valueFrom.secretKeyRef.name",
+		},
+		{
+			// pkg/kubelet/kubelet_pods.go: "couldn't find key %v in ConfigMap %v/%v".
+			name: "env configMapKeyRef names a missing key",
+			setup: func(w *workload) {
+				w.Template.Spec.Containers[0].Env = []corev1.EnvVar{
+					{Name: "LOG_LEVEL", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+						LocalObjectReference: corev1.LocalObjectReference{Name: "api-config"}, Key: "log-level"}}},
+				}
+				stWaiting(w, "CreateContainerConfigError", "couldn't find key log-level in ConfigMap shop/api-config")
+			},
+			rule: RuleEnvKeyNotFound, path: c0 + ".env[0].valueFrom.configMapKeyRef.key",
+		},
+		{
+			name: "envFrom secretRef names a missing Secret",
+			setup: func(w *workload) {
+				w.Template.Spec.Containers[0].EnvFrom = []corev1.EnvFromSource{
+					{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "api-flags"}}},
+					{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "api-tokens"}}},
+				}
+				stPodEvent(w, "Failed", `Error: secret "api-tokens" not found`)
+			},
+			rule: RuleEnvRefNotFound, path: c0 + ".envFrom[1].secretRef.name",
+			absent: []string{c0 + ".envFrom[0].configMapRef.name"},
+		},
+		{
+			// pkg/volume/util/operationexecutor/operation_executor.go: `%v for volume %q %v`.
+			name: "configMap volume names a missing ConfigMap",
+			setup: func(w *workload) {
+				w.Template.Spec.Volumes = []corev1.Volume{
+					{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "api-tls"}}},
+					{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+						LocalObjectReference: corev1.LocalObjectReference{Name: "api-config"}}}},
+				}
+				stEvent(w, "Pod", stPod(w).Name, "", "FailedMount", `MountVolume.SetUp failed for volume "config" : configmap "api-config" not found`)
+			},
+			rule: RuleVolumeRefNotFound, path: "spec.template.spec.volumes[1].configMap.name",
+		},
+		{
+			// pkg/volume/configmap/configmap.go: "configmap references non-existent config key: %s".
+			name: "configMap volume item names a missing key",
+			setup: func(w *workload) {
+				w.Template.Spec.Volumes = []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "api-config"},
+					Items:                []corev1.KeyToPath{{Key: "app.yaml", Path: "app.yaml"}, {Key: "log.yaml", Path: "log.yaml"}}}}}}
+				stEvent(w, "Pod", stPod(w).Name, "", "FailedMount", `MountVolume.SetUp failed for volume "config" : configmap references non-existent config key: log.yaml`)
+			},
+			rule: RuleVolumeKeyNotFound, path: "spec.template.spec.volumes[0].configMap.items[1].key",
+		},
+		{
+			name: "projected secret source names a missing Secret",
+			setup: func(w *workload) {
+				w.Template.Spec.Volumes = []corev1.Volume{{Name: "creds", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+					Sources: []corev1.VolumeProjection{{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "api-creds"}}}}}}}}
+				stEvent(w, "Pod", stPod(w).Name, "", "FailedMount", `MountVolume.SetUp failed for volume "creds" : secret "api-creds" not found`)
+			},
+			rule: RuleVolumeRefNotFound, path: "spec.template.spec.volumes[0].projected.sources[0].secret.name",
+		},
+		{
+			// pkg/scheduler/framework/types.go FitError.Error(); nodeaffinity.ErrReasonPod.
+			name: "nodeSelector value no node carries",
+			setup: func(w *workload) {
+				w.Template.Spec.NodeSelector = map[string]string{"kubernetes.io/os": "linux", "disktype": "nvme"}
+				w.Snap.Nodes = []*corev1.Node{
+					stNode("n1", map[string]string{"kubernetes.io/os": "linux", "disktype": "ssd"}),
+					stNode("n2", map[string]string{"kubernetes.io/os": "linux", "disktype": "hdd"}),
+				}
+				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
+			},
+			rule: RuleNodeSelector, path: "spec.template.spec.nodeSelector[disktype]",
+			absent: []string{"spec.template.spec.nodeSelector[kubernetes.io/os]"},
+		},
+		{
+			// noderesources/fit.go: "Insufficient memory".
+			name: "memory request fits no node",
+			setup: func(w *workload) {
+				w.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceMemory] = resource.MustParse("64Gi")
+				p := stPod(w)
+				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
+					Message: "0/3 nodes are available: 3 Insufficient memory. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."}}
+			},
+			rule: RuleInsufficientResource, path: c0 + ".resources.requests.memory",
+		},
+		{
+			// tainttoleration/taint_toleration.go Filter: "node(s) had untolerated taint(s)".
+			name: "untolerated taint",
+			setup: func(w *workload) {
+				w.Snap.Nodes = []*corev1.Node{stNode("n1", nil, corev1.Taint{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule})}
+				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/1 nodes are available: 1 node(s) had untolerated taint(s). preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
+			},
+			rule: RuleUntoleratedTaint, path: "spec.template.spec.tolerations",
+		},
+		{
+			// plugin/pkg/admission/serviceaccount/admission.go via controller_utils.go "Error creating: %v".
+			name: "serviceAccountName that does not exist",
+			setup: func(w *workload) {
+				w.CurrentPods, w.Pods = nil, nil
+				stEvent(w, "ReplicaSet", "api-6b7d9c5f4", "", "FailedCreate", `Error creating: pods "api-6b7d9c5f4-" is forbidden: error looking up service account shop/api: serviceaccount "api" not found`)
+			},
+			rule: RuleServiceAccountNotFound, path: "spec.template.spec.serviceAccountName",
+		},
+		{
+			// k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go.
+			name: "quota exceeded on limits.memory",
+			setup: func(w *workload) {
+				w.CurrentPods, w.Pods = nil, nil
+				stEvent(w, "ReplicaSet", "api-6b7d9c5f4", "", "FailedCreate", `Error creating: pods "api-6b7d9c5f4-9xk2m" is forbidden: exceeded quota: compute, requested: limits.memory=256Mi, used: limits.memory=1792Mi, limited: limits.memory=2Gi`)
+			},
+			rule: RuleQuotaExceeded, path: c0 + ".resources.limits.memory",
+		},
+		{
+			// pkg/quota/v1/evaluator/core/pods.go: "must specify %s".
+			name: "quota requires a limit the container does not set",
+			setup: func(w *workload) {
+				stEvent(w, "ReplicaSet", "api-6b7d9c5f4", "", "FailedCreate", `Error creating: pods "api-6b7d9c5f4-9xk2m" is forbidden: failed quota: compute: must specify limits.cpu for: api`)
+			},
+			rule: RuleQuotaExceeded, path: c0 + ".resources.limits.cpu",
+		},
+		{
+			name: "quota on pods names replicas",
+			setup: func(w *workload) {
+				stEvent(w, "ReplicaSet", "api-6b7d9c5f4", "", "FailedCreate", `Error creating: pods "api-6b7d9c5f4-9xk2m" is forbidden: exceeded quota: pods, requested: pods=1, used: pods=10, limited: pods=10`)
+			},
+			rule: RuleQuotaExceeded, path: "spec.replicas",
+		},
+		{
+			// runc libcontainer/standard_init_linux.go via containerd; StartError exit 128.
+			name: "command names a missing executable",
+			setup: func(w *workload) {
+				w.Template.Spec.Containers[0].Command = []string{"api-server"}
+				w.Template.Spec.Containers[0].Args = []string{"--port=8080"}
+				stTerminated(w, "StartError", 128, `failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: exec: "api-server": executable file not found in $PATH: unknown`)
+			},
+			rule: RuleCommandNotFound, path: c0 + ".command[0]",
+		},
+		{
+			// Go's flag package: "flag provided but not defined: -%s".
+			name: "flag the program does not define",
+			setup: func(w *workload) {
+				w.Template.Spec.Containers[0].Args = []string{"--config=/etc/api/config.yaml", "--listen-address=:8080"}
+				stTerminated(w, "Error", 2, "")
+				stLog(w, "flag provided but not defined: -listen-address", "Usage of /usr/local/bin/api:", "  -config string", "    \tpath of the config file")
+			},
+			rule: RuleNamedInFailure, path: c0 + ".args[1]",
+			absent: []string{c0 + ".args[0]"},
+		},
+		{
+			name: "OOMKilled names the memory limit",
+			setup: func(w *workload) {
+				w.Shape = ShapeStartsAndDies
+				stTerminated(w, "OOMKilled", 137, "")
+			},
+			rule: RuleMemoryLimit, path: c0 + ".resources.limits.memory",
+		},
+		{
+			// pkg/probe/http/http.go "HTTP probe failed with statuscode: %d"; prober.go "%s probe failed: %s".
+			name: "readiness probe path answered 404",
+			setup: func(w *workload) {
+				w.Shape = ShapeLiveButIdle
+				stPodEvent(w, "Unhealthy", "Readiness probe failed: HTTP probe failed with statuscode: 404")
+			},
+			rule: RuleProbePath, path: c0 + ".readinessProbe.httpGet.path",
+			absent: []string{c0 + ".livenessProbe.httpGet.path"},
+		},
+		{
+			name: "readiness probe 503 is not the probe's fault",
+			setup: func(w *workload) {
+				w.Shape = ShapeLiveButIdle
+				stPodEvent(w, "Unhealthy", "Readiness probe failed: HTTP probe failed with statuscode: 503")
+			},
+			absent: []string{c0 + ".readinessProbe.httpGet.path"},
+		},
+		{
+			name: "probe targets a port name the container does not declare",
+			setup: func(w *workload) {
+				w.Shape = ShapeLiveButIdle
+				w.Template.Spec.Containers[0].ReadinessProbe.HTTPGet.Port = intstr.FromString("metrics")
+			},
+			rule: RuleProbePort, path: c0 + ".readinessProbe.httpGet.port",
+		},
+		{
+			// net.Dialer error as the TCP prober returns it (pkg/probe/tcp/tcp.go).
+			name: "liveness probe refused on an undeclared port",
+			setup: func(w *workload) {
+				w.Shape = ShapeStartsAndDies
+				w.Template.Spec.Containers[0].LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(9090)}}}
+				stPodEvent(w, "Unhealthy", "Liveness probe failed: dial tcp 10.244.1.7:9090: connect: connection refused")
+			},
+			rule: RuleProbePort, path: c0 + ".livenessProbe.tcpSocket.port",
+		},
+		{
+			name: "Service meant for the workload selects none of its pods",
+			setup: func(w *workload) {
+				w.Shape = ShapeLiveButIdle
+				w.Snap.Services = []*corev1.Service{stService("api", map[string]string{"app": "api-v2"}, intstr.FromString("http"))}
+			},
+			rule: RuleServiceSelector, object: "Service/api", path: "spec.selector",
+		},
+		{
+			name: "Service targets a port name no container declares",
+			setup: func(w *workload) {
+				w.Shape = ShapeLiveButIdle
+				w.Services = []*corev1.Service{stService("api", map[string]string{"app": "api"}, intstr.FromString("web"))}
+			},
+			rule: RuleServiceTargetPort, object: "Service/api", path: "spec.ports[0].targetPort",
+		},
+		{
+			name: "unrelated Service is no suspect",
+			setup: func(w *workload) {
+				w.Shape = ShapeLiveButIdle
+				svc := stService("billing", map[string]string{"app": "billing"}, intstr.FromString("http"))
+				svc.Labels = nil
+				w.Snap.Services = []*corev1.Service{svc}
+			},
+			absent: []string{"spec.selector"},
+		},
+		{
+			name: "general rule: a port the failure names, host resolved to an IP",
+			setup: func(w *workload) {
+				w.Shape = ShapeStartsAndDies
+				w.Template.Spec.Containers[0].Env = []corev1.EnvVar{
+					{Name: "CACHE_ADDR", Value: "api-cache.shop.svc:6379"},
+					{Name: "DATABASE_URL", Value: "postgres://orders-db.shop.svc:5432/orders?sslmode=disable"},
+				}
+				stTerminated(w, "Error", 1, "")
+				stLog(w, `{"level":"info","msg":"connecting","cache":"api-cache.shop.svc:6379"}`,
+					`{"level":"error","msg":"database unavailable","error":"dial tcp 10.96.7.21:5432: connect: connection refused"}`)
+			},
+			rule: RuleNamedInFailure, path: c0 + ".env[1].value",
+			absent: []string{c0 + ".env[0].value"},
+		},
+		{
+			name: "general rule: a host that does not resolve",
+			setup: func(w *workload) {
+				w.Shape = ShapeStartsAndDies
+				w.Template.Spec.Containers[0].Args = []string{"--upstream", "https://payments.partner.example/v1/charge"}
+				stTerminated(w, "Error", 1, "")
+				stLog(w, `time=2026-11-24T11:58:02.114Z level=ERROR msg="request failed" err="Post \"https://payments.partner.example/v1/charge\": dial tcp: lookup payments.partner.example on 10.96.0.10:53: no such host"`)
+			},
+			rule: RuleNamedInFailure, path: c0 + ".args[1]",
+		},
+		{
+			name: "general rule: a file under a mounted path",
+			setup: func(w *workload) {
+				w.Shape = ShapeStartsAndDies
+				w.Template.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "config", MountPath: "/etc/api"}}
+				stTerminated(w, "Error", 1, "")
+				stLog(w, "Error: open /etc/api/config.yaml: no such file or directory")
+			},
+			rule: RuleNamedInFailure, path: c0 + ".volumeMounts[0].mountPath",
+		},
+		{
+			name: "general rule: the pod's own address names nothing",
+			setup: func(w *workload) {
+				w.Shape = ShapeLiveButIdle
+				w.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "LISTEN", Value: "0.0.0.0:8080"}}
+				stLog(w, `2026/11/24 10:20:40 [error] 34#34: *1 connect() failed (111: Connection refused) while connecting to upstream, client: 10.244.1.1, server: localhost, request: "GET /ready HTTP/1.1", host: "10.244.1.7:8080"`)
+			},
+			absent: []string{c0 + ".env[0].value"}, anyTop: true,
+		},
+		{
+			name: "changed field the evidence names ranks above an unchanged one",
+			setup: func(w *workload) {
+				w.Shape = ShapeLiveButIdle
+				w.Template.Spec.Containers[0].Env = []corev1.EnvVar{
+					{Name: "PRIMARY", Value: "intake-a.internal:9443"},
+					{Name: "SECONDARY", Value: "intake-b.internal:9443"},
+				}
+				stChanged(w, c0+".env[1].value", "intake-b.internal:8443", nil)
+				stLog(w, `{"level":"warn","msg":"upstream dial failed","error":"dial tcp 10.96.14.7:9443: connect: connection refused"}`)
+			},
+			rule: RuleNamedInFailure, path: c0 + ".env[1].value",
+			below: []string{c0 + ".env[0].value"},
+		},
+		{
+			name: "a change nothing names is a low suspect",
+			setup: func(w *workload) {
+				w.Template.Spec.Containers[0].Image = "registry.internal/shop/api:1.5.0"
+				stChanged(w, image, "registry.internal/shop/api:1.4.0", nil)
+			},
+			rule: RuleChangedField, path: image,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := stWorkload(nil)
+			tt.setup(w)
+			got := rankSuspects(w)
+			rule, object, path := stTop(got)
+			wantObject := tt.object
+			if wantObject == "" && tt.rule != "" {
+				wantObject = "Deployment/api"
+			}
+			if !tt.anyTop && (rule != tt.rule || object != wantObject || path != tt.path) {
+				t.Errorf("top suspect = %s %s %s, want %s %s %s", rule, object, path, tt.rule, wantObject, tt.path)
+				for _, s := range got {
+					t.Logf("  %d %s %s %s", s.Score, s.Rule, s.Object, s.Path)
+				}
+			}
+			for _, b := range tt.below {
+				if i := stRank(got, b); i <= 0 {
+					t.Errorf("%s at rank %d, want a suspect below the top", b, i)
+				}
+			}
+			for _, a := range tt.absent {
+				if i := stRank(got, a); i >= 0 {
+					t.Errorf("%s is suspect %d (%s), want none", a, i, got[i].Reason)
+				}
+			}
+		})
+	}
+}
+
+func TestRankSuspectsStorageClass(t *testing.T) {
+	sc := "fast-ssd"
+	replicas := int32(3)
+	tpl := stTemplate()
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: stNS},
+		Spec: appsv1.StatefulSetSpec{Replicas: &replicas, Template: *tpl,
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"},
+				Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: &sc}}}},
+	}
+	w := stWorkload(nil)
+	w.Kind, w.Name, w.Object = "StatefulSet", "db", sts
+	w.Template, w.VolumeClaimTemplates = &sts.Spec.Template, sts.Spec.VolumeClaimTemplates
+	// pkg/controller/volume/persistentvolume/pv_controller.go records the class lister's NotFound.
+	stEvent(w, "PersistentVolumeClaim", "data-db-0", "", "ProvisioningFailed", `storageclass.storage.k8s.io "fast-ssd" not found`)
+	got := rankSuspects(w)
+	rule, object, path := stTop(got)
+	if rule != RuleStorageClass || object != "StatefulSet/db" || path != "spec.volumeClaimTemplates[0].spec.storageClassName" {
+		t.Fatalf("top suspect = %s %s %s", rule, object, path)
+	}
+	if got[0].Value != "fast-ssd" {
+		t.Errorf("value = %q, want fast-ssd", got[0].Value)
+	}
+}
+
+func TestRankSuspectsNodeAffinityValue(t *testing.T) {
+	w := stWorkload(func(t *corev1.PodTemplateSpec) {
+		t.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+				{Key: "kubernetes.io/arch", Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}},
+				{Key: "topology.kubernetes.io/zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"eu-west-1d"}},
+			}}}}}}
+	})
+	w.Snap.Nodes = []*corev1.Node{
+		stNode("a", map[string]string{"kubernetes.io/arch": "amd64", "topology.kubernetes.io/zone": "eu-west-1a"}),
+		stNode("b", map[string]string{"kubernetes.io/arch": "amd64", "topology.kubernetes.io/zone": "eu-west-1b"}),
+	}
+	stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
+	got := rankSuspects(w)
+	want := "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[1].values[0]"
+	if _, _, path := stTop(got); path != want {
+		t.Fatalf("top suspect path = %s, want %s", path, want)
+	}
+	if i := stRank(got, "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values[0]"); i >= 0 {
+		t.Errorf("the arch requirement that nodes meet is suspect %d", i)
+	}
+}
+
+func TestRankSuspectsValues(t *testing.T) {
+	w := stWorkload(nil)
+	w.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "INGEST_ENDPOINT", Value: "telemetry-intake.internal:9443"}}
+	stChanged(w, c0+".env[0].value", "telemetry-intake.internal:8443", func(p *corev1.PodTemplateSpec) {
+		p.Spec.Containers[0].Env[0].Value = "telemetry-intake.internal:8443"
+	})
+	w.Shape = ShapeLiveButIdle
+	stLog(w, `{"level":"warn","logger":"forwarder","msg":"upstream dial failed, will retry","endpoint":"telemetry-intake.internal:9443","error":"dial tcp 10.96.14.7:9443: connect: connection refused"}`)
+	got := rankSuspects(w)
+	if len(got) == 0 {
+		t.Fatal("no suspects")
+	}
+	s := got[0]
+	if s.Value != "telemetry-intake.internal:9443" || s.PreviousValue != "telemetry-intake.internal:8443" || s.Confidence != ConfidenceHigh {
+		t.Errorf("suspect = value %q previous %q confidence %s", s.Value, s.PreviousValue, s.Confidence)
+	}
+	// The previous value comes from the previous template when no change names the path.
+	w.Changes = nil
+	got = rankSuspects(w)
+	if got[0].PreviousValue != "telemetry-intake.internal:8443" || got[0].Confidence != ConfidenceMedium {
+		t.Errorf("unchanged suspect = previous %q confidence %s", got[0].PreviousValue, got[0].Confidence)
+	}
+}
+
+func TestRankSuspectsNotForWorkingShapes(t *testing.T) {
+	for _, shape := range []Shape{ShapeHealthy, ShapeProgressing} {
+		w := stWorkload(nil)
+		w.Shape = shape
+		stTerminated(w, "OOMKilled", 137, "")
+		if got := rankSuspects(w); len(got) != 0 {
+			t.Errorf("%s: %d suspects, want none", shape, len(got))
+		}
+	}
+}
+
+func TestRankSuspectsDeterministic(t *testing.T) {
+	build := func() *workload {
+		w := stWorkload(func(t *corev1.PodTemplateSpec) {
+			t.Spec.Containers = append(t.Spec.Containers, corev1.Container{Name: "sidecar", Image: "registry.internal/shop/proxy:2.0.0",
+				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")}}})
+		})
+		stEvent(w, "ReplicaSet", "api-6b7d9c5f4", "", "FailedCreate", `Error creating: pods "api-6b7d9c5f4-9xk2m" is forbidden: exceeded quota: compute, requested: limits.memory=512Mi, used: limits.memory=1792Mi, limited: limits.memory=2Gi`)
+		return w
+	}
+	first := rankSuspects(build())
+	if len(first) != 2 {
+		t.Fatalf("%d suspects, want one per container", len(first))
+	}
+	if first[0].Score != first[1].Score || first[0].Path.String() > first[1].Path.String() {
+		t.Errorf("equal scores must rank by path: %s, %s", first[0].Path, first[1].Path)
+	}
+	for range 20 {
+		again := rankSuspects(build())
+		for i := range first {
+			if again[i].Path.String() != first[i].Path.String() {
+				t.Fatalf("rank %d = %s, was %s", i, again[i].Path, first[i].Path)
+			}
+		}
+	}
+}
+
+func TestValueAtRendersFields(t *testing.T) {
+	tpl := stTemplate()
+	root := field.NewPath("spec", "template")
+	tests := []struct {
+		path, want string
+		ok         bool
+	}{
+		{c0 + ".image", "registry.internal/shop/api:1.4.0", true},
+		{c0 + ".resources.limits.memory", "256Mi", true},
+		{c0 + ".readinessProbe.httpGet.port", "http", true},
+		{c0 + ".ports[0].containerPort", "8080", true},
+		{"spec.template.metadata.labels", "app.kubernetes.io/name=api,app=api", true},
+		{"spec.template.spec.imagePullSecrets", "", false},
+		{c0 + ".env[0].value", "", false},
+	}
+	for _, tt := range tests {
+		got, ok := valueAt(root, tpl, stPath(tt.path))
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("valueAt(%s) = %q, %v; want %q, %v", tt.path, got, ok, tt.want, tt.ok)
+		}
+	}
+}

@@ -148,9 +148,13 @@ func ruleInfo(id RuleID) RuleInfo {
 func RulesMarkdown() string {
 	var b strings.Builder
 	b.WriteString("<!-- Generated from diagnose/rules.go by `go test ./diagnose -run TestRulesDoc -update`; do not edit. -->\n\n")
-	b.WriteString("| Rule | Detects | Signal | Fix |\n|---|---|---|---|\n")
+	b.WriteString("| Rule | Detects | Signal | Fix | Outside |\n|---|---|---|---|---|\n")
 	for _, r := range rules {
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", r.ID, cellEscape(r.Title), cellEscape(r.Signal), cellEscape(r.Fix))
+		outside := ""
+		if r.Outside {
+			outside = "yes"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", r.ID, cellEscape(r.Title), cellEscape(r.Signal), cellEscape(r.Fix), outside)
 	}
 	return b.String()
 }

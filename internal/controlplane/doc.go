@@ -1,0 +1,32 @@
+// Package controlplane starts a real Kubernetes control plane for tests: etcd, kube-apiserver and
+// kube-controller-manager from the cached e2e assets (`make e2e-assets`, or the directory in
+// KUBEDIAGNOSE_ASSETS), on loopback with free ports.
+//
+// The API server serves TLS with a self-signed certificate, authenticates static bearer tokens
+// (an admin in system:masters plus a pool of identities that hold no permissions until a test
+// binds them), authorizes with RBAC, signs service-account tokens, and writes an audit log at
+// Metadata level. It reaches kubelets by the node's InternalIP and kubeletEndpoint port without
+// verifying their certificates, so the simulated kubelet of package kubeletsim can serve pods/log.
+// The controller manager runs the deployment, replicaset, statefulset, daemonset, endpointslice,
+// garbage-collector, namespace, serviceaccount, serviceaccount-token and root-ca-publisher
+// controllers. There is no scheduler and no kubelet: package kubeletsim plays both.
+//
+// Usage, one control plane per test package and a namespace per test:
+//
+//	var cp *controlplane.ControlPlane
+//
+//	func TestMain(m *testing.M) {
+//		os.Exit(controlplane.RunTests(m, controlplane.Options{}, func(c *controlplane.ControlPlane) { cp = c }))
+//	}
+//
+//	func TestX(t *testing.T) {
+//		ns := cp.Namespace(t)              // created now, deleted when the test ends
+//		cs := kubernetes.NewForConfigOrDie(cp.AdminConfig())
+//		id := cp.NewIdentity(t, ns, rules) // a token user bound to a Role with these rules
+//		...
+//	}
+//
+// Invariant: every process is started in its own process group and killed with it by Stop, and
+// every file lives under one temporary directory that Stop removes; missing assets are an error
+// that names the command to run, never a reason to skip.
+package controlplane

@@ -1,0 +1,126 @@
+package diagnose
+
+import (
+	"testing"
+)
+
+func hasToken(toks []token, kind tokenKind, text string) bool {
+	for _, t := range toks {
+		if t.Kind == kind && t.Text == text {
+			return true
+		}
+	}
+	return false
+}
+
+func TestTokenize(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []token // Kind and Text
+		not  []token
+	}{
+		{
+			name: "dial error names an IP and port",
+			in:   `{"level":"warn","caller":"forwarder/conn.go:131","endpoint":"telemetry-intake.internal:9443","error":"dial tcp 10.96.14.7:9443: connect: connection refused"}`,
+			want: []token{{Kind: tokHostPort, Text: "10.96.14.7:9443"}, {Kind: tokHostPort, Text: "telemetry-intake.internal:9443"},
+				{Kind: tokHost, Text: "telemetry-intake.internal"}, {Kind: tokQuoted, Text: "telemetry-intake.internal:9443"}},
+			not: []token{{Kind: tokHostPort, Text: "conn.go:131"}, {Kind: tokHost, Text: "conn.go"}},
+		},
+		{
+			name: "timestamps are not host:port",
+			in:   `2026/11/24 10:20:40 [error] 34#34: *1 open() "/usr/share/nginx/html/healthz" failed (2: No such file or directory), request: "GET /healthz HTTP/1.1", host: "10.244.3.2:8080"`,
+			want: []token{{Kind: tokPath, Text: "/usr/share/nginx/html/healthz"}, {Kind: tokPath, Text: "/healthz"}, {Kind: tokHostPort, Text: "10.244.3.2:8080"}},
+			not:  []token{{Kind: tokHostPort, Text: "10:20"}, {Kind: tokPort, Text: "20"}, {Kind: tokPort, Text: "40"}},
+		},
+		{
+			name: "URL parts",
+			in:   `Post "https://payments.partner.example:8443/v1/charge": dial tcp: lookup payments.partner.example on 10.96.0.10:53: no such host`,
+			want: []token{{Kind: tokURL, Text: "https://payments.partner.example:8443/v1/charge"}, {Kind: tokHostPort, Text: "payments.partner.example:8443"},
+				{Kind: tokPath, Text: "/v1/charge"}, {Kind: tokHost, Text: "payments.partner.example"}},
+		},
+		{
+			name: "bare port",
+			in:   "listen tcp :8080: bind: address already in use",
+			want: []token{{Kind: tokPort, Text: "8080"}},
+		},
+		{
+			name: "go flag error",
+			in:   "flag provided but not defined: -listen-address",
+			want: []token{{Kind: tokFlag, Text: "listen-address"}},
+		},
+		{
+			name: "ISO timestamp is no host",
+			in:   `time=2026-11-24T11:58:02.114Z level=ERROR msg="x"`,
+			not:  []token{{Kind: tokHostPort, Text: "2026-11-24t11:58"}, {Kind: tokHost, Text: "2026-11-24t11"}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tokenize(tt.in)
+			for _, w := range tt.want {
+				if !hasToken(got, w.Kind, w.Text) {
+					t.Errorf("missing token %d %q in %+v", w.Kind, w.Text, got)
+				}
+			}
+			for _, n := range tt.not {
+				if hasToken(got, n.Kind, n.Text) {
+					t.Errorf("unexpected token %d %q", n.Kind, n.Text)
+				}
+			}
+		})
+	}
+}
+
+func TestMatchValue(t *testing.T) {
+	own := map[string]bool{"10.244.3.2": true}
+	tests := []struct {
+		name, failure, value string
+		want                 int
+	}{
+		{"whole host:port", `"endpoint":"telemetry-intake.internal:9443"`, "telemetry-intake.internal:9443", strengthExact},
+		{"port of a resolved host", "dial tcp 10.96.14.7:9443: connect: connection refused", "telemetry-intake.internal:9443", strengthPort},
+		{"port of another named host", "dial tcp intake-b.internal:9443: i/o timeout", "intake-a.internal:9443", 0},
+		{"different port", "dial tcp 10.96.14.7:8443: connect: connection refused", "telemetry-intake.internal:9443", 0},
+		{"host in a URL value", "lookup orders-db.shop.svc on 10.96.0.10:53: no such host", "postgres://orders-db.shop.svc:5432/orders", strengthHost},
+		{"URL path", `"GET /healthz HTTP/1.1" 404 153`, "/healthz", strengthHost},
+		{"similar path", `"GET /healthz HTTP/1.1" 404 153`, "/health", 0},
+		{"file under a directory", "open /etc/api/config.yaml: no such file or directory", "/etc/api", strengthSubpath},
+		{"flag with a value", "flag provided but not defined: -listen-address", "--listen-address=:8080", strengthExact},
+		{"the pod's own address", `host: "10.244.3.2:8080"`, "0.0.0.0:8080", 0},
+		{"short value", `secret "db" not found`, "db", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := matchValue(tokenize(tt.failure), tt.value, own); got.Strength != tt.want {
+				t.Errorf("strength = %d (%s), want %d", got.Strength, got.What, tt.want)
+			}
+		})
+	}
+}
+
+func TestFailureLine(t *testing.T) {
+	tests := []struct {
+		line string
+		want bool
+	}{
+		{`{"level":"warn","msg":"upstream dial failed, will retry"}`, true},
+		{`{"level":"info","msg":"traffic summary","status_5xx":0,"upstream_errors":0}`, false},
+		{`time=2026-11-24T19:48:50.429Z level=INFO msg="connected to queue"`, false},
+		{`time=2026-11-24T19:48:50.429Z level=ERROR msg="decode failed"`, true},
+		{`10.244.3.1 - - [24/Nov/2026:10:20:40 +0000] "GET /healthz HTTP/1.1" 404 153 "-" "kube-probe/1.37" "-"`, true},
+		{`10.244.3.1 - - [24/Nov/2026:10:20:45 +0000] "GET /health HTTP/1.1" 200 2 "-" "kube-probe/1.37" "-"`, false},
+		{`2026/11/24 10:20:40 [error] 34#34: *1 open() "/usr/share/nginx/html/healthz" failed`, true},
+		{`2026/11/24 10:20:35 [notice] 1#1: start worker processes`, false},
+		{`E1124 10:20:40.123456       1 main.go:42] cannot load config`, true},
+		{`flag provided but not defined: -listen-address`, true},
+		{`Request log error: container "worker" in pod "report-worker-774b5c5947-c8j8l" is waiting to start: CreateContainerConfigError`, false},
+		{`2026-11-24 10:20:35.120  INFO 1 --- [main] o.s.b.w.embedded.tomcat.TomcatWebServer : Tomcat started on port(s): 8080`, false},
+		{`2026-11-24 10:20:35.120 ERROR 1 --- [main] o.s.boot.SpringApplication : Application run failed`, true},
+	}
+	for _, tt := range tests {
+		if got := failureLine(tt.line); got != tt.want {
+			t.Errorf("failureLine(%q) = %v, want %v", tt.line, got, tt.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,6 +53,8 @@ type node struct {
 	index   int
 	created time.Time
 	events  *recorder
+
+	info corev1.NodeSystemInfo // fixed at registration, like a boot
 
 	mu     sync.Mutex
 	nextIP int
@@ -129,6 +132,12 @@ func (s *Sim) register(ctx context.Context, n *node) error {
 		return fmt.Errorf("create node %s: %w", n.spec.Name, err)
 	}
 	n.created = s.now()
+	n.info = corev1.NodeSystemInfo{
+		MachineID: strings.ReplaceAll(string(uuid.NewUUID()), "-", ""), SystemUUID: string(uuid.NewUUID()),
+		BootID: string(uuid.NewUUID()), KernelVersion: "6.14.0-1017-aws", OSImage: "Ubuntu 24.04.3 LTS",
+		ContainerRuntimeVersion: "containerd://2.1.5", KubeletVersion: "v1.37.2",
+		OperatingSystem: "linux", Architecture: "amd64",
+	}
 	return s.writeNodeStatus(ctx, n, n.created)
 }
 
@@ -169,13 +178,8 @@ func (s *Sim) writeNodeStatus(ctx context.Context, n *node, heartbeat time.Time)
 			{Type: corev1.NodeHostName, Address: n.spec.Name},
 		},
 		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(s.logPort)}},
-		NodeInfo: corev1.NodeSystemInfo{
-			MachineID: string(uuid.NewUUID()), SystemUUID: string(uuid.NewUUID()), BootID: string(uuid.NewUUID()),
-			KernelVersion: "6.14.0-1017-aws", OSImage: "Ubuntu 24.04.3 LTS",
-			ContainerRuntimeVersion: "containerd://2.1.5", KubeletVersion: "v1.37.2",
-			OperatingSystem: "linux", Architecture: "amd64",
-		},
-		Images: images,
+		NodeInfo:        n.info,
+		Images:          images,
 	}
 	patch, err := json.Marshal(map[string]any{"status": status})
 	if err != nil {

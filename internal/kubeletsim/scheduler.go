@@ -60,8 +60,10 @@ func (s *Sim) scheduleLoop(ctx context.Context) {
 				p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 				continue
 			}
-			// An unschedulable pod waits for the periodic flush, unless its spec changed.
-			if last, ok := lastTry[p.UID]; ok && s.now().Sub(last) < retry && unschedulableGen(p) == p.Generation {
+			// A pod tried recently waits for the periodic flush, unless its spec changed since
+			// it was found unschedulable (-1: the cache has not seen the outcome yet).
+			if last, ok := lastTry[p.UID]; ok && s.now().Sub(last) < retry &&
+				(unschedulableGen(p) == p.Generation || unschedulableGen(p) == -1) {
 				continue
 			}
 			lastTry[p.UID] = s.now()

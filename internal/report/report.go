@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
 // Printer writes a whole report in one format.
@@ -162,4 +163,25 @@ func skipEscape(rs []rune, i int) int {
 		return len(rs) - 1
 	}
 	return i + 1
+}
+
+// TemplatesOf resolves pod templates from the snapshot a report was made of.
+func TemplatesOf(s *snapshot.Snapshot) TemplateFunc {
+	type key struct{ kind, namespace, name string }
+	m := map[key]*corev1.PodTemplateSpec{}
+	for _, o := range s.Deployments {
+		m[key{"Deployment", o.Namespace, o.Name}] = &o.Spec.Template
+	}
+	for _, o := range s.StatefulSets {
+		m[key{"StatefulSet", o.Namespace, o.Name}] = &o.Spec.Template
+	}
+	for _, o := range s.DaemonSets {
+		m[key{"DaemonSet", o.Namespace, o.Name}] = &o.Spec.Template
+	}
+	for _, o := range s.ReplicaSets {
+		m[key{"ReplicaSet", o.Namespace, o.Name}] = &o.Spec.Template
+	}
+	return func(kind, namespace, name string) *corev1.PodTemplateSpec {
+		return m[key{kind, namespace, name}]
+	}
 }

@@ -1,0 +1,473 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+	"github.com/kubediagnose/kubectl-diagnose/tui"
+)
+
+// scenarioDump is the dump of one of the shared scenarios, written by a real v1.37 API server.
+func scenarioDump(id string) string {
+	return filepath.Join("..", "testdata", "scenarios", id, "dump")
+}
+
+// parsed is what argv parsed to, captured by the run hooks.
+type parsed struct {
+	root    *RootOptions
+	audit   *AuditOptions
+	explain *ExplainOptions
+}
+
+func parseArgs(argv ...string) (parsed, error) {
+	var p parsed
+	streams, _, _, _ := genericiooptions.NewTestIOStreams()
+	cmd := newRootCmd(streams, hooks{
+		runRoot:    func(o *RootOptions) error { p.root = o; return nil },
+		runAudit:   func(o *AuditOptions) error { p.audit = o; return nil },
+		runExplain: func(o *ExplainOptions) error { p.explain = o; return nil },
+	})
+	cmd.SetArgs(argv)
+	err := cmd.ExecuteContext(context.Background())
+	return p, err
+}
+
+func TestAuditFlags(t *testing.T) {
+	at := time.Date(2026, 11, 24, 14, 32, 10, 0, time.UTC)
+	tests := []struct {
+		name    string
+		argv    string
+		check   func(t *testing.T, o *AuditOptions)
+		wantErr string
+	}{
+		{name: "defaults", argv: "audit", check: func(t *testing.T, o *AuditOptions) {
+			if o.Output != "table" || o.FailOn != nil || o.Source.DumpPath != "" || o.Source.Namespace != "" || o.Source.AllNamespaces || o.Source.At != nil {
+				t.Errorf("defaults: %+v %+v", o, o.Source)
+			}
+		}},
+		{name: "dump, namespace and output", argv: "audit --dump ./incident -n dev-web -o json", check: func(t *testing.T, o *AuditOptions) {
+			if o.Source.DumpPath != "./incident" || o.Source.Namespace != "dev-web" || o.Output != "json" {
+				t.Errorf("got dump %q ns %q output %q", o.Source.DumpPath, o.Source.Namespace, o.Output)
+			}
+		}},
+		{name: "global flags before the subcommand", argv: "--dump - -A audit -o markdown", check: func(t *testing.T, o *AuditOptions) {
+			if o.Source.DumpPath != "-" || !o.Source.AllNamespaces || o.Output != "markdown" {
+				t.Errorf("got dump %q all %v output %q", o.Source.DumpPath, o.Source.AllNamespaces, o.Output)
+			}
+		}},
+		{name: "kubeconfig flags", argv: "audit --context prod --kubeconfig /tmp/kc --as auditor --request-timeout 5s", check: func(t *testing.T, o *AuditOptions) {
+			f := o.Source.ConfigFlags
+			if *f.Context != "prod" || *f.KubeConfig != "/tmp/kc" || *f.Impersonate != "auditor" || *f.Timeout != "5s" {
+				t.Errorf("config flags: context %q kubeconfig %q as %q timeout %q", *f.Context, *f.KubeConfig, *f.Impersonate, *f.Timeout)
+			}
+		}},
+		{name: "fail-on broken is the three failure shapes", argv: "audit --fail-on broken", check: func(t *testing.T, o *AuditOptions) {
+			want := map[diagnose.Shape]bool{diagnose.ShapeNeverStarts: true, diagnose.ShapeStartsAndDies: true, diagnose.ShapeLiveButIdle: true}
+			if !equalShapes(o.FailOn, want) {
+				t.Errorf("FailOn = %v", o.FailOn)
+			}
+		}},
+		{name: "fail-on list, any case, repeated flag", argv: "audit --fail-on Never-Starts,unknown --fail-on healthy", check: func(t *testing.T, o *AuditOptions) {
+			want := map[diagnose.Shape]bool{diagnose.ShapeNeverStarts: true, diagnose.ShapeUnknown: true, diagnose.ShapeHealthy: true}
+			if !equalShapes(o.FailOn, want) {
+				t.Errorf("FailOn = %v", o.FailOn)
+			}
+		}},
+		{name: "at", argv: "audit --at 2026-11-24T15:32:10+01:00", check: func(t *testing.T, o *AuditOptions) {
+			if o.Source.At == nil || !o.Source.At.Equal(at) {
+				t.Errorf("At = %v, want %v", o.Source.At, at)
+			}
+		}},
+		{name: "bad output", argv: "audit -o xml", wantErr: `unknown output format "xml"; use one of table, wide, json, yaml, markdown`},
+		{name: "unknown shape", argv: "audit --fail-on broke", wantErr: `unknown shape "broke" in --fail-on; use never-starts, starts-and-dies, live-but-idle, unknown, progressing, healthy or broken`},
+		{name: "bad at", argv: "audit --at yesterday", wantErr: `invalid --at "yesterday": want an RFC3339 time such as 2026-11-24T14:32:10Z`},
+		{name: "namespace and all namespaces", argv: "audit -n dev-web -A", wantErr: "--namespace and --all-namespaces cannot be used together"},
+		{name: "arguments", argv: "audit deploy/x", wantErr: `"kubectl-diagnose audit" takes no arguments, got ["deploy/x"]`},
+		{name: "unknown flag", argv: "audit --bogus", wantErr: "unknown flag: --bogus; see 'kubectl-diagnose audit --help'"},
+		{name: "missing flag value", argv: "audit -o", wantErr: "flag needs an argument: 'o' in -o; see 'kubectl-diagnose audit --help'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := parseArgs(strings.Fields(tt.argv)...)
+			if tt.wantErr != "" {
+				checkUsageError(t, err, tt.wantErr)
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.audit == nil {
+				t.Fatal("audit did not run")
+			}
+			tt.check(t, p.audit)
+		})
+	}
+}
+
+func TestExplainFlags(t *testing.T) {
+	tests := []struct {
+		argv       string
+		kind, name string
+		output     string
+		wantErr    string
+	}{
+		{argv: "explain deploy/telemetry-ingester", kind: "Deployment", name: "telemetry-ingester", output: "text"},
+		{argv: "explain Deployments/x -o json", kind: "Deployment", name: "x", output: "json"},
+		{argv: "explain STS/search-indexer", kind: "StatefulSet", name: "search-indexer", output: "text"},
+		{argv: "explain ds log-shipper -o yaml", kind: "DaemonSet", name: "log-shipper", output: "yaml"},
+		{argv: "explain rs/web-frontend-59797f96c5", kind: "ReplicaSet", name: "web-frontend-59797f96c5", output: "text"},
+		{argv: "explain deployment.apps/x", kind: "Deployment", name: "x", output: "text"},
+		{argv: "explain", wantErr: "explain takes one workload as KIND/NAME, e.g. deploy/telemetry-ingester"},
+		{argv: "explain telemetry-ingester", wantErr: "want KIND/NAME, e.g. deploy/telemetry-ingester"},
+		{argv: "explain pod/x", wantErr: `unknown workload kind "pod"; use deployment (deploy), statefulset (sts), daemonset (ds) or replicaset (rs)`},
+		{argv: "explain deploy/", wantErr: `invalid workload name ""`},
+		{argv: "explain deploy/x -o wide", wantErr: `unknown output format "wide"; use one of text, json, yaml`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.argv, func(t *testing.T) {
+			p, err := parseArgs(strings.Fields(tt.argv)...)
+			if tt.wantErr != "" {
+				checkUsageError(t, err, tt.wantErr)
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o := p.explain; o.Kind != tt.kind || o.Name != tt.name || o.Output != tt.output {
+				t.Errorf("got %s/%s -o %s, want %s/%s -o %s", o.Kind, o.Name, o.Output, tt.kind, tt.name, tt.output)
+			}
+		})
+	}
+}
+
+func TestRootFlags(t *testing.T) {
+	p, err := parseArgs("--dump", "d", "-n", "dev-web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.root == nil || p.root.Source.DumpPath != "d" || p.root.Source.Namespace != "dev-web" {
+		t.Fatalf("root options: %+v", p.root)
+	}
+	_, err = parseArgs("deploy/x")
+	checkUsageError(t, err, `unknown command "deploy/x" for "kubectl-diagnose"; see 'kubectl-diagnose --help'`)
+}
+
+func checkUsageError(t *testing.T, err error, want string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("no error, want %q", want)
+	}
+	if err.Error() != want {
+		t.Errorf("error = %q\nwant    %q", err, want)
+	}
+	if ExitCode(err) != ExitUsage {
+		t.Errorf("exit code %d, want %d", ExitCode(err), ExitUsage)
+	}
+}
+
+func equalShapes(a, b map[diagnose.Shape]bool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k := range b {
+		if !a[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// run executes argv with test streams and stdin, returning stdout, stderr and the error.
+func run(t *testing.T, stdin []byte, h hooks, argv ...string) (string, string, error) {
+	t.Helper()
+	streams, in, out, errOut := genericiooptions.NewTestIOStreams()
+	in.Write(stdin)
+	cmd := newRootCmd(streams, h)
+	cmd.SetArgs(argv)
+	err := cmd.ExecuteContext(context.Background())
+	return out.String(), errOut.String(), err
+}
+
+// allShapes matches every workload whatever the engine decides, so exit 3 is tested on its own.
+const allShapes = "never-starts,starts-and-dies,live-but-idle,unknown,progressing,healthy"
+
+func TestRun(t *testing.T) {
+	deployments, err := os.ReadFile(filepath.Join(scenarioDump("dev-web"), "dev-web", "deployments.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	events, err := os.ReadFile(filepath.Join(scenarioDump("dev-web"), "dev-web", "events.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		argv       []string
+		stdin      []byte
+		wantOut    []string // substrings of stdout, in order
+		wantErr    string
+		wantCode   int
+		wantErrOut string
+	}{
+		{
+			name:    "audit table names the suspect env var from the template",
+			argv:    []string{"audit", "--dump", scenarioDump("dev-ingester")},
+			wantOut: []string{"SHAPE", "WORKLOAD", "COPIES", "SERVING", "YOUNGEST", "RESTARTS", "SUSPECT", "CAUSE\n", "live-but-idle", "deployment/telemetry-ingester", "5/5", "0", "env INGEST_ENDPOINT", "spec\n"},
+		},
+		{
+			name:    "audit of one namespace of a dump",
+			argv:    []string{"audit", "--dump", scenarioDump("dev-web"), "-n", "dev-web", "-o", "wide"},
+			wantOut: []string{"PATH", "FIX", "deployment/web-frontend", "spec.template.spec.containers[0].readinessProbe.httpGet.path"},
+		},
+		{
+			name:     "a namespace the dump does not hold",
+			argv:     []string{"audit", "--dump", scenarioDump("dev-web"), "-n", "dev-wbe"},
+			wantErr:  `namespace "dev-wbe" is not in dump ` + scenarioDump("dev-web") + "; it holds dev-web",
+			wantCode: ExitError,
+		},
+		{
+			name:    "audit reads kubectl output on stdin",
+			argv:    []string{"audit", "--dump", "-"},
+			stdin:   deployments,
+			wantOut: []string{"deployment/web-frontend", "0/3"},
+		},
+		{
+			name:     "fail-on matched prints the report, then exits 3",
+			argv:     []string{"audit", "--dump", scenarioDump("dev-web"), "--fail-on", allShapes},
+			wantOut:  []string{"deployment/web-frontend"},
+			wantErr:  "1 workload matches --fail-on: ",
+			wantCode: ExitFailedOn,
+		},
+		{
+			name:     "unreadable dump",
+			argv:     []string{"audit", "--dump", "testdata/does-not-exist"},
+			wantErr:  "testdata/does-not-exist",
+			wantCode: ExitError,
+		},
+		{
+			name:       "no workloads is a notice on stderr",
+			argv:       []string{"audit", "--dump", "-"},
+			stdin:      events,
+			wantErrOut: "No workloads found.\n",
+		},
+		{
+			name:    "explain prints one workload in full",
+			argv:    []string{"explain", "deploy/telemetry-ingester", "--dump", scenarioDump("dev-ingester")},
+			wantOut: []string{"deployment/telemetry-ingester in namespace dev-ingester\n", "Shape:     live-but-idle", "Suspects, most likely first:", "spec.template.spec.containers[0].env[0].value", "telemetry-intake.internal:9443", "Evidence:"},
+		},
+		{
+			name:     "explain of a workload that is not there",
+			argv:     []string{"explain", "deploy/telemetry", "--dump", scenarioDump("dev-ingester"), "-n", "dev-ingester"},
+			wantErr:  "deployment/telemetry not found in namespace dev-ingester; list the workloads with: kubectl-diagnose audit --dump " + scenarioDump("dev-ingester") + " -n dev-ingester",
+			wantCode: ExitError,
+		},
+		{
+			name:     "explain suggests the kind that exists",
+			argv:     []string{"explain", "sts/web-frontend", "--dump", scenarioDump("dev-web")},
+			wantErr:  "statefulset/web-frontend not found in any namespace (did you mean deployment/web-frontend?); list the workloads with: kubectl-diagnose audit --dump " + scenarioDump("dev-web"),
+			wantCode: ExitError,
+		},
+		{
+			name:    "root without a terminal prints the audit table",
+			argv:    []string{"--dump", scenarioDump("dev-web")},
+			wantOut: []string{"SHAPE", "deployment/web-frontend"},
+		},
+		{
+			name:     "the live source is reported on, not guessed",
+			argv:     []string{"audit", "--kubeconfig", filepath.Join(t.TempDir(), "missing")},
+			wantErr:  "",
+			wantCode: ExitError,
+		},
+		{
+			name:    "version",
+			argv:    []string{"version"},
+			wantOut: []string{"kubectl-diagnose "},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, err := run(t, tt.stdin, hooks{interactive: func() bool { return false }}, tt.argv...)
+			if got := ExitCode(err); got != tt.wantCode {
+				t.Fatalf("exit code %d (err %v), want %d", got, err, tt.wantCode)
+			}
+			if err != nil && !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("error %q does not contain %q", err, tt.wantErr)
+			}
+			rest := out
+			for _, w := range tt.wantOut {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("stdout lacks %q (in order):\n%s", w, out)
+				}
+				rest = rest[i+len(w):]
+			}
+			if tt.wantErrOut != "" && errOut != tt.wantErrOut {
+				t.Errorf("stderr = %q, want %q", errOut, tt.wantErrOut)
+			}
+		})
+	}
+}
+
+// TestAuditJSONMatchesScenario runs the command end to end on the canonical scenario and holds
+// its JSON to the scenario's expected verdict.
+func TestAuditJSONMatchesScenario(t *testing.T) {
+	out, _, err := run(t, nil, hooks{}, "audit", "--dump", scenarioDump("dev-ingester"), "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		APIVersion    string `json:"apiVersion"`
+		ReferenceTime string `json:"referenceTime"`
+		Workloads     []struct {
+			Name     string `json:"name"`
+			Shape    string `json:"shape"`
+			Cause    string `json:"cause"`
+			Suspects []struct {
+				Object string `json:"object"`
+				Path   string `json:"path"`
+			} `json:"suspects"`
+		} `json:"workloads"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	if _, err := time.Parse(time.RFC3339, doc.ReferenceTime); doc.APIVersion != diagnose.APIVersion || err != nil {
+		t.Errorf("apiVersion %q referenceTime %q", doc.APIVersion, doc.ReferenceTime)
+	}
+	if len(doc.Workloads) != 1 {
+		t.Fatalf("%d workloads, want 1", len(doc.Workloads))
+	}
+	w := doc.Workloads[0]
+	if w.Name != "telemetry-ingester" || w.Shape != "live-but-idle" || w.Cause != "spec" || len(w.Suspects) == 0 ||
+		w.Suspects[0].Object != "Deployment/telemetry-ingester" || w.Suspects[0].Path != "spec.template.spec.containers[0].env[0].value" {
+		t.Errorf("verdict %+v, want live-but-idle, cause spec, suspect Deployment/telemetry-ingester spec.template.spec.containers[0].env[0].value", w)
+	}
+}
+
+func TestAtOverridesReferenceTime(t *testing.T) {
+	out, _, err := run(t, nil, hooks{}, "audit", "--dump", scenarioDump("dev-ingester"), "-o", "yaml", "--at", "2026-11-25T14:32:10Z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "referenceTime: \"2026-11-25T14:32:10Z\"") {
+		t.Errorf("reference time not overridden:\n%s", out)
+	}
+}
+
+func TestRootOpensConsoleOnTerminal(t *testing.T) {
+	var got *tui.Options
+	h := hooks{
+		interactive: func() bool { return true },
+		console: func(_ context.Context, o tui.Options) error {
+			got = &o
+			return nil
+		},
+	}
+	if _, _, err := run(t, nil, h, "--dump", scenarioDump("dev-web"), "-n", "dev-web", "--at", "2026-11-24T14:32:10Z"); err != nil {
+		t.Fatal(err)
+	}
+	if got == nil {
+		t.Fatal("console not opened")
+	}
+	if got.Source == nil || got.SourceLabel != "dump" || got.AllNamespaces || strings.Join(got.Namespaces, ",") != "dev-web" ||
+		got.At == nil || got.At.Format(time.RFC3339) != "2026-11-24T14:32:10Z" || got.In == nil || got.Out == nil {
+		t.Errorf("console options: %+v", got)
+	}
+	snap, err := got.Source.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Deployments) != 1 || snap.Deployments[0].Name != "web-frontend" {
+		t.Errorf("console source reads %d deployments", len(snap.Deployments))
+	}
+
+	got = nil
+	if _, _, err := run(t, nil, h, "--dump", scenarioDump("dev-web")); err != nil {
+		t.Fatal(err)
+	}
+	if !got.AllNamespaces || got.Namespaces != nil {
+		t.Errorf("a dump without -n is read whole: AllNamespaces %v Namespaces %v", got.AllNamespaces, got.Namespaces)
+	}
+
+	consoleErr := errors.New("console: boom")
+	h.console = func(context.Context, tui.Options) error { return consoleErr }
+	if _, _, err := run(t, nil, h, "--dump", scenarioDump("dev-web")); !errors.Is(err, consoleErr) || ExitCode(err) != ExitError {
+		t.Errorf("console error: %v (exit %d)", err, ExitCode(err))
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	tests := []struct {
+		argv []string
+		want int
+	}{
+		{[]string{"audit", "--dump", scenarioDump("dev-web")}, ExitOK},
+		{[]string{"audit", "--dump", scenarioDump("dev-web"), "--fail-on", "unknown"}, -1}, // engine-dependent: 0 or 3
+		{[]string{"audit", "--dump", scenarioDump("dev-web"), "--fail-on", allShapes}, ExitFailedOn},
+		{[]string{"audit", "--dump", "/nonexistent/dump"}, ExitError},
+		{[]string{"audit", "-o", "xml"}, ExitUsage},
+		{[]string{"audit", "--fail-on", "sad"}, ExitUsage},
+		{[]string{"explain"}, ExitUsage},
+		{[]string{"nonsense"}, ExitUsage},
+	}
+	for _, tt := range tests {
+		_, _, err := run(t, nil, hooks{interactive: func() bool { return false }}, tt.argv...)
+		got := ExitCode(err)
+		if tt.want == -1 {
+			if got != ExitOK && got != ExitFailedOn {
+				t.Errorf("%v: exit %d (%v)", tt.argv, got, err)
+			}
+			continue
+		}
+		if got != tt.want {
+			t.Errorf("%v: exit %d (%v), want %d", tt.argv, got, err, tt.want)
+		}
+	}
+	if ExitCode(nil) != ExitOK {
+		t.Error("nil error is not exit 0")
+	}
+	if ExitCode(errors.New("x")) != ExitError {
+		t.Error("plain error is not exit 1")
+	}
+	wrapped := errors.Join(errors.New("ctx"), &FailOnError{Matched: map[diagnose.Shape]int{diagnose.ShapeNeverStarts: 2}})
+	if ExitCode(wrapped) != ExitFailedOn {
+		t.Error("wrapped FailOnError is not exit 3")
+	}
+}
+
+func TestFailOnErrorMessage(t *testing.T) {
+	err := &FailOnError{Matched: map[diagnose.Shape]int{diagnose.ShapeNeverStarts: 2, diagnose.ShapeLiveButIdle: 1}}
+	if want := "3 workloads match --fail-on: live-but-idle 1, never-starts 2"; err.Error() != want {
+		t.Errorf("got %q, want %q", err, want)
+	}
+}
+
+func TestVisibilityWarnings(t *testing.T) {
+	var out, errOut bytes.Buffer
+	o := &AuditOptions{IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, Source: NewSourceOptions(nil), Output: "json"}
+	r := &diagnose.Report{
+		Visibility: []snapshot.Visibility{{Kind: "Event", Namespace: "dev-web", Reason: "events is forbidden: User \"auditor\" cannot list resource \"events\"\x1b[2J"}},
+		Workloads:  []diagnose.Diagnosis{{Kind: "Deployment", Namespace: "dev-web", Name: "web-frontend", Shape: diagnose.ShapeUnknown}},
+	}
+	if err := o.print(&snapshot.Snapshot{}, r, "dev-web"); err != nil {
+		t.Fatal(err)
+	}
+	want := "warning: could not read Event in namespace dev-web: events is forbidden: User \"auditor\" cannot list resource \"events\"\n"
+	if errOut.String() != want {
+		t.Errorf("stderr = %q, want %q", errOut.String(), want)
+	}
+	if !json.Valid(out.Bytes()) {
+		t.Errorf("stdout is not the JSON document alone:\n%s", out.String())
+	}
+}

@@ -1,0 +1,66 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+)
+
+// Exit codes of kubectl-diagnose.
+const (
+	ExitOK       = 0
+	ExitError    = 1 // could not run: unreadable dump, unreachable cluster
+	ExitUsage    = 2 // bad flags or arguments
+	ExitFailedOn = 3 // a workload matched --fail-on
+)
+
+// UsageError is a bad flag, argument or flag value; it exits 2.
+type UsageError struct {
+	Err error
+}
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usageErrorf(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// FailOnError says workloads matched --fail-on; it exits 3. The report has been printed.
+type FailOnError struct {
+	// Matched counts the matching workloads by shape.
+	Matched map[diagnose.Shape]int
+}
+
+func (e *FailOnError) Error() string {
+	total := 0
+	parts := make([]string, 0, len(e.Matched))
+	for s, n := range e.Matched {
+		total += n
+		parts = append(parts, fmt.Sprintf("%s %d", s, n))
+	}
+	sort.Strings(parts)
+	noun := "workloads match"
+	if total == 1 {
+		noun = "workload matches"
+	}
+	return fmt.Sprintf("%d %s --fail-on: %s", total, noun, strings.Join(parts, ", "))
+}
+
+// ExitCode maps an error returned by the root command to the process exit code.
+func ExitCode(err error) int {
+	var usage *UsageError
+	var failOn *FailOnError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &failOn):
+		return ExitFailedOn
+	case errors.As(err, &usage):
+		return ExitUsage
+	}
+	return ExitError
+}

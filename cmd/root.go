@@ -1,0 +1,166 @@
+package cmd
+
+import (
+	"context"
+	"os"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/tui"
+)
+
+// RootOptions are the options of `kubectl-diagnose` without a subcommand.
+type RootOptions struct {
+	genericiooptions.IOStreams
+	Source *SourceOptions
+	// Demo opens the console on the embedded demo dump.
+	Demo bool
+	// Interactive reports whether In and Out are a terminal; tests replace it.
+	Interactive func() bool
+	// Console runs the console; tests replace it.
+	Console func(ctx context.Context, opts tui.Options) error
+}
+
+// hooks let tests stop a command after parsing (run*) or replace its side effects.
+type hooks struct {
+	runRoot    func(*RootOptions) error
+	runAudit   func(*AuditOptions) error
+	runExplain func(*ExplainOptions) error
+	// interactive and console, when set, replace the terminal check and the console.
+	interactive func() bool
+	console     func(ctx context.Context, opts tui.Options) error
+}
+
+// NewRootCmd returns the kubectl-diagnose command tree.
+func NewRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
+	return newRootCmd(streams, hooks{})
+}
+
+func newRootCmd(streams genericiooptions.IOStreams, h hooks) *cobra.Command {
+	source := NewSourceOptions(streams.In)
+	o := &RootOptions{IOStreams: streams, Source: source, Interactive: h.interactive, Console: h.console}
+	if o.Interactive == nil {
+		o.Interactive = func() bool { return isTerminal(streams.In) && isTerminal(streams.Out) }
+	}
+	if o.Console == nil {
+		o.Console = tui.Run
+	}
+	cmd := &cobra.Command{
+		Use:   "kubectl-diagnose",
+		Short: "Say why a workload at its declared count serves nothing, and which spec field is to blame",
+		Long: `kubectl-diagnose classifies every workload by what its copies actually do (never-starts,
+starts-and-dies, live-but-idle, progressing, healthy) and names the spec field most likely
+responsible, and whether the fault is in the spec or in something it depends on.
+
+Without a subcommand it opens the interactive console on a terminal, and prints the audit
+table otherwise. It only reads: get, list and watch.`,
+		Example: `  # The console on the current context's namespace
+  kubectl diagnose
+
+  # The console on a built-in demo, no cluster needed
+  kubectl diagnose --demo
+
+  # A saved dump, all its namespaces
+  kubectl diagnose --dump ./incident`,
+		Args:          rootArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Source.Complete(); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			if h.runRoot != nil {
+				return h.runRoot(o)
+			}
+			return o.Run(c.Context())
+		},
+	}
+	cmd.SetIn(streams.In)
+	cmd.SetOut(streams.Out)
+	cmd.SetErr(streams.ErrOut)
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &UsageError{Err: flagError{err: err, command: c.CommandPath()}}
+	})
+	source.AddFlags(cmd.PersistentFlags())
+
+	cmd.AddCommand(
+		NewCmdAudit(streams, source, h.runAudit),
+		NewCmdExplain(streams, source, h.runExplain),
+		NewCmdVersion(streams),
+	)
+	return cmd
+}
+
+// Validate rejects contradictory flags.
+func (o *RootOptions) Validate() error {
+	if o.Demo && o.Source.DumpPath != "" {
+		return usageErrorf("--demo and --dump cannot be used together")
+	}
+	return o.Source.Validate()
+}
+
+// Run opens the console on a terminal and prints the audit table otherwise.
+func (o *RootOptions) Run(ctx context.Context) error {
+	src, err := o.Source.Open()
+	if err != nil {
+		return err
+	}
+	if !o.Interactive() {
+		snap, err := src.Snapshot(ctx)
+		if err != nil {
+			return err
+		}
+		audit := &AuditOptions{IOStreams: o.IOStreams, Source: o.Source, Output: "table"}
+		return audit.print(snap, diagnose.Diagnose(snap), src.namespaceLabel(o.Source))
+	}
+	return o.Console(ctx, o.consoleOptions(src))
+}
+
+// consoleOptions turns the flags and the opened source into the console's typed options.
+func (o *RootOptions) consoleOptions(src *openedSource) tui.Options {
+	opts := tui.Options{
+		In:            o.In,
+		Out:           o.Out,
+		Source:        src.Source,
+		At:            o.Source.At,
+		Namespaces:    o.Source.namespaces(),
+		AllNamespaces: o.Source.AllNamespaces || (src.live == nil && o.Source.Namespace == ""),
+		SourceLabel:   src.Label,
+		Context:       src.Context,
+	}
+	if src.live != nil {
+		// --at reaches the console through At; the source goes in unwrapped.
+		opts.Source = src.live
+		opts.Namespaces = src.liveNamespaces
+		opts.SwitchNamespace = src.switchNamespace
+	}
+	return opts
+}
+
+// rootArgs rejects anything that is not a subcommand.
+func rootArgs(c *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("unknown command %q for %q; see '%s --help'", args[0], c.CommandPath(), c.CommandPath())
+	}
+	return nil
+}
+
+// flagError adds where to find help to a flag parsing error.
+type flagError struct {
+	err     error
+	command string
+}
+
+func (e flagError) Error() string { return e.err.Error() + "; see '" + e.command + " --help'" }
+func (e flagError) Unwrap() error { return e.err }
+
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	return ok && term.IsTerminal(int(file.Fd()))
+}

@@ -1,0 +1,156 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+)
+
+// SourceOptions are the flags every command shares: where to read (a dump or the cluster the
+// kubeconfig flags name), which namespaces, and the reference time.
+type SourceOptions struct {
+	ConfigFlags   *genericclioptions.ConfigFlags
+	AllNamespaces bool
+	// DumpPath is --dump: a file, a directory or "-" for stdin; empty means the live cluster.
+	DumpPath string
+	// AtRaw is --at as typed; At is it parsed by Complete.
+	AtRaw string
+	At    *time.Time
+
+	// Namespace is -n, read from ConfigFlags by Complete.
+	Namespace string
+	// Stdin feeds --dump -.
+	Stdin io.Reader
+}
+
+// NewSourceOptions returns options with kubectl's flag defaults.
+func NewSourceOptions(stdin io.Reader) *SourceOptions {
+	return &SourceOptions{ConfigFlags: genericclioptions.NewConfigFlags(true), Stdin: stdin}
+}
+
+// AddFlags binds the shared flags.
+func (o *SourceOptions) AddFlags(fs *pflag.FlagSet) {
+	o.ConfigFlags.AddFlags(fs)
+	fs.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Diagnose every namespace (of the cluster, or of the dump, which is the default for a dump).")
+	fs.StringVar(&o.DumpPath, "dump", "", "Read a dump instead of a cluster: a file or directory of kubectl JSON/YAML output or 'kubectl cluster-info dump', or - for stdin.")
+	fs.StringVar(&o.AtRaw, "at", "", "Reference time (RFC3339) that ages are computed against; default: the newest timestamp in a dump, or now.")
+}
+
+// Complete reads the namespace and parses --at.
+func (o *SourceOptions) Complete() error {
+	if o.ConfigFlags.Namespace != nil {
+		o.Namespace = *o.ConfigFlags.Namespace
+	}
+	o.At = nil
+	if o.AtRaw != "" {
+		t, err := time.Parse(time.RFC3339, o.AtRaw)
+		if err != nil {
+			return usageErrorf("invalid --at %q: want an RFC3339 time such as 2026-11-24T14:32:10Z", o.AtRaw)
+		}
+		t = t.UTC()
+		o.At = &t
+	}
+	return nil
+}
+
+// Validate rejects contradictory flags.
+func (o *SourceOptions) Validate() error {
+	if o.AllNamespaces && o.Namespace != "" {
+		return usageErrorf("--namespace and --all-namespaces cannot be used together")
+	}
+	return nil
+}
+
+// namespaces is what -n/-A select: nil means every namespace (of a dump) or the context's (live).
+func (o *SourceOptions) namespaces() []string {
+	if o.AllNamespaces || o.Namespace == "" {
+		return nil
+	}
+	return []string{o.Namespace}
+}
+
+// openedSource is a source ready to read, and how to present it.
+type openedSource struct {
+	// Source reads snapshots scoped by -n and --at.
+	snapshot.Source
+	// Label is "dump", "live" or "demo".
+	Label string
+	// Context is the kube context of a live source.
+	Context string
+	// live is the unscoped live source, nil for a dump; the console takes it as is so it can
+	// use what the source offers (progress, watches).
+	live snapshot.Source
+	// liveNamespaces are the namespaces a live source reads; empty means all.
+	liveNamespaces []string
+	// switchNamespace returns a live source for another namespace.
+	switchNamespace func(ns string) snapshot.Source
+}
+
+// Open returns the source the flags select: the dump, else the live cluster.
+func (o *SourceOptions) Open() (*openedSource, error) {
+	if o.DumpPath != "" {
+		src := dump.Source{Path: o.DumpPath, Stdin: o.Stdin}
+		return &openedSource{Source: &scopedSource{src: src, namespaces: o.namespaces(), at: o.At, origin: o.dumpOrigin()}, Label: "dump"}, nil
+	}
+	return openLive(o)
+}
+
+// namespaceLabel names the one namespace read, or "" for several or all.
+func (s *openedSource) namespaceLabel(o *SourceOptions) string {
+	if s.live != nil && len(s.liveNamespaces) == 1 {
+		return s.liveNamespaces[0]
+	}
+	return o.Namespace
+}
+
+func (o *SourceOptions) dumpOrigin() string {
+	if o.DumpPath == dump.Stdin {
+		return "the dump on stdin"
+	}
+	return fmt.Sprintf("dump %s", o.DumpPath)
+}
+
+// scopedSource applies -n and --at to every snapshot of a source. A live source is scoped by
+// the server already; a dump holds whatever namespaces were dumped and is filtered here.
+type scopedSource struct {
+	src        snapshot.Source
+	namespaces []string
+	at         *time.Time
+	// origin names the source in errors, e.g. "dump ./incident".
+	origin string
+}
+
+// Snapshot reads and scopes one snapshot.
+func (s *scopedSource) Snapshot(ctx context.Context) (*snapshot.Snapshot, error) {
+	snap, err := s.src.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.namespaces) > 0 {
+		for _, ns := range s.namespaces {
+			if !snap.HasNamespace(ns) {
+				return nil, fmt.Errorf("namespace %q is not in %s; it holds %s", ns, s.origin, listOrNone(snap.Namespaces))
+			}
+		}
+		snap = snap.FilterNamespaces(s.namespaces)
+	}
+	if s.at != nil {
+		snap.ReferenceTime = *s.at
+	}
+	return snap, nil
+}
+
+func listOrNone(xs []string) string {
+	if len(xs) == 0 {
+		return "no namespaced objects"
+	}
+	return strings.Join(xs, ", ")
+}

@@ -19,13 +19,20 @@ func (r *ranker) namedInFailure() {
 		m    match
 		sigs []*signal
 	}
-	var candidates []leaf
+	var (
+		candidates []leaf
+		valueToks  [][]token
+	)
 	for _, l := range leaves(r.tplPath, r.w.Template) {
 		if l.Text && !notConfig.MatchString(l.Path.String()) {
 			candidates = append(candidates, l)
+			valueToks = append(valueToks, valueTokens(l.Value))
 		}
 	}
 	hits := make([]hit, len(candidates))
+	// Many copies log the same failure with different timestamps; a signal whose tokens were
+	// already matched adds only its copy to the hits it makes.
+	seen := map[string][]int{}
 	for _, s := range r.signals {
 		if s.explained || s.Text == "" {
 			continue
@@ -34,8 +41,16 @@ func (r *ranker) namedInFailure() {
 		if len(toks) == 0 {
 			continue
 		}
+		key := tokensKey(toks)
+		if idx, ok := seen[key]; ok {
+			for _, i := range idx {
+				hits[i].sigs = append(hits[i].sigs, s)
+			}
+			continue
+		}
+		var idx []int
 		for i, l := range candidates {
-			m := matchValue(toks, l.Value, r.ownHosts)
+			m := matchTokens(toks, l.Value, valueToks[i], r.ownHosts)
 			if m.Strength == 0 {
 				continue
 			}
@@ -43,7 +58,9 @@ func (r *ranker) namedInFailure() {
 				hits[i].m = m
 			}
 			hits[i].sigs = append(hits[i].sigs, s)
+			idx = append(idx, i)
 		}
+		seen[key] = idx
 	}
 	for i, h := range hits {
 		if h.m.Strength == 0 {
@@ -90,6 +107,19 @@ func (r *ranker) changedFields() {
 		r.record(Suspect{Rule: RuleChangedField, Object: r.object, Path: c.Path, Value: value, PreviousValue: c.Previous,
 			Reason: "changed in the failing revision; no failure names it", Score: scoreUnnamed})
 	}
+}
+
+// tokensKey identifies a set of tokens, so that repeated failures are matched once.
+func tokensKey(toks []token) string {
+	var b strings.Builder
+	for _, t := range toks {
+		b.WriteByte(byte('0' + t.Kind))
+		for _, f := range [...]string{t.Text, t.Host, t.Port, t.Path} {
+			b.WriteString(f)
+			b.WriteByte(0)
+		}
+	}
+	return b.String()
 }
 
 // clip shortens s to about n bytes for a reason, on a rune boundary.

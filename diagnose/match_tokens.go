@@ -30,15 +30,8 @@ type token struct {
 }
 
 var (
-	reURL      = regexp.MustCompile(`\b([a-zA-Z][a-zA-Z0-9+.\-]*)://([^\s"'<>\\/?#]+)(/[^\s"'<>\\?#]*)?`)
-	reHostPort = regexp.MustCompile(`(?:^|[^A-Za-z0-9_.\-/:@])(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.\-]*[A-Za-z0-9])?)?:(\d{1,5})\b`)
-	reHost     = regexp.MustCompile(`(?i)\b[a-z0-9](?:[a-z0-9\-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9\-]*[a-z0-9])?)+\b`)
-	reLookup   = regexp.MustCompile(`lookup ([A-Za-z0-9.\-]+)(?: on |: )`)
-	rePath     = regexp.MustCompile(`(?:^|[\s"'(=\[])(/[A-Za-z0-9._~%!$&*+,;=:@\-/]+)`)
-	reFlag     = regexp.MustCompile(`(?:^|[\s"'\[(=,])(--?[A-Za-z][A-Za-z0-9_.\-]*)`)
-	reQuoted   = regexp.MustCompile(`"([^"\\\s]{3,})"`)
-	reDateHost = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}[Tt]\d{2}$`)
-	reLetter   = regexp.MustCompile(`[A-Za-z]`)
+	// reTimestamp matches the time a log line quotes, which names nothing in a spec.
+	reTimestamp = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}`)
 )
 
 // fileExtensions end names that the host pattern finds but that are source files or
@@ -61,7 +54,7 @@ func validHost(h string) bool {
 	if net.ParseIP(h) != nil {
 		return true
 	}
-	if !reLetter.MatchString(h) || reDateHost.MatchString(h) {
+	if !hasLetter(h) || isDateHour(h) {
 		return false
 	}
 	if i := strings.LastIndexByte(h, '.'); i >= 0 {
@@ -85,76 +78,176 @@ func validPort(p string) bool {
 // isIP reports whether h is an IP address (bracketed or not).
 func isIP(h string) bool { return net.ParseIP(strings.Trim(h, "[]")) != nil }
 
-// tokenize finds the endpoints, names, paths and flags in s.
+// tokenize finds the endpoints, names, paths and flags in s. It splits s into words at
+// delimiters and classifies each word with string operations: regular expressions over every
+// log line of every copy were the engine's hot spot.
 func tokenize(s string) []token {
 	var out []token
-	seen := map[token]bool{}
 	add := func(t token) {
-		if !seen[t] {
-			seen[t] = true
-			out = append(out, t)
+		for _, o := range out {
+			if o == t {
+				return
+			}
 		}
+		out = append(out, t)
 	}
-	for _, m := range reURL.FindAllStringSubmatch(s, -1) {
-		host, port := m[2], ""
-		if i := strings.LastIndexByte(host, '@'); i >= 0 {
-			host = host[i+1:]
+	prev := ""
+	forEachWord(s, func(w string, quoted bool) {
+		if quoted {
+			if len(w) >= minExactValueLen && !strings.ContainsAny(w, " \t") && !reTimestamp.MatchString(w) {
+				add(token{Kind: tokQuoted, Text: w})
+			}
+			return
 		}
-		if h, p, err := net.SplitHostPort(host); err == nil {
-			host, port = h, p
-		}
-		path := strings.TrimRight(m[3], ".,;:)")
-		host = strings.ToLower(host)
-		add(token{Kind: tokURL, Text: strings.TrimRight(m[0], ".,;:)"), Host: host, Port: port, Path: path})
-		if port != "" {
-			add(token{Kind: tokHostPort, Text: host + ":" + port, Host: host, Port: port})
-		}
-		if validHost(host) {
-			add(token{Kind: tokHost, Text: host, Host: host})
-		}
-		if len(path) > 1 {
-			add(token{Kind: tokPath, Text: path, Path: path})
-		}
+		classifyWord(w, prev, add)
+		prev = w
+	})
+	return out
+}
+
+// isDelimiter reports whether c separates words in a message.
+func isDelimiter(c byte) bool {
+	switch c {
+	case ' ', '\t', '\n', '\r', '"', '\'', ',', '(', ')', '[', ']', '{', '}', '<', '>', ';', '=', '\\', '|', '`':
+		return true
 	}
-	for _, m := range reHostPort.FindAllStringSubmatch(s, -1) {
-		host, port := strings.ToLower(m[1]), m[2]
-		if !validPort(port) {
+	return false
+}
+
+// forEachWord calls fn with every word of s, and with the text between each pair of double
+// quotes (quoted true).
+func forEachWord(s string, fn func(w string, quoted bool)) {
+	start := -1
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && !isDelimiter(s[i]) {
+			if start < 0 {
+				start = i
+			}
 			continue
 		}
-		switch {
-		case host == "":
-			add(token{Kind: tokPort, Text: port, Port: port})
-		case validHost(host):
-			add(token{Kind: tokHostPort, Text: host + ":" + port, Host: host, Port: port})
-			add(token{Kind: tokHost, Text: host, Host: host})
+		if start >= 0 {
+			fn(s[start:i], false)
+			start = -1
+		}
+		if i < len(s) && s[i] == '"' {
+			if j := strings.IndexByte(s[i+1:], '"'); j >= 0 {
+				if q := s[i+1 : i+1+j]; !strings.ContainsRune(q, '\\') {
+					fn(q, true)
+				}
+			}
 		}
 	}
-	for _, h := range reHost.FindAllString(s, -1) {
-		if h = strings.ToLower(h); validHost(h) {
-			add(token{Kind: tokHost, Text: h, Host: h})
-		}
+}
+
+// classifyWord adds the tokens one word names; prev is the word before it.
+func classifyWord(w, prev string, add func(token)) {
+	w = strings.TrimLeft(w, "*")
+	w = strings.TrimRight(w, ".:")
+	if w == "" {
+		return
 	}
-	for _, m := range reLookup.FindAllStringSubmatch(s, -1) {
-		if h := strings.ToLower(m[1]); validHost(h) {
-			add(token{Kind: tokHost, Text: h, Host: h})
-		}
-	}
-	for _, m := range rePath.FindAllStringSubmatch(s, -1) {
-		p := strings.TrimRight(m[1], ".,;:)")
-		if len(p) > 1 {
-			add(token{Kind: tokPath, Text: p, Path: p})
-		}
-	}
-	for _, m := range reFlag.FindAllStringSubmatch(s, -1) {
-		name, _, _ := strings.Cut(strings.TrimLeft(m[1], "-"), "=")
-		if len(name) >= 2 {
+	switch {
+	case strings.Contains(w, "://"):
+		urlTokens(w, add)
+		return
+	case w[0] == '-':
+		name, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
+		if len(name) >= 2 && isLetter(name[0]) {
 			add(token{Kind: tokFlag, Text: name})
 		}
+		return
+	case w[0] == '/':
+		if len(w) > 1 {
+			add(token{Kind: tokPath, Text: w, Path: w})
+		}
+		return
 	}
-	for _, m := range reQuoted.FindAllStringSubmatch(s, -1) {
-		add(token{Kind: tokQuoted, Text: m[1]})
+	if i := strings.LastIndexByte(w, ':'); i >= 0 {
+		host, port := strings.ToLower(w[:i]), w[i+1:]
+		if validPort(port) && allDigits(port) {
+			switch {
+			case host == "":
+				add(token{Kind: tokPort, Text: port, Port: port})
+			case hostChars(host) && validHost(host):
+				add(token{Kind: tokHostPort, Text: host + ":" + port, Host: host, Port: port})
+				add(token{Kind: tokHost, Text: host, Host: host})
+			}
+		}
+		return
 	}
-	return out
+	h := strings.ToLower(w)
+	if hostChars(h) && validHost(h) && (strings.Contains(h, ".") || prev == "lookup") {
+		add(token{Kind: tokHost, Text: h, Host: h})
+	}
+}
+
+// urlTokens adds a URL and its host, port and path.
+func urlTokens(w string, add func(token)) {
+	if i := strings.IndexAny(w, "?#"); i >= 0 {
+		w = w[:i]
+	}
+	_, rest, _ := strings.Cut(w, "://")
+	authority, path := rest, ""
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		authority, path = rest[:i], rest[i:]
+	}
+	if i := strings.LastIndexByte(authority, '@'); i >= 0 {
+		authority = authority[i+1:]
+	}
+	host, port := strings.ToLower(authority), ""
+	if h, p, err := net.SplitHostPort(authority); err == nil {
+		host, port = strings.ToLower(h), p
+	}
+	add(token{Kind: tokURL, Text: w, Host: host, Port: port, Path: path})
+	if port != "" {
+		add(token{Kind: tokHostPort, Text: host + ":" + port, Host: host, Port: port})
+	}
+	if validHost(host) {
+		add(token{Kind: tokHost, Text: host, Host: host})
+	}
+	if len(path) > 1 {
+		add(token{Kind: tokPath, Text: path, Path: path})
+	}
+}
+
+func hasLetter(s string) bool {
+	for i := range len(s) {
+		if isLetter(s[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// isDateHour reports whether h is the date-and-hour part of an RFC 3339 time
+// ("2026-11-24t14" of 2026-11-24T14:17:56Z), which looks like host:port.
+func isDateHour(h string) bool {
+	if len(h) != 13 || h[4] != '-' || h[7] != '-' || h[10] != 't' && h[10] != 'T' {
+		return false
+	}
+	return allDigits(h[:4]) && allDigits(h[5:7]) && allDigits(h[8:10]) && allDigits(h[11:])
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+
+func allDigits(s string) bool {
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// hostChars reports whether s is made of the characters of a host name or IPv4 address.
+func hostChars(s string) bool {
+	for i := range len(s) {
+		c := s[i]
+		if !(isLetter(c) || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return s != "" && s[0] != '-' && s[0] != '.'
 }
 
 // Strengths of a match between what a failure names and a spec value; the general rule's
@@ -178,12 +271,12 @@ type match struct {
 // ownHosts are the workload's own pod and node IPs: a port on them is the pod itself (a probe
 // or a peer), not an endpoint the spec names.
 func matchValue(ev []token, val string, ownHosts map[string]bool) match {
-	var best match
-	better := func(s int, what string) {
-		if s > best.Strength {
-			best = match{s, what}
-		}
-	}
+	return matchTokens(ev, val, valueTokens(val), ownHosts)
+}
+
+// valueTokens are the tokens of a spec value: those tokenize finds, plus the value itself as a
+// flag or a path when it is one written alone.
+func valueTokens(val string) []token {
 	vt := tokenize(val)
 	if strings.HasPrefix(val, "-") {
 		// A flag written alone in args ("--port=8080") is a flag even with no space before it.
@@ -194,6 +287,17 @@ func matchValue(ev []token, val string, ownHosts map[string]bool) match {
 	}
 	if strings.HasPrefix(val, "/") && !strings.ContainsAny(val, " \t") && len(val) > 1 {
 		vt = append(vt, token{Kind: tokPath, Text: val, Path: val})
+	}
+	return vt
+}
+
+// matchTokens is matchValue with the value's tokens already found.
+func matchTokens(ev []token, val string, vt []token, ownHosts map[string]bool) match {
+	var best match
+	better := func(s int, what string) {
+		if s > best.Strength {
+			best = match{s, what}
+		}
 	}
 	for _, e := range ev {
 		if (e.Kind == tokQuoted || e.Kind == tokURL || e.Kind == tokHostPort) && len(val) >= minExactValueLen && e.Text == val {

@@ -24,9 +24,13 @@ type signal struct {
 	explained bool
 }
 
-// maxLogLinesPerContainer bounds the log tail the rules read, so a chatty container cannot
-// make a diagnosis slow.
-const maxLogLinesPerContainer = 400
+// The rules read the tail of at most maxLogContainers logs, maxLogLinesPerContainer lines each,
+// so chatty containers or hundreds of copies cannot make a diagnosis slow. A spec fault shows
+// the same on every copy; twenty are plenty to see it.
+const (
+	maxLogLinesPerContainer = 300
+	maxLogContainers        = 20
+)
 
 // failurePods are the copies whose failures the rules read: those of the current revision
 // (the old ones of a stuck rollout still serve), or all copies when none is current.
@@ -57,10 +61,12 @@ func collectSignals(w *workload) []*signal {
 		out = append(out, &signal{Reason: e.Reason, Text: e.Message, Source: SourceEvent,
 			Pod: podNameOf(e), Container: containerOfFieldPath(e.InvolvedObject.FieldPath)})
 	}
+	read := 0
 	for _, l := range w.Logs {
-		if l == nil || !podNames[l.Pod] {
+		if l == nil || !podNames[l.Pod] || read >= maxLogContainers {
 			continue
 		}
+		read++
 		lines := l.Lines
 		if len(lines) > maxLogLinesPerContainer {
 			lines = lines[len(lines)-maxLogLinesPerContainer:]

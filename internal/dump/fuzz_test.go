@@ -3,6 +3,7 @@ package dump
 import (
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -81,5 +82,34 @@ func checkSnapshot(t *testing.T, s *snapshot.Snapshot) {
 	}
 	if s.Source.Type != snapshot.SourceDump {
 		t.Fatalf("Source = %+v", s.Source)
+	}
+}
+
+// TestFuzzSeeds keeps the seed corpus honest: valid seeds read, broken ones fail.
+func TestFuzzSeeds(t *testing.T) {
+	broken := map[string]bool{
+		"empty-json": true, "invalid-utf8-yaml": true, "junk-bin": true, "truncated-json": true,
+		"wrong-type-json": true, "logs-txt": true,
+	}
+	files, err := filepath.Glob("testdata/fuzz/FuzzRead/*")
+	if err != nil || len(files) < 12 {
+		t.Fatalf("seed corpus: %d files, %v", len(files), err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			text := strings.TrimSpace(string(mustRead(t, f)))
+			quoted, ok := strings.CutPrefix(text, "go test fuzz v1\n[]byte(")
+			if !ok || !strings.HasSuffix(quoted, ")") {
+				t.Fatalf("not a corpus file: %.40q", text)
+			}
+			data, err := strconv.Unquote(strings.TrimSuffix(quoted, ")"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = ReadBytes("seed", []byte(data))
+			if broken[filepath.Base(f)] != (err != nil) {
+				t.Errorf("ReadBytes error = %v; the seed is meant to be broken: %v", err, broken[filepath.Base(f)])
+			}
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"sigs.k8s.io/yaml"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
@@ -43,13 +44,29 @@ func writeTree(t *testing.T, files map[string][]byte) string {
 
 // clusterInfoStdout builds what `kubectl cluster-info dump --namespaces ID` prints without
 // --output-directory: the lists in the order kubectl fetches them, then every pod's log blocks.
-func clusterInfoStdout(t *testing.T, id string) []byte {
+// With asYAML it is the -o yaml form: YAML documents, "---" before all but the first.
+func clusterInfoStdout(t *testing.T, id string, asYAML bool) []byte {
 	t.Helper()
 	dump := filepath.Join(scenarioDir, id, "dump")
 	var b bytes.Buffer
-	b.Write(mustRead(t, filepath.Join(dump, "nodes.json")))
+	add := func(path string) {
+		data := mustRead(t, path)
+		if !asYAML {
+			b.Write(data)
+			return
+		}
+		y, err := yaml.JSONToYAML(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Len() > 0 {
+			b.WriteString("---\n")
+		}
+		b.Write(y)
+	}
+	add(filepath.Join(dump, "nodes.json"))
 	for _, f := range []string{"events", "replication-controllers", "services", "daemonsets", "deployments", "replicasets", "pods"} {
-		b.Write(mustRead(t, filepath.Join(dump, id, f+".json")))
+		add(filepath.Join(dump, id, f+".json"))
 	}
 	logs, err := filepath.Glob(filepath.Join(dump, id, "*", "logs.txt"))
 	if err != nil || len(logs) == 0 {
@@ -173,7 +190,12 @@ func TestReadForms(t *testing.T) {
 		},
 		{
 			name: "cluster-info dump on stdout: JSON documents and log blocks one after another",
-			path: "-", stdin: clusterInfoStdout(t, "dev-mixed"),
+			path: "-", stdin: clusterInfoStdout(t, "dev-mixed", false),
+			want: counts{Deployments: 3, ReplicaSets: 4, Pods: 8, Events: 40, Services: 2, Nodes: 3, Logs: 8}, wantNS: []string{"dev-mixed"},
+		},
+		{
+			name: "cluster-info dump -o yaml on stdout: YAML documents and log blocks",
+			path: "-", stdin: clusterInfoStdout(t, "dev-mixed", true),
 			want: counts{Deployments: 3, ReplicaSets: 4, Pods: 8, Events: 40, Services: 2, Nodes: 3, Logs: 8}, wantNS: []string{"dev-mixed"},
 		},
 		{
@@ -267,14 +289,16 @@ func TestReadEquivalentForms(t *testing.T) {
 		}
 	}
 
-	stdout, err := Read("-", bytes.NewReader(clusterInfoStdout(t, "dev-mixed")))
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := readScenario(t, "dev-mixed")
 	dir.EndpointSlices = nil // endpointslices.json was added to the scenario dump; kubectl does not print them
-	if diff := differences(stdout, dir); len(diff) > 0 {
-		t.Errorf("cluster-info dump on stdout reads differently from the same dump in a directory: %v", diff)
+	for _, asYAML := range []bool{false, true} {
+		stdout, err := Read("-", bytes.NewReader(clusterInfoStdout(t, "dev-mixed", asYAML)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := differences(stdout, dir); len(diff) > 0 {
+			t.Errorf("cluster-info dump on stdout (yaml %v) reads differently from the same dump in a directory: %v", asYAML, diff)
+		}
 	}
 }
 

@@ -33,9 +33,10 @@ const (
 )
 
 // failurePods are the copies whose failures the rules read: those of the current revision
-// (the old ones of a stuck rollout still serve), or all copies when none is current.
+// (the old ones of a stuck rollout still serve, and their old troubles are not this one), or
+// all copies when the revision is not known.
 func failurePods(w *workload) []*corev1.Pod {
-	if len(w.CurrentPods) > 0 {
+	if len(w.CurrentPods) > 0 || w.CurrentRevision != "" {
 		return w.CurrentPods
 	}
 	return w.Pods

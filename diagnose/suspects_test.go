@@ -545,3 +545,20 @@ func TestValueAtRendersFields(t *testing.T) {
 		}
 	}
 }
+
+func TestRankSuspectsIgnoreOldRevisionTroubles(t *testing.T) {
+	w := stWorkload(nil)
+	old := stPod(w)
+	// An old-revision copy that was OOMKilled days ago; the current revision has no copies
+	// because the quota refuses them.
+	stTerminated(w, "OOMKilled", 137, "")
+	w.CurrentPods, w.CurrentRevision, w.Pods = nil, "2", []*corev1.Pod{old}
+	stEvent(w, "ReplicaSet", "api-6b7d9c5f4", "", "FailedCreate", `Error creating: pods "api-6b7d9c5f4-9xk2m" is forbidden: exceeded quota: compute, requested: requests.memory=128Mi, used: requests.memory=8064Mi, limited: requests.memory=8Gi`)
+	got := rankSuspects(w)
+	if rule, _, path := stTop(got); rule != RuleQuotaExceeded || path != c0+".resources.requests.memory" {
+		t.Errorf("top suspect = %s %s", rule, path)
+	}
+	if i := stRank(got, c0+".resources.limits.memory"); i >= 0 {
+		t.Errorf("the old copy's OOM kill is suspect %d", i)
+	}
+}

@@ -266,3 +266,28 @@ func TestClean(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownCellsStayInTheirColumn: cluster text with pipes, backticks and line breaks must not
+// add columns or rows to the markdown tables.
+func TestMarkdownCellsStayInTheirColumn(t *testing.T) {
+	r := sampleReport()
+	d := ingester()
+	d.Suspects[0].Reason = "logs say: a | b\nc `x`"
+	d.Suspects[0].Value = "a|b`c"
+	r.Workloads = []diagnose.Diagnosis{d}
+	var buf bytes.Buffer
+	if err := Print(&buf, r, "markdown"); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if !strings.HasPrefix(line, "| 1 | Deployment/telemetry-ingester") {
+			continue
+		}
+		cells := strings.Count(line, "|") - strings.Count(line, `\|`)
+		if cells != 8 {
+			t.Errorf("suspect row has %d unescaped pipes, want 8: %s", cells, line)
+		}
+		return
+	}
+	t.Fatalf("no suspect row in:\n%s", buf.String())
+}

@@ -78,6 +78,52 @@ func (r *ranker) namedInFailure() {
 	}
 }
 
+// namedVariables is the general rule for environment variables: a failing line that names a
+// container's variable (a program exiting because DATABASE_URL is unset or wrong) implicates
+// where the variable's value comes from. An optional Secret or ConfigMap key that is missing
+// leaves the variable unset without any kubelet error, so the key is the suspect there.
+func (r *ranker) namedVariables() {
+	named := map[string][]*signal{}
+	for _, s := range r.signals {
+		if s.explained || s.Text == "" {
+			continue
+		}
+		for _, t := range tokenize(s.Text) {
+			if t.Kind == tokEnvName {
+				named[t.Text] = append(named[t.Text], s)
+			}
+		}
+	}
+	if len(named) == 0 {
+		return
+	}
+	for _, c := range r.containers() {
+		for j, e := range c.c.Env {
+			sigs := named[e.Name]
+			if len(sigs) == 0 {
+				continue
+			}
+			p := c.path.Child("env").Index(j)
+			reason := "the failure names variable " + e.Name + copiesOf(sigs) + ": " + clip(sigs[0].Text, 200)
+			switch vf := e.ValueFrom; {
+			case vf != nil && vf.SecretKeyRef != nil:
+				if vf.SecretKeyRef.Optional != nil && *vf.SecretKeyRef.Optional {
+					reason += "; it comes from an optional key of Secret " + vf.SecretKeyRef.Name + ", unset when the key or Secret is missing"
+				}
+				p = p.Child("valueFrom", "secretKeyRef", "key")
+			case vf != nil && vf.ConfigMapKeyRef != nil:
+				if vf.ConfigMapKeyRef.Optional != nil && *vf.ConfigMapKeyRef.Optional {
+					reason += "; it comes from an optional key of ConfigMap " + vf.ConfigMapKeyRef.Name + ", unset when the key or ConfigMap is missing"
+				}
+				p = p.Child("valueFrom", "configMapKeyRef", "key")
+			case vf == nil:
+				p = p.Child("value")
+			}
+			r.suspectTemplate(RuleNamedInFailure, p, strengthHost, reason)
+		}
+	}
+}
+
 // changedFields adds the fields the failing revision changed that no rule implicated, below
 // every implicated field: with nothing better, a change is still the first place to look.
 func (r *ranker) changedFields() {

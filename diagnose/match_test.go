@@ -50,6 +50,12 @@ func TestTokenize(t *testing.T) {
 			want: []token{{Kind: tokFlag, Text: "listen-address"}},
 		},
 		{
+			name: "variable names but not log levels",
+			in:   `2026-11-24 10:20:35.120 ERROR 1 --- [main] config: DATABASE_URL is not set ($CACHE_ADDR too)`,
+			want: []token{{Kind: tokEnvName, Text: "DATABASE_URL"}, {Kind: tokEnvName, Text: "CACHE_ADDR"}},
+			not:  []token{{Kind: tokEnvName, Text: "ERROR"}},
+		},
+		{
 			name: "ISO timestamp is no host",
 			in:   `time=2026-11-24T11:58:02.114Z level=ERROR msg="x"`,
 			not:  []token{{Kind: tokHostPort, Text: "2026-11-24t11:58"}, {Kind: tokHost, Text: "2026-11-24t11"}},

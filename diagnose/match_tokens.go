@@ -18,6 +18,7 @@ const (
 	tokPort                      // a port with no host (":8080")
 	tokPath                      // an absolute URL or file path
 	tokFlag                      // a command-line flag, dashes removed
+	tokEnvName                   // an environment variable's name: DATABASE_URL
 )
 
 // token is an endpoint, name, path or flag found in a message or a spec value.
@@ -175,6 +176,10 @@ func classifyWord(w, prev string, add func(token)) {
 		}
 		return
 	}
+	if n := strings.TrimLeft(w, "$"); isEnvName(n) {
+		add(token{Kind: tokEnvName, Text: n})
+		return
+	}
 	h := strings.ToLower(w)
 	if hostChars(h) && validHost(h) && (strings.Contains(h, ".") || prev == "lookup") {
 		add(token{Kind: tokHost, Text: h, Host: h})
@@ -226,6 +231,29 @@ func isDateHour(h string) bool {
 		return false
 	}
 	return allDigits(h[:4]) && allDigits(h[5:7]) && allDigits(h[8:10]) && allDigits(h[11:])
+}
+
+// notEnvNames are upper-case words that logs use for other things than variables.
+var notEnvNames = map[string]bool{
+	"ERROR": true, "WARN": true, "WARNING": true, "INFO": true, "DEBUG": true, "FATAL": true, "PANIC": true,
+	"TRACE": true, "CRITICAL": true, "NOTICE": true, "SEVERE": true, "GET": true, "POST": true, "PUT": true,
+	"HEAD": true, "PATCH": true, "DELETE": true, "OPTIONS": true, "HTTP": true, "HTTPS": true, "TCP": true,
+	"UDP": true, "TLS": true, "DNS": true, "EOF": true, "NOT": true, "FOUND": true, "NULL": true, "NONE": true,
+}
+
+// isEnvName reports whether w is written like an environment variable: upper-case letters,
+// digits and underscores, starting with a letter.
+func isEnvName(w string) bool {
+	if len(w) < 3 || w[0] < 'A' || w[0] > 'Z' || notEnvNames[w] {
+		return false
+	}
+	for i := range len(w) {
+		c := w[i]
+		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }

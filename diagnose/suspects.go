@@ -36,6 +36,7 @@ func rankSuspects(w *workload) []Suspect {
 	r.probeRules()
 	r.serviceRules()
 	r.namedInFailure()
+	r.namedVariables()
 	r.changedFields()
 	return r.ranked()
 }

@@ -376,6 +376,34 @@ func TestRankSuspectsRules(t *testing.T) {
 			below: []string{c0 + ".env[0].value"},
 		},
 		{
+			name: "variable from an optional Secret key that the program says is unset",
+			setup: func(w *workload) {
+				w.Shape = ShapeStartsAndDies
+				optional := true
+				w.Template.Spec.Containers[0].Env = []corev1.EnvVar{
+					{Name: "ARCHIVE_BUCKET", Value: "telemetry-archive"},
+					{Name: "ARCHIVE_S3_SECRET_ACCESS_KEY", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+						LocalObjectReference: corev1.LocalObjectReference{Name: "telemetry-archive-s3"}, Key: "secret-access-key", Optional: &optional}}},
+				}
+				stChanged(w, c0+".env[1]", "", nil)
+				stTerminated(w, "Error", 1, "")
+				stLog(w, `{"level":"fatal","ts":"2026-11-24T11:58:02.114Z","msg":"invalid configuration","error":"ARCHIVE_S3_SECRET_ACCESS_KEY is required when ARCHIVE_BUCKET is set"}`)
+			},
+			rule: RuleNamedInFailure, path: c0 + ".env[1].valueFrom.secretKeyRef.key",
+			below: []string{c0 + ".env[0].value"},
+		},
+		{
+			name: "changed flag the program does not define ranks first",
+			setup: func(w *workload) {
+				w.Shape = ShapeStartsAndDies
+				w.Template.Spec.Containers[0].Args = []string{"-config=/etc/api/config.yaml", "-log-format=json", "-listen-adress=:8080"}
+				stChanged(w, c0+".args[2]", "", nil)
+				stTerminated(w, "Error", 2, "")
+				stLog(w, "flag provided but not defined: -listen-adress", "Usage of /usr/local/bin/api:")
+			},
+			rule: RuleNamedInFailure, path: c0 + ".args[2]",
+		},
+		{
 			name: "a change nothing names is a low suspect",
 			setup: func(w *workload) {
 				w.Template.Spec.Containers[0].Image = "registry.internal/shop/api:1.5.0"

@@ -9,11 +9,15 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
 // watchFn streams snapshots and errors until its context ends.
 type watchFn = func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error)
+
+// diagnoseFn is the engine's entry point.
+type diagnoseFn = func(*snapshot.Snapshot) *diagnose.Report
 
 // loadProgressMsg is sent by a load Cmd while the source reads.
 type loadProgressMsg struct {
@@ -59,7 +63,7 @@ type toastExpiredMsg struct{}
 // load reads and diagnoses the current source in a Cmd.
 func (m *Model) load() tea.Cmd {
 	m.seqNext++
-	ctx, src, at, gen, seq := m.ctx, m.source, m.opts.At, m.gen, m.seqNext
+	ctx, src, at, gen, seq, diag := m.ctx, m.source, m.opts.At, m.gen, m.seqNext, m.diagnose
 	m.seq = seq
 	return func() tea.Msg {
 		prog := make(chan loadProgressMsg, 1)
@@ -83,7 +87,7 @@ func (m *Model) load() tea.Cmd {
 				done <- loadedMsg{gen: gen, seq: seq, err: err}
 				return
 			}
-			done <- loadedMsg{gen: gen, seq: seq, data: newDataset(snap, at)}
+			done <- loadedMsg{gen: gen, seq: seq, data: newDataset(snap, at, diag)}
 		}()
 		return waitLoad(prog, done)()
 	}
@@ -107,16 +111,16 @@ func (m *Model) startWatch(watch watchFn) tea.Cmd {
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.cancelWatch = cancel
 	m.live.watching = true
-	gen, at := m.gen, m.opts.At
+	gen, at, diag := m.gen, m.opts.At, m.diagnose
 	return func() tea.Msg {
 		snaps, errs := watch(ctx)
-		return waitWatch(ctx, gen, snaps, errs, at)()
+		return waitWatch(ctx, gen, snaps, errs, at, diag)()
 	}
 }
 
 // waitWatch waits for the next thing a watch says. The channels travel in the message so Update
 // re-arms the wait without keeping goroutines of its own.
-func waitWatch(ctx context.Context, gen int, snaps <-chan *snapshot.Snapshot, errs <-chan error, at *time.Time) tea.Cmd {
+func waitWatch(ctx context.Context, gen int, snaps <-chan *snapshot.Snapshot, errs <-chan error, at *time.Time, diag diagnoseFn) tea.Cmd {
 	return func() tea.Msg {
 		for snaps != nil || errs != nil {
 			select {
@@ -127,7 +131,7 @@ func waitWatch(ctx context.Context, gen int, snaps <-chan *snapshot.Snapshot, er
 					snaps = nil
 					continue
 				}
-				return watchMsg{gen: gen, data: newDataset(s, at), snaps: snaps, errs: errs}
+				return watchMsg{gen: gen, data: newDataset(s, at, diag), snaps: snaps, errs: errs}
 			case err, ok := <-errs:
 				if !ok {
 					errs = nil

@@ -38,6 +38,8 @@ type dataset struct {
 	// multiNS is true when the rows span more than one namespace.
 	multiNS    bool
 	namespaces []string
+	// counts are workloads per shape, for the header.
+	counts map[diagnose.Shape]int
 }
 
 // row is one workload on the workloads screen; every string is sanitized.
@@ -59,18 +61,19 @@ type row struct {
 
 // newDataset diagnoses a snapshot and prepares its rows, worst first. It is called from a
 // tea.Cmd, never from Update.
-func newDataset(snap *snapshot.Snapshot, at *time.Time) *dataset {
+func newDataset(snap *snapshot.Snapshot, at *time.Time, diag func(*snapshot.Snapshot) *diagnose.Report) *dataset {
 	if at != nil {
 		snap.ReferenceTime = *at
 	}
 	snap.Index()
-	return datasetOf(snap, diagnose.Diagnose(snap))
+	return datasetOf(snap, diag(snap))
 }
 
 // datasetOf prepares the rows of a report on snap; tests call it with reports made by hand.
 func datasetOf(snap *snapshot.Snapshot, rep *diagnose.Report) *dataset {
 	snap.Index()
-	ds := &dataset{snap: snap, report: rep, objects: map[workloadKey]workloadObject{}, pods: map[[2]string]*corev1.Pod{}}
+	ds := &dataset{snap: snap, report: rep, objects: map[workloadKey]workloadObject{}, pods: map[[2]string]*corev1.Pod{},
+		counts: map[diagnose.Shape]int{}}
 	for _, d := range snap.Deployments {
 		ds.objects[workloadKey{"Deployment", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template}
 	}
@@ -141,6 +144,7 @@ func datasetOf(snap *snapshot.Snapshot, rep *diagnose.Report) *dataset {
 			ds.namespaces = append(ds.namespaces, d.Namespace)
 		}
 		ds.rows = append(ds.rows, r)
+		ds.counts[d.Shape]++
 	}
 	sort.Strings(ds.namespaces)
 	ds.multiNS = len(ds.namespaces) > 1

@@ -3,6 +3,8 @@ package tui
 import (
 	"context"
 	"fmt"
+	"io"
+	"sync"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -106,7 +108,9 @@ func fixture() (*snapshot.Snapshot, *diagnose.Report) {
 		LastTimestamp: metav1.NewTime(refTime.Add(-10 * time.Second)),
 	}}
 	snap.Logs = []snapshot.ContainerLog{{Namespace: "telemetry", Pod: p0.Name, Container: "telemetry-ingester",
-		Lines: []string{"level=info msg=\"starting ingester\" endpoint=telemetry-intake.internal:9443", maliciousLog}}}
+		Lines: []string{"level=info msg=\"starting ingester\" endpoint=telemetry-intake.internal:9443", maliciousLog}},
+		{Namespace: "telemetry", Pod: snap.Pods[1].Name, Container: "telemetry-ingester", Previous: true,
+			Lines: []string{"level=info msg=\"shutting down\" signal=terminated"}}}
 
 	envPath := field.NewPath("spec", "template", "spec", "containers").Index(0).Child("env").Index(0).Child("value")
 	young := int64(720)
@@ -169,3 +173,15 @@ func readyModel(w, h int) *Model {
 func intstrPort(p int) intstr.IntOrString { return intstr.FromInt32(int32(p)) }
 
 func windowSize(w, h int) tea.WindowSizeMsg { return tea.WindowSizeMsg{Width: w, Height: h} }
+
+// syncWriter lets a test read what a running program wrote.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -55,6 +56,9 @@ type Model struct {
 	screen        screenID
 	// back is the screen help returns to.
 	back screenID
+
+	// diagnose is the engine; tests swap in reports made by hand.
+	diagnose func(*snapshot.Snapshot) *diagnose.Report
 
 	spinner  spinner.Model
 	progress string
@@ -105,6 +109,7 @@ func New(ctx context.Context, opts Options, styles Styles, now func() time.Time)
 		diagnosis: newDiagnosisScreen(c),
 		help:      newHelpScreen(c),
 		nsInput:   ni,
+		diagnose:  diagnose.Diagnose,
 	}
 	m.setSize(m.width, m.height)
 	return m

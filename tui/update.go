@@ -120,7 +120,7 @@ func (m *Model) onWatch(msg watchMsg) tea.Cmd {
 		m.setData(msg.data)
 	}
 	ctx := m.ctx
-	return waitWatch(ctx, msg.gen, msg.snaps, msg.errs, m.opts.At)
+	return waitWatch(ctx, msg.gen, msg.snaps, msg.errs, m.opts.At, m.diagnose)
 }
 
 // watchFunc returns how the current source is watched, or nil.

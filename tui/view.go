@@ -107,10 +107,7 @@ func (m *Model) totalsLine() string {
 		return ""
 	}
 	st := m.styles
-	counts := map[diagnose.Shape]int{}
-	for i := range m.data.rows {
-		counts[m.data.rows[i].shape]++
-	}
+	counts := m.data.counts
 	short := m.width < 100
 	var parts []string
 	for _, sh := range diagnose.Shapes {

@@ -14,7 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
@@ -42,8 +43,19 @@ var (
 		eventsv1.SchemeGroupVersion.WithKind("Event"):               true,
 	}
 	// decoder decodes without defaulting or conversion, so objects stay as the API server wrote them.
-	decoder = scheme.Codecs.UniversalDeserializer()
+	decoder = newDecoder()
 )
+
+// newDecoder builds a scheme of the four API groups a snapshot holds, rather than client-go's
+// scheme of every group, whose other kinds would be skipped anyway.
+func newDecoder() runtime.Decoder {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{appsv1.AddToScheme, corev1.AddToScheme, discoveryv1.AddToScheme, eventsv1.AddToScheme} {
+		utilruntime.Must(add(s)) // registering built-in types fails only on a programming error
+
+	}
+	return serializer.NewCodecFactory(s).UniversalDeserializer()
+}
 
 // value reads one JSON value: an object, a list of objects, or an array of objects. def supplies
 // the apiVersion and kind of items of a typed list, which the API server writes without them.

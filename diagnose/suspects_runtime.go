@@ -189,6 +189,13 @@ func (r *ranker) probeFailure(c containerRef, p probeRef, out string) bool {
 		// A 5xx is the application saying it is not well; what it depends on is in its logs.
 		return false
 	}
+	return r.probePortFailure(c, p, out)
+}
+
+// probePortFailure reads a probe failure that is not an HTTP status: a refused connection, a
+// port that is not declared, or a timeout on a port the container does not declare.
+func (r *ranker) probePortFailure(c containerRef, p probeRef, out string) bool {
+	lower := strings.ToLower(p.kind)
 	port, pp, ok := probePort(p)
 	if !ok {
 		return false
@@ -207,6 +214,11 @@ func (r *ranker) probeFailure(c containerRef, p probeRef, out string) bool {
 			r.suspectTemplate(RuleProbePort, pp, scorePossible,
 				fmt.Sprintf("nothing listens on port %s that the %s probe asks", m[1], lower))
 		}
+		return true
+	}
+	if declared, known := declaresPort(c.c, port); !declared && known {
+		r.suspectTemplate(RuleProbePort, pp, scoreLikely,
+			fmt.Sprintf("the %s probe fails (%s) on port %s, which container %s does not declare", lower, clip(out, 120), port.String(), c.c.Name))
 		return true
 	}
 	return false

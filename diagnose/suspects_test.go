@@ -292,6 +292,25 @@ func TestRankSuspectsRules(t *testing.T) {
 			rule: RuleProbePort, path: c0 + ".livenessProbe.tcpSocket.port",
 		},
 		{
+			// pkg/probe/http/http.go returns the client's error as the output.
+			name: "readiness probe times out on an undeclared port",
+			setup: func(w *workload) {
+				w.Shape = ShapeLiveButIdle
+				w.Template.Spec.Containers[0].ReadinessProbe.HTTPGet.Port = intstr.FromInt32(8081)
+				stPodEvent(w, "Unhealthy", `Readiness probe failed: Get "http://10.244.1.7:8081/ready": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`)
+			},
+			rule: RuleProbePort, path: c0 + ".readinessProbe.httpGet.port",
+		},
+		{
+			name: "undeclared numeric probe port that does not fail is no suspect",
+			setup: func(w *workload) {
+				w.Shape = ShapeLiveButIdle
+				w.Template.Spec.Containers[0].LivenessProbe.HTTPGet.Port = intstr.FromInt32(9901)
+				stPodEvent(w, "Unhealthy", "Readiness probe failed: HTTP probe failed with statuscode: 503")
+			},
+			absent: []string{c0 + ".livenessProbe.httpGet.port"},
+		},
+		{
 			name: "Service meant for the workload selects none of its pods",
 			setup: func(w *workload) {
 				w.Shape = ShapeLiveButIdle

@@ -53,7 +53,10 @@ func extractLogs(data []byte) ([]snapshot.ContainerLog, []byte, error) {
 			next = pos + eol + 1
 		}
 		text := data[pos:next]
-		m := startLine.FindSubmatch(bytes.TrimRight(text, "\n"))
+		var m [][]byte
+		if bytes.HasPrefix(text, []byte(startMarker)) {
+			m = startLine.FindSubmatch(bytes.TrimRight(text, "\n"))
+		}
 		if m == nil {
 			line++
 			pos = next

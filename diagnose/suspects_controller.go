@@ -39,7 +39,7 @@ func (r *ranker) controllerRules() {
 		}
 		if m := reQuotaExceeded.FindStringSubmatch(s.Text); m != nil {
 			for _, rn := range quotaResources(m[2]) {
-				r.quotaSuspect(rn, "ResourceQuota "+m[1]+" refuses the pods: requested "+m[2]+", used "+m[3]+", limited "+m[4], false)
+				r.quotaSuspect(rn, "ResourceQuota "+m[1]+" refuses the pods: requested "+m[2]+", used "+m[3]+", limited "+m[4])
 			}
 			s.explained = true
 			continue
@@ -81,7 +81,7 @@ func quotaField(rn string) (section, name string, ok bool) {
 
 // quotaSuspect names the containers' field counted by a quota resource; the largest value
 // ranks first. "pods" counts copies, so it names spec.replicas.
-func (r *ranker) quotaSuspect(rn, reason string, _ bool) {
+func (r *ranker) quotaSuspect(rn, reason string) {
 	if rn == "pods" || rn == "count/pods" {
 		r.suspectObject(RuleQuotaExceeded, r.object, r.w.Object, field.NewPath("spec", "replicas"), scoreCertain, reason)
 		return

@@ -130,3 +130,26 @@ func TestFailureLine(t *testing.T) {
 		}
 	}
 }
+
+// FuzzTokenize: any message, however malformed, tokenizes without a panic into well-formed
+// tokens.
+func FuzzTokenize(f *testing.F) {
+	for _, s := range []string{
+		`dial tcp 10.96.14.7:9443: connect: connection refused`,
+		`Get "http://[::1]:8080/healthz": dial tcp [::1]:8080: connect: connection refused`,
+		`"GET /healthz HTTP/1.1" 404`, `flag provided but not defined: -x`, `://`, `a://b:99999/c`,
+		`"unterminated`, `--=`, `$`, `:0`, "\x00\xff:80",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, tok := range tokenize(s) {
+			if tok.Port != "" && !validPort(tok.Port) {
+				t.Errorf("token %+v has an invalid port", tok)
+			}
+			if tok.Text == "" {
+				t.Errorf("empty token %+v", tok)
+			}
+		}
+	})
+}

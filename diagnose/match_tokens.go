@@ -191,7 +191,10 @@ func urlTokens(w string, add func(token)) {
 	if i := strings.IndexAny(w, "?#"); i >= 0 {
 		w = w[:i]
 	}
-	_, rest, _ := strings.Cut(w, "://")
+	scheme, rest, _ := strings.Cut(w, "://")
+	if scheme == "" || !isLetter(scheme[0]) || rest == "" {
+		return
+	}
 	authority, path := rest, ""
 	if i := strings.IndexByte(rest, '/'); i >= 0 {
 		authority, path = rest[:i], rest[i:]
@@ -201,7 +204,10 @@ func urlTokens(w string, add func(token)) {
 	}
 	host, port := strings.ToLower(authority), ""
 	if h, p, err := net.SplitHostPort(authority); err == nil {
-		host, port = strings.ToLower(h), p
+		host = strings.ToLower(h)
+		if validPort(p) && allDigits(p) {
+			port = p
+		}
 	}
 	add(token{Kind: tokURL, Text: w, Host: host, Port: port, Path: path})
 	if port != "" {

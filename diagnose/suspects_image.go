@@ -65,8 +65,13 @@ func (r *ranker) imageRules() {
 				r.suspectTemplate(RuleImageNotFound, imgPath, scoreCertain, "the registry has no image "+c.c.Image)
 			case reImageNetwork.MatchString(s.Text):
 				reason := "the registry of " + c.c.Image + " cannot be reached: " + networkCause(s.Text)
-				if !imageChanged {
+				switch prev, _ := r.previous(imgPath); {
+				case !imageChanged:
 					reason += "; the image did not change, so the registry or the network is at fault"
+				case registryHost(prev) == registryHost(c.c.Image):
+					reason += "; the registry host " + registryHost(c.c.Image) + " did not change, so the registry or the network is at fault"
+				default:
+					reason += "; the failing revision moved the image from registry " + registryHost(prev)
 				}
 				r.suspectTemplate(RuleImageRegistryDown, imgPath, scoreLikely, reason)
 			case s.Text != "" && !strings.HasPrefix(s.Text, "Error: ") && !strings.HasPrefix(s.Text, "Back-off pulling image "):
@@ -98,4 +103,26 @@ func networkCause(text string) string {
 		return m
 	}
 	return text
+}
+
+// registryHost is the registry an image reference pulls from, as the container runtime reads
+// it: the first path component when it looks like a host (has a dot or a port, or is
+// localhost), else Docker Hub.
+func registryHost(image string) string {
+	first, _, found := strings.Cut(image, "/")
+	if !found || !strings.ContainsAny(first, ".:") && first != "localhost" {
+		return "docker.io"
+	}
+	return first
+}
+
+// dependencyDespiteChange reports whether a suspect on a field the failing revision changed
+// still points outside the spec: a registry that cannot be reached, when the change kept the
+// registry host (a new tag on a registry that is down is the registry's fault). The cause
+// decision consults it before calling a changed field the spec's fault.
+func dependencyDespiteChange(s *Suspect) bool {
+	if s == nil || s.Rule != RuleImageRegistryDown || s.PreviousValue == "" {
+		return false
+	}
+	return registryHost(s.PreviousValue) == registryHost(s.Value)
 }

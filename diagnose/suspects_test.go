@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -607,5 +608,34 @@ func TestRankSuspectsIgnoreOldRevisionTroubles(t *testing.T) {
 	}
 	if i := stRank(got, c0+".resources.limits.memory"); i >= 0 {
 		t.Errorf("the old copy's OOM kill is suspect %d", i)
+	}
+}
+
+func TestDependencyDespiteChange(t *testing.T) {
+	down := `failed to pull and unpack image "%s": failed to resolve reference "%s": failed to do request: Head "https://registry.internal/v2/shop/api/manifests/1.5.0": dial tcp 10.42.0.40:443: i/o timeout`
+	tests := []struct {
+		name, previous, current string
+		want                    bool
+	}{
+		{"new tag on the same registry", "registry.internal/shop/api:1.4.0", "registry.internal/shop/api:1.5.0", true},
+		{"moved to another registry", "registry.old.internal/shop/api:1.4.0", "registry.internal/shop/api:1.4.0", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := stWorkload(nil)
+			w.Template.Spec.Containers[0].Image = tt.current
+			stChanged(w, image, tt.previous, nil)
+			stWaiting(w, "ErrImagePull", strings.ReplaceAll(down, "%s", tt.current))
+			got := rankSuspects(w)
+			if rule, _, path := stTop(got); rule != RuleImageRegistryDown || path != image {
+				t.Fatalf("top suspect = %s %s", rule, path)
+			}
+			if d := dependencyDespiteChange(&got[0]); d != tt.want {
+				t.Errorf("dependencyDespiteChange = %v, want %v", d, tt.want)
+			}
+		})
+	}
+	if registryHost("nginx:1.27") != "docker.io" || registryHost("localhost:5000/x") != "localhost:5000" {
+		t.Error("registryHost misreads Docker Hub or a local registry")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -469,5 +470,52 @@ func TestVisibilityWarnings(t *testing.T) {
 	}
 	if !json.Valid(out.Bytes()) {
 		t.Errorf("stdout is not the JSON document alone:\n%s", out.String())
+	}
+}
+
+// twoNamespaces copies the twin ingester scenarios into one dump directory: the same Deployment
+// name in two namespaces.
+func twoNamespaces(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for i, id := range []string{"dev-ingester", "dev-ingester-upstream"} {
+		if err := os.CopyFS(filepath.Join(dir, fmt.Sprint(i)), os.DirFS(scenarioDump(id))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestSeveralNamespaces(t *testing.T) {
+	dir := twoNamespaces(t)
+	h := hooks{interactive: func() bool { return false }}
+
+	out, _, err := run(t, nil, h, "audit", "--dump", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, rows, _ := strings.Cut(out, "\n")
+	if !strings.Contains(header, "NAMESPACE") || !strings.Contains(rows, "dev-ingester-upstream") || !strings.Contains(rows, " dev-ingester ") {
+		t.Errorf("a dump of two namespaces is audited whole, with a NAMESPACE column:\n%s", out)
+	}
+
+	_, _, err = run(t, nil, h, "explain", "deploy/telemetry-ingester", "--dump", dir)
+	checkUsageError(t, err, "deployment/telemetry-ingester exists in namespaces dev-ingester, dev-ingester-upstream; pick one with -n")
+
+	out, _, err = run(t, nil, h, "explain", "deploy/telemetry-ingester", "--dump", dir, "-n", "dev-ingester-upstream", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct{ Namespace, Name string }
+	if err := json.Unmarshal([]byte(out), &d); err != nil || d.Namespace != "dev-ingester-upstream" || d.Name != "telemetry-ingester" {
+		t.Errorf("explain -o json: %v %+v\n%s", err, d, out)
+	}
+
+	out, _, err = run(t, nil, h, "audit", "--dump", dir, "-n", "dev-ingester")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "dev-ingester-upstream") || strings.Contains(out, "NAMESPACE") {
+		t.Errorf("-n keeps one namespace of the dump:\n%s", out)
 	}
 }

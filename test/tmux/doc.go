@@ -1,0 +1,5 @@
+// Package tmux drives the built kubectl-diagnose binary in a real terminal (tmux) and asserts
+// what a person sees on the screen. It has no non-test code.
+//
+// Invariant: the test fails, never skips, when tmux is missing; .ci/run installs it.
+package tmux

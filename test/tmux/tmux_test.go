@@ -1,0 +1,212 @@
+package tmux
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// term is one tmux server on a private socket with one pane running the binary.
+type term struct {
+	t      *testing.T
+	socket string
+}
+
+func (tm *term) tmux(args ...string) string {
+	tm.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", tm.socket, "-f", "/dev/null"}, args...)...).CombinedOutput()
+	if err != nil {
+		tm.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// screen is the visible pane as text.
+func (tm *term) screen() string { return tm.tmux("capture-pane", "-p", "-t", "diag") }
+
+// waitFor polls the screen until it contains every text, and returns it.
+func (tm *term) waitFor(texts ...string) string {
+	tm.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	var s string
+	for time.Now().Before(deadline) {
+		s = tm.screen()
+		ok := true
+		for _, x := range texts {
+			ok = ok && strings.Contains(s, x)
+		}
+		if ok {
+			return s
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	tm.t.Fatalf("screen never showed %q; last screen:\n%s", texts, s)
+	return ""
+}
+
+func (tm *term) keys(keys ...string) {
+	tm.t.Helper()
+	for _, k := range keys {
+		tm.tmux("send-keys", "-t", "diag", k)
+		// One key at a time, as a person types: each frame is drawn before the next key.
+		time.Sleep(150 * time.Millisecond)
+	}
+}
+
+// build compiles the binary from the repository root, as a user would.
+func build(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "kubectl-diagnose")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// start runs argv in a w×h tmux pane that stays after the program exits, so its exit status
+// and the restored screen can be read.
+func start(t *testing.T, w, h int, argv ...string) *term {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Fatalf("tmux is required for the real-terminal test (apt-get install tmux; .ci/run does): %v", err)
+	}
+	tm := &term{t: t, socket: fmt.Sprintf("kubectl-diagnose-test-%d-%d", os.Getpid(), time.Now().UnixNano())}
+	t.Cleanup(func() { _ = exec.Command("tmux", "-L", tm.socket, "kill-server").Run() })
+	tm.tmux("new-session", "-d", "-s", "diag", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h),
+		"-e", "TERM=xterm-256color", "-e", "NO_COLOR=", strings.Join(quote(argv), " "))
+	tm.tmux("set-option", "-t", "diag", "remain-on-exit", "on")
+	return tm
+}
+
+func quote(argv []string) []string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return out
+}
+
+// selectedRow returns the workload name on the row marked with the cursor.
+func selectedRow(t *testing.T, s string) string {
+	t.Helper()
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, "›") {
+			f := strings.Fields(l)
+			if len(f) >= 3 {
+				return strings.TrimSuffix(f[2], "…")
+			}
+		}
+	}
+	t.Fatalf("no selected row on screen:\n%s", s)
+	return ""
+}
+
+var copiesCell = regexp.MustCompile(`telemetry-ingester\s+5/5\s+0\s`)
+
+func TestDemoInARealTerminal(t *testing.T) {
+	bin := build(t)
+	tm := start(t, 100, 30, bin, "--demo")
+
+	s := tm.waitFor("kubectl-diagnose", "demo", "telemetry-ingester")
+	for _, want := range []string{"ns telemetry", "SHAPE", "COPIES", "SERVING", "SUSPECT"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("workloads screen lacks %q:\n%s", want, s)
+		}
+	}
+	// The story's core: full count, zero serving.
+	if !copiesCell.MatchString(s) {
+		t.Errorf("ingester row does not read 5/5 copies, 0 serving:\n%s", s)
+	}
+	first := selectedRow(t, s)
+
+	tm.keys("Down")
+	s = tm.screen()
+	second := selectedRow(t, s)
+	if second == first {
+		t.Fatalf("Down did not move the selection from %s:\n%s", first, s)
+	}
+
+	tm.keys("Enter")
+	s = tm.waitFor("1 Diagnosis", "2 Copies", "5 Spec", second)
+	if !strings.Contains(s, "copies ") || !strings.Contains(s, "serving") {
+		t.Errorf("diagnosis screen lacks the copies strip:\n%s", s)
+	}
+
+	tm.keys("Tab")
+	s = tm.waitFor("PHASE", "RESTARTS", "NODE")
+
+	tm.keys("?")
+	s = tm.waitFor("Move", "Workloads", "Diagnosis", "General", "quit")
+
+	tm.keys("Escape")
+	tm.waitFor("PHASE")
+
+	tm.keys("q")
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "diag", "#{pane_dead}")) != "1" {
+		if time.Now().After(deadline) {
+			t.Fatalf("q did not end the program:\n%s", tm.screen())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if st := strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "diag", "#{pane_dead_status}")); st != "0" {
+		t.Errorf("exit status %s, want 0", st)
+	}
+	// The console ran in the alternate screen; leaving it restores what was there.
+	if s := tm.screen(); strings.Contains(s, "SERVING") || strings.Contains(s, "1 Diagnosis") {
+		t.Errorf("the terminal was not restored after q:\n%s", s)
+	}
+}
+
+func TestDemoIngesterDiagnosis(t *testing.T) {
+	bin := build(t)
+	tm := start(t, 80, 24, bin, "--demo")
+	tm.waitFor("telemetry-ingester")
+	tm.keys("/", "i", "n", "g", "e", "s", "t", "e", "r", "Enter", "Enter")
+	s := tm.waitFor("1 Diagnosis", "telemetry-ingester")
+	for _, want := range []string{"5 of 5 copies exist", "0 serving", "INGEST_ENDPOINT"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("ingester diagnosis lacks %q:\n%s", want, s)
+		}
+	}
+	tm.keys("5")
+	s = tm.waitFor("5 Spec")
+	if !regexp.MustCompile(`▶\s*\d+\s+value: telemetry-intake\.internal:9443`).MatchString(s) {
+		t.Errorf("spec tab does not highlight the INGEST_ENDPOINT value:\n%s", s)
+	}
+	tm.keys("C-c")
+	tm.waitFor() // the pane stays; ctrl+c must not hang
+}
+
+func TestTinyTerminal(t *testing.T) {
+	bin := build(t)
+	tm := start(t, 40, 12, bin, "--demo")
+	s := tm.waitFor("kubectl-diagnose", "COPIES")
+	for _, l := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		if n := len([]rune(l)); n > 40 {
+			t.Errorf("line wider than the terminal: %q", l)
+		}
+	}
+	tm.keys("Enter", "Tab", "Tab", "Tab", "Tab", "?", "Escape", "Escape", "q")
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "diag", "#{pane_dead}")) != "1" {
+		if time.Now().After(deadline) {
+			t.Fatalf("did not quit at 40x12:\n%s", tm.screen())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if st := strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "diag", "#{pane_dead_status}")); st != "0" {
+		t.Errorf("exit status %s at 40x12 (a panic exits 2)", st)
+	}
+}

@@ -356,7 +356,9 @@ func (ds *dataset) logsLines(st Styles, pods []*corev1.Pod, width int) []string 
 				}
 				for _, line := range lines {
 					for _, s := range SanitizeLines(line) {
-						out = append(out, ansi.Truncate(s, width, "…"))
+						// Log lines wrap rather than cut: the telling part (the error, the
+						// address) is usually at the end.
+						out = append(out, wrapLog(s, width)...)
 					}
 				}
 				out = append(out, "")
@@ -449,4 +451,18 @@ func since(now, t time.Time) string {
 		return "-"
 	}
 	return duration.HumanDuration(now.Sub(t))
+}
+
+// wrapLog breaks a log line at width, marking continuation lines with an indent.
+func wrapLog(s string, width int) []string {
+	if ansi.StringWidth(s) <= width || width < 8 {
+		return []string{ansi.Truncate(s, max(width, 1), "…")}
+	}
+	first := ansi.Cut(s, 0, width)
+	rest := ansi.Strip(strings.TrimPrefix(s, ansi.Strip(first)))
+	out := []string{first}
+	for _, l := range strings.Split(ansi.Hardwrap(rest, width-2, true), "\n") {
+		out = append(out, "  "+l)
+	}
+	return out
 }

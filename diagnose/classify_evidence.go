@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -212,11 +213,7 @@ func normalizeEventMessage(e *corev1.Event) string {
 }
 
 var (
-	logFailure   = regexp.MustCompile(`(?i)(error|fatal|panic|exception|refused|timed? ?out|no such host|denied|killed|failed|unhealthy|traceback|out of memory|oom)`)
 	logTimestamp = regexp.MustCompile(`^\[?\d{4}[-/]\d{2}[-/]\d{2}[T ][0-9:.,]+(Z|[+-]\d{2}:?\d{2})?\]?\s*`)
-	// logVariable matches the words that change from line to line (ids, counters, addresses,
-	// times), taken out of the grouping key so one failure on five copies is one signal.
-	logVariable = regexp.MustCompile(`[A-Za-z0-9_]*[0-9][A-Za-z0-9_]*`)
 	backoffPull = regexp.MustCompile(`^Back-off pulling image "[^"]*": (ErrImagePull: )?`)
 )
 
@@ -242,10 +239,10 @@ func logEvidence(b *evidenceBuilder, w *workload) {
 				continue
 			}
 			text := logText(line)
-			if text == "" || !logFailure.MatchString(text) {
+			if text == "" || !logFailure(text) {
 				continue
 			}
-			lb.add(SourceLog, "LogLine", logVariable.ReplaceAllString(text, "#"), text, obj, 1, nil)
+			lb.add(SourceLog, "LogLine", withoutVariables(text), text, obj, 1, nil)
 		}
 	}
 	keys := append([]string(nil), lb.order...)
@@ -260,21 +257,82 @@ func logEvidence(b *evidenceBuilder, w *workload) {
 	}
 }
 
+// logFailureWords mark a log line as a failure signal.
+var logFailureWords = []string{"error", "fatal", "panic", "exception", "refused", "timeout", "timed out",
+	"no such host", "denied", "killed", "failed", "unhealthy", "traceback", "out of memory", "oom"}
+
+func logFailure(text string) bool {
+	lower := strings.ToLower(text)
+	for _, w := range logFailureWords {
+		if strings.Contains(lower, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutVariables replaces the words that change from line to line (ids, counters, addresses,
+// times: any run of letters, digits and '_' holding a digit) with '#', so one failure on five
+// copies groups as one signal.
+func withoutVariables(text string) string {
+	var b strings.Builder
+	b.Grow(len(text))
+	word := func(c byte) bool {
+		return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	}
+	for i := 0; i < len(text); {
+		if !word(text[i]) {
+			b.WriteByte(text[i])
+			i++
+			continue
+		}
+		j, digit := i, false
+		for j < len(text) && word(text[j]) {
+			digit = digit || text[j] >= '0' && text[j] <= '9'
+			j++
+		}
+		if digit {
+			b.WriteByte('#')
+		} else {
+			b.WriteString(text[i:j])
+		}
+		i = j
+	}
+	return b.String()
+}
+
+// quietLevels are JSON log levels that are not failures; checked before decoding the line.
+var quietLevels = []string{`"level":"info"`, `"level":"debug"`, `"level":"INFO"`, `"level":"DEBUG"`}
+
 // logText reduces a log line to what repeats across copies: a JSON line to its level, message
 // and error fields; a text line to itself without its leading timestamp.
 func logText(line string) string {
 	line = strings.TrimSpace(line)
 	if strings.HasPrefix(line, "{") {
-		var m map[string]any
-		if json.Unmarshal([]byte(line), &m) == nil {
-			level, _ := m["level"].(string)
-			if strings.EqualFold(level, "info") || strings.EqualFold(level, "debug") {
+		for _, q := range quietLevels {
+			if strings.Contains(line, q) {
+				return ""
+			}
+		}
+		// Only the fields that say what failed; a field of another type leaves the rest filled.
+		var m struct {
+			Level    string `json:"level"`
+			Msg      string `json:"msg"`
+			Message  string `json:"message"`
+			Error    string `json:"error"`
+			Err      string `json:"err"`
+			Endpoint string `json:"endpoint"`
+		}
+		err := json.Unmarshal([]byte(line), &m)
+		var syntax *json.SyntaxError
+		if !errors.As(err, &syntax) {
+			if strings.EqualFold(m.Level, "info") || strings.EqualFold(m.Level, "debug") {
 				return ""
 			}
 			var parts []string
-			for _, k := range []string{"msg", "message", "error", "err", "endpoint"} {
-				if v, ok := m[k].(string); ok && v != "" {
-					parts = append(parts, k+"="+v)
+			for _, kv := range [][2]string{{"msg", m.Msg}, {"message", m.Message}, {"error", m.Error}, {"err", m.Err}, {"endpoint", m.Endpoint}} {
+				if kv[1] != "" {
+					parts = append(parts, kv[0]+"="+kv[1])
 				}
 			}
 			if len(parts) == 0 {

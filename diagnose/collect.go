@@ -56,9 +56,70 @@ func collectWorkloads(s *snapshot.Snapshot) []*workload {
 			out = append(out, collectReplicaSet(s, rs))
 		}
 	}
+	svcs := newServiceIndex(s.Services)
 	for _, w := range out {
-		collectShared(s, w)
+		collectShared(s, svcs, w)
 	}
+	return out
+}
+
+// serviceIndex finds the Services that may concern a workload without testing every Service of
+// a namespace against every workload: a Service selecting the workload has all its selector
+// pairs among the pods' labels, so it is filed under one of them.
+type serviceIndex struct {
+	byPair  map[string][]*corev1.Service // namespace/key=value of the selector's first pair
+	byName  map[string]*corev1.Service   // namespace/name
+	byLabel map[string][]*corev1.Service // namespace/app.kubernetes.io/name label value
+}
+
+func newServiceIndex(svcs []*corev1.Service) *serviceIndex {
+	ix := &serviceIndex{byPair: map[string][]*corev1.Service{}, byName: map[string]*corev1.Service{}, byLabel: map[string][]*corev1.Service{}}
+	for _, svc := range svcs {
+		ix.byName[svc.Namespace+"/"+svc.Name] = svc
+		if n := svc.Labels["app.kubernetes.io/name"]; n != "" {
+			ix.byLabel[svc.Namespace+"/"+n] = append(ix.byLabel[svc.Namespace+"/"+n], svc)
+		}
+		if len(svc.Spec.Selector) == 0 {
+			continue
+		}
+		keys := make([]string, 0, len(svc.Spec.Selector))
+		for k := range svc.Spec.Selector {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		pair := svc.Namespace + "/" + keys[0] + "=" + svc.Spec.Selector[keys[0]]
+		ix.byPair[pair] = append(ix.byPair[pair], svc)
+	}
+	return ix
+}
+
+// candidates returns, by name, the Services filed under any of the label sets'
+// pairs, under the workload's name, or under its app.kubernetes.io/name.
+func (ix *serviceIndex) candidates(w *workload) []*corev1.Service {
+	seen := map[*corev1.Service]bool{}
+	var out []*corev1.Service
+	add := func(svcs ...*corev1.Service) {
+		for _, svc := range svcs {
+			if svc != nil && !seen[svc] {
+				seen[svc] = true
+				out = append(out, svc)
+			}
+		}
+	}
+	pairs := func(m map[string]string) {
+		for k, v := range m {
+			add(ix.byPair[w.Namespace+"/"+k+"="+v]...)
+		}
+	}
+	pairs(w.Template.Labels)
+	for _, p := range w.Pods {
+		pairs(p.Labels)
+	}
+	add(ix.byName[w.Namespace+"/"+w.Name])
+	if n := w.Template.Labels["app.kubernetes.io/name"]; n != "" {
+		add(ix.byLabel[w.Namespace+"/"+n]...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
@@ -225,7 +286,7 @@ func collectReplicaSet(s *snapshot.Snapshot, rs *appsv1.ReplicaSet) *workload {
 
 // collectShared fills what every kind gathers the same way once its revisions are known: the
 // copies, their events and logs, claims and Services.
-func collectShared(s *snapshot.Snapshot, w *workload) {
+func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, w *workload) {
 	for _, rev := range w.cls.Revisions {
 		sortPods(rev.Pods)
 		w.Pods = append(w.Pods, rev.Pods...)
@@ -286,7 +347,7 @@ func collectShared(s *snapshot.Snapshot, w *workload) {
 	w.Events = dedupeEvents(events)
 
 	tmplLabels := labels.Set(w.Template.Labels)
-	for _, svc := range s.ServicesIn(w.Namespace) {
+	for _, svc := range svcs.candidates(w) {
 		if len(svc.Spec.Selector) == 0 {
 			continue
 		}

@@ -1,0 +1,93 @@
+package diagnose
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+)
+
+// syntheticCluster builds n Deployments of 5 copies each, spread over namespaces of perNS
+// workloads, each with two revisions, a Service and its EndpointSlice, events and logs. One
+// workload in ten is broken in one of the ways the scenarios show.
+func syntheticCluster(n, perNS int) *snapshot.Snapshot {
+	c := newCluster()
+	for i := 0; i < n; i++ {
+		ns := fmt.Sprintf("team-%03d", i/perNS)
+		name := fmt.Sprintf("svc-%05d", i)
+		d := c.deployment(name, 5, 2, reasonNewRSAvailable, 30*24*time.Hour)
+		d.Namespace = ns
+		old := c.replicaSet(d, 1, 0, 30*24*time.Hour, func(t *corev1.PodTemplateSpec) { t.Spec.Containers[0].Image += "-old" })
+		cur := c.replicaSet(d, 2, 5, 2*24*time.Hour, nil)
+		old.Namespace, cur.Namespace = ns, ns
+		state := running(true)
+		switch i % 10 {
+		case 3:
+			state = waiting("ImagePullBackOff", `Back-off pulling image "registry.example/x:1": ErrImagePull: not found`)
+		case 6:
+			state = crashLooping("OOMKilled", 137, 4)
+		case 9:
+			state = running(false)
+		}
+		pods := map[*corev1.Pod]bool{}
+		for j := 0; j < 5; j++ {
+			p := c.pod(cur, fmt.Sprintf("p%d", j), 2*24*time.Hour, state)
+			p.Namespace = ns
+			pods[p] = podReady(p)
+			c.event("Pod", p.Name, p.UID, corev1.EventTypeWarning, "Unhealthy", "Readiness probe failed: HTTP probe failed with statuscode: 503", 10, time.Minute)
+			c.s.Events[len(c.s.Events)-1].Namespace = ns
+			c.s.Events[len(c.s.Events)-1].InvolvedObject.Namespace = ns
+			lines := make([]string, 50)
+			for k := range lines {
+				lines[k] = fmt.Sprintf(`{"level":"warn","ts":"2026-11-24T11:%02d:00Z","msg":"upstream dial failed","error":"dial tcp 10.96.0.%d:8443: connect: connection refused"}`, k%60, i%250)
+			}
+			c.s.Logs = append(c.s.Logs, snapshot.ContainerLog{Namespace: ns, Pod: p.Name, Container: "app", Lines: lines})
+		}
+		svc := c.service(name, name)
+		svc.Namespace = ns
+		c.endpointSlice(svc, 8080, pods)
+		c.s.EndpointSlices[len(c.s.EndpointSlices)-1].Namespace = ns
+	}
+	return c.s
+}
+
+// BenchmarkDiagnose runs the whole engine over 2,000 workloads × 5 copies.
+func BenchmarkDiagnose(b *testing.B) {
+	for _, bc := range []struct {
+		name     string
+		n, perNS int
+	}{
+		{"2000x5_100perNamespace", 2000, 100},
+		{"2000x5_oneNamespace", 2000, 2000},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := syntheticCluster(bc.n, bc.perNS)
+			s.Index()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				r := Diagnose(s)
+				if len(r.Workloads) != bc.n {
+					b.Fatalf("diagnosed %d workloads, want %d", len(r.Workloads), bc.n)
+				}
+			}
+		})
+	}
+}
+
+// TestSyntheticClusterShapes keeps the benchmark honest: its broken workloads are found.
+func TestSyntheticClusterShapes(t *testing.T) {
+	r := Diagnose(syntheticCluster(40, 10))
+	want := map[Shape]int{ShapeHealthy: 28, ShapeNeverStarts: 4, ShapeStartsAndDies: 4, ShapeLiveButIdle: 4}
+	for sh, n := range want {
+		if r.Summary[sh] != n {
+			t.Errorf("summary[%s] = %d, want %d (summary %v)", sh, r.Summary[sh], n, r.Summary)
+		}
+	}
+	if r.Workloads[0].Shape != ShapeNeverStarts || r.Workloads[len(r.Workloads)-1].Shape != ShapeHealthy {
+		t.Errorf("workloads not sorted worst first: first %s, last %s", r.Workloads[0].Shape, r.Workloads[len(r.Workloads)-1].Shape)
+	}
+}

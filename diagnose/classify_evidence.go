@@ -214,7 +214,7 @@ func normalizeEventMessage(e *corev1.Event) string {
 
 var (
 	logTimestamp = regexp.MustCompile(`^\[?\d{4}[-/]\d{2}[-/]\d{2}[T ][0-9:.,]+(Z|[+-]\d{2}:?\d{2})?\]?\s*`)
-	backoffPull = regexp.MustCompile(`^Back-off pulling image "[^"]*": (ErrImagePull: )?`)
+	backoffPull  = regexp.MustCompile(`^Back-off pulling image "[^"]*": (ErrImagePull: )?`)
 )
 
 // maxLogSignals bounds the distinct log lines kept per workload: the evidence is the pattern.

@@ -7,5 +7,6 @@
 //   - Shape: healthy, progressing, never-starts, starts-and-dies, live-but-idle, unknown.
 //   - Cause: spec, dependency, unknown.
 //   - Confidence: high, medium, low.
-//   - EvidenceSource: pod-status, event, log, revision-history, service, controller-status.
+//   - EvidenceSource: pod-status, event, log, revision-history, service, controller-status,
+//     visibility (what the source could not read).
 package diagnose

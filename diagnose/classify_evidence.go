@@ -16,9 +16,6 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
-// SourceVisibility marks evidence about what the source could not read.
-const SourceVisibility EvidenceSource = "visibility"
-
 // evidenceBuilder aggregates signals: one item per signal, covering every copy that shows it.
 type evidenceBuilder struct {
 	items map[string]*Evidence

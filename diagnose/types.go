@@ -73,6 +73,8 @@ const (
 	SourceRevisionHistory  EvidenceSource = "revision-history"
 	SourceService          EvidenceSource = "service"
 	SourceControllerStatus EvidenceSource = "controller-status"
+	// SourceVisibility marks evidence about what the source could not read.
+	SourceVisibility EvidenceSource = "visibility"
 )
 
 // APIVersion and ReportKind identify the report document.

@@ -68,7 +68,7 @@ func prepareDir(dir string, force bool) error {
 	if err != nil {
 		return fmt.Errorf("write dump: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // opened for reading; nothing to lose on close
 	if _, err := f.Readdirnames(1); !errors.Is(err, io.EOF) {
 		if err != nil {
 			return fmt.Errorf("write dump: %w", err)

@@ -577,3 +577,23 @@ func TestDecideCause(t *testing.T) {
 		})
 	}
 }
+
+// TestCrashLoopWithoutProbeDidNotServe: without a readiness probe each start of a crash loop
+// makes the copy Ready for a moment; that is not serving, so a new workload that never stayed
+// up has no serving revision.
+func TestCrashLoopWithoutProbeDidNotServe(t *testing.T) {
+	c := newCluster()
+	d := c.deployment("web", 1, 1, reasonTimedOut, time.Hour)
+	rs := c.replicaSet(d, 1, 1, time.Hour, nil)
+	c.pod(rs, "a", time.Hour, func(p *corev1.Pod) {
+		crashLooping("OOMKilled", 137, 12)(p)
+		p.Status.Conditions[0].LastTransitionTime = ago(2 * time.Minute)
+	})
+	got := c.diagnoseOne("web")
+	if got.Shape != ShapeStartsAndDies {
+		t.Errorf("shape = %s, want starts-and-dies", got.Shape)
+	}
+	if got.Revisions.LastServing != "" {
+		t.Errorf("lastServing = %q, want none", got.Revisions.LastServing)
+	}
+}

@@ -52,7 +52,7 @@ func revisionOf(cr *appsv1.ControllerRevision) *revision {
 // are never required):
 //
 //  1. a copy of the revision is Ready now, or its Ready condition went False well after the
-//     copy started (a False→True→False transition: it was Ready once);
+//     copy started and it never restarted (a False→True→False transition: it was Ready once);
 //  2. its ReplicaSet reports readyReplicas or availableReplicas;
 //  3. the Deployment's Progressing condition says NewReplicaSetAvailable for its ReplicaSet
 //     (the controller saw it complete a rollout);
@@ -135,10 +135,11 @@ func podReady(p *corev1.Pod) bool {
 }
 
 // wasReady reports a Ready condition that is False now but changed long after the copy started,
-// which only a False→True→False history produces.
+// which only a False→True→False history produces. A copy that restarted is left out: without a
+// readiness probe every start of a crash loop is Ready for a moment, which is not serving.
 func wasReady(p *corev1.Pod) bool {
 	c := readyCondition(p)
-	if c == nil || c.Status == corev1.ConditionTrue || p.Status.StartTime == nil {
+	if c == nil || c.Status == corev1.ConditionTrue || p.Status.StartTime == nil || restarts(p) > 0 {
 		return false
 	}
 	return c.LastTransitionTime.Sub(p.Status.StartTime.Time) > readySlack

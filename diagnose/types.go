@@ -94,8 +94,11 @@ type Report struct {
 	Workloads     []Diagnosis           `json:"workloads"`
 }
 
-// Counts are the numbers behind a diagnosis. Existing is copies of any revision; Serving is
-// copies that are Ready and, when a Service selects the workload, ready endpoints of it.
+// Counts are the numbers behind a diagnosis. Declared is spec.replicas (default 1; a DaemonSet's
+// status.desiredNumberScheduled). Existing is copies of any revision that are neither
+// terminating nor finished (Succeeded/Failed, e.g. evicted), as the controllers count them.
+// Serving is copies that are Ready and, when a Service is meant for the workload, ready endpoints
+// of it on a port a container exposes. Restarts sums the existing copies' restart counts.
 type Counts struct {
 	Declared int32 `json:"declared"`
 	Existing int32 `json:"existing"`

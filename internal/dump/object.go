@@ -164,6 +164,15 @@ func (r *reader) add(obj runtime.Object, gvk schema.GroupVersionKind, at locatio
 	case *appsv1.ReplicaSet:
 		s.ReplicaSets = append(s.ReplicaSets, o)
 	case *appsv1.ControllerRevision:
+		// Data keeps its JSON verbatim, indentation included; compacted, it is the same bytes
+		// whichever form and layout it was read from.
+		if len(o.Data.Raw) > 0 {
+			var b bytes.Buffer
+			if err := json.Compact(&b, o.Data.Raw); err != nil {
+				return at.errorf("ControllerRevision %s data: %w", o.Name, err)
+			}
+			o.Data.Raw = b.Bytes()
+		}
 		s.ControllerRevisions = append(s.ControllerRevisions, o)
 	case *corev1.Pod:
 		s.Pods = append(s.Pods, o)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -356,5 +357,37 @@ func TestSource(t *testing.T) {
 	s, err = Source{Path: "-", Stdin: bytes.NewReader(mustRead(t, "testdata/get-dev-web.json"))}.Snapshot(t.Context())
 	if err != nil || len(s.Deployments) != 1 {
 		t.Fatalf("Snapshot from stdin = %v, %v", s, err)
+	}
+}
+
+// TestReadClusterInfoDumpYAML reads `kubectl cluster-info dump -o yaml --output-directory`, whose
+// files are nodes.yaml, <ns>/pods.yaml and so on, and expects what the JSON layout gives.
+func TestReadClusterInfoDumpYAML(t *testing.T) {
+	src := filepath.Join(scenarioDir, "dev-shipper", "dump")
+	files := map[string][]byte{}
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		data := mustRead(t, p)
+		if strings.HasSuffix(rel, ".json") {
+			if data, err = yaml.JSONToYAML(data); err != nil {
+				return err
+			}
+			rel = strings.TrimSuffix(rel, ".json") + ".yaml"
+		}
+		files[rel] = data
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromYAML, err := Read(writeTree(t, files), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := differences(readScenario(t, "dev-shipper"), fromYAML); len(diff) > 0 {
+		t.Errorf("the YAML layout reads differently from the JSON one in %v", diff)
 	}
 }

@@ -185,6 +185,7 @@ func (r *reader) finish(name, path string) (*snapshot.Snapshot, error) {
 		s.Source.Skipped = r.skipped
 	}
 	s.ReferenceTime = newestTime(s)
+	s.Visibility = missingOwners(s)
 	return s, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -389,5 +390,31 @@ func TestReadClusterInfoDumpYAML(t *testing.T) {
 	}
 	if diff := differences(readScenario(t, "dev-shipper"), fromYAML); len(diff) > 0 {
 		t.Errorf("the YAML layout reads differently from the JSON one in %v", diff)
+	}
+}
+
+func TestReadMissingOwners(t *testing.T) {
+	search := filepath.Join(scenarioDir, "dev-search", "dump", "dev-search")
+	// What the real kubectl cluster-info dump writes: no statefulsets.json.
+	noStatefulSets := writeTree(t, map[string][]byte{
+		"dev-search/pods.json":   mustRead(t, filepath.Join(search, "pods.json")),
+		"dev-search/events.json": mustRead(t, filepath.Join(search, "events.json")),
+	})
+	s, err := Read(noStatefulSets, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []snapshot.Visibility{{Kind: "StatefulSet", Namespace: "dev-search",
+		Reason: "not in the dump, though objects in it are owned by StatefulSet search-indexer"}}
+	if !slices.Equal(s.Visibility, want) {
+		t.Errorf("Visibility = %+v, want %+v", s.Visibility, want)
+	}
+
+	s, err = Read(filepath.Join(scenarioDir, "dev-rollout", "dump", "dev-rollout", "replicasets.json"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Visibility) != 1 || s.Visibility[0].Kind != "Deployment" || !strings.HasSuffix(s.Visibility[0].Reason, "Deployment orders") {
+		t.Errorf("Visibility of ReplicaSets without their Deployment = %+v", s.Visibility)
 	}
 }

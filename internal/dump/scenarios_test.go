@@ -71,6 +71,9 @@ func TestReadScenarios(t *testing.T) {
 			if s.Source.Type != snapshot.SourceDump || s.Source.Path != filepath.Join(scenarioDir, sc.id, "dump") {
 				t.Errorf("Source = %+v", s.Source)
 			}
+			if len(s.Visibility) != 0 {
+				t.Errorf("Visibility = %v, want none: every owner is in the dump", s.Visibility)
+			}
 			if len(s.Source.Skipped) != 0 {
 				t.Errorf("Skipped = %v, want none (replication-controllers.json lists are empty)", s.Source.Skipped)
 			}

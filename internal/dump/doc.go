@@ -18,7 +18,14 @@
 //
 // events.k8s.io/v1 Events are converted to core/v1 Events the way the API server converts them,
 // so the same event reads the same through either API. Kinds the snapshot does not model are
-// skipped and counted in Snapshot.Source.Skipped; managedFields are dropped.
+// skipped and counted in Snapshot.Source.Skipped; managedFields are dropped. A controller that
+// owns objects in the dump but is missing from it (kubectl cluster-info dump writes no
+// StatefulSets) is listed in Snapshot.Visibility.
+//
+// The reference time is the newest timestamp the objects carry: creation times, controller,
+// pod, claim and node conditions (node heartbeats included), container start and finish times,
+// event first/last/event/series times. It is never later than the moment of the dump and, with
+// live nodes, within their five-minute status report of it.
 //
 // Invariant: the package only reads files and writes the directory it is given; it never talks
 // to a cluster. A read either returns a complete snapshot or an error naming the file and the

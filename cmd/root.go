@@ -139,6 +139,7 @@ func (o *RootOptions) consoleOptions(src *openedSource) tui.Options {
 		opts.Source = src.live
 		opts.Namespaces = src.liveNamespaces
 		opts.SwitchNamespace = src.switchNamespace
+		opts.Watch = src.watch
 	}
 	return opts
 }

@@ -92,6 +92,8 @@ type openedSource struct {
 	liveNamespaces []string
 	// switchNamespace returns a live source for another namespace.
 	switchNamespace func(ns string) snapshot.Source
+	// watch streams snapshots of a live source as the cluster changes.
+	watch func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error)
 }
 
 // Open returns the source the flags select: the dump, else the live cluster.

@@ -45,7 +45,9 @@ type workload struct {
 	Events []*corev1.Event
 	// Logs are the log tails of its pods.
 	Logs []*snapshot.ContainerLog
-	// Services select the workload's pods (or its template's labels).
+	// Services select the workload's pods (or its template's labels). They are found through an
+	// index of selectors, so reading them is cheaper than testing every Service of the namespace
+	// (Snap.ServicesIn), which is quadratic when one namespace holds many workloads.
 	Services []*corev1.Service
 
 	Shape    Shape

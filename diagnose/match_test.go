@@ -56,6 +56,11 @@ func TestTokenize(t *testing.T) {
 			not:  []token{{Kind: tokEnvName, Text: "ERROR"}},
 		},
 		{
+			name: "logfmt value names a variable",
+			in:   `time=2026-11-25T09:40:01.118Z level=ERROR msg="archive exporter: missing credential" missing=ARCHIVE_S3_SECRET_ACCESS_KEY bucket=s3://telemetry-archive-eu-west-1`,
+			want: []token{{Kind: tokEnvName, Text: "ARCHIVE_S3_SECRET_ACCESS_KEY"}, {Kind: tokURL, Text: "s3://telemetry-archive-eu-west-1"}},
+		},
+		{
 			name: "ISO timestamp is no host",
 			in:   `time=2026-11-24T11:58:02.114Z level=ERROR msg="x"`,
 			not:  []token{{Kind: tokHostPort, Text: "2026-11-24t11:58"}, {Kind: tokHost, Text: "2026-11-24t11"}},

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 )
@@ -107,6 +108,15 @@ func DefaultStyles(r *lipgloss.Renderer) Styles {
 		badge:       map[diagnose.Shape]string{},
 		badgeShort:  map[diagnose.Shape]string{},
 		text:        map[diagnose.Shape]string{},
+	}
+	if r.ColorProfile() != termenv.Ascii {
+		// Explicit backgrounds rather than reverse video: they read the same in every terminal
+		// and in the rendered screenshots. Without colour, reverse video is all there is.
+		selBg := lipgloss.AdaptiveColor{Light: "#D7D7FF", Dark: "#3A3A5E"}
+		s.Selected = r.NewStyle().Background(selBg).Bold(true)
+		s.TabActive = r.NewStyle().Bold(true).Foreground(lipgloss.AdaptiveColor{Light: "#FFFFFF", Dark: "#000000"}).Background(accent)
+		s.Highlight = r.NewStyle().Bold(true).Foreground(lipgloss.AdaptiveColor{Light: "#FFFFFF", Dark: "#000000"}).
+			Background(ShapeColor(diagnose.ShapeLiveButIdle))
 	}
 	// Badges are rendered once: the workloads screen draws thousands of them per second while
 	// scrolling, and lipgloss rendering is the expensive part of a frame.

@@ -119,9 +119,14 @@ func readFailedCreate(w *workload) string {
 			}
 		}
 	}
+	// Only the controller of the current revision: an old ReplicaSet's FailedCreate is history.
+	own := map[string]bool{w.Kind + "/" + w.Name: true}
+	if cur := w.cls.Current; cur != nil && cur.ReplicaSet != nil {
+		own["ReplicaSet/"+cur.ReplicaSet.Name] = true
+	}
 	for i := len(w.Events) - 1; i >= 0; i-- {
 		e := w.Events[i]
-		if e.Reason == "FailedCreate" && e.InvolvedObject.Kind != "Pod" {
+		if e.Reason == "FailedCreate" && own[e.InvolvedObject.Kind+"/"+e.InvolvedObject.Name] {
 			return e.Message
 		}
 	}

@@ -597,3 +597,42 @@ func TestCrashLoopWithoutProbeDidNotServe(t *testing.T) {
 		t.Errorf("lastServing = %q, want none", got.Revisions.LastServing)
 	}
 }
+
+// TestFailedCreateEventOfCurrentRevision: a FailedCreate event on the current ReplicaSet with no
+// copies is never-starts; the same event on a replaced ReplicaSet is history.
+func TestFailedCreateEventOfCurrentRevision(t *testing.T) {
+	const msg = `Error creating: pods "web-abc002-" is forbidden: error looking up service account shop/web: serviceaccount "web" not found`
+	for _, tt := range []struct {
+		name    string
+		onOld   bool
+		want    Shape
+		wantEvi bool
+	}{
+		{name: "on the current ReplicaSet", want: ShapeNeverStarts, wantEvi: true},
+		{name: "on a replaced ReplicaSet", onOld: true, want: ShapeHealthy},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCluster()
+			d := c.deployment("web", 1, 2, reasonNewRSAvailable, 24*time.Hour)
+			old := c.replicaSet(d, 1, 0, 24*time.Hour, func(t *corev1.PodTemplateSpec) { t.Spec.Containers[0].Image += "-old" })
+			cur := c.replicaSet(d, 2, 1, 30*time.Minute, nil)
+			target := cur
+			if tt.onOld {
+				target = old
+				c.pod(cur, "a", 30*time.Minute, running(true))
+			}
+			c.event("ReplicaSet", target.Name, target.UID, corev1.EventTypeWarning, "FailedCreate", msg, 7, time.Minute)
+			got := c.diagnoseOne("web")
+			if got.Shape != tt.want {
+				t.Errorf("shape = %s, want %s (%s)", got.Shape, tt.want, got.Headline)
+			}
+			controller := false
+			for _, e := range got.Evidence {
+				controller = controller || e.Kind == "FailedCreate" && e.Source == SourceControllerStatus
+			}
+			if controller != tt.wantEvi {
+				t.Errorf("controller FailedCreate evidence = %v, want %v (%v)", controller, tt.wantEvi, evidenceKinds(got))
+			}
+		})
+	}
+}

@@ -44,11 +44,11 @@ type verdictDir struct {
 	ID, Dir string
 }
 
-// verdictDirs lists the shared scenarios and our own fixtures.
+// verdictDirs lists the shared scenarios, our own fixtures and the demo's dump.
 func verdictDirs(t testing.TB) []verdictDir {
 	t.Helper()
 	var out []verdictDir
-	for _, pattern := range []string{"../testdata/scenarios/*/expected.yaml", "../testdata/fixtures/*/expected.yaml"} {
+	for _, pattern := range []string{"../testdata/scenarios/*/expected.yaml", "../testdata/fixtures/*/expected.yaml", "../internal/demo/expected.yaml"} {
 		files, err := filepath.Glob(pattern)
 		if err != nil {
 			t.Fatal(err)

@@ -180,6 +180,7 @@ var (
 	containerPrefix = regexp.MustCompile(`^spec\.template\.spec\.(initContainers|containers|ephemeralContainers)\[(\d+)\]\.`)
 	indexedField    = regexp.MustCompile(`^(env|envFrom|volumeMounts|ports)\[(\d+)\]`)
 	volumeField     = regexp.MustCompile(`^spec\.template\.spec\.volumes\[(\d+)\]`)
+	probeField      = regexp.MustCompile(`^(readiness|liveness|startup)Probe\.(?:[a-zA-Z]+\.)*([a-zA-Z]+)$`)
 )
 
 // suspectShort is a suspect in a few words for the workloads table, e.g. "env INGEST_ENDPOINT",
@@ -224,14 +225,17 @@ func suspectShort(s diagnose.Suspect, kind string, tmpl *corev1.PodTemplateSpec)
 			return Sanitize("env " + c.Env[i].Name)
 		case f[1] == "envFrom" && i < len(c.EnvFrom):
 			if ref := c.EnvFrom[i].ConfigMapRef; ref != nil {
-				return Sanitize("envFrom configmap/" + ref.Name)
+				return Sanitize("envFrom " + ref.Name)
 			}
 			if ref := c.EnvFrom[i].SecretRef; ref != nil {
-				return Sanitize("envFrom secret/" + ref.Name)
+				return Sanitize("envFrom " + ref.Name)
 			}
 		case f[1] == "volumeMounts" && i < len(c.VolumeMounts):
 			return Sanitize("mount " + c.VolumeMounts[i].Name)
 		}
+	}
+	if m := probeField.FindStringSubmatch(rest); m != nil {
+		return m[1] + " " + m[2]
 	}
 	rest = strings.TrimPrefix(rest, "resources.")
 	return Sanitize(rest)

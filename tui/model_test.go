@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
@@ -427,4 +428,29 @@ func TestGoldenDiagnosis40x12(t *testing.T) {
 	m := readyModel(40, 12)
 	press(m, "down", "down", "enter")
 	golden.RequireEqual(t, []byte(screen(m)))
+}
+
+func TestSuspectShortFormsOfOtherFields(t *testing.T) {
+	_, rep := fixture()
+	snap, _ := fixture()
+	ds := datasetOf(snap, rep)
+	tmpl := ds.objects[workloadKey{"Deployment", "telemetry", "telemetry-ingester"}].Template
+	c0 := field.NewPath("spec", "template", "spec", "containers").Index(0)
+	for _, tc := range []struct {
+		object string
+		path   *field.Path
+		want   string
+	}{
+		{"Deployment/telemetry-ingester", c0.Child("readinessProbe", "httpGet", "path"), "readiness path"},
+		{"Deployment/telemetry-ingester", c0.Child("livenessProbe", "tcpSocket", "port"), "liveness port"},
+		{"Deployment/telemetry-ingester", c0.Child("resources", "limits", "memory"), "limits.memory"},
+		{"Deployment/telemetry-ingester", c0.Child("args").Index(1), "args[1]"},
+		{"Deployment/telemetry-ingester", field.NewPath("spec", "template", "spec", "nodeSelector"), "nodeSelector"},
+		{"Service/intake", field.NewPath("spec", "ports").Index(0).Child("targetPort"), "svc/intake targetPort"},
+	} {
+		got := suspectShort(diagnose.Suspect{Object: tc.object, Path: tc.path}, "Deployment", tmpl)
+		if got != tc.want {
+			t.Errorf("short form of %s %s = %q, want %q", tc.object, tc.path, got, tc.want)
+		}
+	}
 }

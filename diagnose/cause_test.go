@@ -1,0 +1,59 @@
+package diagnose
+
+import (
+	"testing"
+)
+
+// TestDecideCause covers the cause rule: spec when the failing revision changed the implicated
+// field or the fault is intrinsic to the spec or lies in another object's spec; dependency when
+// an outside failure hits a spec unchanged since it served; unknown when nothing is attributable.
+func TestDecideCause(t *testing.T) {
+	cur := &revision{Number: 2}
+	old := &revision{Number: 1}
+	envPath := "spec.template.spec.containers[0].env[0].value"
+	tests := []struct {
+		name        string
+		shape       Shape
+		lastServing *revision
+		changes     []string
+		top         *Suspect
+		want        Cause
+	}{
+		{name: "healthy has nothing to attribute", shape: ShapeHealthy, lastServing: cur, want: CauseUnknown},
+		{name: "progressing has nothing to attribute", shape: ShapeProgressing, lastServing: old,
+			top: &Suspect{Object: "Deployment/web", Path: p(envPath), Rule: RuleNamedInFailure}, want: CauseUnknown},
+		{name: "changed field named by the failure is spec", shape: ShapeLiveButIdle, lastServing: old, changes: []string{envPath},
+			top: &Suspect{Object: "Deployment/web", Path: p(envPath), Rule: RuleNamedInFailure}, want: CauseSpec},
+		{name: "same outside failure on a spec unchanged since it served is dependency", shape: ShapeLiveButIdle, lastServing: cur,
+			top: &Suspect{Object: "Deployment/web", Path: p(envPath), Rule: RuleNamedInFailure}, want: CauseDependency},
+		{name: "outside failure on a field the new revision did not change is dependency", shape: ShapeLiveButIdle, lastServing: old,
+			changes: []string{"spec.template.spec.containers[0].image"},
+			top:     &Suspect{Object: "Deployment/web", Path: p(envPath), Rule: RuleNamedInFailure}, want: CauseDependency},
+		{name: "outside failure on a workload that never served is unknown", shape: ShapeLiveButIdle,
+			top: &Suspect{Object: "Deployment/web", Path: p(envPath), Rule: RuleNamedInFailure}, want: CauseUnknown},
+		{name: "a name that does not exist is spec even without history", shape: ShapeNeverStarts,
+			top: &Suspect{Object: "Deployment/web", Path: p("spec.template.spec.containers[0].envFrom[0].configMapRef.name"), Rule: RuleEnvRefNotFound}, want: CauseSpec},
+		{name: "another object's spec is spec", shape: ShapeLiveButIdle, lastServing: cur,
+			top: &Suspect{Object: "Service/web", Path: p("spec.selector"), Rule: RuleServiceSelector}, want: CauseSpec},
+		{name: "OOM at a limit unchanged since it served is dependency", shape: ShapeStartsAndDies, lastServing: cur,
+			top: &Suspect{Object: "Deployment/web", Path: p("spec.template.spec.containers[0].resources.limits.memory"), Rule: RuleMemoryLimit}, want: CauseDependency},
+		{name: "OOM at a limit the new revision lowered is spec", shape: ShapeStartsAndDies, lastServing: old,
+			changes: []string{"spec.template.spec.containers[0].resources.limits[memory]"},
+			top:     &Suspect{Object: "Deployment/web", Path: p("spec.template.spec.containers[0].resources.limits.memory"), Rule: RuleMemoryLimit}, want: CauseSpec},
+		{name: "no suspect on a spec unchanged since it served is dependency", shape: ShapeStartsAndDies, lastServing: cur, want: CauseDependency},
+		{name: "no suspect and no history is unknown", shape: ShapeStartsAndDies, want: CauseUnknown},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := &workload{Kind: "Deployment", Name: "web"}
+			w.cls.Current = cur
+			w.cls.LastServing = tt.lastServing
+			for _, c := range tt.changes {
+				w.Changes = append(w.Changes, Change{Path: p(c)})
+			}
+			if got := decideCause(w, tt.shape, tt.top); got != tt.want {
+				t.Errorf("cause = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,84 @@
+package diagnose
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// TestCountsServiceEndpoints: serving means Ready and, when a Service selects the workload, a
+// ready endpoint of it on a port a container exposes.
+func TestCountsServiceEndpoints(t *testing.T) {
+	tests := []struct {
+		name        string
+		port        int32
+		readyInMesh []bool // per copy: is it a ready endpoint (absent when shorter)
+		noSlices    bool
+		want        int32
+		evidence    string
+	}{
+		{name: "ready endpoints on the exposed port serve", port: 8080, readyInMesh: []bool{true, true, true}, want: 3},
+		{name: "a not-ready endpoint does not serve", port: 8080, readyInMesh: []bool{true, false, true}, want: 2},
+		{name: "a Ready pod missing from the slice does not serve", port: 8080, readyInMesh: []bool{true}, want: 1},
+		{name: "endpoints on a port no container exposes do not serve", port: 9090, readyInMesh: []bool{true, true, true}, want: 0},
+		{name: "without EndpointSlices Ready copies count and the gap is said", noSlices: true, want: 3, evidence: "NoEndpointSlices"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCluster()
+			d := c.deployment("web", 3, 1, reasonNewRSAvailable, 24*time.Hour)
+			rs := c.replicaSet(d, 1, 3, 24*time.Hour, nil)
+			var pods []*corev1.Pod
+			for _, s := range []string{"a", "b", "c"} {
+				pods = append(pods, c.pod(rs, s, 24*time.Hour, running(true)))
+			}
+			svc := c.service("web", "web")
+			if !tt.noSlices {
+				eps := map[*corev1.Pod]bool{}
+				for i, r := range tt.readyInMesh {
+					eps[pods[i]] = r
+				}
+				c.endpointSlice(svc, tt.port, eps)
+			}
+			got := c.diagnoseOne("web")
+			if got.Counts.Serving != tt.want {
+				t.Errorf("serving = %d, want %d", got.Counts.Serving, tt.want)
+			}
+			if got.Counts.Existing != 3 {
+				t.Errorf("existing = %d, want 3", got.Counts.Existing)
+			}
+			if tt.evidence != "" && !hasEvidence(got, tt.evidence) {
+				t.Errorf("no %s evidence in %v", tt.evidence, evidenceKinds(got))
+			}
+		})
+	}
+}
+
+// TestCountsExcludeFinishedCopies: terminating, evicted and completed pods are not existing
+// copies (the controllers do not count them either), but they stay in the copy list.
+func TestCountsExcludeFinishedCopies(t *testing.T) {
+	c := newCluster()
+	d := c.deployment("web", 2, 1, reasonNewRSAvailable, 24*time.Hour)
+	rs := c.replicaSet(d, 1, 2, 24*time.Hour, nil)
+	c.pod(rs, "a", 24*time.Hour, running(true))
+	c.pod(rs, "b", 24*time.Hour, running(true))
+	c.pod(rs, "c", 24*time.Hour, func(p *corev1.Pod) {
+		running(true)(p)
+		p.DeletionTimestamp = agoPtr(10 * time.Second)
+	})
+	c.pod(rs, "d", 24*time.Hour, func(p *corev1.Pod) {
+		p.Status.Phase = corev1.PodFailed
+		p.Status.Reason = "Evicted"
+	})
+	got := c.diagnoseOne("web")
+	if got.Counts.Existing != 2 || got.Counts.Serving != 2 {
+		t.Errorf("counts = %+v, want 2 existing, 2 serving", got.Counts)
+	}
+	if len(got.Detail.Copies) != 4 {
+		t.Errorf("copy list has %d entries, want 4", len(got.Detail.Copies))
+	}
+	if got.YoungestCopySeconds == nil || *got.YoungestCopySeconds != int64(24*time.Hour/time.Second) {
+		t.Errorf("youngest = %v, want %d", got.YoungestCopySeconds, int64(24*time.Hour/time.Second))
+	}
+}

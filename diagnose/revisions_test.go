@@ -1,0 +1,173 @@
+package diagnose
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// TestRevisionsLastServing checks the rule that names the last serving revision.
+func TestRevisionsLastServing(t *testing.T) {
+	tests := []struct {
+		name            string
+		oldLived        time.Duration
+		oldReady        bool
+		wantLastServing string
+		wantChanged     []string
+	}{
+		{name: "an old revision that still has Ready copies served", oldLived: 5 * time.Minute, oldReady: true,
+			wantLastServing: "1", wantChanged: []string{"spec.template.spec.containers[0].env[0].value"}},
+		{name: "an old revision that ran for hours before being replaced is presumed to have served", oldLived: 4 * time.Hour,
+			wantLastServing: "1", wantChanged: []string{"spec.template.spec.containers[0].env[0].value"}},
+		{name: "an old revision replaced within the deadline with no copies left did not serve", oldLived: 3 * time.Minute,
+			wantLastServing: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCluster()
+			d := c.deployment("web", 1, 2, reasonTimedOut, 10*time.Hour)
+			d.Spec.Template.Spec.Containers[0].Env[0].Value = "upstream.internal:9443"
+			old := c.replicaSet(d, 1, 0, 20*time.Minute+tt.oldLived, func(t *corev1.PodTemplateSpec) {
+				t.Spec.Containers[0].Env[0].Value = "upstream.internal:8443"
+			})
+			cur := c.replicaSet(d, 2, 1, 20*time.Minute, nil)
+			if tt.oldReady {
+				old.Spec.Replicas = int32p(1)
+				c.pod(old, "a", 20*time.Minute+tt.oldLived, running(true))
+			}
+			c.pod(cur, "b", 20*time.Minute, running(false))
+			got := c.diagnoseOne("web")
+			if got.Revisions == nil {
+				t.Fatal("no revisions")
+			}
+			if got.Revisions.Current != "2" {
+				t.Errorf("current = %q, want 2", got.Revisions.Current)
+			}
+			if got.Revisions.LastServing != tt.wantLastServing {
+				t.Errorf("lastServing = %q, want %q", got.Revisions.LastServing, tt.wantLastServing)
+			}
+			if strings.Join(got.Revisions.ChangedPaths, ",") != strings.Join(tt.wantChanged, ",") {
+				t.Errorf("changedPaths = %v, want %v", got.Revisions.ChangedPaths, tt.wantChanged)
+			}
+		})
+	}
+}
+
+// TestRevisionsCurrentServedBefore: a single revision whose copies were Ready once (their Ready
+// condition went False hours after they started) served; nothing changed since.
+func TestRevisionsCurrentServedBefore(t *testing.T) {
+	c := newCluster()
+	d := c.deployment("web", 1, 1, reasonNewRSAvailable, 7*time.Hour)
+	rs := c.replicaSet(d, 1, 1, 7*time.Hour, nil)
+	c.pod(rs, "a", 7*time.Hour, func(p *corev1.Pod) {
+		running(false)(p)
+		p.Status.Conditions[0].LastTransitionTime = ago(9 * time.Minute)
+	})
+	got := c.diagnoseOne("web")
+	if got.Shape != ShapeLiveButIdle {
+		t.Errorf("shape = %s, want live-but-idle", got.Shape)
+	}
+	if got.Revisions.LastServing != "1" || len(got.Revisions.ChangedPaths) != 0 {
+		t.Errorf("revisions = %+v, want last serving 1 and no changes", got.Revisions)
+	}
+	if !hasEvidence(got, "UnchangedSinceServing") {
+		t.Errorf("no UnchangedSinceServing evidence in %v", evidenceKinds(got))
+	}
+}
+
+// TestDiffTemplates checks the structural diff: struct fields by JSON name, map keys as [key],
+// list elements as [i], a field set on one side only as one change, quantities by value, and
+// the pod-template-hash label ignored.
+func TestDiffTemplates(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(t *corev1.PodTemplateSpec)
+		want   []Change
+	}{
+		{name: "identical templates", mutate: func(*corev1.PodTemplateSpec) {}},
+		{name: "env value", mutate: func(t *corev1.PodTemplateSpec) { t.Spec.Containers[0].Env[0].Value = "upstream.internal:9443" },
+			want: []Change{{Path: p("spec.template.spec.containers[0].env[0].value"), Previous: "upstream.internal:8443", Current: "upstream.internal:9443"}}},
+		{name: "memory limit by quantity", mutate: func(t *corev1.PodTemplateSpec) {
+			t.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("128Mi")
+		}, want: []Change{{Path: p("spec.template.spec.containers[0].resources.limits[memory]"), Previous: "64Mi", Current: "128Mi"}}},
+		{name: "equal quantities written differently do not differ", mutate: func(t *corev1.PodTemplateSpec) {
+			t.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("65536Ki")
+		}},
+		{name: "added envFrom is one change at the list", mutate: func(t *corev1.PodTemplateSpec) {
+			t.Spec.Containers[0].EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "flags"}}}}
+		}, want: []Change{{Path: p("spec.template.spec.containers[0].envFrom"), Previous: "", Current: `[{"configMapRef":{"name":"flags"}}]`}}},
+		{name: "label by key, pod-template-hash ignored", mutate: func(t *corev1.PodTemplateSpec) {
+			t.Labels["version"] = "2"
+			t.Labels[podTemplateHashLabel] = "ffff"
+		}, want: []Change{{Path: p("spec.template.metadata.labels[version]"), Previous: "", Current: "2"}}},
+		{name: "added container by index", mutate: func(t *corev1.PodTemplateSpec) {
+			t.Spec.Containers = append(t.Spec.Containers, corev1.Container{Name: "sidecar", Image: "sidecar:1"})
+		}, want: []Change{{Path: p("spec.template.spec.containers[1]"), Previous: "", Current: `{"name":"sidecar","image":"sidecar:1","resources":{}}`}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prev := basicTemplate("web")
+			prev.Labels[podTemplateHashLabel] = "abc001"
+			cur := *prev.DeepCopy()
+			tt.mutate(&cur)
+			w := &workload{Template: &cur, TemplatePath: p("spec.template")}
+			w.cls.Current = &revision{Number: 2, Template: &cur}
+			w.cls.LastServing = &revision{Number: 1, Template: &prev}
+			w.diffRevisions()
+			if len(w.Changes) != len(tt.want) {
+				t.Fatalf("changes = %v, want %v", w.Changes, tt.want)
+			}
+			for i := range tt.want {
+				g, wnt := w.Changes[i], tt.want[i]
+				if g.Path.String() != wnt.Path.String() || g.Previous != wnt.Previous || g.Current != wnt.Current {
+					t.Errorf("change %d = %s %q→%q, want %s %q→%q", i, g.Path, g.Previous, g.Current, wnt.Path, wnt.Previous, wnt.Current)
+				}
+			}
+		})
+	}
+}
+
+// TestPathsRelated: a suspect is implicated by a change at its path, above it or below it, with
+// map keys written either as [key] or as a field.
+func TestPathsRelated(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{"spec.template.spec.containers[0].env[0].value", "spec.template.spec.containers[0].env[0].value", true},
+		{"spec.template.spec.containers[0].envFrom[0].configMapRef.name", "spec.template.spec.containers[0].envFrom", true},
+		{"spec.template.spec.containers[0].resources", "spec.template.spec.containers[0].resources.limits[memory]", true},
+		{"spec.template.spec.containers[0].resources.limits.memory", "spec.template.spec.containers[0].resources.limits[memory]", true},
+		{"spec.template.spec.containers[0].env[1].value", "spec.template.spec.containers[0].env[10].value", false},
+		{"spec.template.spec.containers[0].image", "spec.template.spec.containers[0].imagePullPolicy", false},
+		{"spec.template.spec.containers[1].image", "spec.template.spec.containers[0].image", false},
+	}
+	for _, tt := range tests {
+		if got := pathsRelated(tt.a, tt.b); got != tt.want {
+			t.Errorf("pathsRelated(%s, %s) = %v, want %v", tt.a, tt.b, got, tt.want)
+		}
+	}
+}
+
+// TestCrashLoopWithoutProbeDidNotServe: without a readiness probe each start of a crash loop
+// makes the copy Ready for a moment; that is not serving, so a new workload that never stayed
+// up has no serving revision.
+func TestCrashLoopWithoutProbeDidNotServe(t *testing.T) {
+	c := newCluster()
+	d := c.deployment("web", 1, 1, reasonTimedOut, time.Hour)
+	rs := c.replicaSet(d, 1, 1, time.Hour, nil)
+	c.pod(rs, "a", time.Hour, func(p *corev1.Pod) {
+		crashLooping("OOMKilled", 137, 12)(p)
+		p.Status.Conditions[0].LastTransitionTime = ago(2 * time.Minute)
+	})
+	got := c.diagnoseOne("web")
+	if got.Shape != ShapeStartsAndDies {
+		t.Errorf("shape = %s, want starts-and-dies", got.Shape)
+	}
+	if got.Revisions.LastServing != "" {
+		t.Errorf("lastServing = %q, want none", got.Revisions.LastServing)
+	}
+}

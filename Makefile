@@ -37,7 +37,7 @@ bench: ## run the Go benchmarks
 
 .PHONY: fuzz
 fuzz: ## fuzz the dump reader for a minute
-	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 60s ./internal/dump/
+	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 60s -fuzzminimizetime 5s ./internal/dump/
 
 .PHONY: screenshots
 screenshots: build ## regenerate screenshots/*.png from the demo

@@ -355,15 +355,27 @@ func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, w *workload) {
 		switch {
 		case sel.Matches(tmplLabels) || selectsAny(sel, w.Pods):
 			w.Services = append(w.Services, svc)
-		case meantFor(svc, w):
+		case meantFor(s, svc, w):
 			w.UnmatchedServices = append(w.UnmatchedServices, svc)
 		}
 	}
 }
 
 // meantFor reports whether a Service that selects none of the workload's pods was evidently
-// written for it: same name, or the same app.kubernetes.io/name label as the workload's template.
-func meantFor(svc *corev1.Service, w *workload) bool {
+// written for it: it serves nothing at all (its EndpointSlices hold no endpoint) and it has the
+// workload's name or the same app.kubernetes.io/name label as its template. A Service that
+// serves another component (a chart's "redis-master" beside "redis-replicas") is not an orphan
+// and stays out. Without EndpointSlices only the same name counts.
+func meantFor(s *snapshot.Snapshot, svc *corev1.Service, w *workload) bool {
+	slices := s.EndpointSlicesFor(svc.Namespace, svc.Name)
+	if len(slices) == 0 {
+		return svc.Name == w.Name
+	}
+	for _, es := range slices {
+		if len(es.Endpoints) > 0 {
+			return false
+		}
+	}
 	if svc.Name == w.Name {
 		return true
 	}

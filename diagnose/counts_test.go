@@ -82,3 +82,26 @@ func TestCountsExcludeFinishedCopies(t *testing.T) {
 		t.Errorf("youngest = %v, want %d", got.YoungestCopySeconds, int64(24*time.Hour/time.Second))
 	}
 }
+
+// TestServiceOfAnotherComponent: a Service that shares the workload's app.kubernetes.io/name but
+// serves another component's pods is not meant for this workload, so its Ready copies serve.
+func TestServiceOfAnotherComponent(t *testing.T) {
+	c := newCluster()
+	d := c.deployment("cache-replica", 2, 1, reasonNewRSAvailable, 24*time.Hour)
+	d.Spec.Template.Labels["app.kubernetes.io/name"] = "cache"
+	rs := c.replicaSet(d, 1, 2, 24*time.Hour, nil)
+	c.pod(rs, "a", 24*time.Hour, running(true))
+	c.pod(rs, "b", 24*time.Hour, running(true))
+
+	primary := c.deployment("cache-primary", 1, 1, reasonNewRSAvailable, 24*time.Hour)
+	prs := c.replicaSet(primary, 1, 1, 24*time.Hour, nil)
+	pp := c.pod(prs, "a", 24*time.Hour, running(true))
+	svc := c.service("cache", "cache-primary")
+	svc.Labels = map[string]string{"app.kubernetes.io/name": "cache"}
+	c.endpointSlice(svc, 8080, map[*corev1.Pod]bool{pp: true})
+
+	got := c.diagnoseOne("cache-replica")
+	if got.Shape != ShapeHealthy || got.Counts.Serving != 2 {
+		t.Errorf("shape %s serving %d, want healthy with 2 serving", got.Shape, got.Counts.Serving)
+	}
+}

@@ -454,3 +454,16 @@ func TestSuspectShortFormsOfOtherFields(t *testing.T) {
 		}
 	}
 }
+
+func TestHeaderNamesNamespaces(t *testing.T) {
+	m := bigModel(t, 200, 160, 20)
+	s := screen(m)
+	if !strings.Contains(s, "ns all (50)") || !strings.Contains(s, "NAMESPACE") {
+		t.Fatalf("all-namespaces header or column missing:\n%s", s)
+	}
+	one := readyModel(100, 20)
+	one.opts.AllNamespaces = true
+	if s := screen(one); !strings.Contains(s, "ns telemetry") || strings.Contains(s, "NAMESPACE") {
+		t.Fatalf("a dump of one namespace should name it and need no column:\n%s", s)
+	}
+}

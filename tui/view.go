@@ -87,15 +87,14 @@ func (m *Model) headerLines() string {
 
 func (m *Model) namespaceLabel() string {
 	switch {
-	case m.opts.AllNamespaces:
-		return "all"
-	case len(m.opts.Namespaces) > 0:
+	case !m.opts.AllNamespaces && len(m.opts.Namespaces) > 0:
 		return Sanitize(strings.Join(m.opts.Namespaces, ","))
-	case m.data != nil && len(m.data.snap.Namespaces) > 0:
-		return Sanitize(strings.Join(m.data.snap.Namespaces, ","))
-	case m.data != nil && len(m.data.namespaces) == 1:
-		return Sanitize(m.data.namespaces[0])
-	case m.data != nil:
+	case m.data != nil && len(m.data.namespaces) > 0 && len(m.data.namespaces) <= 3:
+		// All namespaces of a dump are often one or two: name them.
+		return Sanitize(strings.Join(m.data.namespaces, ","))
+	case m.data != nil && len(m.data.namespaces) > 3:
+		return fmt.Sprintf("all (%d)", len(m.data.namespaces))
+	case m.opts.AllNamespaces:
 		return "all"
 	}
 	return "-"

@@ -74,14 +74,17 @@ func readRollout(w *workload, ref time.Time) rollout {
 			}
 		}
 	case *appsv1.StatefulSet:
+		// Under OnDelete the controller waits for someone to delete pods: nothing is rolling.
+		rolling := o.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType
 		if o.Generation > o.Status.ObservedGeneration ||
-			(o.Status.UpdateRevision != "" && o.Status.CurrentRevision != o.Status.UpdateRevision) {
+			rolling && o.Status.UpdateRevision != "" && o.Status.CurrentRevision != o.Status.UpdateRevision {
 			r.InProgress = true
 			r.Reason = "RollingUpdate"
 			r.Message = fmt.Sprintf("%d of %d copies updated to %s", o.Status.UpdatedReplicas, w.Declared, o.Status.UpdateRevision)
 		}
 	case *appsv1.DaemonSet:
-		if o.Generation > o.Status.ObservedGeneration || o.Status.UpdatedNumberScheduled < o.Status.DesiredNumberScheduled {
+		rolling := o.Spec.UpdateStrategy.Type != appsv1.OnDeleteDaemonSetStrategyType
+		if o.Generation > o.Status.ObservedGeneration || rolling && o.Status.UpdatedNumberScheduled < o.Status.DesiredNumberScheduled {
 			r.InProgress = true
 			r.Reason = "RollingUpdate"
 			r.Message = fmt.Sprintf("%d of %d nodes run the current template", o.Status.UpdatedNumberScheduled, o.Status.DesiredNumberScheduled)

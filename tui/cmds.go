@@ -49,7 +49,10 @@ type watchMsg struct {
 type restartWatchMsg struct{ gen int }
 
 // tickMsg is sent every second while live, so staleness is shown as it grows.
-type tickMsg time.Time
+type tickMsg struct {
+	at  time.Time
+	gen int
+}
 
 // copiedMsg is sent by the clipboard Cmd.
 type copiedMsg struct {
@@ -144,8 +147,10 @@ func waitWatch(ctx context.Context, gen int, snaps <-chan *snapshot.Snapshot, er
 	}
 }
 
-func tick() tea.Cmd {
-	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg(t) })
+// tick re-arms the clock of generation gen; a namespace switch starts a new generation, so only
+// one clock runs.
+func tick(gen int) tea.Cmd {
+	return tea.Tick(time.Second, func(t time.Time) tea.Msg { return tickMsg{at: t, gen: gen} })
 }
 
 // copyToClipboard writes text to the terminal's clipboard with OSC 52, which works over SSH and

@@ -119,7 +119,7 @@ func New(ctx context.Context, opts Options, styles Styles, now func() time.Time)
 func (m *Model) Init() tea.Cmd {
 	cmds := []tea.Cmd{m.spinner.Tick, m.load()}
 	if m.opts.Watch != nil {
-		cmds = append(cmds, m.startWatch(m.opts.Watch), tick())
+		cmds = append(cmds, m.startWatch(m.opts.Watch), tick(m.gen))
 	}
 	return tea.Batch(cmds...)
 }

@@ -253,7 +253,7 @@ func TestLiveWatchStaleAndRecover(t *testing.T) {
 	now = now.Add(5 * time.Second)
 	m.Update(watchMsg{gen: m.gen, err: errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")})
 	now = now.Add(2 * time.Minute)
-	m.Update(tickMsg(now))
+	m.Update(tickMsg{at: now, gen: m.gen})
 	s := screen(m)
 	if !strings.Contains(s, "stale 2m5s") || !strings.Contains(s, "connection refused") {
 		t.Fatalf("stale indicator missing:\n%s", s)
@@ -465,5 +465,32 @@ func TestHeaderNamesNamespaces(t *testing.T) {
 	one.opts.AllNamespaces = true
 	if s := screen(one); !strings.Contains(s, "ns telemetry") || strings.Contains(s, "NAMESPACE") {
 		t.Fatalf("a dump of one namespace should name it and need no column:\n%s", s)
+	}
+}
+
+func TestWatchChannelsAreFollowed(t *testing.T) {
+	snap, rep := fixture()
+	snaps := make(chan *snapshot.Snapshot, 1)
+	errs := make(chan error, 1)
+	m := fixtureModel(Options{Source: staticSource{snap: snap}})
+	m.diagnose = func(*snapshot.Snapshot) *diagnose.Report { return rep }
+	m.Update(windowSize(100, 20))
+	watch := func(context.Context) (<-chan *snapshot.Snapshot, <-chan error) { return snaps, errs }
+
+	snaps <- snap
+	_, next := m.Update(m.startWatch(watch)())
+	if m.data == nil || m.state != stateReady || m.live.err != nil {
+		t.Fatalf("first watched snapshot not shown: state %v", m.state)
+	}
+	errs <- errors.New("the server is currently unable to handle the request")
+	_, next = m.Update(next())
+	if m.live.err == nil || m.data == nil {
+		t.Fatal("watch error not shown as stale, or the snapshot was dropped")
+	}
+	close(snaps)
+	close(errs)
+	_, next = m.Update(next())
+	if next == nil {
+		t.Fatal("a closed watch is not restarted")
 	}
 }

@@ -46,11 +46,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case tickMsg:
-		m.clock = time.Time(msg)
+		if msg.gen != m.gen {
+			return m, nil
+		}
+		m.clock = msg.at
 		if !m.live.watching {
 			return m, nil
 		}
-		return m, tick()
+		return m, tick(m.gen)
 	case copiedMsg:
 		if msg.err != nil {
 			return m, m.showToast("copy failed: " + msg.err.Error())
@@ -261,7 +264,7 @@ func (m *Model) switchNamespace(ns string) tea.Cmd {
 	m.screen = screenWorkloads
 	cmds := []tea.Cmd{m.load(), m.spinner.Tick}
 	if w := m.watchFunc(); w != nil {
-		cmds = append(cmds, m.startWatch(w), tick())
+		cmds = append(cmds, m.startWatch(w), tick(m.gen))
 	}
 	return tea.Batch(cmds...)
 }

@@ -494,3 +494,13 @@ func TestWatchChannelsAreFollowed(t *testing.T) {
 		t.Fatal("a closed watch is not restarted")
 	}
 }
+
+func TestHeaderWarnsOfWhatCouldNotBeRead(t *testing.T) {
+	snap, rep := fixture()
+	snap.Visibility = []snapshot.Visibility{{Kind: "events", Namespace: "telemetry", Reason: "forbidden"}}
+	m := readyModel(100, 20)
+	m.Update(loadedMsg{gen: m.gen, seq: m.seq, data: datasetOf(snap, rep)})
+	if !strings.Contains(screen(m), "⚠ 1 not readable") {
+		t.Fatalf("no visibility warning:\n%s", screen(m))
+	}
+}

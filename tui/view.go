@@ -119,6 +119,10 @@ func (m *Model) totalsLine() string {
 		parts = append(parts, st.Dim.Render("no workloads"))
 	}
 	line := strings.Join(parts, "  ")
+	if n := len(m.data.snap.Visibility); n > 0 {
+		// What the source could not read: the counts are not the whole picture.
+		line += "  " + st.Warn.Render(fmt.Sprintf("⚠ %d not readable", n))
+	}
 	if m.screen == screenWorkloads && m.state == stateReady {
 		line += st.Dim.Render("  " + m.workloads.Position())
 		if m.workloads.hideHealthy {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -58,20 +59,45 @@ func (tm *term) keys(keys ...string) {
 	}
 }
 
-// build compiles the binary from the repository root, as a user would.
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// build compiles the binary from the repository root, as a user would, once for all tests.
 func build(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
+	buildOnce.Do(func() {
+		root, err := filepath.Abs("../..")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		dir, err := os.MkdirTemp("", "kubectl-diagnose-tmux-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "kubectl-diagnose")
+		cmd := exec.Command("go", "build", "-o", binPath, ".")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %w\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	bin := filepath.Join(t.TempDir(), "kubectl-diagnose")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	return binPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		_ = os.RemoveAll(filepath.Dir(binPath))
 	}
-	return bin
+	os.Exit(code)
 }
 
 // start runs argv in a w×h tmux pane that stays after the program exits, so its exit status

@@ -50,6 +50,19 @@ func (tm *term) waitFor(texts ...string) string {
 	return ""
 }
 
+// waitExit waits for the program to end and returns its exit status.
+func (tm *term) waitExit() string {
+	tm.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "diag", "#{pane_dead}")) != "1" {
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("the program did not end:\n%s", tm.screen())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "diag", "#{pane_dead_status}"))
+}
+
 func (tm *term) keys(keys ...string) {
 	tm.t.Helper()
 	for _, k := range keys {
@@ -179,15 +192,8 @@ func TestDemoInARealTerminal(t *testing.T) {
 	tm.waitFor("PHASE")
 
 	tm.keys("q")
-	deadline := time.Now().Add(10 * time.Second)
-	for strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "diag", "#{pane_dead}")) != "1" {
-		if time.Now().After(deadline) {
-			t.Fatalf("q did not end the program:\n%s", tm.screen())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if st := strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "diag", "#{pane_dead_status}")); st != "0" {
-		t.Errorf("exit status %s, want 0", st)
+	if st := tm.waitExit(); st != "0" {
+		t.Errorf("exit status %s after q, want 0", st)
 	}
 	// The console ran in the alternate screen; leaving it restores what was there.
 	if s := tm.screen(); strings.Contains(s, "SERVING") || strings.Contains(s, "1 Diagnosis") {
@@ -212,7 +218,9 @@ func TestDemoIngesterDiagnosis(t *testing.T) {
 		t.Errorf("spec tab does not highlight the INGEST_ENDPOINT value:\n%s", s)
 	}
 	tm.keys("C-c")
-	tm.waitFor() // the pane stays; ctrl+c must not hang
+	if st := tm.waitExit(); st != "0" {
+		t.Errorf("exit status %s after ctrl+c, want 0", st)
+	}
 }
 
 func TestTinyTerminal(t *testing.T) {
@@ -225,14 +233,7 @@ func TestTinyTerminal(t *testing.T) {
 		}
 	}
 	tm.keys("Enter", "Tab", "Tab", "Tab", "Tab", "?", "Escape", "Escape", "q")
-	deadline := time.Now().Add(10 * time.Second)
-	for strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "diag", "#{pane_dead}")) != "1" {
-		if time.Now().After(deadline) {
-			t.Fatalf("did not quit at 40x12:\n%s", tm.screen())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if st := strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "diag", "#{pane_dead_status}")); st != "0" {
+	if st := tm.waitExit(); st != "0" {
 		t.Errorf("exit status %s at 40x12 (a panic exits 2)", st)
 	}
 }

@@ -74,7 +74,11 @@ func Run(ctx context.Context, opts Options) error {
 			return fmt.Errorf("load snapshot: %w", fm.loadErr)
 		}
 	}
-	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+	// A cancelled context or a SIGINT from outside is the user leaving, not a failure.
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil && !errors.Is(err, tea.ErrProgramPanic) {
+		return nil
+	}
+	if errors.Is(err, tea.ErrInterrupted) {
 		return nil
 	}
 	if err != nil {

@@ -99,15 +99,15 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 			cp.Stop()
 		}
 	}()
-	if err := cp.writeFiles(opts.Users); err != nil {
-		return nil, err
-	}
 	ports, err := freePorts(3)
 	if err != nil {
 		return nil, err
 	}
 	etcdClient, etcdPeer, apiPort := ports[0], ports[1], ports[2]
 	cp.host = "https://" + net.JoinHostPort("127.0.0.1", itoa(apiPort))
+	if err := cp.writeFiles(opts.Users); err != nil {
+		return nil, err
+	}
 
 	logf("controlplane: starting etcd, kube-apiserver and kube-controller-manager in %s", dir)
 	etcdURL := "http://127.0.0.1:" + itoa(etcdClient)
@@ -129,6 +129,8 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 		"--etcd-servers="+etcdURL,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
+		// The lease reconciler refuses a loopback address for the kubernetes Service endpoints.
+		"--endpoint-reconciler-type=none",
 		"--secure-port="+itoa(apiPort),
 		"--tls-cert-file="+cp.path("apiserver.crt"),
 		"--tls-private-key-file="+cp.path("apiserver.key"),
@@ -202,7 +204,11 @@ func (cp *ControlPlane) writeFiles(users []string) error {
 			return err
 		}
 		cp.tokens[user] = tok
-		fmt.Fprintf(&tokens, "%s,%s,%s,%q\n", tok, user, user, groups)
+		if groups == "" {
+			fmt.Fprintf(&tokens, "%s,%s,%s\n", tok, user, user)
+		} else {
+			fmt.Fprintf(&tokens, "%s,%s,%s,%q\n", tok, user, user, groups)
+		}
 		return nil
 	}
 	if err := add(AdminUser, "system:masters"); err != nil {

@@ -8,7 +8,7 @@ func TestNamespacePrefixIsADNSLabelPrefix(t *testing.T) {
 		{"TestPods/bad_image#01", "testpods-bad-image-01-"},
 		{"Test__A", "test-a-"},
 		{"___", "test-"},
-		{"TestAVeryLongNameThatGoesOnAndOnAndOnForeverAndEver", "testaverylongnamethatgoesonandonandonfore-"},
+		{"TestAVeryLongNameThatGoesOnAndOnAndOnForeverAndEver", "testaverylongnamethatgoesonandonandonfor-"},
 	}
 	for _, tt := range tests {
 		if got := namespacePrefix(tt.name); got != tt.want {

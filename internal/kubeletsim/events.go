@@ -25,6 +25,7 @@ type recorder struct {
 	logf      func(string, ...any)
 
 	mu      sync.Mutex
+	last    int64 // last name suffix; names must be unique within a sync
 	seen    map[eventKey]*eventRecord
 	buckets map[bucketKey]*bucket
 	queue   chan func(context.Context)
@@ -100,10 +101,8 @@ func (r *recorder) event(ref corev1.ObjectReference, etype, reason, message stri
 	rec := r.seen[key]
 	isNew := rec == nil
 	if isNew {
-		rec = &eventRecord{
-			name:  fmt.Sprintf("%s.%x", ref.Name, now.UnixNano()),
-			first: now,
-		}
+		r.last = max(r.last+1, now.UnixNano())
+		rec = &eventRecord{name: fmt.Sprintf("%s.%x", ref.Name, r.last), first: now}
 		r.seen[key] = rec
 	}
 	rec.count++
@@ -169,6 +168,7 @@ type schedulerRecorder struct {
 	logf     func(string, ...any)
 
 	mu     sync.Mutex
+	last   int64
 	series map[eventKey]*seriesRecord
 	queue  chan func(context.Context)
 }
@@ -205,7 +205,8 @@ func (r *schedulerRecorder) event(pod *corev1.Pod, etype, reason, action, note s
 	var ev *eventsv1.Event
 	switch {
 	case s == nil:
-		s = &seriesRecord{name: fmt.Sprintf("%s.%x", pod.Name, now.UnixNano()), count: 1, lastSent: now}
+		r.last = max(r.last+1, now.UnixNano())
+		s = &seriesRecord{name: fmt.Sprintf("%s.%x", pod.Name, r.last), count: 1, lastSent: now}
 		r.series[key] = s
 		ev = &eventsv1.Event{
 			ObjectMeta:          metav1.ObjectMeta{Name: s.name, Namespace: pod.Namespace},

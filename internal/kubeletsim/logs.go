@@ -43,7 +43,7 @@ func (s *Sim) serveLogs(rw http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	w := s.workerByName(ns, podName)
 	if w == nil {
-		http.Error(rw, fmt.Sprintf("pod %q does not exist", podName+"_"+ns), http.StatusNotFound)
+		writeError(rw, http.StatusNotFound, fmt.Errorf("pod %q does not exist", podName+"_"+ns))
 		return
 	}
 	previous := q.Get("previous") == "true"
@@ -54,7 +54,7 @@ func (s *Sim) serveLogs(rw http.ResponseWriter, r *http.Request) {
 		if strings.Contains(err.Error(), "not found in pod") {
 			code = http.StatusNotFound
 		}
-		http.Error(rw, err.Error(), code)
+		writeError(rw, code, err)
 		return
 	}
 	if v := q.Get("sinceSeconds"); v != "" {
@@ -142,4 +142,11 @@ func (w *podWorker) logLines(name string, previous bool) ([]logLine, error) {
 		}
 	}
 	return nil, fmt.Errorf("container %q in pod %q is waiting to start - no logs yet", name, podName)
+}
+
+// writeError is go-restful's Response.WriteError: the message as plain text, no newline.
+func writeError(rw http.ResponseWriter, code int, err error) {
+	rw.Header().Set("Content-Type", "text/plain")
+	rw.WriteHeader(code)
+	_, _ = rw.Write([]byte(err.Error()))
 }

@@ -128,6 +128,9 @@ func (s *Sim) scheduleOne(ctx context.Context, p *corev1.Pod) error {
 		}
 		return err
 	}
+	// Assume the binding until the cache shows it, like the scheduler cache does, so the next
+	// pod of this pass sees the node's new load.
+	s.assumed[p.UID] = assumedPod{node: target.spec.Name}
 	s.sched.event(p, corev1.EventTypeNormal, "Scheduled", "Binding",
 		fmt.Sprintf("Successfully assigned %s/%s to %s", p.Namespace, p.Name, target.spec.Name), now)
 	return nil
@@ -280,7 +283,11 @@ func (s *Sim) fitResources(p *corev1.Pod, n *node) nodeVerdict {
 	count := 0
 	pods, _ := s.podLister.List(labels.Everything())
 	for _, q := range pods {
-		if q.Spec.NodeName != n.spec.Name || q.Status.Phase == corev1.PodSucceeded || q.Status.Phase == corev1.PodFailed {
+		node := q.Spec.NodeName
+		if a, ok := s.assumed[q.UID]; ok && node == "" {
+			node = a.node
+		}
+		if node != n.spec.Name || q.Status.Phase == corev1.PodSucceeded || q.Status.Phase == corev1.PodFailed {
 			continue
 		}
 		count++
@@ -336,9 +343,20 @@ func (s *Sim) podsPerNode() map[string]int {
 	out := map[string]int{}
 	pods, _ := s.podLister.List(labels.Everything())
 	for _, q := range pods {
-		if q.Spec.NodeName != "" && q.DeletionTimestamp == nil {
-			out[q.Spec.NodeName]++
+		node := q.Spec.NodeName
+		if a, ok := s.assumed[q.UID]; ok {
+			if node != "" {
+				delete(s.assumed, q.UID) // the cache caught up
+			} else {
+				node = a.node
+			}
+		}
+		if node != "" && q.DeletionTimestamp == nil {
+			out[node]++
 		}
 	}
 	return out
 }
+
+// assumedPod is a binding the pod cache does not show yet (used by the scheduling goroutine only).
+type assumedPod struct{ node string }

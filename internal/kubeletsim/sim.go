@@ -57,6 +57,7 @@ type Sim struct {
 	logPort   int
 	podLister corelisters.PodLister
 	schedKick chan struct{}
+	assumed   map[types.UID]assumedPod // scheduling goroutine only
 
 	mu      sync.Mutex
 	workers map[types.UID]*podWorker
@@ -92,7 +93,7 @@ func New(cfg *rest.Config, world *World, opts Options) (*Sim, error) {
 		logf = func(string, ...any) {}
 	}
 	s := &Sim{cs: cs, world: world, opts: opts, scale: opts.TimeScale, logf: logf,
-		workers: map[types.UID]*podWorker{}, byName: map[string]types.UID{}, schedKick: make(chan struct{}, 1)}
+		assumed: map[types.UID]assumedPod{}, workers: map[types.UID]*podWorker{}, byName: map[string]types.UID{}, schedKick: make(chan struct{}, 1)}
 	for i, spec := range opts.Nodes {
 		s.nodes = append(s.nodes, &node{spec: spec, index: i + 1, images: map[string]int64{}})
 	}

@@ -256,7 +256,7 @@ func TestDeploymentBecomesReadyAndLogsComeThroughTheAPIServer(t *testing.T) {
 	if strings.TrimSpace(string(body)) != want {
 		t.Fatalf("logs %q, want %q", body, want)
 	}
-	_, err = e.cs.CoreV1().Pods(e.ns).GetLogs(p.Name, &corev1.PodLogOptions{Previous: true}).DoRaw(context.Background())
+	_, err = e.cs.CoreV1().Pods(e.ns).GetLogs(p.Name, &corev1.PodLogOptions{Previous: true}).Stream(context.Background())
 	if err == nil || !strings.Contains(err.Error(), `previous terminated container "api" in pod "`+p.Name+`" not found`) {
 		t.Fatalf("previous logs of a container that never restarted: %v", err)
 	}
@@ -346,7 +346,7 @@ func TestUnknownImageTagGivesErrImagePullThenBackOff(t *testing.T) {
 			t.Errorf("no event %s %q", want[0], want[1])
 		}
 	}
-	_, err := e.cs.CoreV1().Pods(e.ns).GetLogs(name, &corev1.PodLogOptions{}).DoRaw(context.Background())
+	_, err := e.cs.CoreV1().Pods(e.ns).GetLogs(name, &corev1.PodLogOptions{}).Stream(context.Background())
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf(`container "api" in pod %q is waiting to start`, name)) {
 		t.Fatalf("logs of a container that never started: %v", err)
 	}

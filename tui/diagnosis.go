@@ -183,3 +183,6 @@ func (s *diagnosisScreen) ShortHelp() []key.Binding {
 
 // FullHelp implements help.KeyMap.
 func (s *diagnosisScreen) FullHelp() [][]key.Binding { return s.keys.FullHelp() }
+
+// Init implements screen; the screen starts nothing of its own.
+func (s *diagnosisScreen) Init() tea.Cmd { return nil }

@@ -113,3 +113,6 @@ func (s *helpScreen) ShortHelp() []key.Binding {
 
 // FullHelp implements help.KeyMap.
 func (s *helpScreen) FullHelp() [][]key.Binding { return s.keys.FullHelp() }
+
+// Init implements screen; the screen starts nothing of its own.
+func (s *helpScreen) Init() tea.Cmd { return nil }

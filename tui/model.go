@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/spinner"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
@@ -28,6 +29,21 @@ const (
 	screenWorkloads screenID = iota
 	screenDiagnosis
 	screenHelp
+)
+
+// screen is what every screen of the console implements. Update is per screen because each
+// takes key messages only; the root model routes everything else.
+type screen interface {
+	Init() tea.Cmd
+	SetSize(width, height int)
+	View() string
+	help.KeyMap
+}
+
+var (
+	_ screen = (*workloadsScreen)(nil)
+	_ screen = (*diagnosisScreen)(nil)
+	_ screen = (*helpScreen)(nil)
 )
 
 // common is what every screen gets through its constructor: styles and keys.

@@ -47,8 +47,8 @@ func press(m *Model, keys ...string) tea.Cmd {
 	return cmd
 }
 
-// screen is what a person sees: the frame without colour.
-func screen(m *Model) string { return ansi.Strip(m.View()) }
+// seen is what a person sees: the frame without colour.
+func seen(m *Model) string { return ansi.Strip(m.View()) }
 
 func TestRowsAreWorstFirst(t *testing.T) {
 	m := readyModel(120, 30)
@@ -169,7 +169,7 @@ func TestHideHealthy(t *testing.T) {
 			t.Fatal("healthy row visible after h")
 		}
 	}
-	if !strings.Contains(screen(m), "healthy hidden") {
+	if !strings.Contains(seen(m), "healthy hidden") {
 		t.Fatal("header does not say healthy rows are hidden")
 	}
 	press(m, "h")
@@ -215,8 +215,8 @@ func TestLoadErrorIsAStateWithBack(t *testing.T) {
 	m := readyModel(100, 30)
 	press(m, "r")
 	m.Update(loadedMsg{gen: m.gen, seq: m.seq, err: errors.New("read dump \"x\": unexpected EOF")})
-	if m.state != stateError || !strings.Contains(screen(m), "unexpected EOF") {
-		t.Fatalf("error not shown: state %v\n%s", m.state, screen(m))
+	if m.state != stateError || !strings.Contains(seen(m), "unexpected EOF") {
+		t.Fatalf("error not shown: state %v\n%s", m.state, seen(m))
 	}
 	press(m, "esc")
 	if m.state != stateReady || m.data == nil {
@@ -247,14 +247,14 @@ func TestLiveWatchStaleAndRecover(t *testing.T) {
 	m.Update(windowSize(120, 30))
 	m.live.watching = true
 	m.Update(watchMsg{gen: m.gen, data: datasetOf(snap, rep)})
-	if !strings.Contains(screen(m), "● live") {
-		t.Fatalf("no live indicator:\n%s", screen(m))
+	if !strings.Contains(seen(m), "● live") {
+		t.Fatalf("no live indicator:\n%s", seen(m))
 	}
 	now = now.Add(5 * time.Second)
 	m.Update(watchMsg{gen: m.gen, err: errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")})
 	now = now.Add(2 * time.Minute)
 	m.Update(tickMsg{at: now, gen: m.gen})
-	s := screen(m)
+	s := seen(m)
 	if !strings.Contains(s, "stale 2m5s") || !strings.Contains(s, "connection refused") {
 		t.Fatalf("stale indicator missing:\n%s", s)
 	}
@@ -262,7 +262,7 @@ func TestLiveWatchStaleAndRecover(t *testing.T) {
 		t.Fatal("the last snapshot was dropped on a watch error")
 	}
 	m.Update(watchMsg{gen: m.gen, data: datasetOf(snap, rep)})
-	if s := screen(m); strings.Contains(s, "stale") || !strings.Contains(s, "● live") {
+	if s := seen(m); strings.Contains(s, "stale") || !strings.Contains(s, "● live") {
 		t.Fatalf("did not recover:\n%s", s)
 	}
 }
@@ -290,8 +290,8 @@ func TestNamespaceSwitch(t *testing.T) {
 	if asked != "pay" || m.state != stateLoading || m.gen != 1 {
 		t.Fatalf("switch: asked %q state %v gen %d", asked, m.state, m.gen)
 	}
-	if !strings.Contains(screen(m), "ns pay") {
-		t.Fatalf("header does not name the new namespace:\n%s", screen(m))
+	if !strings.Contains(seen(m), "ns pay") {
+		t.Fatalf("header does not name the new namespace:\n%s", seen(m))
 	}
 }
 
@@ -310,8 +310,8 @@ func TestCopyWritesOSC52(t *testing.T) {
 		t.Fatalf("wrote %q, want %q", out.String(), want)
 	}
 	m.Update(msg)
-	if !strings.Contains(screen(m), "copied: kubectl rollout undo") {
-		t.Fatalf("no confirmation:\n%s", screen(m))
+	if !strings.Contains(seen(m), "copied: kubectl rollout undo") {
+		t.Fatalf("no confirmation:\n%s", seen(m))
 	}
 }
 
@@ -364,7 +364,7 @@ func TestSanitize(t *testing.T) {
 func TestSpecHighlightsSuspectLine(t *testing.T) {
 	m := readyModel(100, 30)
 	press(m, "down", "down", "enter", "5")
-	s := screen(m)
+	s := seen(m)
 	found := false
 	for _, l := range strings.Split(s, "\n") {
 		if strings.HasPrefix(l, "▶") && strings.Contains(l, "value: telemetry-intake.internal:9443") {
@@ -395,39 +395,39 @@ func TestTinyTerminalsDoNotPanic(t *testing.T) {
 }
 
 func TestGoldenWorkloads80x24(t *testing.T) {
-	golden.RequireEqual(t, []byte(screen(readyModel(80, 24))))
+	golden.RequireEqual(t, []byte(seen(readyModel(80, 24))))
 }
 
 func TestGoldenWorkloads120x30(t *testing.T) {
-	golden.RequireEqual(t, []byte(screen(readyModel(120, 30))))
+	golden.RequireEqual(t, []byte(seen(readyModel(120, 30))))
 }
 
 func TestGoldenDiagnosis80x24(t *testing.T) {
 	m := readyModel(80, 24)
 	press(m, "down", "down", "enter")
-	golden.RequireEqual(t, []byte(screen(m)))
+	golden.RequireEqual(t, []byte(seen(m)))
 }
 
 func TestGoldenDiagnosisSpec80x24(t *testing.T) {
 	m := readyModel(80, 24)
 	press(m, "down", "down", "enter", "5")
-	golden.RequireEqual(t, []byte(screen(m)))
+	golden.RequireEqual(t, []byte(seen(m)))
 }
 
 func TestGoldenHelp80x24(t *testing.T) {
 	m := readyModel(80, 24)
 	press(m, "?")
-	golden.RequireEqual(t, []byte(screen(m)))
+	golden.RequireEqual(t, []byte(seen(m)))
 }
 
 func TestGoldenWorkloads40x12(t *testing.T) {
-	golden.RequireEqual(t, []byte(screen(readyModel(40, 12))))
+	golden.RequireEqual(t, []byte(seen(readyModel(40, 12))))
 }
 
 func TestGoldenDiagnosis40x12(t *testing.T) {
 	m := readyModel(40, 12)
 	press(m, "down", "down", "enter")
-	golden.RequireEqual(t, []byte(screen(m)))
+	golden.RequireEqual(t, []byte(seen(m)))
 }
 
 func TestSuspectShortFormsOfOtherFields(t *testing.T) {
@@ -457,13 +457,13 @@ func TestSuspectShortFormsOfOtherFields(t *testing.T) {
 
 func TestHeaderNamesNamespaces(t *testing.T) {
 	m := bigModel(t, 200, 160, 20)
-	s := screen(m)
+	s := seen(m)
 	if !strings.Contains(s, "ns all (50)") || !strings.Contains(s, "NAMESPACE") {
 		t.Fatalf("all-namespaces header or column missing:\n%s", s)
 	}
 	one := readyModel(100, 20)
 	one.opts.AllNamespaces = true
-	if s := screen(one); !strings.Contains(s, "ns telemetry") || strings.Contains(s, "NAMESPACE") {
+	if s := seen(one); !strings.Contains(s, "ns telemetry") || strings.Contains(s, "NAMESPACE") {
 		t.Fatalf("a dump of one namespace should name it and need no column:\n%s", s)
 	}
 }
@@ -500,7 +500,7 @@ func TestHeaderWarnsOfWhatCouldNotBeRead(t *testing.T) {
 	snap.Visibility = []snapshot.Visibility{{Kind: "events", Namespace: "telemetry", Reason: "forbidden"}}
 	m := readyModel(100, 20)
 	m.Update(loadedMsg{gen: m.gen, seq: m.seq, data: datasetOf(snap, rep)})
-	if !strings.Contains(screen(m), "⚠ 1 not readable") {
-		t.Fatalf("no visibility warning:\n%s", screen(m))
+	if !strings.Contains(seen(m), "⚠ 1 not readable") {
+		t.Fatalf("no visibility warning:\n%s", seen(m))
 	}
 }

@@ -412,3 +412,6 @@ func pad(s string, w int) string {
 	}
 	return s + strings.Repeat(" ", w-sw)
 }
+
+// Init implements screen; the screen starts nothing of its own.
+func (s *workloadsScreen) Init() tea.Cmd { return nil }

@@ -1,0 +1,176 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
+	"github.com/kubediagnose/kubectl-diagnose/internal/live"
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+)
+
+// DumpOptions are the options of `kubectl-diagnose dump`.
+type DumpOptions struct {
+	genericiooptions.IOStreams
+	ConfigFlags *genericclioptions.ConfigFlags
+
+	// OutputDirectory is --output-directory; Force is --force.
+	OutputDirectory string
+	Force           bool
+	// Namespaces is -n (read from ConfigFlags by Complete); AllNamespaces is -A.
+	Namespaces    []string
+	AllNamespaces bool
+
+	// newSource opens the cluster; tests replace it with an offline source.
+	newSource func(flags *genericclioptions.ConfigFlags, opts live.Options) (snapshot.Source, error)
+}
+
+// NewCmdDump returns the dump command, which saves what the live source reads so a diagnosis
+// can be shared and replayed offline with --dump.
+func NewCmdDump(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags) *cobra.Command {
+	return newCmdDump(streams, flags, nil)
+}
+
+// newCmdDump is NewCmdDump with a runF hook that, when set, replaces Run so tests can see what
+// argv parsed to.
+func newCmdDump(streams genericiooptions.IOStreams, flags *genericclioptions.ConfigFlags, runF func(*DumpOptions) error) *cobra.Command {
+	o := &DumpOptions{IOStreams: streams, ConfigFlags: flags, newSource: openLiveSource}
+	cmd := &cobra.Command{
+		Use:   "dump --output-directory DIR [-n NAMESPACE | -A] [--force]",
+		Short: "Save what the tool reads from the cluster, to diagnose it offline later",
+		Long: `Read the cluster as audit does (workloads, their copies, events, services, endpoint slices,
+claims, quotas, nodes, and the log tails of failing copies) and write it in the layout of
+'kubectl cluster-info dump --output-directory', which 'kubectl diagnose --dump DIR' reads back.
+
+Directories are created 0700 and files 0600: a dump holds pod specs, env values and logs. An
+existing directory that is not empty is refused unless --force is given. Secrets and ConfigMaps
+are never read.`,
+		Example: `  # Save the current namespace, then diagnose it offline
+  kubectl diagnose dump --output-directory ./incident
+  kubectl diagnose audit --dump ./incident`,
+		Args: noArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Complete(c); err != nil {
+				return err
+			}
+			if err := o.Validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return o.Run(c.Context())
+		},
+	}
+	cmd.Flags().StringVar(&o.OutputDirectory, "output-directory", "", "Directory to write the dump into (required).")
+	cmd.Flags().BoolVar(&o.Force, "force", false, "Write into a directory that is not empty, replacing files of the same names.")
+	// The root command's -A, when there is one, is the same flag; this one serves the command
+	// on its own.
+	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Dump every namespace.")
+	return cmd
+}
+
+// Complete reads -n from the kubeconfig flags.
+func (o *DumpOptions) Complete(c *cobra.Command) error {
+	o.Namespaces = nil
+	if o.ConfigFlags != nil && o.ConfigFlags.Namespace != nil && *o.ConfigFlags.Namespace != "" {
+		o.Namespaces = []string{*o.ConfigFlags.Namespace}
+	}
+	if f := c.Flags().Lookup("all-namespaces"); f != nil && f.Changed && f.Value.String() == "true" {
+		o.AllNamespaces = true
+	}
+	return nil
+}
+
+// Validate rejects a missing directory and contradictory flags.
+func (o *DumpOptions) Validate() error {
+	if o.OutputDirectory == "" {
+		return usageErrorf("--output-directory is required")
+	}
+	if o.AllNamespaces && len(o.Namespaces) > 0 {
+		return usageErrorf("--namespace and --all-namespaces cannot be used together")
+	}
+	return nil
+}
+
+// Run reads the cluster and writes the dump.
+func (o *DumpOptions) Run(ctx context.Context) error {
+	// Refuse before reading the cluster: a refused dump should not cost a full read.
+	if !o.Force {
+		if err := refuseNonEmpty(o.OutputDirectory); err != nil {
+			return err
+		}
+	}
+	src, err := o.newSource(o.ConfigFlags, live.Options{Namespaces: o.Namespaces, AllNamespaces: o.AllNamespaces})
+	if err != nil {
+		return err
+	}
+	snap, err := src.Snapshot(ctx)
+	if err != nil {
+		return err
+	}
+	if err := dump.Write(o.OutputDirectory, snap, o.Force); err != nil {
+		return err
+	}
+	for _, v := range snap.Visibility {
+		where := ""
+		if v.Namespace != "" {
+			where = " in " + v.Namespace
+		}
+		fmt.Fprintf(o.ErrOut, "warning: not dumped: %s%s: %s\n", v.Kind, where, v.Reason)
+	}
+	fmt.Fprintf(o.ErrOut, "Dumped %s to %s\n", dumpedWhat(snap), o.OutputDirectory)
+	return nil
+}
+
+func openLiveSource(flags *genericclioptions.ConfigFlags, opts live.Options) (snapshot.Source, error) {
+	return live.New(flags, opts)
+}
+
+// refuseNonEmpty fails when dir exists and holds anything.
+func refuseNonEmpty(dir string) error {
+	f, err := os.Open(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("write dump: %w", err)
+	}
+	defer func() { _ = f.Close() }() // opened for reading; nothing to lose on close
+	info, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("write dump: %w", err)
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("write dump %q: not a directory", dir)
+	}
+	if _, err := f.Readdirnames(1); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return fmt.Errorf("write dump: %w", err)
+		}
+		return fmt.Errorf("write dump %q: directory is not empty; use --force to overwrite", dir)
+	}
+	return nil
+}
+
+func dumpedWhat(s *snapshot.Snapshot) string {
+	n := len(s.Deployments) + len(s.StatefulSets) + len(s.DaemonSets) + len(s.ReplicaSets) +
+		len(s.ControllerRevisions) + len(s.Pods) + len(s.Events) + len(s.Services) +
+		len(s.PersistentVolumeClaims) + len(s.Nodes) + len(s.ResourceQuotas) + len(s.EndpointSlices)
+	scope := "every namespace"
+	switch len(s.Namespaces) {
+	case 0:
+	case 1:
+		scope = "namespace " + s.Namespaces[0]
+	default:
+		scope = fmt.Sprintf("%d namespaces", len(s.Namespaces))
+	}
+	return fmt.Sprintf("%d objects and %d log tails of %s", n, len(s.Logs), scope)
+}

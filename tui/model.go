@@ -180,6 +180,3 @@ func (m *Model) stopWatch() {
 		m.cancelWatch = nil
 	}
 }
-
-// isLive reports whether the console follows a cluster.
-func (m *Model) isLive() bool { return m.live.watching }

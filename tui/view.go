@@ -64,8 +64,11 @@ func (m *Model) headerLines() string {
 		parts = append(parts, "ctx "+Sanitize(m.opts.Context))
 	}
 	parts = append(parts, "ns "+m.namespaceLabel())
-	if m.opts.SourceLabel != "" {
+	switch {
+	case m.opts.SourceLabel != "":
 		parts = append(parts, Sanitize(m.opts.SourceLabel))
+	case m.data != nil && m.data.snap.Source.Type != "":
+		parts = append(parts, sourceLabel(m.data.snap))
 	}
 	switch {
 	case m.live.watching && m.live.err != nil:
@@ -186,4 +189,4 @@ func (m *Model) footer() string {
 }
 
 // sourceLabel names a snapshot's source for the header when the options do not.
-func sourceLabel(s *snapshot.Snapshot) string { return string(s.Source.Type) }
+func sourceLabel(s *snapshot.Snapshot) string { return Sanitize(string(s.Source.Type)) }

@@ -5,10 +5,11 @@ import (
 
 	"context"
 	"fmt"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
 	"testing"
 	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 

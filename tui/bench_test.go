@@ -1,16 +1,14 @@
 package tui
 
 import (
-	"io"
-
 	"context"
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
-
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"

@@ -6,10 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
-
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 )

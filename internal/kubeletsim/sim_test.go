@@ -458,7 +458,7 @@ func TestMemoryAboveLimitIsOOMKilledIntoCrashLoopBackOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer limited.Close()
-	if b, _ := io.ReadAll(limited); string(b) != "thumbnail" {
+	if b, _ := io.ReadAll(limited); string(b) != "thumbnaile" {
 		t.Fatalf("limitBytes=10 gave %q", b)
 	}
 }

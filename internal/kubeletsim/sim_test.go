@@ -364,8 +364,10 @@ func TestPrivateImageWithoutPullSecretIsDenied(t *testing.T) {
 		if len(pods) != 1 || len(pods[0].Status.ContainerStatuses) != 1 {
 			return "no container status yet"
 		}
+		// The pod spends most of its time in back-off; either state carries the error.
 		wt := pods[0].Status.ContainerStatuses[0].State.Waiting
-		if wt == nil || wt.Reason != "ErrImagePull" || wt.Message != want {
+		backOff := fmt.Sprintf("Back-off pulling image %q: ErrImagePull: %s", private, want)
+		if wt == nil || !(wt.Reason == "ErrImagePull" && wt.Message == want) && !(wt.Reason == "ImagePullBackOff" && wt.Message == backOff) {
 			return fmt.Sprintf("waiting %+v, want ErrImagePull %q", wt, want)
 		}
 		return ""

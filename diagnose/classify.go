@@ -13,6 +13,8 @@ import (
 type classState struct {
 	history
 	serviceKnown bool
+	// unexposedService names a Service whose endpoints are on ports no container exposes.
+	unexposedService string
 	copies       []*copyFacts
 	rollout      rollout
 	// failedCreate is the controller's report that it could not create copies (ReplicaFailure or
@@ -240,6 +242,9 @@ func idleWhy(w *workload, idle []*copyFacts) string {
 		if len(w.UnmatchedServices) > 0 {
 			svc := w.UnmatchedServices[0]
 			return fmt.Sprintf("copies are Ready but Service %s selects %s, which matches none of them", svc.Name, selectorString(svc.Spec.Selector))
+		}
+		if svc := w.cls.unexposedService; svc != "" {
+			return fmt.Sprintf("copies are Ready but Service %s sends traffic to a port no container exposes", svc)
 		}
 		return "copies are Ready but no Service endpoint serves them"
 	}

@@ -83,8 +83,11 @@ func readCopy(w *workload, p *corev1.Pod, ref time.Time) *copyFacts {
 		case cs.State.Waiting != nil:
 			r := cs.State.Waiting.Reason
 			switch {
-			case neverStartReasons[r], r == "RunContainerError" && cs.RestartCount == 0,
-				lt != nil && startFailureReasons[lt.Reason]:
+			case lt != nil && startFailureReasons[lt.Reason]:
+				// Back-off after a process that could not be started: the start failure is
+				// the signal, not the back-off.
+				f.setNeverStarts(lt.Reason, cs.Name, terminationText(lt))
+			case neverStartReasons[r], r == "RunContainerError" && cs.RestartCount == 0:
 				f.setNeverStarts(r, cs.Name, cs.State.Waiting.Message)
 			case slowStartReasons[r] && f.Age > stuckCreating:
 				f.setNeverStarts(r, cs.Name, cs.State.Waiting.Message)

@@ -24,6 +24,8 @@ type serviceView struct {
 	Known bool
 	// Endpoint holds the copies that are ready endpoints on a port a container exposes.
 	Endpoint map[types.UID]bool
+	// Unexposed names a Service whose ready endpoints are on ports no container exposes.
+	Unexposed string
 }
 
 // endpoints reads the EndpointSlices of the workload's Services. A Service that is meant for the
@@ -56,6 +58,8 @@ func endpoints(s *snapshot.Snapshot, w *workload) serviceView {
 				}
 				if exposesAny(p, es.Ports) {
 					v.Endpoint[p.UID] = true
+				} else if v.Unexposed == "" {
+					v.Unexposed = svc.Name
 				}
 			}
 		}
@@ -111,6 +115,7 @@ func count(s *snapshot.Snapshot, w *workload, ref time.Time) (youngest, oldest *
 		}
 	}
 	w.cls.serviceKnown = view.Known
+	w.cls.unexposedService = view.Unexposed
 	return youngest, oldest
 }
 

@@ -15,8 +15,8 @@ type classState struct {
 	serviceKnown bool
 	// unexposedService names a Service whose endpoints are on ports no container exposes.
 	unexposedService string
-	copies       []*copyFacts
-	rollout      rollout
+	copies           []*copyFacts
+	rollout          rollout
 	// failedCreate is the controller's report that it could not create copies (ReplicaFailure or
 	// a FailedCreate event), with its message.
 	failedCreate string

@@ -2,13 +2,14 @@ package diagnose
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
 )
 
-// TestScenarioSuspectLists pins the whole ranked suspect list of each shared scenario, not only
-// the top one the verdict table checks: a rule that starts adding noise to a real dump fails here.
+// TestScenarioSuspectLists pins the whole ranked suspect list of each shared scenario and
+// fixture, not only the top one the verdict table checks: a rule that starts adding noise to a real dump fails here.
 func TestScenarioSuspectLists(t *testing.T) {
 	type want struct {
 		rule         RuleID
@@ -53,14 +54,48 @@ func TestScenarioSuspectLists(t *testing.T) {
 		}},
 		{"dev-mixed", "Deployment", "recommender", nil},
 		{"dev-mixed", "Deployment", "checkout", nil},
+		{"fixtures/failed-mount", "Deployment", "billing-api", []want{
+			{RuleVolumeRefNotFound, "Deployment/billing-api", "spec.template.spec.volumes[1].secret.secretName", ConfidenceHigh},
+		}},
+		{"fixtures/insufficient-cpu", "Deployment", "video-transcoder", []want{
+			{RuleInsufficientResource, "Deployment/video-transcoder", "spec.template.spec.containers[0].resources.requests.cpu", ConfidenceHigh},
+		}},
+		{"fixtures/liveness", "Deployment", "session-cache", []want{
+			{RuleProbePort, "Deployment/session-cache", "spec.template.spec.containers[0].livenessProbe.httpGet.port", ConfidenceHigh},
+		}},
+		{"fixtures/quota", "Deployment", "report-builder", []want{
+			{RuleQuotaExceeded, "Deployment/report-builder", "spec.template.spec.containers[0].resources.requests.memory", ConfidenceHigh},
+		}},
+		{"fixtures/registry-down", "Deployment", "notifier", []want{
+			{RuleImageRegistryDown, "Deployment/notifier", "spec.template.spec.containers[0].image", ConfidenceMedium},
+		}},
+		{"fixtures/service-port", "Deployment", "search-api", []want{
+			{RuleServiceTargetPort, "Service/search-api", "spec.ports[0].targetPort", ConfidenceMedium},
+		}},
+		{"fixtures/serviceaccount", "Deployment", "audit-exporter", []want{
+			{RuleServiceAccountNotFound, "Deployment/audit-exporter", "spec.template.spec.serviceAccountName", ConfidenceHigh},
+		}},
+		{"fixtures/start-error", "Deployment", "pdf-renderer", []want{
+			{RuleCommandNotFound, "Deployment/pdf-renderer", "spec.template.spec.containers[0].command[0]", ConfidenceHigh},
+		}},
+		{"fixtures/storageclass", "StatefulSet", "metrics-db", []want{
+			{RuleStorageClass, "StatefulSet/metrics-db", "spec.volumeClaimTemplates[0].spec.storageClassName", ConfidenceHigh},
+		}},
+		{"fixtures/old-restarts", "Deployment", "pricing", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.scenario+"/"+tt.name, func(t *testing.T) {
-			s, err := dump.Read(filepath.Join("..", "testdata", "scenarios", tt.scenario, "dump"), nil)
+			// Shared scenarios live in testdata/scenarios/<ns>; our fixtures in
+			// testdata/fixtures/<id>, namespace fixture-<id>.
+			dir, ns := filepath.Join("..", "testdata", "scenarios", tt.scenario), tt.scenario
+			if id, ok := strings.CutPrefix(tt.scenario, "fixtures/"); ok {
+				dir, ns = filepath.Join("..", "testdata", "fixtures", id), "fixture-"+id
+			}
+			s, err := dump.Read(filepath.Join(dir, "dump"), nil)
 			if err != nil {
 				t.Fatalf("read dump: %v", err)
 			}
-			d := Diagnose(s).Find(tt.kind, tt.scenario, tt.name)
+			d := Diagnose(s).Find(tt.kind, ns, tt.name)
 			if d == nil {
 				t.Fatalf("no diagnosis of %s %s", tt.kind, tt.name)
 			}

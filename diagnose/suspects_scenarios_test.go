@@ -70,7 +70,7 @@ func TestScenarioSuspectLists(t *testing.T) {
 			{RuleImageRegistryDown, "Deployment/notifier", "spec.template.spec.containers[0].image", ConfidenceMedium},
 		}},
 		{"fixtures/service-port", "Deployment", "search-api", []want{
-			{RuleServiceTargetPort, "Service/search-api", "spec.ports[0].targetPort", ConfidenceMedium},
+			{RuleServiceTargetPort, "Service/search-api", "spec.ports[0].targetPort", ConfidenceHigh},
 		}},
 		{"fixtures/serviceaccount", "Deployment", "audit-exporter", []want{
 			{RuleServiceAccountNotFound, "Deployment/audit-exporter", "spec.template.spec.serviceAccountName", ConfidenceHigh},

@@ -43,8 +43,9 @@ func (r *ranker) serviceRules() {
 			}
 			score := scoreCertain
 			if target.Type == intstr.Int {
-				// A container may listen on a port it does not declare.
-				score = scoreLikely
+				// A container may listen on a port it does not declare, but copies that are
+				// ready and still get no traffic make the undeclared port the likely fault.
+				score = highThreshold
 			}
 			if !idle {
 				score = scorePossible

@@ -40,11 +40,9 @@ func (r *ranker) runtimeRules() {
 			continue
 		}
 		limit := c.c.Resources.Limits.Memory()
-		reason := "OOMKilled (exit code 137)" + copiesOf(sigs)
+		reason := "OOMKilled (exit code 137) at the memory limit " + limit.String() + copiesOf(sigs)
 		if limit.IsZero() {
-			reason += " with no memory limit: the node ran out of memory"
-		} else {
-			reason += " at the memory limit " + limit.String()
+			reason = "OOMKilled (exit code 137) with no memory limit" + copiesOf(sigs) + ": the node ran out of memory"
 		}
 		r.suspectTemplate(RuleMemoryLimit, resourcePath(c.path.Child("resources", "limits"), "memory"), scoreCertain, reason)
 	}

@@ -264,7 +264,7 @@ func (r *ranker) requests(name, msg string) {
 			score = scoreLikely
 		}
 		r.suspectTemplate(RuleInsufficientResource, resourcePath(s.ref.path.Child("resources", "requests"), name),
-			score, "no node has "+s.q.String()+" of "+name+" free: "+msg)
+			score, "no node has "+s.q.String()+" "+name+" free for a copy: "+msg)
 	}
 }
 

@@ -25,6 +25,7 @@ const (
 	RuleServiceAccountNotFound RuleID = "service-account-not-found"
 	RuleQuotaExceeded          RuleID = "quota-exceeded"
 	RuleCommandNotFound        RuleID = "command-not-found"
+	RuleRunAsNonRoot           RuleID = "run-as-non-root"
 	RuleMemoryLimit            RuleID = "memory-limit"
 	RuleProbePort              RuleID = "probe-port"
 	RuleProbePath              RuleID = "probe-path"
@@ -106,6 +107,9 @@ var rules = []RuleInfo{
 	{RuleCommandNotFound, "command names an executable the image does not have",
 		"StartError/RunContainerError `exec: \"x\": executable file not found in $PATH`",
 		"Correct command/args, or use an image that contains the executable.", false},
+	{RuleRunAsNonRoot, "runAsNonRoot is required but the image runs as root or by user name",
+		"CreateContainerConfigError `container has runAsNonRoot and image will run as root`",
+		"Set securityContext.runAsUser to a non-zero UID, or use an image whose USER is numeric and not 0.", false},
 	{RuleMemoryLimit, "The memory limit is below what the container uses",
 		"OOMKilled (exit code 137)",
 		"Raise resources.limits.memory, or find what made the container grow.", true},

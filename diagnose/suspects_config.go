@@ -30,7 +30,7 @@ func (r *ranker) configRules() {
 	for _, s := range r.signals {
 		switch {
 		case s.Reason == "CreateContainerConfigError" || s.Reason == "Failed" && strings.HasPrefix(s.Text, "Error: "):
-			if r.envRefs(s) {
+			if r.envRefs(s) || r.runAsNonRoot(s) {
 				s.explained = true
 			}
 		case s.Reason == "FailedMount":
@@ -100,6 +100,28 @@ func (r *ranker) envRefs(s *signal) bool {
 		}
 	}
 	return hit
+}
+
+// reNonRoot matches the kubelet's verifyRunAsNonRoot errors
+// (pkg/kubelet/kuberuntime/security_context_others.go).
+var reNonRoot = regexp.MustCompile(`container has runAsNonRoot and image (?:will run as root|has non-numeric user|has an invalid user id)`)
+
+// runAsNonRoot names where runAsNonRoot is set (the container's securityContext, else the
+// pod's) and the runAsUser that would satisfy it.
+func (r *ranker) runAsNonRoot(s *signal) bool {
+	if !reNonRoot.MatchString(s.Text) {
+		return false
+	}
+	for _, c := range r.containersOf(s) {
+		p := c.path.Child("securityContext", "runAsNonRoot")
+		if sc := c.c.SecurityContext; sc == nil || sc.RunAsNonRoot == nil {
+			p = r.specPath.Child("securityContext", "runAsNonRoot")
+		}
+		r.suspectTemplate(RuleRunAsNonRoot, p, scoreCertain, "the image of container "+c.c.Name+" would run as root, or as a user the kubelet cannot check: "+s.Text)
+		r.suspectTemplate(RuleRunAsNonRoot, c.path.Child("securityContext", "runAsUser"), scoreLikely,
+			"a numeric non-zero runAsUser satisfies runAsNonRoot whatever the image's USER")
+	}
+	return true
 }
 
 // volumeRefs handles a FailedMount: the volume it names, and the object or key that volume

@@ -124,6 +124,17 @@ func TestRankSuspectsRules(t *testing.T) {
 			absent: []string{c0 + ".envFrom[0].configMapRef.name"},
 		},
 		{
+			// pkg/kubelet/kuberuntime/security_context_others.go verifyRunAsNonRoot.
+			name: "runAsNonRoot with an image that runs as root",
+			setup: func(w *workload) {
+				yes := true
+				w.Template.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: &yes}
+				stWaiting(w, "CreateContainerConfigError", `container has runAsNonRoot and image will run as root (pod: "api-6b7d9c5f4-x2x9k_shop(0d1f7a52-8c4e-4a0b-9a43-2b1c36f0e9d1)", container: api)`)
+			},
+			rule: RuleRunAsNonRoot, path: "spec.template.spec.securityContext.runAsNonRoot",
+			below: []string{c0 + ".securityContext.runAsUser"},
+		},
+		{
 			// pkg/volume/util/operationexecutor/operation_executor.go: `%v for volume %q %v`.
 			name: "configMap volume names a missing ConfigMap",
 			setup: func(w *workload) {

@@ -29,6 +29,7 @@ const (
 	RuleMemoryLimit            RuleID = "memory-limit"
 	RuleProbePort              RuleID = "probe-port"
 	RuleProbePath              RuleID = "probe-path"
+	RuleLivenessTimeout        RuleID = "liveness-timeout"
 	RuleServiceSelector        RuleID = "service-selector"
 	RuleServiceTargetPort      RuleID = "service-target-port"
 	RuleNamedInFailure         RuleID = "named-in-failure"
@@ -119,6 +120,9 @@ var rules = []RuleInfo{
 	{RuleProbePath, "An HTTP probe asks for a path the application does not serve",
 		"`Readiness probe failed: HTTP probe failed with statuscode: 404`",
 		"Use the path the application serves for health checks.", false},
+	{RuleLivenessTimeout, "The liveness probe times out and the kubelet restarts a slow container",
+		"`Liveness probe failed: ... context deadline exceeded` on copies that start and die",
+		"Raise timeoutSeconds or failureThreshold, or add a startupProbe for slow starts.", false},
 	{RuleServiceSelector, "A Service meant for the workload selects none of its pods",
 		"Service selector matching no pod of the workload; no endpoints",
 		"Make spec.selector match the pod template's labels.", false},

@@ -219,5 +219,16 @@ func (r *ranker) probePortFailure(c containerRef, p probeRef, out string) bool {
 			fmt.Sprintf("the %s probe fails (%s) on port %s, which container %s does not declare", lower, clip(out, 120), port.String(), c.c.Name))
 		return true
 	}
+	if p.kind == "Liveness" && r.w.Shape == ShapeStartsAndDies && reProbeTimeout.MatchString(out) {
+		r.suspectTemplate(RuleLivenessTimeout, p.path.Child("timeoutSeconds"), scoreLikely-10,
+			fmt.Sprintf("the liveness probe times out (%s) and the kubelet restarts the container; timeoutSeconds is %d", clip(out, 120), max(p.probe.TimeoutSeconds, 1)))
+		return true
+	}
 	return false
 }
+
+// reProbeTimeout matches a probe that got no answer in time: the HTTP client's
+// `context deadline exceeded (Client.Timeout exceeded while awaiting headers)`, a dial timeout,
+// the exec prober's `command timed out: "CMD" timed out after 1s` (k8s.io/cri-client/pkg/remote_runtime.go), or
+// the gRPC prober's `timeout: failed to connect service` (pkg/probe/grpc/grpc.go).
+var reProbeTimeout = regexp.MustCompile(`context deadline exceeded|i/o timeout|command timed out|timeout: failed to connect service`)

@@ -310,6 +310,16 @@ func TestRankSuspectsRules(t *testing.T) {
 			rule: RuleProbePort, path: c0 + ".readinessProbe.httpGet.port",
 		},
 		{
+			name: "liveness probe times out on a copy that starts and dies",
+			setup: func(w *workload) {
+				w.Shape = ShapeStartsAndDies
+				stTerminated(w, "Error", 137, "")
+				stPodEvent(w, "Unhealthy", `Liveness probe failed: Get "http://10.244.1.7:8080/live": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`)
+			},
+			rule: RuleLivenessTimeout, path: c0 + ".livenessProbe.timeoutSeconds",
+			absent: []string{c0 + ".livenessProbe.httpGet.path"},
+		},
+		{
 			name: "undeclared numeric probe port that does not fail is no suspect",
 			setup: func(w *workload) {
 				w.Shape = ShapeLiveButIdle

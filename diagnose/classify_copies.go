@@ -38,6 +38,10 @@ const (
 	recentWindow = time.Hour
 	// stuckCreating: ContainerCreating or an unscheduled Pending copy older than this is stuck.
 	stuckCreating = 2 * time.Minute
+	// settleTime: a container that restarted recently and has been Ready this long since is
+	// back, not dying; rising restarts are this many or more with the last one recent.
+	settleTime = 10 * time.Minute
+	rising     = 3
 )
 
 // copyFacts is what one copy shows, read once from its status.
@@ -106,8 +110,12 @@ func readCopy(w *workload, p *corev1.Pod, ref time.Time) *copyFacts {
 				f.setDies(t.Reason, cs.Name, terminationText(t))
 			}
 		case cs.State.Running != nil && lt != nil && ref.Sub(lt.FinishedAt.Time) <= recentWindow && cs.RestartCount > 0:
-			// Running again right after dying: still the dying shape until it stays up.
-			f.setDies(lt.Reason, cs.Name, terminationText(lt))
+			// Running again after dying recently: still the dying shape until it has stayed up
+			// and Ready for a while, unless it keeps dying (restarts piling up).
+			settled := cs.Ready && ref.Sub(cs.State.Running.StartedAt.Time) >= settleTime
+			if !settled || cs.RestartCount >= rising {
+				f.setDies(lt.Reason, cs.Name, terminationText(lt))
+			}
 		}
 	}
 	if f.NeverStarts == "" && p.Spec.NodeName == "" && p.Status.Phase == corev1.PodPending {

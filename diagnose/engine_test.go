@@ -341,3 +341,35 @@ func TestFailedCreateEventOfCurrentRevision(t *testing.T) {
 		})
 	}
 }
+
+// TestRecentRestartSettles: one restart half an hour ago followed by a Ready run is healthy; the
+// same with restarts piling up, or a copy not yet Ready again, is starts-and-dies.
+func TestRecentRestartSettles(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		restarts int32
+		ready    bool
+		want     Shape
+	}{
+		{name: "one restart, Ready since", restarts: 1, ready: true, want: ShapeHealthy},
+		{name: "restarts piling up", restarts: 4, ready: true, want: ShapeStartsAndDies},
+		{name: "not Ready again", restarts: 1, ready: false, want: ShapeStartsAndDies},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCluster()
+			d := c.deployment("web", 1, 1, reasonNewRSAvailable, 24*time.Hour)
+			rs := c.replicaSet(d, 1, 1, 24*time.Hour, nil)
+			c.pod(rs, "a", 24*time.Hour, func(p *corev1.Pod) {
+				restartedOnce("Error", 30*time.Minute)(p)
+				cs := &p.Status.ContainerStatuses[0]
+				cs.RestartCount, cs.Ready = tt.restarts, tt.ready
+				if !tt.ready {
+					p.Status.Conditions[0].Status = corev1.ConditionFalse
+				}
+			})
+			if got := c.diagnoseOne("web"); got.Shape != tt.want {
+				t.Errorf("shape = %s, want %s (%s)", got.Shape, tt.want, got.Headline)
+			}
+		})
+	}
+}

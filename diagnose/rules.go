@@ -122,7 +122,7 @@ var rules = []RuleInfo{
 		"Use the path the application serves for health checks.", false},
 	{RuleLivenessTimeout, "The liveness probe times out and the kubelet restarts a slow container",
 		"`Liveness probe failed: ... context deadline exceeded` on copies that start and die",
-		"Raise timeoutSeconds or failureThreshold, or add a startupProbe for slow starts.", false},
+		"Raise timeoutSeconds or failureThreshold, or add a startupProbe for slow starts.", true},
 	{RuleServiceSelector, "A Service meant for the workload selects none of its pods",
 		"Service selector matching no pod of the workload; no endpoints",
 		"Make spec.selector match the pod template's labels.", false},

@@ -21,7 +21,7 @@ score, then object and path, so the order is stable.
 - Specific rules read one unambiguous message (a missing Secret key, a 404 from a probe, a
   scheduler reason) and point at the one field it implicates.
 - The general rule (` + "`named-in-failure`" + `) reads every failing event, container state and
-  log line, takes out the endpoints, host:port pairs, URLs, paths and flags they name, and matches
+  log line, takes out the endpoints, host:port pairs, URLs, paths, flags and variable names they name, and matches
   them against every string value of the pod template; the field holding a match is a suspect.
 - A field that the failing revision changed scores higher than an unchanged field with the same
   evidence, so a changed field the evidence implicates ranks first.

@@ -345,6 +345,9 @@ func revisionEvidence(b *evidenceBuilder, w *workload, ref time.Time) {
 	h := &w.cls.history
 	obj := w.Kind + "/" + w.Name
 	switch {
+	case h.NoReplicaSets:
+		b.add(SourceVisibility, "NoReplicaSets", "", "the snapshot holds no ReplicaSet of the Deployment: copies were found by its selector and revisions are unknown", obj, 1, nil)
+		return
 	case h.Current == nil:
 		return
 	case h.LastServing == nil:

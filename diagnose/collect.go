@@ -42,8 +42,18 @@ type revision struct {
 // logs and Services, using only the snapshot's indexes so the whole pass is linear.
 func collectWorkloads(s *snapshot.Snapshot) []*workload {
 	var out []*workload
+	var byNS map[string][]*corev1.Pod
+	nsPods := func(ns string) []*corev1.Pod {
+		if byNS == nil {
+			byNS = map[string][]*corev1.Pod{}
+			for _, p := range s.Pods {
+				byNS[p.Namespace] = append(byNS[p.Namespace], p)
+			}
+		}
+		return byNS[ns]
+	}
 	for _, d := range s.Deployments {
-		out = append(out, collectDeployment(s, d))
+		out = append(out, collectDeployment(s, d, nsPods))
 	}
 	for _, st := range s.StatefulSets {
 		out = append(out, collectStatefulSet(s, st))
@@ -141,7 +151,7 @@ func selectorOf(ls *metav1.LabelSelector) labels.Selector {
 	return sel
 }
 
-func collectDeployment(s *snapshot.Snapshot, d *appsv1.Deployment) *workload {
+func collectDeployment(s *snapshot.Snapshot, d *appsv1.Deployment, nsPods func(string) []*corev1.Pod) *workload {
 	w := &workload{
 		Kind: "Deployment", Namespace: d.Namespace, Name: d.Name, UID: d.UID, Object: d,
 		Declared: replicasOrOne(d.Spec.Replicas), Selector: selectorOf(d.Spec.Selector),
@@ -161,6 +171,16 @@ func collectDeployment(s *snapshot.Snapshot, d *appsv1.Deployment) *workload {
 	}
 	sortRevisions(w.cls.Revisions)
 	w.cls.Current = currentByNumber(w.cls.Revisions, current)
+	if len(w.cls.Revisions) == 0 {
+		// `kubectl get deploy,pods` has no ReplicaSets: take the pods a ReplicaSet controls that
+		// the Deployment's selector matches, with their revisions unknown.
+		w.cls.NoReplicaSets = true
+		for _, p := range nsPods(d.Namespace) {
+			if c := metav1.GetControllerOf(p); c != nil && c.Kind == "ReplicaSet" && w.Selector.Matches(labels.Set(p.Labels)) {
+				w.cls.Unrevisioned = append(w.cls.Unrevisioned, p)
+			}
+		}
+	}
 	return w
 }
 

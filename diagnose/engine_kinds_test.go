@@ -201,3 +201,25 @@ func TestReportOrderSummaryVisibility(t *testing.T) {
 		}
 	}
 }
+
+// TestDeploymentWithoutReplicaSets: `kubectl get deploy,pods` output has no ReplicaSets; the
+// copies are found by the Deployment's selector and the missing history is said.
+func TestDeploymentWithoutReplicaSets(t *testing.T) {
+	c := newCluster()
+	d := c.deployment("web", 2, 3, reasonTimedOut, 24*time.Hour)
+	rs := c.replicaSet(d, 3, 2, time.Hour, nil)
+	c.pod(rs, "a", time.Hour, waiting("CreateContainerConfigError", `configmap "flags" not found`))
+	c.pod(rs, "b", time.Hour, waiting("CreateContainerConfigError", `configmap "flags" not found`))
+	c.s.ReplicaSets = nil
+
+	got := c.diagnoseOne("web")
+	if got.Shape != ShapeNeverStarts || got.Counts.Existing != 2 {
+		t.Errorf("shape %s existing %d, want never-starts with 2 copies", got.Shape, got.Counts.Existing)
+	}
+	if !hasEvidence(got, "NoReplicaSets") {
+		t.Errorf("no NoReplicaSets evidence in %v", evidenceKinds(got))
+	}
+	if got.Revisions != nil {
+		t.Errorf("revisions = %+v, want none (unknown)", got.Revisions)
+	}
+}

@@ -21,6 +21,9 @@ type history struct {
 	LastServing *revision
 	// Unrevisioned are copies no recorded revision accounts for.
 	Unrevisioned []*corev1.Pod
+	// NoReplicaSets: a Deployment whose ReplicaSets the snapshot does not hold; its copies were
+	// found by selector and its revisions are unknown.
+	NoReplicaSets bool
 	revisionOf   map[types.UID]*revision
 }
 

@@ -24,7 +24,7 @@ type history struct {
 	// NoReplicaSets: a Deployment whose ReplicaSets the snapshot does not hold; its copies were
 	// found by selector and its revisions are unknown.
 	NoReplicaSets bool
-	revisionOf   map[types.UID]*revision
+	revisionOf    map[types.UID]*revision
 }
 
 // defaultProgressDeadline is the Deployment default, also used as the warm-up allowance for

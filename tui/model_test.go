@@ -328,16 +328,24 @@ func TestMouseWheelScrolls(t *testing.T) {
 }
 
 func TestMaliciousLogCannotDriveTheTerminal(t *testing.T) {
+	snap, rep := fixture()
+	// The same payload in an event message and in the engine's evidence, besides the log line.
+	snap.Events[0].Message = maliciousLog
+	rep.Workloads[1].Evidence[0].Message = maliciousLog
 	m := readyModel(100, 30)
-	press(m, "down", "down", "enter", "4")
-	v := m.View()
-	for _, bad := range []string{"\x1b]", "\x07", "\x1b[2J", "\x9b", "pwned\x07"} {
-		if strings.Contains(v, bad) {
-			t.Fatalf("log escape %q reached the screen", bad)
+	m.Update(loadedMsg{gen: m.gen, seq: m.seq, data: datasetOf(snap, rep)})
+	press(m, "down", "down", "enter")
+	for _, tab := range []string{"1", "2", "3", "4", "5"} {
+		press(m, tab)
+		v := m.View()
+		for _, bad := range []string{"\x1b]", "\x07", "\x1b[2J", "\u009b", "\x9b"} {
+			if strings.Contains(v, bad) {
+				t.Fatalf("tab %s: escape %q reached the screen", tab, bad)
+			}
 		}
-	}
-	if !strings.Contains(ansi.Strip(v), "connection refused") {
-		t.Fatalf("the log line's text is missing:\n%s", ansi.Strip(v))
+		if tab == "4" && !strings.Contains(ansi.Strip(v), "connection refused") {
+			t.Fatalf("the log line's text is missing:\n%s", ansi.Strip(v))
+		}
 	}
 }
 
@@ -503,4 +511,11 @@ func TestHeaderWarnsOfWhatCouldNotBeRead(t *testing.T) {
 	if !strings.Contains(seen(m), "⚠ 1 not readable") {
 		t.Fatalf("no visibility warning:\n%s", seen(m))
 	}
+}
+
+func TestGoldenError80x24(t *testing.T) {
+	m := readyModel(80, 24)
+	press(m, "r")
+	m.Update(loadedMsg{gen: m.gen, seq: m.seq, err: errors.New(`read dump "cluster/": telemetry/pods.json: line 41: unexpected end of JSON input`)})
+	golden.RequireEqual(t, []byte(seen(m)))
 }

@@ -184,7 +184,8 @@ func serviceEvidence(s *snapshot.Snapshot, b *evidenceBuilder, w *workload) {
 }
 
 // eventEvidence groups warning events (and the kubelet's Normal "Killing" of a container that
-// failed its liveness probe) by reason and message, with the object names taken out of the key.
+// failed its liveness probe) by reason and message, with the object names, generated suffixes
+// and variable words (addresses, counters) taken out of the key.
 func eventEvidence(b *evidenceBuilder, w *workload) {
 	for _, e := range w.Events {
 		if e.Type != corev1.EventTypeWarning && !(e.Reason == "Killing" && strings.Contains(e.Message, "liveness probe")) {
@@ -206,8 +207,15 @@ func normalizeEventMessage(e *corev1.Event) string {
 	if e.InvolvedObject.UID != "" {
 		m = strings.ReplaceAll(m, string(e.InvolvedObject.UID), "<uid>")
 	}
-	return backoffDuration.ReplaceAllString(m, "back-off <d>")
+	// client-go's EventCorrelator rewrites the tenth similar event with this prefix.
+	m = strings.TrimPrefix(m, "(combined from similar events): ")
+	m = generatedSuffix.ReplaceAllString(m, "$1-<suffix>")
+	return withoutVariables(backoffDuration.ReplaceAllString(m, "back-off <d>"))
 }
+
+// generatedSuffix is the random suffix the API server appends to generateName (its alphabet has
+// no vowels and no 0, 1, 3), as in a pod named in a ReplicaSet's FailedCreate.
+var generatedSuffix = regexp.MustCompile(`(<name>)-[bcdfghjklmnpqrstvwxz2456789]{5}\b`)
 
 var (
 	logTimestamp = regexp.MustCompile(`^\[?\d{4}[-/]\d{2}[-/]\d{2}[T ][0-9:.,]+(Z|[+-]\d{2}:?\d{2})?\]?\s*`)

@@ -373,3 +373,30 @@ func TestRecentRestartSettles(t *testing.T) {
 		})
 	}
 }
+
+// TestEventGroupingKey: events of one signal group together although they name different pods,
+// back-off durations and addresses, or carry the correlator's "combined" prefix.
+func TestEventGroupingKey(t *testing.T) {
+	ev := func(obj, msg string) *corev1.Event {
+		return &corev1.Event{InvolvedObject: corev1.ObjectReference{Kind: "ReplicaSet", Name: obj}, Message: msg}
+	}
+	same := []*corev1.Event{
+		ev("web-7b47ddbc88", `Error creating: pods "web-7b47ddbc88-vlm98" is forbidden: exceeded quota: compute`),
+		ev("web-7b47ddbc88", `Error creating: pods "web-7b47ddbc88-rxwwz" is forbidden: exceeded quota: compute`),
+		ev("web-7b47ddbc88", `(combined from similar events): Error creating: pods "web-7b47ddbc88-g4fgb" is forbidden: exceeded quota: compute`),
+	}
+	for _, e := range same[1:] {
+		if a, b := normalizeEventMessage(same[0]), normalizeEventMessage(e); a != b {
+			t.Errorf("keys differ:\n%s\n%s", a, b)
+		}
+	}
+	probe := func(ip string) *corev1.Event {
+		return ev("web-abc-x1", `Liveness probe failed: Get "http://`+ip+`:8081/healthz": dial tcp `+ip+`:8081: connect: connection refused`)
+	}
+	if normalizeEventMessage(probe("10.244.1.2")) != normalizeEventMessage(probe("10.244.7.9")) {
+		t.Error("probe failures on two pod IPs do not group")
+	}
+	if normalizeEventMessage(ev("a", "Readiness probe failed: connection refused")) == normalizeEventMessage(ev("a", "Liveness probe failed: connection refused")) {
+		t.Error("readiness and liveness failures group together")
+	}
+}

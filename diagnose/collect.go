@@ -61,8 +61,18 @@ func collectWorkloads(s *snapshot.Snapshot) []*workload {
 	for _, ds := range s.DaemonSets {
 		out = append(out, collectDaemonSet(s, ds))
 	}
+	// A ReplicaSet is a workload of its own unless a Deployment of the snapshot owns it: one
+	// made by hand, or by a controller the engine does not model, is still diagnosed.
+	deployments := map[types.UID]bool{}
+	for _, d := range s.Deployments {
+		deployments[d.UID] = true
+	}
 	for _, rs := range s.ReplicaSets {
-		if metav1.GetControllerOf(rs) == nil {
+		owned := false
+		for _, o := range rs.OwnerReferences {
+			owned = owned || deployments[o.UID]
+		}
+		if !owned {
 			out = append(out, collectReplicaSet(s, rs))
 		}
 	}
@@ -160,9 +170,6 @@ func collectDeployment(s *snapshot.Snapshot, d *appsv1.Deployment, nsPods func(s
 	}
 	current := d.Annotations[revisionAnnotation]
 	for _, rs := range s.ReplicaSetsOwnedBy(d.UID) {
-		if c := metav1.GetControllerOf(rs); c != nil && c.UID != d.UID {
-			continue
-		}
 		n, _ := strconv.ParseInt(rs.Annotations[revisionAnnotation], 10, 64)
 		rev := &revision{Number: n, Name: rs.Name, Created: rs.CreationTimestamp.Time, Template: &rs.Spec.Template, ReplicaSet: rs}
 		rev.Pods = controlledPods(s, rs.UID)

@@ -223,3 +223,43 @@ func TestDeploymentWithoutReplicaSets(t *testing.T) {
 		t.Errorf("revisions = %+v, want none (unknown)", got.Revisions)
 	}
 }
+
+// TestDiagnoseOddInput: objects as a partial or hand-written dump may hold them (no status, no
+// times, a revision annotation that is not a number, a ControllerRevision with junk data, an
+// event with no involved object) are diagnosed without a panic.
+func TestDiagnoseOddInput(t *testing.T) {
+	if r := Diagnose(&snapshot.Snapshot{}); len(r.Workloads) != 0 || r.Workloads == nil {
+		t.Errorf("empty snapshot: workloads = %#v, want an empty list", r.Workloads)
+	}
+	c := newCluster()
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "bare", Namespace: testNS, UID: c.nextUID(),
+		Annotations: map[string]string{revisionAnnotation: "seven"}}}
+	c.s.Deployments = append(c.s.Deployments, d)
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "bare-1", Namespace: testNS, UID: c.nextUID(),
+		Annotations:     map[string]string{revisionAnnotation: "x"},
+		OwnerReferences: []metav1.OwnerReference{{Kind: "Deployment", Name: "bare", UID: d.UID}}}}
+	c.s.ReplicaSets = append(c.s.ReplicaSets, rs)
+	c.s.Pods = append(c.s.Pods, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bare-1-a", Namespace: testNS, UID: c.nextUID(),
+		OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "bare-1", UID: rs.UID}}},
+		Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "x",
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}}}}})
+	st := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "bare", Namespace: testNS, UID: c.nextUID()}}
+	c.s.StatefulSets = append(c.s.StatefulSets, st)
+	c.s.ControllerRevisions = append(c.s.ControllerRevisions, &appsv1.ControllerRevision{
+		ObjectMeta: metav1.ObjectMeta{Name: "bare-abc", Namespace: testNS, OwnerReferences: []metav1.OwnerReference{{Kind: "StatefulSet", Name: "bare", UID: st.UID}}},
+		Data:       runtime.RawExtension{Raw: []byte(`{"spec":{"template":"not an object"}}`)}, Revision: 1})
+	c.s.DaemonSets = append(c.s.DaemonSets, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "bare", Namespace: testNS, UID: c.nextUID()}})
+	c.s.Events = append(c.s.Events, &corev1.Event{Type: corev1.EventTypeWarning, Reason: "Odd"})
+	c.s.Services = append(c.s.Services, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "bare", Namespace: testNS}})
+	c.s.Logs = append(c.s.Logs, snapshot.ContainerLog{Namespace: testNS, Pod: "bare-1-a", Container: "x", Lines: []string{"{", `{"level":7}`, "", "error"}})
+
+	r := Diagnose(c.s)
+	if len(r.Workloads) != 3 {
+		t.Fatalf("workloads = %d, want the Deployment, StatefulSet and DaemonSet", len(r.Workloads))
+	}
+	for _, w := range r.Workloads {
+		if w.Headline == "" || w.Shape == "" {
+			t.Errorf("%s/%s: empty headline or shape", w.Kind, w.Name)
+		}
+	}
+}

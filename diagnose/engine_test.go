@@ -1,11 +1,15 @@
 package diagnose
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
 // TestShapeRules covers each shape rule of issue 2 on small constructed clusters, including the
@@ -398,5 +402,44 @@ func TestEventGroupingKey(t *testing.T) {
 	}
 	if normalizeEventMessage(ev("a", "Readiness probe failed: connection refused")) == normalizeEventMessage(ev("a", "Liveness probe failed: connection refused")) {
 		t.Error("readiness and liveness failures group together")
+	}
+}
+
+// TestLogEvidence: failure lines from copies that do not serve become one signal per pattern
+// across copies; info lines, kubectl's own "Request log error" and serving copies' logs do not.
+func TestLogEvidence(t *testing.T) {
+	c := newCluster()
+	d := c.deployment("web", 3, 1, reasonTimedOut, time.Hour)
+	rs := c.replicaSet(d, 1, 3, time.Hour, nil)
+	a := c.pod(rs, "a", time.Hour, running(false))
+	b := c.pod(rs, "b", time.Hour, running(false))
+	ok := c.pod(rs, "c", time.Hour, running(true))
+	refused := func(n int, ip string) string {
+		return fmt.Sprintf(`{"level":"warn","ts":"2026-11-24T11:%02d:00Z","msg":"upstream dial failed","attempt":%d,"error":"dial tcp 10.96.14.7:9443: connect: connection refused","peer":"%s"}`, n, n, ip)
+	}
+	c.s.Logs = []snapshot.ContainerLog{
+		{Namespace: testNS, Pod: a.Name, Container: "app", Lines: []string{
+			`{"level":"info","msg":"starting"}`, refused(1, "10.244.0.1"), refused(2, "10.244.0.1"),
+			`2026/11/24 11:02:00 [error] 34#34: *1 open() "/usr/share/nginx/html/healthz" failed (2: No such file or directory), client: 10.244.3.1`}},
+		{Namespace: testNS, Pod: b.Name, Container: "app", Lines: []string{refused(3, "10.244.0.2"), "Request log error: container is waiting to start"}},
+		{Namespace: testNS, Pod: ok.Name, Container: "app", Lines: []string{`{"level":"error","msg":"unrelated failure on a serving copy"}`}},
+	}
+	got := c.diagnoseOne("web")
+	var logs []Evidence
+	for _, e := range got.Evidence {
+		if e.Source == SourceLog {
+			logs = append(logs, e)
+		}
+	}
+	if len(logs) != 2 {
+		t.Fatalf("log evidence = %+v, want the refused pattern and the nginx line", logs)
+	}
+	if logs[0].Count != 3 || len(logs[0].Objects) != 2 || !strings.Contains(logs[0].Message, "connection refused") {
+		t.Errorf("first log signal = %+v, want connection refused, 3 lines on 2 copies", logs[0])
+	}
+	for _, e := range logs {
+		if strings.Contains(e.Message, "serving copy") || strings.Contains(e.Message, "Request log error") || strings.Contains(e.Message, "starting") {
+			t.Errorf("unexpected log signal %q", e.Message)
+		}
 	}
 }

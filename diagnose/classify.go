@@ -187,7 +187,9 @@ func classify(w *workload, ref time.Time) Shape {
 		st.why = "rollout under way inside its deadline"
 		return ShapeProgressing
 	}
-	if c.Serving >= w.Declared {
+	// A stuck rollout takes the failing revision's shape even when old copies still cover the
+	// declared count (maxUnavailable 0).
+	if c.Serving >= w.Declared && !(st.rollout.TimedOut && len(idle) > 0) {
 		st.why = "every declared copy serves"
 		return ShapeHealthy
 	}

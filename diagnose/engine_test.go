@@ -151,6 +151,18 @@ func TestShapeRules(t *testing.T) {
 			wantShape: ShapeStartsAndDies, wantCounts: &Counts{Declared: 2, Existing: 3, Serving: 2, Restarts: 9},
 		},
 		{
+			name: "a stuck rollout whose old copies cover the count takes the new revision's shape",
+			build: func(c *cluster) {
+				d := c.deployment("web", 2, 2, reasonTimedOut, 5*day)
+				old := c.replicaSet(d, 1, 2, 5*day, func(t *corev1.PodTemplateSpec) { t.Spec.Containers[0].Image = "registry.example/web:0.9.0" })
+				cur := c.replicaSet(d, 2, 1, 30*min, nil)
+				c.pod(old, "a", 5*day, running(true))
+				c.pod(old, "b", 5*day, running(true))
+				c.pod(cur, "c", 30*min, running(false))
+			},
+			wantShape: ShapeLiveButIdle, wantCounts: &Counts{Declared: 2, Existing: 3, Serving: 2},
+		},
+		{
 			name: "every copy young while the count returns to target is churn",
 			build: func(c *cluster) {
 				d := c.deployment("web", 2, 1, reasonNewRSAvailable, 3*day)

@@ -51,6 +51,9 @@ type Options struct {
 	StartTimeout time.Duration
 	// Logf, when set, receives progress lines (t.Logf or log.Printf).
 	Logf func(format string, args ...any)
+	// APIServerArgs and ControllerManagerArgs are appended to the binaries' flags (later flags
+	// win), e.g. "--v=4" while debugging.
+	APIServerArgs, ControllerManagerArgs []string
 }
 
 // ControlPlane is a running etcd + kube-apiserver + kube-controller-manager.
@@ -125,30 +128,30 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	); err != nil {
 		return nil, err
 	}
-	if err := cp.start("kube-apiserver",
-		"--etcd-servers="+etcdURL,
+	if err := cp.start("kube-apiserver", append([]string{
+		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
 		// The lease reconciler refuses a loopback address for the kubernetes Service endpoints.
 		"--endpoint-reconciler-type=none",
-		"--secure-port="+itoa(apiPort),
-		"--tls-cert-file="+cp.path("apiserver.crt"),
-		"--tls-private-key-file="+cp.path("apiserver.key"),
-		"--token-auth-file="+cp.path("tokens.csv"),
+		"--secure-port=" + itoa(apiPort),
+		"--tls-cert-file=" + cp.path("apiserver.crt"),
+		"--tls-private-key-file=" + cp.path("apiserver.key"),
+		"--token-auth-file=" + cp.path("tokens.csv"),
 		"--authorization-mode=RBAC",
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-		"--service-account-key-file="+cp.path("sa.key"),
-		"--service-account-signing-key-file="+cp.path("sa.key"),
+		"--service-account-key-file=" + cp.path("sa.key"),
+		"--service-account-signing-key-file=" + cp.path("sa.key"),
 		"--service-cluster-ip-range=10.96.0.0/16",
-		"--audit-policy-file="+cp.path("audit-policy.yaml"),
-		"--audit-log-path="+cp.auditPath,
+		"--audit-policy-file=" + cp.path("audit-policy.yaml"),
+		"--audit-log-path=" + cp.auditPath,
 		"--audit-log-mode=blocking",
 		// Nodes of the simulated kubelet advertise 127.0.0.1; no CA means the server does not
 		// verify the kubelet's serving certificate (pkg/kubelet/client.transportConfig).
 		"--kubelet-preferred-address-types=InternalIP",
 		"--profiling=false",
 		"--v=1",
-	); err != nil {
+	}, opts.APIServerArgs...)...); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -156,16 +159,16 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	if err := cp.waitReady(ctx); err != nil {
 		return nil, err
 	}
-	if err := cp.start("kube-controller-manager",
-		"--kubeconfig="+cp.adminKC,
-		"--controllers="+strings.Join(Controllers, ","),
+	if err := cp.start("kube-controller-manager", append([]string{
+		"--kubeconfig=" + cp.adminKC,
+		"--controllers=" + strings.Join(Controllers, ","),
 		"--use-service-account-credentials=false",
 		"--leader-elect=false",
 		"--secure-port=0",
-		"--service-account-private-key-file="+cp.path("sa.key"),
-		"--root-ca-file="+cp.path("apiserver.crt"),
+		"--service-account-private-key-file=" + cp.path("sa.key"),
+		"--root-ca-file=" + cp.path("apiserver.crt"),
 		"--v=1",
-	); err != nil {
+	}, opts.ControllerManagerArgs...)...); err != nil {
 		return nil, err
 	}
 	if err := cp.waitControllers(ctx); err != nil {

@@ -138,7 +138,21 @@ func (s *Sim) register(ctx context.Context, n *node) error {
 		ContainerRuntimeVersion: "containerd://2.1.5", KubeletVersion: "v1.37.2",
 		OperatingSystem: "linux", Architecture: "amd64",
 	}
-	return s.writeNodeStatus(ctx, n, n.created)
+	if err := s.writeNodeStatus(ctx, n, n.created); err != nil {
+		return err
+	}
+	// The TaintNodesByCondition admission plugin put node.kubernetes.io/not-ready:NoSchedule on
+	// the new node; the node lifecycle controller (not running here) lifts it once the node
+	// reports Ready. Play that, leaving only the taints of the spec.
+	patch, err := json.Marshal(map[string]any{"spec": map[string]any{"taints": n.spec.Taints}})
+	if err != nil {
+		return err
+	}
+	_, err = nodes.Patch(ctx, n.spec.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "kube-controller-manager"})
+	if err != nil {
+		return fmt.Errorf("lift not-ready taint of node %s: %w", n.spec.Name, err)
+	}
+	return nil
 }
 
 // writeNodeStatus patches the node's status with a fresh heartbeat.

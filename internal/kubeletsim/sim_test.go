@@ -524,3 +524,115 @@ func TestRequestsAboveAllocatableAndTaintsAreFailedScheduling(t *testing.T) {
 		return ""
 	})
 }
+
+func TestFailingLivenessProbeRestartsTheContainer(t *testing.T) {
+	e := start(t, world(), nil)
+	e.apply(t, deployment("web", appImage, 1, func(s *corev1.PodSpec) {
+		s.Containers[0].LivenessProbe = &corev1.Probe{
+			ProbeHandler:     corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthy", Port: intstr.FromInt32(8080)}},
+			PeriodSeconds:    2,
+			FailureThreshold: 2,
+		}
+	}))
+	var p corev1.Pod
+	eventually(t, 60*time.Second, func() string {
+		pods := e.pods(t, "web")
+		if len(pods) != 1 || len(pods[0].Status.ContainerStatuses) != 1 {
+			return "no container status yet"
+		}
+		p = pods[0]
+		if cs := p.Status.ContainerStatuses[0]; cs.RestartCount < 1 || cs.LastTerminationState.Terminated == nil {
+			return fmt.Sprintf("restartCount %d", cs.RestartCount)
+		}
+		return ""
+	})
+	eventually(t, 10*time.Second, func() string {
+		evs := e.events(t, p.Name)
+		if !hasEvent(evs, "Unhealthy", "Liveness probe failed: HTTP probe failed with statuscode: 404") {
+			return "no Unhealthy 404 event"
+		}
+		if !hasEvent(evs, "Killing", "Container web failed liveness probe, will be restarted") {
+			return "no Killing event"
+		}
+		return ""
+	})
+}
+
+func TestMissingConfigMapInEnvFrom(t *testing.T) {
+	e := start(t, world(), nil)
+	e.apply(t, deployment("orders", appImage, 1, func(s *corev1.PodSpec) {
+		s.Containers[0].EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "orders-flags"}}}}
+	}))
+	eventually(t, 30*time.Second, func() string {
+		pods := e.pods(t, "orders")
+		if len(pods) != 1 || len(pods[0].Status.ContainerStatuses) != 1 {
+			return "no container status yet"
+		}
+		wt := pods[0].Status.ContainerStatuses[0].State.Waiting
+		if wt == nil || wt.Reason != "CreateContainerConfigError" || wt.Message != `configmap "orders-flags" not found` {
+			return fmt.Sprintf("waiting %+v", wt)
+		}
+		return ""
+	})
+	// Creating the ConfigMap unblocks the pod at its next sync.
+	_, err := e.cs.CoreV1().ConfigMaps(e.ns).Create(context.Background(), &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "orders-flags"}, Data: map[string]string{"FAST_PATH": "on"},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, func() string {
+		pods := e.pods(t, "orders")
+		if len(pods) != 1 || len(pods[0].Status.ContainerStatuses) != 1 || !pods[0].Status.ContainerStatuses[0].Ready {
+			return "pod not ready after the ConfigMap appeared"
+		}
+		return ""
+	})
+}
+
+func TestDaemonSetRunsOnEveryNodeAndScaleDownDeletesPods(t *testing.T) {
+	e := start(t, world(), nil)
+	labels := map[string]string{"app": "agent"}
+	_, err := e.cs.AppsV1().DaemonSets(e.ns).Create(context.Background(), &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "agent"},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: deployment("agent", appImage, 1, nil).Spec.Template.Spec},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, func() string {
+		ds, err := e.cs.AppsV1().DaemonSets(e.ns).Get(context.Background(), "agent", metav1.GetOptions{})
+		if err != nil {
+			return err.Error()
+		}
+		if ds.Status.DesiredNumberScheduled != 3 || ds.Status.NumberReady != 3 {
+			return fmt.Sprintf("daemonset desired %d ready %d, want 3/3", ds.Status.DesiredNumberScheduled, ds.Status.NumberReady)
+		}
+		return ""
+	})
+
+	e.apply(t, deployment("api", appImage, 2, nil))
+	eventually(t, 60*time.Second, func() string {
+		if n := len(e.pods(t, "api")); n != 2 {
+			return fmt.Sprintf("%d api pods", n)
+		}
+		return ""
+	})
+	_, err = e.cs.AppsV1().Deployments(e.ns).Patch(context.Background(), "api", "application/merge-patch+json",
+		[]byte(`{"spec":{"replicas":0}}`), metav1.PatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Graceful deletion completes only when a kubelet confirms it.
+	eventually(t, 30*time.Second, func() string {
+		if n := len(e.pods(t, "api")); n != 0 {
+			return fmt.Sprintf("%d api pods left after scaling to 0", n)
+		}
+		return ""
+	})
+}

@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -177,7 +178,8 @@ func (s *Sim) Run(ctx context.Context) error {
 	return nil
 }
 
-// Stop ends every loop and, unless KeepNodes, deletes the nodes. Pods stay as they were.
+// Stop ends every loop and, unless KeepNodes, deletes the nodes and (as the pod garbage
+// collector would) the pods bound to them.
 func (s *Sim) Stop() {
 	if s.cancel == nil {
 		return
@@ -192,6 +194,14 @@ func (s *Sim) Stop() {
 	defer cancel()
 	for _, n := range s.nodes {
 		_ = s.cs.CoreV1().Nodes().Delete(ctx, n.spec.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+	}
+	// The pod garbage collector force-deletes pods whose node is gone; without it a namespace
+	// holding them would never finish terminating.
+	pods, _ := s.podLister.List(labels.Everything())
+	for _, p := range pods {
+		if s.owns(p) && s.nodeByName(p.Spec.NodeName) != nil {
+			_ = s.cs.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)})
+		}
 	}
 }
 

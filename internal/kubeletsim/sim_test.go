@@ -636,3 +636,60 @@ func TestDaemonSetRunsOnEveryNodeAndScaleDownDeletesPods(t *testing.T) {
 		return ""
 	})
 }
+
+func TestInitContainerRunsToCompletionBeforeTheApp(t *testing.T) {
+	w := world()
+	migrate := "registry.sim.example/shop/migrate:1.4.2"
+	w.SetImage(migrate, kubeletsim.Image{Program: kubeletsim.Program{ExitAfter: 3 * time.Second, Logs: []string{"applied 3 migrations"}}})
+	e := start(t, w, nil)
+	e.apply(t, deployment("api", appImage, 1, func(s *corev1.PodSpec) {
+		s.InitContainers = []corev1.Container{{Name: "migrate", Image: migrate}}
+	}))
+	eventually(t, 60*time.Second, func() string {
+		pods := e.pods(t, "api")
+		if len(pods) != 1 || len(pods[0].Status.InitContainerStatuses) != 1 || len(pods[0].Status.ContainerStatuses) != 1 {
+			return "no statuses yet"
+		}
+		p := pods[0]
+		init := p.Status.InitContainerStatuses[0].State.Terminated
+		if init == nil || init.ExitCode != 0 || init.Reason != "Completed" {
+			return fmt.Sprintf("init state %+v", p.Status.InitContainerStatuses[0].State)
+		}
+		if !p.Status.ContainerStatuses[0].Ready || condition(p, corev1.PodInitialized).Status != corev1.ConditionTrue {
+			return "app not ready"
+		}
+		body, err := e.cs.CoreV1().Pods(e.ns).GetLogs(p.Name, &corev1.PodLogOptions{Container: "migrate"}).DoRaw(context.Background())
+		if err != nil || string(body) != "applied 3 migrations\n" {
+			return fmt.Sprintf("init logs %q %v", body, err)
+		}
+		return ""
+	})
+}
+
+func TestRegistryDownIsADNSFailure(t *testing.T) {
+	w := world()
+	e := start(t, w, nil)
+	w.SetRegistryDown("registry.sim.example", true)
+	e.apply(t, deployment("api", appImage, 1, nil))
+	want := fmt.Sprintf(`failed to pull and unpack image %q: failed to resolve image: failed to do request: Head "https://registry.sim.example/v2/shop/api/manifests/1.4.2": dial tcp: lookup registry.sim.example on 127.0.0.53:53: no such host`, appImage)
+	eventually(t, 30*time.Second, func() string {
+		pods := e.pods(t, "api")
+		if len(pods) != 1 || len(pods[0].Status.ContainerStatuses) != 1 {
+			return "no container status yet"
+		}
+		wt := pods[0].Status.ContainerStatuses[0].State.Waiting
+		if wt == nil || !strings.HasSuffix(wt.Message, want) {
+			return fmt.Sprintf("waiting %+v, want message ending %q", wt, want)
+		}
+		return ""
+	})
+	// The registry comes back: the next pull after the back-off succeeds.
+	w.SetRegistryDown("registry.sim.example", false)
+	eventually(t, 60*time.Second, func() string {
+		pods := e.pods(t, "api")
+		if len(pods) != 1 || len(pods[0].Status.ContainerStatuses) != 1 || !pods[0].Status.ContainerStatuses[0].Ready {
+			return "pod not ready after the registry came back"
+		}
+		return ""
+	})
+}

@@ -285,9 +285,15 @@ func TestRun(t *testing.T) {
 			wantOut: []string{"SHAPE", "deployment/web-frontend"},
 		},
 		{
-			name:     "the live source is reported on, not guessed",
-			argv:     []string{"audit", "--kubeconfig", filepath.Join(t.TempDir(), "missing")},
-			wantErr:  "",
+			name:     "a kubeconfig that is not there",
+			argv:     []string{"audit", "--kubeconfig", "testdata/no-such-kubeconfig"},
+			wantErr:  "load kubeconfig: stat testdata/no-such-kubeconfig: no such file or directory",
+			wantCode: ExitError,
+		},
+		{
+			name:     "an API server that does not answer",
+			argv:     []string{"audit", "--server", "https://127.0.0.1:1", "--request-timeout", "2s"},
+			wantErr:  "cannot reach the API server at 127.0.0.1:1",
 			wantCode: ExitError,
 		},
 		{
@@ -420,6 +426,7 @@ func TestExitCode(t *testing.T) {
 		{[]string{"audit", "-o", "xml"}, ExitUsage},
 		{[]string{"audit", "--fail-on", "sad"}, ExitUsage},
 		{[]string{"explain"}, ExitUsage},
+		{[]string{"dump"}, ExitUsage},
 		{[]string{"nonsense"}, ExitUsage},
 	}
 	for _, tt := range tests {
@@ -517,5 +524,62 @@ func TestSeveralNamespaces(t *testing.T) {
 	}
 	if strings.Contains(out, "dev-ingester-upstream") || strings.Contains(out, "NAMESPACE") {
 		t.Errorf("-n keeps one namespace of the dump:\n%s", out)
+	}
+}
+
+// kubeconfig writes a kubeconfig whose context "prod" has namespace "payments" and a server
+// that nothing listens on: building a live source must not contact it.
+func kubeconfig(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	const cfg = `apiVersion: v1
+kind: Config
+clusters:
+- name: prod
+  cluster:
+    server: https://127.0.0.1:1
+contexts:
+- name: prod
+  context:
+    cluster: prod
+    user: auditor
+    namespace: payments
+current-context: prod
+users:
+- name: auditor
+  user:
+    token: not-a-secret
+`
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestRootOpensConsoleOnLiveCluster(t *testing.T) {
+	var got *tui.Options
+	h := hooks{
+		interactive: func() bool { return true },
+		console: func(_ context.Context, o tui.Options) error {
+			got = &o
+			return nil
+		},
+	}
+	if _, _, err := run(t, nil, h, "--kubeconfig", kubeconfig(t)); err != nil {
+		t.Fatal(err)
+	}
+	if got.SourceLabel != "live" || got.Context != "prod" || strings.Join(got.Namespaces, ",") != "payments" || got.AllNamespaces {
+		t.Errorf("live console options: label %q context %q namespaces %v all %v", got.SourceLabel, got.Context, got.Namespaces, got.AllNamespaces)
+	}
+	if got.Source == nil || got.Watch == nil || got.SwitchNamespace == nil || got.SwitchNamespace("other") == nil {
+		t.Errorf("live console lacks source, watch or namespace switch: %+v", got)
+	}
+
+	got = nil
+	if _, _, err := run(t, nil, h, "--kubeconfig", kubeconfig(t), "-A"); err != nil {
+		t.Fatal(err)
+	}
+	if !got.AllNamespaces || len(got.Namespaces) != 0 {
+		t.Errorf("-A: namespaces %v all %v", got.Namespaces, got.AllNamespaces)
 	}
 }

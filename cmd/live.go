@@ -1,8 +1,37 @@
 package cmd
 
-import "errors"
+import (
+	"context"
 
-// openLive will open the cluster the kubeconfig flags name once the live source lands.
-func openLive(*SourceOptions) (*openedSource, error) {
-	return nil, errors.New("live clusters are not supported yet; use --dump PATH")
+	"github.com/kubediagnose/kubectl-diagnose/internal/live"
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+)
+
+// openLive opens the cluster the kubeconfig flags name. It does not contact the server yet.
+func openLive(o *SourceOptions) (*openedSource, error) {
+	src, err := live.New(o.ConfigFlags, live.Options{Namespaces: o.namespaces(), AllNamespaces: o.AllNamespaces})
+	if err != nil {
+		return nil, err
+	}
+	flags := o.ConfigFlags
+	return &openedSource{
+		Source:         &scopedSource{src: src, at: o.At},
+		Label:          "live",
+		Context:        src.Info().Context,
+		live:           src,
+		liveNamespaces: src.Namespaces(),
+		watch:          src.Watch,
+		switchNamespace: func(ns string) snapshot.Source {
+			s, err := live.New(flags, live.Options{Namespaces: []string{ns}})
+			if err != nil {
+				return failedSource{err: err}
+			}
+			return s
+		},
+	}, nil
 }
+
+// failedSource is a source that could not be built; reading it returns why.
+type failedSource struct{ err error }
+
+func (f failedSource) Snapshot(context.Context) (*snapshot.Snapshot, error) { return nil, f.err }

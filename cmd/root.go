@@ -92,6 +92,7 @@ table otherwise. It only reads: get, list and watch.`,
 	cmd.AddCommand(
 		NewCmdAudit(streams, source, h.runAudit),
 		NewCmdExplain(streams, source, h.runExplain),
+		NewCmdDump(streams, source.ConfigFlags),
 		NewCmdVersion(streams),
 	)
 	return cmd

@@ -105,6 +105,12 @@ func TestIdentityHasOnlyItsRolePermissions(t *testing.T) {
 	if _, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 		t.Fatalf("list pods in another namespace: got %v, want forbidden", err)
 	}
+	if err := cp.Grant(ctx, id.User, "", controlplane.ReadOnlyRules([]string{""}, "nodes")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatalf("list nodes after Grant: %v", err)
+	}
 
 	// The kubeconfig authenticates as the same user with the Role's namespace as default.
 	loaded, err := clientcmd.LoadFromFile(id.Kubeconfig)

@@ -1,0 +1,126 @@
+package e2e
+
+import (
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// TestEveryShapeOnALiveCluster runs one workload of each shape side by side in one namespace,
+// as an on-call engineer would find them, and checks the verdict and main suspect of each.
+// It then saves the namespace with `dump` and checks that `audit --dump` says the same.
+func TestEveryShapeOnALiveCluster(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, world())
+
+	e.create(t, ingester("api", 2, reachableIntake), true)
+	e.create(t, deployment("recommender", recommenderV1, 2, nil), true)
+	// The broken ones are met as an on-call engineer meets them: after the controller gave up on
+	// them. A short deadline gets there in seconds instead of ten minutes.
+	e.create(t, failed(deployment("pull", missingImage, 2, nil)), false)
+	e.create(t, failed(deployment("thumbs", thumbsImage, 2, nil)), false)
+	// The readiness probe asks port 9090; the program and the declared containerPort are 8080.
+	idle := failed(ingester("idle", 2, reachableIntake))
+	idle.Spec.Template.Spec.Containers[0].ReadinessProbe.HTTPGet.Port = intstr.FromInt32(9090)
+	e.create(t, idle, true)
+
+	e.waitServing(t, "api", 2)
+	e.waitServing(t, "recommender", 2)
+	// A rollout to a version that loads its model for 30 minutes: under way, within its deadline.
+	e.update(t, "recommender", func(c *corev1.Container) { c.Image = recommenderV2 })
+	e.waitPods(t, "pull", 2, "failing to pull", pullFailing)
+	e.waitPods(t, "thumbs", 2, "restarted after OOMKilled", restarted)
+	e.waitPods(t, "idle", 2, "running but not ready", runningNotReady)
+	for _, name := range []string{"pull", "thumbs", "idle"} {
+		e.waitDeadlineExceeded(t, name)
+	}
+	e.waitPods(t, "recommender", 1, "running the new version, not ready yet", func(p corev1.Pod) bool {
+		return runningNotReady(p) && p.Spec.Containers[0].Image == recommenderV2
+	})
+
+	kc := cp.AdminKubeconfig()
+	want := []verdict{
+		{name: "api", shape: "healthy"},
+		{name: "recommender", shape: "progressing"},
+		{name: "pull", shape: "never-starts", cause: "spec", suspect: "spec.template.spec.containers[0].image"},
+		// Its copies were Ready for seconds before each kill, so whether an OOM is the spec's fault
+		// or an input that outgrew the limit is the engine's call; the field is not.
+		{name: "thumbs", shape: "starts-and-dies", suspect: "spec.template.spec.containers[0].resources.limits.memory"},
+		{name: "idle", shape: "live-but-idle", cause: "spec", suspect: "spec.template.spec.containers[0].readinessProbe.httpGet.port"},
+	}
+	r := eventuallyAudit(t, 60*time.Second, kc, []string{"-n", e.ns}, want...)
+
+	if r.APIVersion != "kubediagnose.dev/v1alpha1" || r.Kind != "Report" {
+		t.Errorf("apiVersion/kind = %s/%s", r.APIVersion, r.Kind)
+	}
+	if r.Source.Type != "live" || r.Source.Server == "" || r.Source.Context == "" {
+		t.Errorf("source = %+v, want a live source naming its context and server", r.Source)
+	}
+	if time.Since(r.ReferenceTime) > time.Minute || time.Until(r.ReferenceTime) > time.Second {
+		t.Errorf("referenceTime = %v, want now", r.ReferenceTime)
+	}
+	for _, w := range r.Workloads {
+		if w.Namespace != e.ns {
+			t.Errorf("workload %s/%s of another namespace in a -n %s audit", w.Namespace, w.Name, e.ns)
+		}
+	}
+	if api := r.find("Deployment", "api"); api != nil && (api.Counts.Declared != 2 || api.Counts.Serving != 2) {
+		t.Errorf("api counts = %+v, want 2 declared and 2 serving", api.Counts)
+	}
+	if pull := r.find("Deployment", "pull"); pull != nil && pull.Counts.Serving != 0 {
+		t.Errorf("pull counts = %+v, want none serving", pull.Counts)
+	}
+	// Log tails of failing copies come through pods/log from the simulated kubelet.
+	if thumbs := r.find("Deployment", "thumbs"); thumbs != nil && !hasEvidence(thumbs, "OOMKilled") {
+		t.Errorf("thumbs evidence does not mention OOMKilled:\n%s", thumbs)
+	}
+
+	t.Run("dump then audit --dump gives the same verdicts", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "incident")
+		res := diagnoseCmd(t, "dump", "--kubeconfig", kc, "-n", e.ns, "--output-directory", dir)
+		if res.code != 0 {
+			t.Fatalf("dump: exit %d: %s", res.code, res.stderr)
+		}
+		// Read the cluster again right after the dump, so both describe the same moment.
+		live := audit(t, kc, "-n", e.ns)
+		offline := audit(t, kc, "--dump", dir, "--at", live.ReferenceTime.UTC().Format(time.RFC3339))
+		if offline.Source.Type != "dump" {
+			t.Errorf("offline source = %+v, want dump", offline.Source)
+		}
+		if got, want := verdicts(offline), verdicts(live); got != want {
+			t.Errorf("verdicts differ between the cluster and its dump:\noffline:\n%s\nlive:\n%s", got, want)
+		}
+		again := diagnoseCmd(t, "dump", "--kubeconfig", kc, "-n", e.ns, "--output-directory", dir)
+		if again.code != 1 || !strings.Contains(again.stderr, "--force") {
+			t.Errorf("dump into a non-empty directory: exit %d, stderr %q; want exit 1 naming --force", again.code, again.stderr)
+		}
+	})
+}
+
+func hasEvidence(w *workload, word string) bool {
+	for _, ev := range w.Evidence {
+		if strings.Contains(ev.Message, word) || strings.Contains(ev.Kind, word) {
+			return true
+		}
+	}
+	return false
+}
+
+// verdicts renders what must survive a dump: per workload its shape, cause and ranked suspect paths.
+func verdicts(r *report) string {
+	var lines []string
+	for _, w := range r.Workloads {
+		var paths []string
+		for _, s := range w.Suspects {
+			paths = append(paths, s.Path)
+		}
+		lines = append(lines, strings.Join([]string{w.Kind, w.Namespace, w.Name, w.Shape, w.Cause, strings.Join(paths, ",")}, " "))
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}

@@ -23,8 +23,14 @@
 //		ns := cp.Namespace(t)              // created now, deleted when the test ends
 //		cs := kubernetes.NewForConfigOrDie(cp.AdminConfig())
 //		id := cp.NewIdentity(t, ns, rules) // a token user bound to a Role with these rules
-//		...
+//		cp.Grant(ctx, id.User, "", nodeRules) // and to a ClusterRole (namespace "")
+//		run(cp.Kubectl(), "--kubeconfig", id.Kubeconfig, ...)
 //	}
+//
+// The audit log (AuditLogPath) has one JSON audit.k8s.io/v1 Event per line with user.username,
+// verb and objectRef; identities from NewIdentity are named e2e-user-N, the admin e2e-admin, and
+// the controllers run as the admin too. Extra flags for either binary go in Options.APIServerArgs
+// and Options.ControllerManagerArgs; each binary's output is in Dir()/<binary>.log.
 //
 // Invariant: every process is started in its own process group and killed with it by Stop, and
 // every file lives under one temporary directory that Stop removes; missing assets are an error

@@ -693,3 +693,30 @@ func TestRegistryDownIsADNSFailure(t *testing.T) {
 		return ""
 	})
 }
+
+func TestMissingSecretVolumeIsFailedMount(t *testing.T) {
+	e := start(t, world(), nil)
+	e.apply(t, deployment("api", appImage, 1, func(s *corev1.PodSpec) {
+		s.Volumes = []corev1.Volume{{Name: "creds", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "app-creds"}}}}
+		s.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "creds", MountPath: "/etc/creds", ReadOnly: true}}
+	}))
+	want := `MountVolume.SetUp failed for volume "creds" : secret "app-creds" not found`
+	eventually(t, 30*time.Second, func() string {
+		pods := e.pods(t, "api")
+		if len(pods) != 1 || len(pods[0].Status.ContainerStatuses) != 1 {
+			return "no container status yet"
+		}
+		p := pods[0]
+		wt := p.Status.ContainerStatuses[0].State.Waiting
+		if p.Status.Phase != corev1.PodPending || wt == nil || wt.Reason != "ContainerCreating" {
+			return fmt.Sprintf("phase %s waiting %+v, want Pending ContainerCreating", p.Status.Phase, wt)
+		}
+		if c := condition(p, corev1.PodReadyToStartContainers); c == nil || c.Status != corev1.ConditionFalse {
+			return fmt.Sprintf("PodReadyToStartContainers %+v, want False", c)
+		}
+		if !hasEvent(e.events(t, p.Name), "FailedMount", want) {
+			return "no FailedMount event " + want
+		}
+		return ""
+	})
+}

@@ -195,8 +195,11 @@ type Evidence struct {
 	Message string         `json:"message"`
 	Source  EvidenceSource `json:"source"`
 	// Objects names the copies (or other objects) the signal covers.
-	Objects  []string   `json:"objects"`
-	Count    int32      `json:"count"`
+	Objects []string `json:"objects"`
+	// Count is how often the signal was seen: copies showing it for pod status, the events'
+	// own counts summed for events, matching lines for logs.
+	Count int32 `json:"count"`
+	// LastSeen is when the signal was last recorded; nil for a state that holds now.
 	LastSeen *time.Time `json:"lastSeen"`
 }
 

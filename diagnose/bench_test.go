@@ -78,6 +78,31 @@ func BenchmarkDiagnose(b *testing.B) {
 	}
 }
 
+// BenchmarkClassify runs only the classification half (collect, counts, revisions, copies,
+// shape, evidence) over the same cluster, to tell its cost from the suspect rules'.
+func BenchmarkClassify(b *testing.B) {
+	s := syntheticCluster(2000, 100)
+	s.Index()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, w := range collectWorkloads(s) {
+			ref := s.ReferenceTime
+			w.Snap = s
+			count(s, w, ref)
+			w.findServing(ref)
+			w.diffRevisions()
+			for _, p := range w.Pods {
+				w.cls.copies = append(w.cls.copies, readCopy(w, p, ref))
+			}
+			w.cls.rollout = readRollout(w, ref)
+			w.cls.failedCreate = readFailedCreate(w)
+			w.Shape = classify(w, ref)
+			w.Evidence = gatherEvidence(s, w, ref)
+		}
+	}
+}
+
 // TestSyntheticClusterShapes keeps the benchmark honest: its broken workloads are found.
 func TestSyntheticClusterShapes(t *testing.T) {
 	r := Diagnose(syntheticCluster(40, 10))

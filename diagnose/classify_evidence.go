@@ -243,6 +243,10 @@ func logEvidence(b *evidenceBuilder, w *workload) {
 			if strings.HasPrefix(line, "Request log error:") || strings.HasPrefix(line, "unable to retrieve container logs") {
 				continue
 			}
+			// The reduced text is part of the line: a line without a failure word is done.
+			if !logFailure(line) {
+				continue
+			}
 			text := logText(line)
 			if text == "" || !logFailure(text) {
 				continue

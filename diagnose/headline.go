@@ -32,6 +32,9 @@ func headline(w *workload, shape Shape) string {
 		}
 	case ShapeStartsAndDies:
 		why = "copies start and die: " + w.cls.why
+		if h.Current != nil && h.LastServing != nil && h.LastServing != h.Current {
+			why = fmt.Sprintf("revision %d's copies start and die: %s", h.Current.Number, w.cls.why)
+		}
 		if c.Restarts > 0 {
 			why += fmt.Sprintf(", %d restarts", c.Restarts)
 		}

@@ -92,6 +92,11 @@ func gatherEvidence(s *snapshot.Snapshot, w *workload, ref time.Time) []Evidence
 	logEvidence(b, w)
 	revisionEvidence(b, w, ref)
 	visibilityEvidence(s, b, w)
+	if len(w.Events) == 0 && (w.Shape.Broken() || w.Shape == ShapeUnknown) {
+		// Events are support, never the verdict; still say they are missing so nobody reads
+		// their absence as calm.
+		b.add(SourceVisibility, "NoEvents", "", "no event about the workload or its copies in the snapshot (the API server keeps events for an hour by default)", "", 1, nil)
+	}
 	return b.list()
 }
 

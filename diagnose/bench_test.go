@@ -90,7 +90,7 @@ func BenchmarkClassify(b *testing.B) {
 			ref := s.ReferenceTime
 			w.Snap = s
 			count(s, w, ref)
-			w.findServing(ref)
+			w.findServing()
 			w.diffRevisions()
 			for _, p := range w.Pods {
 				w.cls.copies = append(w.cls.copies, readCopy(w, p, ref))

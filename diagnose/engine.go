@@ -47,7 +47,7 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	ref := s.ReferenceTime
 	w.Snap = s
 	youngest, oldest := count(s, w, ref)
-	w.findServing(ref)
+	w.findServing()
 	w.diffRevisions()
 	for _, p := range w.Pods {
 		w.cls.copies = append(w.cls.copies, readCopy(w, p, ref))

@@ -65,7 +65,7 @@ func revisionOf(cr *appsv1.ControllerRevision) *revision {
 //     been replaced sooner; this is a presumption and the evidence says so.
 //
 // LastServing is the current revision when it served, else the newest older revision that did.
-func (w *workload) findServing(ref time.Time) {
+func (w *workload) findServing() {
 	h := &w.cls.history
 	deadline := progressDeadline(w.Object)
 	for i, rev := range h.Revisions {

@@ -342,7 +342,7 @@ func matchTokens(ev []token, val string, vt []token, ownHosts map[string]bool) m
 			case e.Kind == tokURL && t.Kind == tokURL && e.Text == t.Text:
 				better(strengthExact, "URL "+t.Text)
 			case e.Kind == tokFlag && t.Kind == tokFlag && e.Text == t.Text:
-				better(strengthExact, "flag "+t.Text)
+				better(strengthExact, "flag -"+t.Text)
 			case e.Kind == tokHostPort && t.Kind == tokHostPort && e.Text == t.Text:
 				better(strengthExact, "host:port "+t.Text)
 			case e.Kind == tokHost && t.Kind == tokHost && e.Host == t.Host:

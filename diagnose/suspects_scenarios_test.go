@@ -82,6 +82,18 @@ func TestScenarioSuspectLists(t *testing.T) {
 			{RuleStorageClass, "StatefulSet/metrics-db", "spec.volumeClaimTemplates[0].spec.storageClassName", ConfidenceHigh},
 		}},
 		{"fixtures/old-restarts", "Deployment", "pricing", nil},
+		{"demo", "Deployment", "telemetry-api", []want{
+			{RuleNamedInFailure, "Deployment/telemetry-api", "spec.template.spec.containers[0].args[2]", ConfidenceHigh},
+			{RuleChangedField, "Deployment/telemetry-api", "spec.template.spec.containers[0].image", ConfidenceLow},
+		}},
+		{"demo", "Deployment", "telemetry-worker", []want{
+			{RuleNamedInFailure, "Deployment/telemetry-worker", "spec.template.spec.containers[0].env[3].valueFrom.secretKeyRef.key", ConfidenceHigh},
+			{RuleChangedField, "Deployment/telemetry-worker", "spec.template.spec.containers[0].env[2]", ConfidenceLow},
+			{RuleChangedField, "Deployment/telemetry-worker", "spec.template.spec.containers[0].image", ConfidenceLow},
+		}},
+		{"demo", "Deployment", "telemetry-collector", []want{
+			{RuleImageNotFound, "Deployment/telemetry-collector", "spec.template.spec.containers[0].image", ConfidenceHigh},
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.scenario+"/"+tt.name, func(t *testing.T) {
@@ -90,6 +102,9 @@ func TestScenarioSuspectLists(t *testing.T) {
 			dir, ns := filepath.Join("..", "testdata", "scenarios", tt.scenario), tt.scenario
 			if id, ok := strings.CutPrefix(tt.scenario, "fixtures/"); ok {
 				dir, ns = filepath.Join("..", "testdata", "fixtures", id), "fixture-"+id
+			}
+			if tt.scenario == "demo" {
+				dir, ns = filepath.Join("..", "internal", "demo"), "telemetry"
 			}
 			s, err := dump.Read(filepath.Join(dir, "dump"), nil)
 			if err != nil {

@@ -345,7 +345,7 @@ func (ds *dataset) logsLines(st Styles, pods []*corev1.Pod, width int) []string 
 				if prev {
 					title += " (previous instance)"
 				}
-				out = append(out, st.Section.Render(ansi.Truncate(title+" ──", width, "…")))
+				out = append(out, st.Title.Render(ansi.Truncate(title+" ──", width, "…")))
 				lines := l.Lines
 				if len(lines) > logTailLines {
 					lines = lines[len(lines)-logTailLines:]

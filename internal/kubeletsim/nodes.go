@@ -210,7 +210,8 @@ func (s *Sim) writeNodeStatus(ctx context.Context, n *node, heartbeat time.Time)
 // heartbeat renews each node's Lease every 10 s and rewrites its status every 5 min (simulated),
 // like the kubelet's nodeStatusUpdateFrequency / nodeStatusReportFrequency.
 func (s *Sim) heartbeat(ctx context.Context) {
-	leaseEvery := s.scaled(10 * time.Second)
+	// At high time scales a real second is plenty: nothing reads leases closer than that.
+	leaseEvery := max(s.scaled(10*time.Second), time.Second)
 	statusEvery := s.scaled(5 * time.Minute)
 	lastStatus := s.now()
 	t := time.NewTicker(leaseEvery)

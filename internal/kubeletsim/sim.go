@@ -184,7 +184,9 @@ func (s *Sim) Stop() {
 	if s.cancel == nil {
 		return
 	}
+	s.mu.Lock()
 	s.cancel()
+	s.mu.Unlock()
 	s.done.Wait()
 	_ = s.srv.Close()
 	if s.opts.KeepNodes {
@@ -255,8 +257,9 @@ func (s *Sim) onPod(ctx context.Context, obj any) {
 		w.cancel = cancel
 		s.workers[p.UID] = w
 		s.byName[p.Namespace+"/"+p.Name] = p.UID
-		s.mu.Unlock()
+		// Added under mu: Stop cancels under mu, so Wait sees every worker started before.
 		s.goRun(func() { w.run(wctx) })
+		s.mu.Unlock()
 		return
 	}
 	s.mu.Unlock()

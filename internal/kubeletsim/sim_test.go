@@ -431,8 +431,10 @@ func TestMemoryAboveLimitIsOOMKilledIntoCrashLoopBackOff(t *testing.T) {
 		if last.Reason != "OOMKilled" || last.ExitCode != 137 {
 			t.Fatalf("last state %+v, want OOMKilled 137", last)
 		}
+		// Restarts after 0, 10, 20, 40 ... s: the n-th restart waits 10s·2^(n-1), capped at 5m0s.
+		backoff := min(10*time.Second<<(cs.RestartCount-1), 5*time.Minute)
 		want := fmt.Sprintf("back-off %s restarting failed container=thumbs pod=%s_%s(%s)",
-			map[int32]string{2: "20s", 3: "40s", 4: "1m20s"}[cs.RestartCount], p.Name, p.Namespace, p.UID)
+			backoff, p.Name, p.Namespace, p.UID)
 		if cs.State.Waiting.Message != want {
 			return fmt.Sprintf("waiting message %q, want %q", cs.State.Waiting.Message, want)
 		}

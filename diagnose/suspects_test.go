@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -200,6 +201,69 @@ func TestRankSuspectsRules(t *testing.T) {
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/1 nodes are available: 1 node(s) had untolerated taint(s). preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
 			},
 			rule: RuleUntoleratedTaint, path: "spec.template.spec.tolerations",
+		},
+		{
+			// volumebinding PreFilter returns the claim lister's NotFound (volume_binding.go podHasPVCs).
+			name: "volume names a claim that does not exist",
+			setup: func(w *workload) {
+				w.Template.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "api-data"}}}}
+				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", `0/3 nodes are available: persistentvolumeclaim "api-data" not found. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.`)
+			},
+			rule: RuleVolumeRefNotFound, path: "spec.template.spec.volumes[0].persistentVolumeClaim.claimName",
+		},
+		{
+			// interpodaffinity/filtering.go ErrReasonAntiAffinityRulesNotMatch.
+			name: "required anti-affinity",
+			setup: func(w *workload) {
+				w.Template.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+					LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "api"}}, TopologyKey: "kubernetes.io/hostname"}}}}
+				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.")
+			},
+			rule: RulePodAffinity, path: "spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+		},
+		{
+			// nodeports/node_ports.go ErrReason; several reasons in one FitError, sorted.
+			name: "hostPort taken, and a taint elsewhere",
+			setup: func(w *workload) {
+				w.Template.Spec.Containers[0].Ports[0].HostPort = 8080
+				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 node(s) didn't have free ports for the requested pod ports. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.")
+			},
+			rule: RuleHostPort, path: c0 + ".ports[0].hostPort",
+			below: []string{"spec.template.spec.tolerations"},
+		},
+		{
+			// podtopologyspread/plugin.go ErrReasonConstraintsNotMatch.
+			name: "topology spread",
+			setup: func(w *workload) {
+				w.Template.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone",
+					WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "api"}}}}
+				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
+			},
+			rule: RuleTopologySpread, path: "spec.template.spec.topologySpreadConstraints[0]",
+		},
+		{
+			name: "node affinity NotIn every node's value",
+			setup: func(w *workload) {
+				w.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+					NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+						{Key: "node.kubernetes.io/instance-type", Operator: corev1.NodeSelectorOpNotIn, Values: []string{"m6i.large", "m6i.xlarge"}},
+					}}}}}}
+				w.Snap.Nodes = []*corev1.Node{
+					stNode("a", map[string]string{"node.kubernetes.io/instance-type": "m6i.large"}),
+					stNode("b", map[string]string{"node.kubernetes.io/instance-type": "m6i.xlarge"}),
+				}
+				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
+			},
+			rule: RuleNodeSelector, path: "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]",
+		},
+		{
+			name: "node selector with no visible nodes",
+			setup: func(w *workload) {
+				w.Template.Spec.NodeSelector = map[string]string{"disktype": "nvme"}
+				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
+			},
+			rule: RuleNodeSelector, path: "spec.template.spec.nodeSelector[disktype]",
 		},
 		{
 			// plugin/pkg/admission/serviceaccount/admission.go via controller_utils.go "Error creating: %v".

@@ -192,7 +192,8 @@ func (e *env) waitServing(t *testing.T, name string, n int32) {
 // waitPods waits until cond holds for at least n pods of the app.
 func (e *env) waitPods(t *testing.T, app string, n int, what string, cond func(corev1.Pod) bool) {
 	t.Helper()
-	eventually(t, 90*time.Second, func() string {
+	// Three minutes: the longest wait is for copies to pass two minutes of age.
+	eventually(t, 3*time.Minute, func() string {
 		l, err := e.cs.CoreV1().Pods(e.ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=" + app})
 		if err != nil {
 			return err.Error()

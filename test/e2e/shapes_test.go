@@ -36,7 +36,9 @@ func TestEveryShapeOnALiveCluster(t *testing.T) {
 	e.waitPods(t, "pull", 2, "failing to pull", pullFailing)
 	e.waitPods(t, "thumbs", 2, "restarted after OOMKilled", restarted)
 	e.waitPods(t, "idle", 2, "running but not ready", runningNotReady)
-	for _, name := range []string{"pull", "thumbs", "idle"} {
+	// A crash loop keeps "progressing" in the controller's eyes (copies become available for
+	// seconds), so only these two reach the deadline.
+	for _, name := range []string{"pull", "idle"} {
 		e.waitDeadlineExceeded(t, name)
 	}
 	e.waitPods(t, "recommender", 1, "running the new version, not ready yet", func(p corev1.Pod) bool {

@@ -180,6 +180,7 @@ var (
 	containerPrefix = regexp.MustCompile(`^spec\.template\.spec\.(initContainers|containers|ephemeralContainers)\[(\d+)\]\.`)
 	indexedField    = regexp.MustCompile(`^(env|envFrom|volumeMounts|ports)\[(\d+)\]`)
 	volumeField     = regexp.MustCompile(`^spec\.template\.spec\.volumes\[(\d+)\]`)
+	argField        = regexp.MustCompile(`^(args|command)\[\d+\]$`)
 	probeField      = regexp.MustCompile(`^(readiness|liveness|startup)Probe\.(?:[a-zA-Z]+\.)*([a-zA-Z]+)$`)
 )
 
@@ -233,6 +234,10 @@ func suspectShort(s diagnose.Suspect, kind string, tmpl *corev1.PodTemplateSpec)
 		case f[1] == "volumeMounts" && i < len(c.VolumeMounts):
 			return Sanitize("mount " + c.VolumeMounts[i].Name)
 		}
+	}
+	if argField.MatchString(rest) && s.Value != "" {
+		// A flag reads better than its index: "args -listen-adress=:8080".
+		return Sanitize(strings.SplitN(rest, "[", 2)[0] + " " + s.Value)
 	}
 	if m := probeField.FindStringSubmatch(rest); m != nil {
 		return m[1] + " " + m[2]

@@ -271,7 +271,12 @@ func copiesLines(st Styles, copies []copyView, width int) []string {
 		nameW = max(nameW, ansi.StringWidth(c.Name))
 	}
 	nameW = min(nameW, 48)
-	head := fmt.Sprintf("%s %-9s %-5s %-8s %-5s %-26s %s", pad("NAME", nameW), "PHASE", "READY", "RESTARTS", "AGE", "REASON", "NODE")
+	reasonW := len("REASON")
+	for _, c := range copies {
+		reasonW = max(reasonW, ansi.StringWidth(c.Reason))
+	}
+	reasonW = min(reasonW, 26)
+	head := fmt.Sprintf("%s %-9s %-5s %-8s %-5s %s %s", pad("NAME", nameW), "PHASE", "READY", "RESTARTS", "AGE", pad("REASON", reasonW), "NODE")
 	out := []string{st.Dim.Render(ansi.Truncate(head, width, "…"))}
 	for _, c := range copies {
 		ready := "no"
@@ -281,7 +286,7 @@ func copiesLines(st Styles, copies []copyView, width int) []string {
 		if c.Serving {
 			ready = "serve"
 		}
-		l := fmt.Sprintf("%s %-9s %-5s %-8d %-5s %-26s %s", pad(c.Name, nameW), c.Phase, ready, c.Restarts, c.Age, pad(orDash(c.Reason), 26), c.Node)
+		l := fmt.Sprintf("%s %-9s %-5s %-8d %-5s %s %s", pad(c.Name, nameW), c.Phase, ready, c.Restarts, c.Age, pad(orDash(c.Reason), reasonW), c.Node)
 		out = append(out, ansi.Truncate(l, width, "…"))
 		if c.Message != "" {
 			for _, ml := range wrap(c.Message, width, "    ") {

@@ -453,10 +453,15 @@ func TestSuspectShortFormsOfOtherFields(t *testing.T) {
 		{"Deployment/telemetry-ingester", c0.Child("livenessProbe", "tcpSocket", "port"), "liveness port"},
 		{"Deployment/telemetry-ingester", c0.Child("resources", "limits", "memory"), "limits.memory"},
 		{"Deployment/telemetry-ingester", c0.Child("args").Index(1), "args[1]"},
+		{"Deployment/telemetry-ingester", c0.Child("command").Index(0), "command /bin/ingest"},
 		{"Deployment/telemetry-ingester", field.NewPath("spec", "template", "spec", "nodeSelector"), "nodeSelector"},
 		{"Service/intake", field.NewPath("spec", "ports").Index(0).Child("targetPort"), "svc/intake targetPort"},
 	} {
-		got := suspectShort(diagnose.Suspect{Object: tc.object, Path: tc.path}, "Deployment", tmpl)
+		value := ""
+		if strings.HasSuffix(tc.path.String(), "command[0]") {
+			value = "/bin/ingest"
+		}
+		got := suspectShort(diagnose.Suspect{Object: tc.object, Path: tc.path, Value: value}, "Deployment", tmpl)
 		if got != tc.want {
 			t.Errorf("short form of %s %s = %q, want %q", tc.object, tc.path, got, tc.want)
 		}

@@ -15,20 +15,7 @@ const (
 )
 
 func TestRankSuspectsRules(t *testing.T) {
-	tests := []struct {
-		name  string
-		setup func(w *workload)
-		// rule, object and path of the top suspect; object defaults to Deployment/api.
-		rule   RuleID
-		object string
-		path   string
-		// below lists paths that must also be suspects, ranked below the top one.
-		below []string
-		// absent lists paths that must not be suspects.
-		absent []string
-		// anyTop skips the check of the top suspect.
-		anyTop bool
-	}{
+	tests := []suspectCase{
 		{
 			// containerd 2.x, internal/cri/server/images/image_pull.go; the kubelet's
 			// pkg/kubelet/images/image_manager.go prefixes `Failed to pull image %q: `.
@@ -418,101 +405,28 @@ func TestRankSuspectsRules(t *testing.T) {
 			},
 			absent: []string{"spec.selector"},
 		},
-		{
-			name: "general rule: a port the failure names, host resolved to an IP",
-			setup: func(w *workload) {
-				w.Shape = ShapeStartsAndDies
-				w.Template.Spec.Containers[0].Env = []corev1.EnvVar{
-					{Name: "CACHE_ADDR", Value: "api-cache.shop.svc:6379"},
-					{Name: "DATABASE_URL", Value: "postgres://orders-db.shop.svc:5432/orders?sslmode=disable"},
-				}
-				stTerminated(w, "Error", 1, "")
-				stLog(w, `{"level":"info","msg":"connecting","cache":"api-cache.shop.svc:6379"}`,
-					`{"level":"error","msg":"database unavailable","error":"dial tcp 10.96.7.21:5432: connect: connection refused"}`)
-			},
-			rule: RuleNamedInFailure, path: c0 + ".env[1].value",
-			absent: []string{c0 + ".env[0].value"},
-		},
-		{
-			name: "general rule: a host that does not resolve",
-			setup: func(w *workload) {
-				w.Shape = ShapeStartsAndDies
-				w.Template.Spec.Containers[0].Args = []string{"--upstream", "https://payments.partner.example/v1/charge"}
-				stTerminated(w, "Error", 1, "")
-				stLog(w, `time=2026-11-24T11:58:02.114Z level=ERROR msg="request failed" err="Post \"https://payments.partner.example/v1/charge\": dial tcp: lookup payments.partner.example on 10.96.0.10:53: no such host"`)
-			},
-			rule: RuleNamedInFailure, path: c0 + ".args[1]",
-		},
-		{
-			name: "general rule: a file under a mounted path",
-			setup: func(w *workload) {
-				w.Shape = ShapeStartsAndDies
-				w.Template.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "config", MountPath: "/etc/api"}}
-				stTerminated(w, "Error", 1, "")
-				stLog(w, "Error: open /etc/api/config.yaml: no such file or directory")
-			},
-			rule: RuleNamedInFailure, path: c0 + ".volumeMounts[0].mountPath",
-		},
-		{
-			name: "general rule: the pod's own address names nothing",
-			setup: func(w *workload) {
-				w.Shape = ShapeLiveButIdle
-				w.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "LISTEN", Value: "0.0.0.0:8080"}}
-				stLog(w, `2026/11/24 10:20:40 [error] 34#34: *1 connect() failed (111: Connection refused) while connecting to upstream, client: 10.244.1.1, server: localhost, request: "GET /ready HTTP/1.1", host: "10.244.1.7:8080"`)
-			},
-			absent: []string{c0 + ".env[0].value"}, anyTop: true,
-		},
-		{
-			name: "changed field the evidence names ranks above an unchanged one",
-			setup: func(w *workload) {
-				w.Shape = ShapeLiveButIdle
-				w.Template.Spec.Containers[0].Env = []corev1.EnvVar{
-					{Name: "PRIMARY", Value: "intake-a.internal:9443"},
-					{Name: "SECONDARY", Value: "intake-b.internal:9443"},
-				}
-				stChanged(w, c0+".env[1].value", "intake-b.internal:8443", nil)
-				stLog(w, `{"level":"warn","msg":"upstream dial failed","error":"dial tcp 10.96.14.7:9443: connect: connection refused"}`)
-			},
-			rule: RuleNamedInFailure, path: c0 + ".env[1].value",
-			below: []string{c0 + ".env[0].value"},
-		},
-		{
-			name: "variable from an optional Secret key that the program says is unset",
-			setup: func(w *workload) {
-				w.Shape = ShapeStartsAndDies
-				optional := true
-				w.Template.Spec.Containers[0].Env = []corev1.EnvVar{
-					{Name: "ARCHIVE_BUCKET", Value: "telemetry-archive"},
-					{Name: "ARCHIVE_S3_SECRET_ACCESS_KEY", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-						LocalObjectReference: corev1.LocalObjectReference{Name: "telemetry-archive-s3"}, Key: "secret-access-key", Optional: &optional}}},
-				}
-				stChanged(w, c0+".env[1]", "", nil)
-				stTerminated(w, "Error", 1, "")
-				stLog(w, `{"level":"fatal","ts":"2026-11-24T11:58:02.114Z","msg":"invalid configuration","error":"ARCHIVE_S3_SECRET_ACCESS_KEY is required when ARCHIVE_BUCKET is set"}`)
-			},
-			rule: RuleNamedInFailure, path: c0 + ".env[1].valueFrom.secretKeyRef.key",
-			below: []string{c0 + ".env[0].value"},
-		},
-		{
-			name: "changed flag the program does not define ranks first",
-			setup: func(w *workload) {
-				w.Shape = ShapeStartsAndDies
-				w.Template.Spec.Containers[0].Args = []string{"-config=/etc/api/config.yaml", "-log-format=json", "-listen-adress=:8080"}
-				stChanged(w, c0+".args[2]", "", nil)
-				stTerminated(w, "Error", 2, "")
-				stLog(w, "flag provided but not defined: -listen-adress", "Usage of /usr/local/bin/api:")
-			},
-			rule: RuleNamedInFailure, path: c0 + ".args[2]",
-		},
-		{
-			name: "a change nothing names is a low suspect",
-			setup: func(w *workload) {
-				w.Template.Spec.Containers[0].Image = "registry.internal/shop/api:1.5.0"
-				stChanged(w, image, "registry.internal/shop/api:1.4.0", nil)
-			},
-			rule: RuleChangedField, path: image,
-		},
 	}
+	runSuspectCases(t, tests)
+}
+
+// suspectCase is one row of the suspect-rule tables.
+type suspectCase struct {
+	name  string
+	setup func(w *workload)
+	// rule, object and path of the top suspect; object defaults to Deployment/api.
+	rule   RuleID
+	object string
+	path   string
+	// below lists paths that must also be suspects, ranked below the top one.
+	below []string
+	// absent lists paths that must not be suspects.
+	absent []string
+	// anyTop skips the check of the top suspect.
+	anyTop bool
+}
+
+func runSuspectCases(t *testing.T, tests []suspectCase) {
+	t.Helper()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := stWorkload(nil)

@@ -45,6 +45,8 @@ type Source struct {
 	info       snapshot.SourceInfo
 	timeout    time.Duration
 	now        func() time.Time
+	// retry paces Watch's first read while the server is unreachable; zero means retryInterval.
+	retry time.Duration
 }
 
 var _ snapshot.Source = (*Source)(nil)

@@ -2,10 +2,13 @@ package live
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -377,4 +380,49 @@ func names(ds []*appsv1.Deployment) []string {
 		out = append(out, d.Namespace+"/"+d.Name)
 	}
 	return out
+}
+
+func TestWatchReportsAnUnreachableServerAndResumesWhenItIsBack(t *testing.T) {
+	client := fake.NewClientset(deployment("telemetry", "ingester"))
+	down := 2
+	var mu sync.Mutex
+	client.PrependReactor("list", "deployments", func(k8stesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if down > 0 {
+			down--
+			return true, nil, &url.Error{Op: "Get", URL: "https://10.0.0.1:6443/apis/apps/v1/deployments", Err: errors.New("dial tcp 10.0.0.1:6443: connect: connection refused")}
+		}
+		return false, nil, nil
+	})
+	src := newForClient(client, Options{Namespaces: []string{"telemetry"}}, fixedNow)
+	src.retry = 50 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	snaps, errs := src.Watch(ctx)
+	var errCount int
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case err, open := <-errs:
+			if !open {
+				t.Fatal("error channel closed while the context is live")
+			}
+			if !strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error = %q, want one line saying connection refused", err)
+			}
+			errCount++
+			continue
+		case s := <-snaps:
+			if errCount == 0 {
+				t.Error("a snapshot came before any error was reported")
+			}
+			if len(s.Deployments) != 1 {
+				t.Errorf("deployments = %d, want 1", len(s.Deployments))
+			}
+			return
+		case <-deadline:
+			t.Fatalf("no snapshot within 10s after %d errors", errCount)
+		}
+	}
 }

@@ -76,7 +76,7 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 			select {
 			case <-ctx.Done():
 				return
-			case <-time.After(retryInterval):
+			case <-time.After(s.retryAfter()):
 			}
 			continue
 		}
@@ -260,4 +260,11 @@ func publish(out chan *snapshot.Snapshot, snap *snapshot.Snapshot) {
 		default:
 		}
 	}
+}
+
+func (s *Source) retryAfter() time.Duration {
+	if s.retry > 0 {
+		return s.retry
+	}
+	return retryInterval
 }

@@ -82,6 +82,19 @@ func TestScenarioSuspectLists(t *testing.T) {
 			{RuleStorageClass, "StatefulSet/metrics-db", "spec.volumeClaimTemplates[0].spec.storageClassName", ConfidenceHigh},
 		}},
 		{"fixtures/old-restarts", "Deployment", "pricing", nil},
+		{"fixtures/invalid-image", "Deployment", "storefront", []want{
+			{RuleImageInvalidName, "Deployment/storefront", "spec.template.spec.containers[0].image", ConfidenceHigh},
+		}},
+		{"fixtures/readiness-port", "Deployment", "inventory", []want{
+			{RuleProbePort, "Deployment/inventory", "spec.template.spec.containers[0].readinessProbe.httpGet.port", ConfidenceHigh},
+		}},
+		{"fixtures/run-as-non-root", "Deployment", "metrics-proxy", []want{
+			{RuleRunAsNonRoot, "Deployment/metrics-proxy", "spec.template.spec.containers[0].securityContext.runAsNonRoot", ConfidenceHigh},
+			{RuleRunAsNonRoot, "Deployment/metrics-proxy", "spec.template.spec.containers[0].securityContext.runAsUser", ConfidenceMedium},
+		}},
+		{"fixtures/untolerated-taint", "Deployment", "batch-scorer", []want{
+			{RuleUntoleratedTaint, "Deployment/batch-scorer", "spec.template.spec.tolerations", ConfidenceHigh},
+		}},
 		{"demo", "Deployment", "telemetry-api", []want{
 			{RuleNamedInFailure, "Deployment/telemetry-api", "spec.template.spec.containers[0].args[2]", ConfidenceHigh},
 			{RuleChangedField, "Deployment/telemetry-api", "spec.template.spec.containers[0].image", ConfidenceLow},

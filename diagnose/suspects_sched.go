@@ -3,6 +3,7 @@ package diagnose
 import (
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -27,8 +28,8 @@ import (
 // persistentvolume controller's ProvisioningFailed event on the claim
 // (pkg/controller/volume/persistentvolume/pv_controller.go) or in the scheduler's PreFilter message.
 var (
-	reFitError     = regexp.MustCompile(`^0/\d+ nodes are available: (.*?)(?:\. preemption: .*|\.?)$`)
-	reFitReason    = regexp.MustCompile(`^\d+ (.+)$`)
+	reFitError     = regexp.MustCompile(`^0/(\d+) nodes are available: (.*?)(?:\. preemption: .*|\.?)$`)
+	reFitReason    = regexp.MustCompile(`^(\d+) (.+)$`)
 	reInsufficient = regexp.MustCompile(`^Insufficient (\S+)$`)
 	reStorageClass = regexp.MustCompile(`storageclass\.storage\.k8s\.io "([^"]+)" not found`)
 )
@@ -51,21 +52,26 @@ func (r *ranker) schedulingRules() {
 			continue
 		}
 		s.explained = true
-		if ref := reRefMissing.FindStringSubmatch(m[1]); ref != nil && ref[1] == "persistentvolumeclaim" {
+		if ref := reRefMissing.FindStringSubmatch(m[2]); ref != nil && ref[1] == "persistentvolumeclaim" {
 			r.claimMissing(ref[2])
 			continue
 		}
-		for _, part := range strings.Split(m[1], ", ") {
-			reason := part
+		for _, part := range strings.Split(m[2], ", ") {
+			reason, score := part, scoreCertain
 			if rm := reFitReason.FindStringSubmatch(part); rm != nil {
-				reason = rm[1]
+				reason = rm[2]
+				// A reason that holds on every node is the whole story; one that holds on
+				// some of them shares the blame.
+				if n, total := atoi(rm[1]), atoi(m[1]); n < total && total > 0 {
+					score = scoreLikely - 10 + 20*n/total
+				}
 			}
-			r.fitReason(reason, s.Text)
+			r.fitReason(reason, score, s.Text)
 		}
 	}
 }
 
-func (r *ranker) fitReason(reason, msg string) {
+func (r *ranker) fitReason(reason string, score int, msg string) {
 	spec := &r.w.Template.Spec
 	aff := r.specPath.Child("affinity")
 	switch {
@@ -74,23 +80,23 @@ func (r *ranker) fitReason(reason, msg string) {
 	case reInsufficient.MatchString(reason):
 		r.requests(reInsufficient.FindStringSubmatch(reason)[1], msg)
 	case reason == "node(s) had untolerated taint(s)" || reason == "node(s) had taints that the pod didn't tolerate":
-		r.suspectTemplate(RuleUntoleratedTaint, r.specPath.Child("tolerations"), scoreLikely,
+		r.suspectTemplate(RuleUntoleratedTaint, r.specPath.Child("tolerations"), score,
 			"nodes carry taints the pod does not tolerate"+r.nodeTaints()+": "+msg)
 	case reason == "node(s) didn't match pod affinity rules":
-		r.suspectTemplate(RulePodAffinity, aff.Child("podAffinity", "requiredDuringSchedulingIgnoredDuringExecution"), scoreLikely, msg)
+		r.suspectTemplate(RulePodAffinity, aff.Child("podAffinity", "requiredDuringSchedulingIgnoredDuringExecution"), score, msg)
 	case reason == "node(s) didn't match pod anti-affinity rules":
-		r.suspectTemplate(RulePodAffinity, aff.Child("podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution"), scoreLikely, msg)
+		r.suspectTemplate(RulePodAffinity, aff.Child("podAntiAffinity", "requiredDuringSchedulingIgnoredDuringExecution"), score, msg)
 	case reason == "node(s) didn't have free ports for the requested pod ports":
 		for _, c := range r.containers() {
 			for j, p := range c.c.Ports {
 				if p.HostPort != 0 {
-					r.suspectTemplate(RuleHostPort, c.path.Child("ports").Index(j).Child("hostPort"), scoreLikely, msg)
+					r.suspectTemplate(RuleHostPort, c.path.Child("ports").Index(j).Child("hostPort"), score, msg)
 				}
 			}
 		}
 	case reason == "node(s) didn't match pod topology spread constraints":
 		for i := range spec.TopologySpreadConstraints {
-			r.suspectTemplate(RuleTopologySpread, r.specPath.Child("topologySpreadConstraints").Index(i), scoreLikely, msg)
+			r.suspectTemplate(RuleTopologySpread, r.specPath.Child("topologySpreadConstraints").Index(i), score, msg)
 		}
 	case reason == "pod has unbound immediate PersistentVolumeClaims" ||
 		reason == "node(s) didn't find available persistent volumes to bind" ||
@@ -179,6 +185,11 @@ func (r *ranker) nodeExpression(nodes []*corev1.Node, ex corev1.NodeSelectorRequ
 		return true
 	}
 	return false
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }
 
 func anyNodeHas(nodes []*corev1.Node, key string, ok func(string) bool) bool {

@@ -92,6 +92,9 @@ func TestScenarioSuspectLists(t *testing.T) {
 			{RuleRunAsNonRoot, "Deployment/metrics-proxy", "spec.template.spec.containers[0].securityContext.runAsNonRoot", ConfidenceHigh},
 			{RuleRunAsNonRoot, "Deployment/metrics-proxy", "spec.template.spec.containers[0].securityContext.runAsUser", ConfidenceMedium},
 		}},
+		{"fixtures/configmap-key", "Deployment", "docs-site", []want{
+			{RuleVolumeKeyNotFound, "Deployment/docs-site", "spec.template.spec.volumes[0].configMap.items[0].key", ConfidenceHigh},
+		}},
 		{"fixtures/untolerated-taint", "Deployment", "batch-scorer", []want{
 			{RuleUntoleratedTaint, "Deployment/batch-scorer", "spec.template.spec.tolerations", ConfidenceHigh},
 		}},

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
@@ -424,5 +425,37 @@ func TestWatchReportsAnUnreachableServerAndResumesWhenItIsBack(t *testing.T) {
 		case <-deadline:
 			t.Fatalf("no snapshot within 10s after %d errors", errCount)
 		}
+	}
+}
+
+func TestTuneAsksForProtobufAndBoundsEveryRequest(t *testing.T) {
+	in := &rest.Config{Host: "https://example.invalid"}
+	out := tune(in)
+	if out.ContentType != "application/vnd.kubernetes.protobuf" || !strings.HasPrefix(out.AcceptContentTypes, "application/vnd.kubernetes.protobuf,") {
+		t.Errorf("content types = %q / %q, want protobuf first", out.ContentType, out.AcceptContentTypes)
+	}
+	if out.Timeout != DefaultRequestTimeout {
+		t.Errorf("timeout = %v, want the default %v when --request-timeout is unset", out.Timeout, DefaultRequestTimeout)
+	}
+	if in.ContentType != "" {
+		t.Error("tune changed the caller's config")
+	}
+	if got := tune(&rest.Config{Timeout: 3 * time.Second}).Timeout; got != 3*time.Second {
+		t.Errorf("timeout = %v, want --request-timeout's 3s", got)
+	}
+}
+
+func TestLogRequestsAreCapped(t *testing.T) {
+	var pods []*corev1.Pod
+	for i := range maxLogRequests + 10 {
+		// One owner per copy, so the per-owner bound does not apply.
+		pods = append(pods, pod("ns", fmt.Sprintf("p-%03d", i), fmt.Sprintf("rs-%03d", i), notReady))
+	}
+	reqs, vis := capLogRequests(failingLogRequests(pods), nil)
+	if len(reqs) != maxLogRequests {
+		t.Errorf("requests = %d, want %d", len(reqs), maxLogRequests)
+	}
+	if len(vis) != 1 || vis[0].Kind != "pods/log" || !strings.Contains(vis[0].Reason, "skipped 10") {
+		t.Errorf("visibility = %+v, want one pods/log entry saying 10 were skipped", vis)
 	}
 }

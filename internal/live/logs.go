@@ -19,6 +19,10 @@ import (
 // fault on every copy is the signature of a spec fault, so a few copies show it as well as all.
 const copiesPerOwner = 3
 
+// maxLogRequests bounds the log requests of one snapshot, so a cluster with hundreds of broken
+// workloads is still read in seconds; the rest are named in the visibility list.
+const maxLogRequests = 200
+
 // logRequest is one container log tail to fetch.
 type logRequest struct {
 	namespace, pod, container string
@@ -91,7 +95,7 @@ func failing(p *corev1.Pod) bool {
 // readLogs fetches the tails of failing copies' containers. A log the kubelet cannot give
 // (forbidden, node gone) is recorded once per namespace in the visibility list and the read goes on.
 func (s *Source) readLogs(ctx context.Context, pods []*corev1.Pod, vis []snapshot.Visibility) ([]snapshot.ContainerLog, []snapshot.Visibility) {
-	reqs := failingLogRequests(pods)
+	reqs, vis := capLogRequests(failingLogRequests(pods), vis)
 	logs, errs := s.fetchLogs(ctx, reqs)
 	return collectLogs(reqs, logs, errs, vis)
 }
@@ -181,4 +185,14 @@ func splitLines(raw []byte) []string {
 		return nil
 	}
 	return strings.Split(text, "\n")
+}
+
+// capLogRequests keeps the first maxLogRequests and says how many were left unread.
+func capLogRequests(reqs []logRequest, vis []snapshot.Visibility) ([]logRequest, []snapshot.Visibility) {
+	if len(reqs) <= maxLogRequests {
+		return reqs, vis
+	}
+	vis = append(vis, snapshot.Visibility{Kind: "pods/log", Reason: fmt.Sprintf(
+		"read the log tails of %d failing containers and skipped %d more to stay fast", maxLogRequests, len(reqs)-maxLogRequests)})
+	return reqs[:maxLogRequests], vis
 }

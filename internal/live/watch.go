@@ -213,7 +213,7 @@ func (s *Source) cachedLogs(ctx context.Context, pods []*corev1.Pod, c map[logRe
 	for _, p := range pods {
 		byName[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = p
 	}
-	reqs := failingLogRequests(pods)
+	reqs, vis := capLogRequests(failingLogRequests(pods), vis)
 	now := s.now()
 	var stale []logRequest
 	for _, r := range reqs {

@@ -37,7 +37,7 @@ func (r *ranker) namedInFailure() {
 		if s.explained || s.Text == "" {
 			continue
 		}
-		toks := tokenize(s.Text)
+		toks := s.tokens()
 		if len(toks) == 0 {
 			continue
 		}
@@ -88,7 +88,7 @@ func (r *ranker) namedVariables() {
 		if s.explained || s.Text == "" {
 			continue
 		}
-		for _, t := range tokenize(s.Text) {
+		for _, t := range s.tokens() {
 			if t.Kind == tokEnvName {
 				named[t.Text] = append(named[t.Text], s)
 			}

@@ -22,6 +22,17 @@ type signal struct {
 	// explained is set by a specific rule that accounted for the signal, so the general rule
 	// does not also turn it into weaker suspects.
 	explained bool
+	// toks caches tokenize(Text); tokenized says it is filled.
+	toks      []token
+	tokenized bool
+}
+
+// tokens returns what the signal's text names, tokenizing it once.
+func (s *signal) tokens() []token {
+	if !s.tokenized {
+		s.toks, s.tokenized = tokenize(s.Text), true
+	}
+	return s.toks
 }
 
 // The rules read the tail of at most maxLogContainers logs, maxLogLinesPerContainer lines each,

@@ -80,6 +80,9 @@ func (w *podWorker) run(ctx context.Context) {
 	w.startTime = s.now()
 	w.sandboxAt = w.startTime
 	w.ip = w.node.allocIP()
+	if w.pod.Spec.HostNetwork {
+		w.ip = nodeIP
+	}
 	w.mu.Unlock()
 	for {
 		w.mu.Lock()
@@ -371,7 +374,7 @@ func (w *podWorker) fieldValue(path string) string {
 	case "status.podIP":
 		return w.ip
 	case "status.hostIP":
-		return "127.0.0.1"
+		return nodeIP
 	}
 	if k, ok := strings.CutPrefix(path, "metadata.labels['"); ok {
 		return p.Labels[strings.TrimSuffix(k, "']")]

@@ -18,6 +18,10 @@ import (
 	"k8s.io/utils/ptr"
 )
 
+// nodeIP is every simulated node's InternalIP: the API server reaches the kubelet log endpoint
+// there, so it must be loopback.
+const nodeIP = "127.0.0.1"
+
 // NodeSpec describes one simulated node.
 type NodeSpec struct {
 	Name string
@@ -188,7 +192,7 @@ func (s *Sim) writeNodeStatus(ctx context.Context, n *node, heartbeat time.Time)
 			cond(corev1.NodeReady, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status"),
 		},
 		Addresses: []corev1.NodeAddress{
-			{Type: corev1.NodeInternalIP, Address: "127.0.0.1"},
+			{Type: corev1.NodeInternalIP, Address: nodeIP},
 			{Type: corev1.NodeHostName, Address: n.spec.Name},
 		},
 		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(s.logPort)}},

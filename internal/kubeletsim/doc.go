@@ -35,6 +35,12 @@
 // and program delays run that many times faster than their nominal values; timestamps are real
 // wall-clock times and messages keep the nominal durations.
 //
+// Not modelled: PersistentVolumeClaims and volume binding (pods with claims schedule and run as
+// if bound), startup probes (containers count as started at once), exec probes (they pass),
+// restartable init containers (run like ordinary ones), preemption (never happens), the
+// EventAggregator's combining of similar events, and every node sharing InternalIP 127.0.0.1
+// (the pods' hostIP) because the API server must reach the log endpoint on loopback.
+//
 // Usage:
 //
 //	w := kubeletsim.NewWorld().

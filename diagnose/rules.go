@@ -27,9 +27,11 @@ const (
 	RuleCommandNotFound        RuleID = "command-not-found"
 	RuleRunAsNonRoot           RuleID = "run-as-non-root"
 	RuleMemoryLimit            RuleID = "memory-limit"
+	RuleMemoryBelowHeap        RuleID = "memory-limit-below-heap"
 	RuleProbePort              RuleID = "probe-port"
 	RuleProbePath              RuleID = "probe-path"
 	RuleLivenessTimeout        RuleID = "liveness-timeout"
+	RuleLivenessStartup        RuleID = "liveness-timeout-at-start"
 	RuleServiceSelector        RuleID = "service-selector"
 	RuleServiceTargetPort      RuleID = "service-target-port"
 	RuleNamedInFailure         RuleID = "named-in-failure"
@@ -114,15 +116,21 @@ var rules = []RuleInfo{
 	{RuleMemoryLimit, "The memory limit is below what the container uses",
 		"OOMKilled (exit code 137)",
 		"Raise resources.limits.memory, or find what made the container grow.", true},
+	{RuleMemoryBelowHeap, "The memory limit is below the heap the container's own flags ask for",
+		"OOMKilled with a JVM -Xms/-Xmx (in args or an env value) at or above resources.limits.memory",
+		"Raise resources.limits.memory above the heap plus overhead, or lower the heap flags.", false},
 	{RuleProbePort, "A probe targets a port the container does not serve",
 		"probe port matching no containerPort; probe `connection refused`",
 		"Point the probe at a declared containerPort (by name or number).", false},
 	{RuleProbePath, "An HTTP probe asks for a path the application does not serve",
 		"`Readiness probe failed: HTTP probe failed with statuscode: 404`",
 		"Use the path the application serves for health checks.", false},
-	{RuleLivenessTimeout, "The liveness probe times out and the kubelet restarts a slow container",
-		"`Liveness probe failed: ... context deadline exceeded` on copies that start and die",
+	{RuleLivenessTimeout, "The liveness probe times out and the kubelet restarts a container that used to answer in time",
+		"`Liveness probe failed: ... context deadline exceeded` on copies that start and die, in a workload that served",
 		"Raise timeoutSeconds or failureThreshold, or add a startupProbe for slow starts.", true},
+	{RuleLivenessStartup, "The liveness probe times out and kills a container that never served: it starts slower than the probe allows",
+		"`Liveness probe failed: ... context deadline exceeded` on a workload no revision of which served",
+		"Add a startupProbe, or raise timeoutSeconds, initialDelaySeconds or failureThreshold so the container can finish starting.", false},
 	{RuleServiceSelector, "A Service meant for the workload selects none of its pods",
 		"Service selector matching no pod of the workload; no endpoints",
 		"Make spec.selector match the pod template's labels.", false},

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -44,8 +45,60 @@ func (r *ranker) runtimeRules() {
 		if limit.IsZero() {
 			reason = "OOMKilled (exit code 137) with no memory limit" + copiesOf(sigs) + ": the node ran out of memory"
 		}
-		r.suspectTemplate(RuleMemoryLimit, resourcePath(c.path.Child("resources", "limits"), "memory"), scoreCertain, reason)
+		limitPath := resourcePath(c.path.Child("resources", "limits"), "memory")
+		r.suspectTemplate(RuleMemoryLimit, limitPath, scoreCertain, reason)
+		if !limit.IsZero() {
+			r.heapAboveLimit(c, limitPath, limit.Value())
+		}
 	}
+}
+
+// reHeapFlag matches the JVM's initial and maximum heap flags (-Xms256m, -Xmx1g).
+var reHeapFlag = regexp.MustCompile(`(?:^|\s)-Xm([sx])(\d+)([kKmMgGtT]?)\b`)
+
+// heapAboveLimit finds a heap flag in the container's args, command or env values that asks
+// for at least the memory limit: the spec contradicts itself, whatever the input.
+func (r *ranker) heapAboveLimit(c containerRef, limitPath *field.Path, limit int64) {
+	type valued struct {
+		path  *field.Path
+		value string
+	}
+	var fields []valued
+	for i, a := range c.c.Command {
+		fields = append(fields, valued{c.path.Child("command").Index(i), a})
+	}
+	for i, a := range c.c.Args {
+		fields = append(fields, valued{c.path.Child("args").Index(i), a})
+	}
+	for i, e := range c.c.Env {
+		fields = append(fields, valued{c.path.Child("env").Index(i).Child("value"), e.Value})
+	}
+	for _, f := range fields {
+		for _, m := range reHeapFlag.FindAllStringSubmatch(f.value, -1) {
+			heap := heapBytes(m[2], m[3])
+			if heap < limit {
+				continue
+			}
+			flag := "-Xm" + m[1] + m[2] + m[3]
+			r.suspectTemplate(RuleMemoryBelowHeap, limitPath, scoreCertain+5,
+				fmt.Sprintf("the memory limit %s is below the heap %s asks for in %s", resource.NewQuantity(limit, resource.BinarySI), flag, f.path))
+			r.suspectTemplate(RuleMemoryBelowHeap, f.path, scoreLikely,
+				fmt.Sprintf("%s asks for a heap at or above the memory limit %s", flag, resource.NewQuantity(limit, resource.BinarySI)))
+		}
+	}
+}
+
+// heapBytes reads a JVM size: digits and an optional unit (none is bytes).
+func heapBytes(digits, unit string) int64 {
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil {
+		return 0
+	}
+	shift := map[string]uint{"": 0, "k": 10, "m": 20, "g": 30, "t": 40}[strings.ToLower(unit)]
+	if n > 1<<(62-shift) {
+		return 1 << 62
+	}
+	return n << shift
 }
 
 // executable names the command or args element that names a missing executable, or the image
@@ -220,8 +273,17 @@ func (r *ranker) probePortFailure(c containerRef, p probeRef, out string) bool {
 		return true
 	}
 	if p.kind == "Liveness" && r.w.Shape == ShapeStartsAndDies && reProbeTimeout.MatchString(out) {
+		timeout := max(p.probe.TimeoutSeconds, 1)
+		if r.w.LastServingRevision == "" {
+			// Nothing ever served: the container is killed before it finishes starting, which
+			// the probe's own settings decide.
+			r.suspectTemplate(RuleLivenessStartup, p.path.Child("timeoutSeconds"), scoreLikely,
+				fmt.Sprintf("the liveness probe times out (%s) and the kubelet kills the container before it ever served; timeoutSeconds %d, initialDelaySeconds %d, no startupProbe",
+					clip(out, 120), timeout, p.probe.InitialDelaySeconds))
+			return true
+		}
 		r.suspectTemplate(RuleLivenessTimeout, p.path.Child("timeoutSeconds"), scoreLikely-10,
-			fmt.Sprintf("the liveness probe times out (%s) and the kubelet restarts the container; timeoutSeconds is %d", clip(out, 120), max(p.probe.TimeoutSeconds, 1)))
+			fmt.Sprintf("the liveness probe times out (%s) and the kubelet restarts the container; timeoutSeconds is %d", clip(out, 120), timeout))
 		return true
 	}
 	return false

@@ -315,6 +315,28 @@ func TestRankSuspectsRules(t *testing.T) {
 			rule: RuleMemoryLimit, path: c0 + ".resources.limits.memory",
 		},
 		{
+			name: "OOMKilled under a heap the container's own flags ask for",
+			setup: func(w *workload) {
+				w.Shape = ShapeStartsAndDies
+				w.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("64Mi")
+				w.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "JAVA_TOOL_OPTIONS", Value: "-Xms256m -Xmx384m"}}
+				stTerminated(w, "OOMKilled", 137, "")
+			},
+			rule: RuleMemoryBelowHeap, path: c0 + ".resources.limits.memory",
+			below: []string{c0 + ".env[0].value"},
+		},
+		{
+			name: "OOMKilled with a heap that fits the limit",
+			setup: func(w *workload) {
+				w.Shape = ShapeStartsAndDies
+				w.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("1Gi")
+				w.Template.Spec.Containers[0].Args = []string{"-Xmx512m", "-jar", "/app/importer.jar"}
+				stTerminated(w, "OOMKilled", 137, "")
+			},
+			rule: RuleMemoryLimit, path: c0 + ".resources.limits.memory",
+			absent: []string{c0 + ".args[0]"},
+		},
+		{
 			// pkg/probe/http/http.go "HTTP probe failed with statuscode: %d"; prober.go "%s probe failed: %s".
 			name: "readiness probe path answered 404",
 			setup: func(w *workload) {
@@ -361,14 +383,24 @@ func TestRankSuspectsRules(t *testing.T) {
 			rule: RuleProbePort, path: c0 + ".readinessProbe.httpGet.port",
 		},
 		{
-			name: "liveness probe times out on a copy that starts and dies",
+			name: "liveness probe times out on a workload that never served",
 			setup: func(w *workload) {
 				w.Shape = ShapeStartsAndDies
 				stTerminated(w, "Error", 137, "")
 				stPodEvent(w, "Unhealthy", `Liveness probe failed: Get "http://10.244.1.7:8080/live": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`)
 			},
-			rule: RuleLivenessTimeout, path: c0 + ".livenessProbe.timeoutSeconds",
+			rule: RuleLivenessStartup, path: c0 + ".livenessProbe.timeoutSeconds",
 			absent: []string{c0 + ".livenessProbe.httpGet.path"},
+		},
+		{
+			name: "liveness probe times out on a workload that served",
+			setup: func(w *workload) {
+				w.Shape = ShapeStartsAndDies
+				w.LastServingRevision = "1"
+				stTerminated(w, "Error", 137, "")
+				stPodEvent(w, "Unhealthy", `Liveness probe failed: Get "http://10.244.1.7:8080/live": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`)
+			},
+			rule: RuleLivenessTimeout, path: c0 + ".livenessProbe.timeoutSeconds",
 		},
 		{
 			name: "undeclared numeric probe port that does not fail is no suspect",

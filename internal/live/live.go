@@ -55,18 +55,30 @@ var _ snapshot.Source = (*Source)(nil)
 // kubeconfig is reported here, an unreachable server by the first Snapshot.
 func New(flags *genericclioptions.ConfigFlags, opts Options) (*Source, error) {
 	loader := flags.ToRawKubeConfigLoader()
+	raw, err := loader.RawConfig()
+	if err != nil {
+		return nil, kubeconfigError(err)
+	}
+	current := raw.CurrentContext
+	if set(flags.Context) {
+		current = *flags.Context
+	}
+	// Without these checks client-go falls back to http://localhost:8080, and the user reads
+	// "connection refused" for what is a missing kubeconfig.
+	if !set(flags.APIServer) && !set(flags.ClusterName) {
+		switch {
+		case len(raw.Clusters) == 0:
+			return nil, errors.New("no kubeconfig found; set KUBECONFIG or pass --kubeconfig")
+		case current == "":
+			return nil, errors.New("no current context; run kubectl config use-context or pass --context")
+		}
+	}
 	cfg, err := flags.ToRESTConfig()
 	if err != nil {
 		return nil, kubeconfigError(err)
 	}
 	src := &Source{opts: opts, now: time.Now}
-	src.info = snapshot.SourceInfo{Type: snapshot.SourceLive, Server: cfg.Host}
-	if raw, err := loader.RawConfig(); err == nil {
-		src.info.Context = raw.CurrentContext
-		if flags.Context != nil && *flags.Context != "" {
-			src.info.Context = *flags.Context
-		}
-	}
+	src.info = snapshot.SourceInfo{Type: snapshot.SourceLive, Server: cfg.Host, Context: current}
 	if !opts.AllNamespaces {
 		src.namespaces = dedupe(opts.Namespaces)
 		if len(src.namespaces) == 0 {
@@ -164,3 +176,5 @@ func dedupe(in []string) []string {
 	}
 	return out
 }
+
+func set(p *string) bool { return p != nil && *p != "" }

@@ -459,3 +459,30 @@ func TestLogRequestsAreCapped(t *testing.T) {
 		t.Errorf("visibility = %+v, want one pods/log entry saying 10 were skipped", vis)
 	}
 }
+
+func TestMissingKubeconfigAndContextAreNamed(t *testing.T) {
+	dir := t.TempDir()
+	noContext := filepath.Join(dir, "no-context")
+	cfg := "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"https://127.0.0.1:1\"}\n"
+	if err := os.WriteFile(noContext, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ name, kubeconfig, want string }{
+		{"no clusters at all", empty, "no kubeconfig found; set KUBECONFIG or pass --kubeconfig"},
+		{"no current context", noContext, "no current context; run kubectl config use-context or pass --context"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			flags := genericclioptions.NewConfigFlags(false)
+			flags.KubeConfig = &tt.kubeconfig
+			_, err := New(flags, Options{})
+			if err == nil || err.Error() != tt.want {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}

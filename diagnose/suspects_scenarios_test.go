@@ -92,6 +92,16 @@ func TestScenarioSuspectLists(t *testing.T) {
 			{RuleRunAsNonRoot, "Deployment/metrics-proxy", "spec.template.spec.containers[0].securityContext.runAsNonRoot", ConfidenceHigh},
 			{RuleRunAsNonRoot, "Deployment/metrics-proxy", "spec.template.spec.containers[0].securityContext.runAsUser", ConfidenceMedium},
 		}},
+		{"fixtures/bare-replicaset", "ReplicaSet", "legacy-importer", []want{
+			{RuleMemoryBelowHeap, "ReplicaSet/legacy-importer", "spec.template.spec.containers[0].resources.limits.memory", ConfidenceHigh},
+			{RuleMemoryBelowHeap, "ReplicaSet/legacy-importer", "spec.template.spec.containers[0].env[0].value", ConfidenceMedium},
+		}},
+		{"fixtures/liveness-timeout", "Deployment", "geo-lookup", []want{
+			{RuleLivenessStartup, "Deployment/geo-lookup", "spec.template.spec.containers[0].livenessProbe.timeoutSeconds", ConfidenceMedium},
+		}},
+		{"fixtures/node-selector", "Deployment", "image-resizer", []want{
+			{RuleNodeSelector, "Deployment/image-resizer", "spec.template.spec.nodeSelector[kubernetes.io/arch]", ConfidenceHigh},
+		}},
 		{"fixtures/configmap-key", "Deployment", "docs-site", []want{
 			{RuleVolumeKeyNotFound, "Deployment/docs-site", "spec.template.spec.volumes[0].configMap.items[0].key", ConfidenceHigh},
 		}},

@@ -41,6 +41,9 @@ type ctr struct {
 	readyFail  int32
 	liveNext   time.Time
 	liveFail   int32
+	started    bool // the startup probe passed (or there is none)
+	startNext  time.Time
+	startFail  int32
 
 	term         *corev1.ContainerStateTerminated // current instance ended, not restarted yet
 	lastTerm     *corev1.ContainerStateTerminated // previous instance
@@ -188,10 +191,14 @@ func (w *podWorker) start(ctx context.Context, c *ctr, now time.Time) time.Time 
 		c.log(now, w.expand(c, l, nil))
 	}
 	w.planExit(c, prog, now)
+	c.started, c.startFail = c.spec.StartupProbe == nil, 0
+	if p := c.spec.StartupProbe; p != nil {
+		c.startNext = now.Add(s.scaled(time.Duration(p.InitialDelaySeconds) * time.Second))
+	}
 	if p := c.spec.ReadinessProbe; p != nil {
 		c.readyNext = now.Add(s.scaled(time.Duration(p.InitialDelaySeconds) * time.Second))
 	} else {
-		c.ready = !c.isInit
+		c.ready = !c.isInit && c.started
 	}
 	if p := c.spec.LivenessProbe; p != nil {
 		c.liveNext = now.Add(s.scaled(time.Duration(p.InitialDelaySeconds) * time.Second))
@@ -253,6 +260,29 @@ func (w *podWorker) stepRunning(c *ctr, now time.Time) time.Time {
 	next := c.exitAt
 	if c.exitAt.IsZero() {
 		next = never
+	}
+	if !c.started {
+		// Readiness and liveness probes wait for the startup probe (prober worker).
+		p := c.spec.StartupProbe
+		if !now.Before(c.startNext) {
+			ok, out := w.probe(c, p, now)
+			if ok {
+				c.started = true
+				c.ready = c.spec.ReadinessProbe == nil && !c.isInit
+				c.readyNext, c.liveNext = now, now
+				return now
+			}
+			c.startFail++
+			w.event(c, corev1.EventTypeWarning, "Unhealthy", "Startup probe failed: "+out, now)
+			if c.startFail >= threshold(p.FailureThreshold) {
+				w.event(c, corev1.EventTypeNormal, "Killing",
+					fmt.Sprintf("Container %s failed startup probe, will be restarted", c.spec.Name), now)
+				w.terminate(c, now, 143, "Error")
+				return now
+			}
+			c.startNext = now.Add(s.scaled(period(p)))
+		}
+		return earliest(next, c.startNext)
 	}
 	if p := c.spec.ReadinessProbe; p != nil {
 		if !now.Before(c.readyNext) {

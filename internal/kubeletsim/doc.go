@@ -20,7 +20,8 @@
 //     ImagePullBackOff, containerd's NotFound, "pull access denied" and DNS messages),
 //     CreateContainerConfigError for missing Secrets, ConfigMaps and keys (kubelet_pods.go),
 //     FailedMount for missing secret/configMap volumes, readiness and liveness probes against
-//     the simulated program (HTTP status codes, connection refused), restarts with
+//     the simulated program (HTTP status codes, connection refused), startup probes gating them,
+//     kills on liveness and startup failures, restarts with
 //     CrashLoopBackOff back-off 10 s doubling to 5m0s, OOMKilled (137) when the program's memory
 //     exceeds the limit, and graceful deletion.
 //
@@ -36,7 +37,7 @@
 // wall-clock times and messages keep the nominal durations.
 //
 // Not modelled: PersistentVolumeClaims and volume binding (pods with claims schedule and run as
-// if bound), startup probes (containers count as started at once), exec probes (they pass),
+// if bound), exec probes (they pass),
 // restartable init containers (run like ordinary ones), preemption (never happens), the
 // EventAggregator's combining of similar events, and every node sharing InternalIP 127.0.0.1
 // (the pods' hostIP) because the API server must reach the log endpoint on loopback.

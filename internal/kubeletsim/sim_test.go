@@ -722,3 +722,45 @@ func TestMissingSecretVolumeIsFailedMount(t *testing.T) {
 		return ""
 	})
 }
+
+func TestStartupProbeGatesReadinessAndKillsASlowStarter(t *testing.T) {
+	w := world()
+	slow := "registry.sim.example/shop/slow:1.0.0"
+	w.SetImage(slow, kubeletsim.Image{Program: kubeletsim.Program{Ports: []int32{8080}, StartupDelay: time.Minute}})
+	e := start(t, w, nil)
+	startup := &corev1.Probe{
+		ProbeHandler:     corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(8080)}},
+		PeriodSeconds:    2,
+		FailureThreshold: 3,
+	}
+	e.apply(t, deployment("slow", slow, 1, func(s *corev1.PodSpec) {
+		s.Containers[0].ReadinessProbe = nil
+		s.Containers[0].StartupProbe = startup
+	}))
+	var p corev1.Pod
+	eventually(t, 60*time.Second, func() string {
+		pods := e.pods(t, "slow")
+		if len(pods) != 1 || len(pods[0].Status.ContainerStatuses) != 1 {
+			return "no container status yet"
+		}
+		p = pods[0]
+		cs := p.Status.ContainerStatuses[0]
+		if cs.Ready || ptr.Deref(cs.Started, false) {
+			t.Fatalf("container ready=%v started=%v before its startup probe passed", cs.Ready, ptr.Deref(cs.Started, false))
+		}
+		if cs.RestartCount < 1 {
+			return "no restart yet"
+		}
+		return ""
+	})
+	eventually(t, 10*time.Second, func() string {
+		evs := e.events(t, p.Name)
+		if !hasEvent(evs, "Killing", "Container slow failed startup probe, will be restarted") {
+			return "no Killing event"
+		}
+		if !hasEvent(evs, "Unhealthy", fmt.Sprintf("Startup probe failed: dial tcp %s:8080: connect: connection refused", p.Status.PodIP)) {
+			return "no Unhealthy startup event"
+		}
+		return ""
+	})
+}

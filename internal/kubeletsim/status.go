@@ -132,8 +132,8 @@ func (w *podWorker) containerStatus(c *ctr) corev1.ContainerStatus {
 		Name:         c.spec.Name,
 		Image:        c.spec.Image,
 		RestartCount: c.restarts,
-		Ready:        c.running && c.ready,
-		Started:      ptr.To(c.running),
+		Ready:        c.running && c.started && c.ready,
+		Started:      ptr.To(c.running && c.started),
 		VolumeMounts: volumeMountStatus(c.spec),
 	}
 	if c.lastTerm != nil {

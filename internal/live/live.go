@@ -65,7 +65,7 @@ func New(flags *genericclioptions.ConfigFlags, opts Options) (*Source, error) {
 	}
 	// Without these checks client-go falls back to http://localhost:8080, and the user reads
 	// "connection refused" for what is a missing kubeconfig.
-	if !set(flags.APIServer) && !set(flags.ClusterName) {
+	if !set(flags.APIServer) && !set(flags.ClusterName) && !inCluster() {
 		switch {
 		case len(raw.Clusters) == 0:
 			return nil, errors.New("no kubeconfig found; set KUBECONFIG or pass --kubeconfig")
@@ -178,3 +178,10 @@ func dedupe(in []string) []string {
 }
 
 func set(p *string) bool { return p != nil && *p != "" }
+
+// inCluster reports whether a service account's credentials are mounted, which client-go uses
+// when there is no kubeconfig.
+func inCluster() bool {
+	_, err := rest.InClusterConfig()
+	return err == nil
+}

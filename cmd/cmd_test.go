@@ -157,9 +157,14 @@ func TestRootFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.root == nil || p.root.Source.DumpPath != "d" || p.root.Source.Namespace != "dev-web" {
+	if p.root == nil || p.root.Source.DumpPath != "d" || p.root.Source.Namespace != "dev-web" || p.root.Demo {
 		t.Fatalf("root options: %+v", p.root)
 	}
+	if p, err = parseArgs("--demo"); err != nil || !p.root.Demo {
+		t.Fatalf("--demo: %v %+v", err, p.root)
+	}
+	_, err = parseArgs("--demo", "--dump", "d")
+	checkUsageError(t, err, "--demo and --dump cannot be used together")
 	_, err = parseArgs("deploy/x")
 	checkUsageError(t, err, `unknown command "deploy/x" for "kubectl-diagnose"; see 'kubectl-diagnose --help'`)
 }
@@ -411,6 +416,39 @@ func TestRootOpensConsoleOnTerminal(t *testing.T) {
 	h.console = func(context.Context, tui.Options) error { return consoleErr }
 	if _, _, err := run(t, nil, h, "--dump", scenarioDump("dev-web")); !errors.Is(err, consoleErr) || ExitCode(err) != ExitError {
 		t.Errorf("console error: %v (exit %d)", err, ExitCode(err))
+	}
+}
+
+func TestDemo(t *testing.T) {
+	var got *tui.Options
+	h := hooks{
+		interactive: func() bool { return true },
+		console: func(_ context.Context, o tui.Options) error {
+			got = &o
+			return nil
+		},
+	}
+	if _, _, err := run(t, nil, h, "--demo"); err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || got.SourceLabel != "demo" || got.Source == nil || got.Watch != nil {
+		t.Fatalf("demo console options: %+v", got)
+	}
+	snap, err := got.Source.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !snap.HasNamespace("telemetry") || len(snap.Deployments) == 0 {
+		t.Errorf("demo source: namespaces %v, %d deployments", snap.Namespaces, len(snap.Deployments))
+	}
+
+	// Without a terminal the demo prints its audit table, so it can be tried in a pipe.
+	out, _, err := run(t, nil, hooks{interactive: func() bool { return false }}, "--demo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "deployment/telemetry-ingester") || !strings.Contains(out, "env INGEST_ENDPOINT") {
+		t.Errorf("demo audit table:\n%s", out)
 	}
 }
 

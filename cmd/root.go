@@ -88,6 +88,7 @@ table otherwise. It only reads: get, list and watch.`,
 		return &UsageError{Err: flagError{err: err, command: c.CommandPath()}}
 	})
 	source.AddFlags(cmd.PersistentFlags())
+	cmd.Flags().BoolVar(&o.Demo, "demo", false, "Open the console on a built-in demo (namespace telemetry); no cluster needed.")
 
 	cmd.AddCommand(
 		NewCmdAudit(streams, source, h.runAudit),
@@ -108,9 +109,14 @@ func (o *RootOptions) Validate() error {
 
 // Run opens the console on a terminal and prints the audit table otherwise.
 func (o *RootOptions) Run(ctx context.Context) error {
-	src, err := o.Source.Open()
-	if err != nil {
-		return err
+	var src *openedSource
+	if o.Demo {
+		src = openDemo(o.Source)
+	} else {
+		var err error
+		if src, err = o.Source.Open(); err != nil {
+			return err
+		}
 	}
 	if !o.Interactive() {
 		snap, err := src.Snapshot(ctx)

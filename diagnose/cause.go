@@ -4,7 +4,8 @@ package diagnose
 //
 //   - healthy, progressing and unknown shapes have nothing to attribute: unknown;
 //   - a suspect on another object (a Service's selector or targetPort) is that object's spec;
-//   - a suspect the failing revision changed (the path or one above or below it) is spec;
+//   - a suspect the failing revision changed (the path or one above or below it) is spec, unless
+//     the change leaves the fault outside (a new tag on the same registry that cannot be reached);
 //   - a suspect whose rule is intrinsic to the spec (a name, key or port that does not exist, a
 //     node requirement nothing meets) is spec;
 //   - an outside rule (registry unreachable, upstream refusing, input outgrowing a limit) on a
@@ -27,7 +28,7 @@ func decideCause(w *workload, shape Shape, top *Suspect) Cause {
 	if top.Object != w.Kind+"/"+w.Name {
 		return CauseSpec
 	}
-	if implicatedByChange(w, top) {
+	if implicatedByChange(w, top) && !dependencyDespiteChange(top) {
 		return CauseSpec
 	}
 	if !ruleInfo(top.Rule).Outside {

@@ -2,6 +2,8 @@
 SHELL := /usr/bin/env bash
 GO ?= go
 BIN ?= bin/kubectl-diagnose
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/kubediagnose/kubectl-diagnose/cmd.version=$(VERSION)
 GOLANGCI_LINT_VERSION ?= v2.6.2
 # The e2e assets (etcd, kube-apiserver, kube-controller-manager, kubectl) live in a cache outside
 # the tree; hack/e2e-assets.sh builds them once and prints their directory.
@@ -13,7 +15,7 @@ help: ## show this help
 
 .PHONY: build
 build: ## build bin/kubectl-diagnose
-	$(GO) build -o $(BIN) .
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) .
 
 .PHONY: demo
 demo: build ## open the console on the embedded demo dump

@@ -26,7 +26,7 @@ func TestFlowDemoDump(t *testing.T) {
 	tm.Type("4")
 	waitFor(t, tm, "connection refused")
 	tm.Type("q")
-	fm := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(15*time.Second)).(*Model)
 	d := fm.diagnosis.diag
 	if d == nil || d.Name != "telemetry-ingester" || d.Counts.Existing != 5 || d.Counts.Serving != 0 {
 		t.Fatalf("opened %+v, want telemetry-ingester at 5 copies, 0 serving", d)

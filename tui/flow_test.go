@@ -30,7 +30,7 @@ func fixtureModel(opts Options) *Model {
 func waitFor(t *testing.T, tm *teatest.TestModel, text string) {
 	t.Helper()
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(text)) },
-		teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
+		teatest.WithDuration(15*time.Second), teatest.WithCheckInterval(20*time.Millisecond))
 }
 
 func TestFlowDrillIntoIngester(t *testing.T) {
@@ -45,7 +45,7 @@ func TestFlowDrillIntoIngester(t *testing.T) {
 	tm.Type("4")
 	waitFor(t, tm, "previous instance")
 	tm.Type("q")
-	fm := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(15*time.Second)).(*Model)
 	if fm.screen != screenDiagnosis || fm.diagnosis.tab != tabLogs || fm.diagnosis.key.Name != "telemetry-ingester" {
 		t.Fatalf("ended on screen %v tab %d %v", fm.screen, fm.diagnosis.tab, fm.diagnosis.key)
 	}
@@ -80,7 +80,7 @@ func TestFlowLoadingShowsProgressThenRows(t *testing.T) {
 	close(src.release)
 	waitFor(t, tm, "telemetry-worker")
 	tm.Type("q")
-	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+	tm.WaitFinished(t, teatest.WithFinalTimeout(15*time.Second))
 }
 
 // blockingReader is a terminal input nobody types on until the test closes it.

@@ -108,13 +108,17 @@ func TestRunReturnsLoadErrorWhenNothingLoaded(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out bytes.Buffer
+	sw := syncWriter{w: &out}
 	errc := make(chan error, 1)
 	pr, pw := io.Pipe()
 	go func() {
-		errc <- Run(ctx, Options{In: pr, Out: &syncWriter{w: &out}, Source: staticSource{err: errors.New("open dump: no such file")}})
+		errc <- Run(ctx, Options{In: pr, Out: &sw, Source: staticSource{err: errors.New("open dump: no such file")}})
 	}()
-	// Quit once the error had time to arrive.
-	time.Sleep(300 * time.Millisecond)
+	// Quit once the error is on screen.
+	deadline := time.Now().Add(15 * time.Second)
+	for !outContains(&sw, "could not read the snapshot") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
 	_, _ = pw.Write([]byte("q"))
 	select {
 	case err := <-errc:
@@ -146,4 +150,11 @@ func TestRunEndsWithContext(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Run ignored the cancelled context")
 	}
+}
+
+// outContains reads what a running program wrote so far.
+func outContains(w *syncWriter, text string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return strings.Contains(w.w.(*bytes.Buffer).String(), text)
 }

@@ -372,7 +372,13 @@ func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, w *workload) {
 		}
 	}
 	w.Events = dedupeEvents(events)
+	attachServices(s, svcs, w)
+}
 
+// attachServices files the Services the index offers for the workload: those selecting its
+// template or any of its copies under Services, those evidently meant for it under
+// UnmatchedServices. The rules read only these, never every Service of the namespace.
+func attachServices(s *snapshot.Snapshot, svcs *serviceIndex, w *workload) {
 	tmplLabels := labels.Set(w.Template.Labels)
 	for _, svc := range svcs.candidates(w) {
 		if len(svc.Spec.Selector) == 0 {

@@ -99,6 +99,7 @@ func TestSignalGapsDeployment(t *testing.T) {
 			w := stWorkload(nil)
 			d := w.Object.(*appsv1.Deployment)
 			tt.setup(w, d)
+			stAttachServices(w)
 			got := gapPaths(signalGaps(w))
 			for _, p := range tt.want {
 				if !got[p] {

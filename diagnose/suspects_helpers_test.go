@@ -63,6 +63,14 @@ func stWorkload(mutate func(t *corev1.PodTemplateSpec)) *workload {
 	}
 }
 
+// stAttachServices files the snapshot's Services for the workload as the collector does, so a
+// case can place a Service in the namespace rather than hand it to the workload.
+func stAttachServices(w *workload) {
+	if w.Snap != nil && len(w.Snap.Services) > 0 {
+		attachServices(w.Snap, newServiceIndex(w.Snap.Services), w)
+	}
+}
+
 // stPod returns the workload's only pod.
 func stPod(w *workload) *corev1.Pod { return w.CurrentPods[0] }
 

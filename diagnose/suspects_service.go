@@ -56,32 +56,31 @@ func (r *ranker) serviceRules() {
 	}
 }
 
-// serviceCandidates are the Services of the workload's namespace, the classifier's and the
-// snapshot's, by name.
+// serviceCandidates are the Services the classifier found for the workload through its index
+// (those selecting it and those meant for it), by name. Reading them instead of every Service of
+// the namespace keeps a namespace of many workloads linear.
 func (r *ranker) serviceCandidates() []*corev1.Service {
-	byName := map[string]*corev1.Service{}
-	add := func(ss []*corev1.Service) {
+	out := make([]*corev1.Service, 0, len(r.w.Services)+len(r.w.UnmatchedServices))
+	for _, ss := range [][]*corev1.Service{r.w.Services, r.w.UnmatchedServices} {
 		for _, s := range ss {
-			if s != nil && s.Namespace == r.w.Namespace || s != nil && s.Namespace == "" {
-				byName[s.Name] = s
+			if s != nil && (s.Namespace == r.w.Namespace || s.Namespace == "") {
+				out = append(out, s)
 			}
 		}
 	}
-	add(r.w.Services)
-	add(r.w.UnmatchedServices)
-	if r.w.Snap != nil {
-		add(r.w.Snap.ServicesIn(r.w.Namespace))
+	if len(out) < 2 {
+		return out
 	}
-	names := make([]string, 0, len(byName))
-	for n := range byName {
-		names = append(names, n)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	// One Service per name, the later list's copy winning as before.
+	dedup := out[:0]
+	for i, s := range out {
+		if i+1 < len(out) && out[i+1].Name == s.Name {
+			continue
+		}
+		dedup = append(dedup, s)
 	}
-	sort.Strings(names)
-	out := make([]*corev1.Service, 0, len(names))
-	for _, n := range names {
-		out = append(out, byName[n])
-	}
-	return out
+	return dedup
 }
 
 func (r *ranker) selects(svc *corev1.Service) bool {

@@ -463,6 +463,7 @@ func runSuspectCases(t *testing.T, tests []suspectCase) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := stWorkload(nil)
 			tt.setup(w)
+			stAttachServices(w)
 			got := rankSuspects(w)
 			rule, object, path := stTop(got)
 			wantObject := tt.object

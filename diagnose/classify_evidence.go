@@ -238,6 +238,9 @@ func logEvidence(b *evidenceBuilder, w *workload) {
 	for _, f := range w.cls.copies {
 		failing[f.Pod.Name] = !f.Serving
 	}
+	// Every copy logs the same failure: reduce each distinct line once. A nil entry is a line
+	// that reports no failure.
+	lines := map[string]*reducedLine{}
 	for _, l := range w.Logs {
 		// A serving copy's log does not explain a failure.
 		if !failing[l.Pod] {
@@ -245,18 +248,15 @@ func logEvidence(b *evidenceBuilder, w *workload) {
 		}
 		obj := "Pod/" + l.Pod
 		for _, line := range l.Lines {
-			if strings.HasPrefix(line, "Request log error:") || strings.HasPrefix(line, "unable to retrieve container logs") {
+			rd, known := lines[line]
+			if !known {
+				rd = reduceLogLine(line)
+				lines[line] = rd
+			}
+			if rd == nil {
 				continue
 			}
-			// The reduced text is part of the line: a line without a failure word is done.
-			if !logFailure(line) {
-				continue
-			}
-			text := logText(line)
-			if text == "" || !logFailure(text) {
-				continue
-			}
-			lb.add(SourceLog, "LogLine", withoutVariables(text), text, obj, 1, nil)
+			lb.add(SourceLog, "LogLine", rd.key, rd.text, obj, 1, nil)
 		}
 	}
 	keys := append([]string(nil), lb.order...)
@@ -269,6 +269,26 @@ func logEvidence(b *evidenceBuilder, w *workload) {
 		b.items[k] = lb.items[k]
 		b.order = append(b.order, k)
 	}
+}
+
+// reducedLine is a failing log line as evidence shows it: its text, and the key that groups
+// the same failure across copies.
+type reducedLine struct{ key, text string }
+
+// reduceLogLine reduces a log line to its evidence, or nil when it reports no failure.
+func reduceLogLine(line string) *reducedLine {
+	if strings.HasPrefix(line, "Request log error:") || strings.HasPrefix(line, "unable to retrieve container logs") {
+		return nil
+	}
+	// The reduced text is part of the line: a line without a failure word is done.
+	if !logFailure(line) {
+		return nil
+	}
+	text := logText(line)
+	if text == "" || !logFailure(text) {
+		return nil
+	}
+	return &reducedLine{key: withoutVariables(text), text: text}
 }
 
 // logFailureWords mark a log line as a failure signal.

@@ -22,17 +22,26 @@ type signal struct {
 	// explained is set by a specific rule that accounted for the signal, so the general rule
 	// does not also turn it into weaker suspects.
 	explained bool
-	// toks caches tokenize(Text); tokenized says it is filled.
-	toks      []token
-	tokenized bool
+	// toks caches tokenize(Text). Signals with the same text (one failure logged by every
+	// copy) share one cell, so each distinct message is tokenized once per workload.
+	toks *tokenCell
+}
+
+// tokenCell holds the tokens of one message text once they are found.
+type tokenCell struct {
+	toks []token
+	done bool
 }
 
 // tokens returns what the signal's text names, tokenizing it once.
 func (s *signal) tokens() []token {
-	if !s.tokenized {
-		s.toks, s.tokenized = tokenize(s.Text), true
+	if s.toks == nil {
+		s.toks = &tokenCell{}
 	}
-	return s.toks
+	if !s.toks.done {
+		s.toks.toks, s.toks.done = tokenize(s.Text), true
+	}
+	return s.toks.toks
 }
 
 // The rules read the tail of at most maxLogContainers logs, maxLogLinesPerContainer lines each,
@@ -73,6 +82,8 @@ func collectSignals(w *workload) []*signal {
 		out = append(out, &signal{Reason: e.Reason, Text: e.Message, Source: SourceEvent,
 			Pod: podNameOf(e), Container: containerOfFieldPath(e.InvolvedObject.FieldPath)})
 	}
+	// Every copy logs the same failure: decide each distinct line once.
+	isFailure := map[string]bool{}
 	read := 0
 	for _, l := range w.Logs {
 		if l == nil || !podNames[l.Pod] || read >= maxLogContainers {
@@ -85,12 +96,29 @@ func collectSignals(w *workload) []*signal {
 		}
 		seen := map[string]bool{}
 		for _, line := range lines {
-			if !failureLine(line) || seen[line] {
+			if seen[line] {
+				continue
+			}
+			failing, known := isFailure[line]
+			if !known {
+				failing = failureLine(line)
+				isFailure[line] = failing
+			}
+			if !failing {
 				continue
 			}
 			seen[line] = true
 			out = append(out, &signal{Text: line, Source: SourceLog, Pod: l.Pod, Container: l.Container})
 		}
+	}
+	cells := make(map[string]*tokenCell, len(out))
+	for _, s := range out {
+		c := cells[s.Text]
+		if c == nil {
+			c = &tokenCell{}
+			cells[s.Text] = c
+		}
+		s.toks = c
 	}
 	return out
 }

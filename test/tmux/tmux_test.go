@@ -60,7 +60,12 @@ func (tm *term) waitExit() string {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "diag", "#{pane_dead_status}"))
+	st := strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "diag", "#{pane_dead_status}"))
+	if st == "" {
+		// tmux sets the status only for a normal exit; a process killed by a signal has none.
+		st = "signal " + strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "diag", "#{pane_dead_signal}"))
+	}
+	return st
 }
 
 func (tm *term) keys(keys ...string) {

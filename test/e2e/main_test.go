@@ -220,7 +220,9 @@ func audit(t *testing.T, kubeconfig string, args ...string) *report {
 
 // verdict is what a test expects of one workload; empty fields are not checked.
 type verdict struct {
-	kind, name, shape, cause, suspect string
+	kind, name, shape, cause string
+	// suspect is the top suspect's path; object is its object when not the workload itself.
+	suspect, object string
 }
 
 // check returns "" when the report says what v expects, else what differs.
@@ -235,8 +237,9 @@ func (v verdict) check(r *report) string {
 		return fmt.Sprintf("%s/%s is not in the report", kind, v.name)
 	case v.shape != "" && w.Shape != v.shape,
 		v.cause != "" && w.Cause != v.cause,
-		v.suspect != "" && w.topSuspect() != v.suspect:
-		return fmt.Sprintf("%s/%s: want shape %q cause %q top suspect %q; got:\n%s", kind, v.name, v.shape, v.cause, v.suspect, w)
+		v.suspect != "" && w.topSuspect() != v.suspect,
+		v.object != "" && (len(w.Suspects) == 0 || w.Suspects[0].Object != v.object):
+		return fmt.Sprintf("%s/%s: want shape %q cause %q top suspect %q %s; got:\n%s", kind, v.name, v.shape, v.cause, v.object, v.suspect, w)
 	}
 	return ""
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -28,6 +30,21 @@ func TestEveryShapeOnALiveCluster(t *testing.T) {
 	idle := failed(ingester("idle", 2, reachableIntake))
 	idle.Spec.Template.Spec.Containers[0].ReadinessProbe.HTTPGet.Port = intstr.FromInt32(9090)
 	e.create(t, idle, true)
+	// A node label no simulated node has.
+	pinned := failed(ingester("pinned", 2, reachableIntake))
+	pinned.Spec.Template.Spec.NodeSelector = map[string]string{"disktype": "ssd"}
+	e.create(t, pinned, false)
+	// A Secret that does not exist (the tool must find this out without reading Secrets).
+	creds := failed(ingester("creds", 2, reachableIntake))
+	creds.Spec.Template.Spec.Containers[0].Env = append(creds.Spec.Template.Spec.Containers[0].Env, corev1.EnvVar{
+		Name: "INGEST_TOKEN",
+		ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "ingest-credentials"}, Key: "token",
+		}},
+	})
+	e.create(t, creds, false)
+	// Copies that serve on 8080 behind a Service that will be re-applied with targetPort 8000.
+	e.create(t, ingester("search", 2, reachableIntake), true)
 
 	e.waitServing(t, "api", 2)
 	e.waitServing(t, "recommender", 2)
@@ -36,9 +53,35 @@ func TestEveryShapeOnALiveCluster(t *testing.T) {
 	e.waitPods(t, "pull", 2, "failing to pull", pullFailing)
 	e.waitPods(t, "thumbs", 2, "restarted after OOMKilled", restarted)
 	e.waitPods(t, "idle", 2, "running but not ready", runningNotReady)
+	e.waitPods(t, "pinned", 2, "unschedulable", func(p corev1.Pod) bool {
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Reason == corev1.PodReasonUnschedulable {
+				return true
+			}
+		}
+		return false
+	})
+	e.waitPods(t, "creds", 2, "in CreateContainerConfigError", func(p corev1.Pod) bool {
+		return len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].State.Waiting != nil &&
+			p.Status.ContainerStatuses[0].State.Waiting.Reason == "CreateContainerConfigError"
+	})
+	e.waitServing(t, "search", 2)
+	// Ready copies that no endpoint serves look like copies still starting for their first two
+	// minutes; the real incident had served for days before the Service changed.
+	e.waitPods(t, "search", 2, "ready for over two minutes", func(p corev1.Pod) bool {
+		return running(p) && p.Status.ContainerStatuses[0].Ready && time.Since(p.CreationTimestamp.Time) > 130*time.Second
+	})
+	svc, err := e.cs.CoreV1().Services(e.ns).Get(context.Background(), "search", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Spec.Ports[0].TargetPort = intstr.FromInt32(8000)
+	if _, err := e.cs.CoreV1().Services(e.ns).Update(context.Background(), svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	// A crash loop keeps "progressing" in the controller's eyes (copies become available for
 	// seconds), so only these two reach the deadline.
-	for _, name := range []string{"pull", "idle"} {
+	for _, name := range []string{"pull", "idle", "pinned", "creds"} {
 		e.waitDeadlineExceeded(t, name)
 	}
 	e.waitPods(t, "recommender", 1, "running the new version, not ready yet", func(p corev1.Pod) bool {
@@ -54,6 +97,9 @@ func TestEveryShapeOnALiveCluster(t *testing.T) {
 		// or an input that outgrew the limit is the engine's call; the field is not.
 		{name: "thumbs", shape: "starts-and-dies", suspect: "spec.template.spec.containers[0].resources.limits.memory"},
 		{name: "idle", shape: "live-but-idle", cause: "spec", suspect: "spec.template.spec.containers[0].readinessProbe.httpGet.port"},
+		{name: "pinned", shape: "never-starts", cause: "spec", suspect: "spec.template.spec.nodeSelector[disktype]"},
+		{name: "creds", shape: "never-starts", cause: "spec", suspect: "spec.template.spec.containers[0].env[1].valueFrom.secretKeyRef.name"},
+		{name: "search", shape: "live-but-idle", cause: "spec", object: "Service/search", suspect: "spec.ports[0].targetPort"},
 	}
 	r := eventuallyAudit(t, 60*time.Second, kc, []string{"-n", e.ns}, want...)
 

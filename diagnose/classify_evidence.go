@@ -18,18 +18,25 @@ import (
 
 // evidenceBuilder aggregates signals: one item per signal, covering every copy that shows it.
 type evidenceBuilder struct {
-	items map[string]*Evidence
-	order []string
-	seen  map[string]map[string]bool
+	items map[evidenceKey]*Evidence
+	order []evidenceKey
+	seen  map[evidenceKey]map[string]bool
+}
+
+// evidenceKey identifies one signal; a struct rather than a joined string so that a lookup,
+// done for every log line of every copy, allocates nothing.
+type evidenceKey struct {
+	src       EvidenceSource
+	kind, key string
 }
 
 func newEvidence() *evidenceBuilder {
-	return &evidenceBuilder{items: map[string]*Evidence{}, seen: map[string]map[string]bool{}}
+	return &evidenceBuilder{items: map[evidenceKey]*Evidence{}, seen: map[evidenceKey]map[string]bool{}}
 }
 
 // add records one sighting of a signal on one object; count is how many times it was seen.
 func (b *evidenceBuilder) add(src EvidenceSource, kind, key, message, object string, count int32, at *time.Time) {
-	k := string(src) + "\x00" + kind + "\x00" + key
+	k := evidenceKey{src, kind, key}
 	e := b.items[k]
 	if e == nil {
 		e = &Evidence{Kind: kind, Message: message, Source: src, Objects: []string{}}
@@ -259,7 +266,7 @@ func logEvidence(b *evidenceBuilder, w *workload) {
 			lb.add(SourceLog, "LogLine", rd.key, rd.text, obj, 1, nil)
 		}
 	}
-	keys := append([]string(nil), lb.order...)
+	keys := append([]evidenceKey(nil), lb.order...)
 	sort.SliceStable(keys, func(i, j int) bool { return lb.items[keys[i]].Count > lb.items[keys[j]].Count })
 	for i, k := range keys {
 		if i == maxLogSignals {

@@ -41,7 +41,7 @@ func (r *ranker) namedInFailure() {
 		if len(toks) == 0 {
 			continue
 		}
-		key := tokensKey(toks)
+		key := s.tokensKey()
 		if idx, ok := seen[key]; ok {
 			for _, i := range idx {
 				hits[i].sigs = append(hits[i].sigs, s)

@@ -2,7 +2,7 @@ package diagnose
 
 import (
 	"net"
-	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -30,10 +30,14 @@ type token struct {
 	Host, Port, Path string
 }
 
-var (
-	// reTimestamp matches the time a log line quotes, which names nothing in a spec.
-	reTimestamp = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}`)
-)
+// isTimestamp reports whether w starts with a time a log line quotes ("2026-11-24T14:17" or
+// "2026-11-24 14:17"), which names nothing in a spec.
+func isTimestamp(w string) bool {
+	if len(w) < 16 || w[10] != 'T' && w[10] != ' ' || w[4] != '-' || w[7] != '-' || w[13] != ':' {
+		return false
+	}
+	return allDigits(w[:4]) && allDigits(w[5:7]) && allDigits(w[8:10]) && allDigits(w[11:13]) && allDigits(w[14:16])
+}
 
 // fileExtensions end names that the host pattern finds but that are source files or
 // documents (a logger's caller main.go:71), not hosts.
@@ -52,7 +56,9 @@ func validHost(h string) bool {
 	if strings.HasPrefix(h, "[") {
 		return net.ParseIP(strings.Trim(h, "[]")) != nil
 	}
-	if net.ParseIP(h) != nil {
+	// Only digits and dots (IPv4) or a colon (IPv6) can make an IP address; most words are
+	// names, and parsing them as addresses costs an allocation each.
+	if mayBeIP(h) && net.ParseIP(h) != nil {
 		return true
 	}
 	if !hasLetter(h) || isDateHour(h) {
@@ -71,6 +77,18 @@ func validHost(h string) bool {
 	return true
 }
 
+// mayBeIP reports whether h is written with the characters of an IP address only: digits and
+// dots, or hex digits, dots and colons.
+func mayBeIP(h string) bool {
+	for i := range len(h) {
+		c := h[i]
+		if !(c >= '0' && c <= '9' || c == '.' || c == ':' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
 func validPort(p string) bool {
 	n, err := strconv.Atoi(p)
 	return err == nil && n > 0 && n <= 65535
@@ -83,7 +101,9 @@ func isIP(h string) bool { return net.ParseIP(strings.Trim(h, "[]")) != nil }
 // delimiters and classifies each word with string operations: regular expressions over every
 // log line of every copy were the engine's hot spot.
 func tokenize(s string) []token {
-	var out []token
+	// Tokens gather in a buffer on the stack and leave in one allocation of the right size.
+	var buf [16]token
+	out := buf[:0]
 	add := func(t token) {
 		for _, o := range out {
 			if o == t {
@@ -95,7 +115,7 @@ func tokenize(s string) []token {
 	prev := ""
 	forEachWord(s, func(w string, quoted bool) {
 		if quoted {
-			if len(w) >= minExactValueLen && !strings.ContainsAny(w, " \t") && !reTimestamp.MatchString(w) {
+			if len(w) >= minExactValueLen && !strings.ContainsAny(w, " \t") && !isTimestamp(w) {
 				add(token{Kind: tokQuoted, Text: w})
 			}
 			return
@@ -103,7 +123,10 @@ func tokenize(s string) []token {
 		classifyWord(w, prev, add)
 		prev = w
 	})
-	return out
+	if len(out) == 0 {
+		return nil
+	}
+	return slices.Clone(out)
 }
 
 // isDelimiter reports whether c separates words in a message.
@@ -181,7 +204,7 @@ func classifyWord(w, prev string, add func(token)) {
 		return
 	}
 	h := strings.ToLower(w)
-	if hostChars(h) && validHost(h) && (strings.Contains(h, ".") || prev == "lookup") {
+	if (strings.Contains(h, ".") || prev == "lookup") && hostChars(h) && validHost(h) {
 		add(token{Kind: tokHost, Text: h, Host: h})
 	}
 }

@@ -50,6 +50,15 @@ type ranker struct {
 	signals  []*signal
 	ownHosts map[string]bool
 	found    map[string]*Suspect
+	// fields remembers each template field's current and previous value once looked up: the
+	// rules suggest the same field for every copy's signal, and the lookup walks the template.
+	fields map[string]*fieldFacts
+}
+
+// fieldFacts is what the ranker knows of one template field.
+type fieldFacts struct {
+	value, previous string
+	changed         bool
 }
 
 func newRanker(w *workload) *ranker {
@@ -76,13 +85,28 @@ func newRanker(w *workload) *ranker {
 // suspectTemplate records a template field as a suspect. base is the rule's score before the
 // changed-field bonus.
 func (r *ranker) suspectTemplate(rule RuleID, path *field.Path, base int, reason string) {
-	value, _ := valueAt(r.tplPath, r.w.Template, path)
-	prev, changed := r.previous(path)
+	f := r.field(path)
 	score := base
-	if changed {
+	if f.changed {
 		score += scoreChanged
 	}
-	r.record(Suspect{Rule: rule, Object: r.object, Path: path, Value: value, PreviousValue: prev, Reason: reason, Score: score})
+	r.record(Suspect{Rule: rule, Object: r.object, Path: path, Value: f.value, PreviousValue: f.previous, Reason: reason, Score: score})
+}
+
+// field looks a template field up once per ranker.
+func (r *ranker) field(path *field.Path) *fieldFacts {
+	key := path.String()
+	if f, ok := r.fields[key]; ok {
+		return f
+	}
+	f := &fieldFacts{}
+	f.value, _ = valueAt(r.tplPath, r.w.Template, path)
+	f.previous, f.changed = r.lookupPrevious(key, path)
+	if r.fields == nil {
+		r.fields = map[string]*fieldFacts{}
+	}
+	r.fields[key] = f
+	return f
 }
 
 // suspectObject records a field of another object (the workload itself outside its template,
@@ -106,7 +130,13 @@ func (r *ranker) record(s Suspect) {
 // previous returns the field's value in the last revision that served and whether the field
 // (or a field beneath or above it) changed since.
 func (r *ranker) previous(path *field.Path) (string, bool) {
-	ps := path.String()
+	f := r.field(path)
+	return f.previous, f.changed
+}
+
+// lookupPrevious reads the previous value and the change from the revision diff; ps is
+// path.String().
+func (r *ranker) lookupPrevious(ps string, path *field.Path) (string, bool) {
 	changed, prev, exact := false, "", false
 	for _, c := range r.w.Changes {
 		if c.Path == nil {

@@ -30,6 +30,9 @@ func (r *ranker) runtimeRules() {
 			s.explained = true
 			continue
 		}
+		if !strings.Contains(s.Text, `exec: "`) {
+			continue
+		}
 		if m := reExecMissing.FindStringSubmatch(s.Text); m != nil {
 			r.executable(m[1], s)
 			s.explained = true

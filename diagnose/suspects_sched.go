@@ -37,6 +37,11 @@ var (
 // schedulingRules reads the scheduler's reasons and the claim provisioner's failures.
 func (r *ranker) schedulingRules() {
 	for _, s := range r.signals {
+		// The literal parts of the patterns rule out most messages (every log line) without
+		// running them.
+		if !strings.Contains(s.Text, `storageclass.storage.k8s.io "`) && s.Reason != "ProvisioningFailed" && !strings.HasPrefix(s.Text, "0/") {
+			continue
+		}
 		if m := reStorageClass.FindStringSubmatch(s.Text); m != nil {
 			r.storageClass(m[1], s)
 			s.explained = true

@@ -27,10 +27,22 @@ type signal struct {
 	toks *tokenCell
 }
 
-// tokenCell holds the tokens of one message text once they are found.
+// tokenCell holds the tokens of one message text once they are found, and the key that
+// identifies them (tokensKey), found once too.
 type tokenCell struct {
-	toks []token
-	done bool
+	toks    []token
+	done    bool
+	key     string
+	keyDone bool
+}
+
+// tokensKey returns the key of the signal's tokens, building it once per distinct text.
+func (s *signal) tokensKey() string {
+	toks := s.tokens()
+	if !s.toks.keyDone {
+		s.toks.key, s.toks.keyDone = tokensKey(toks), true
+	}
+	return s.toks.key
 }
 
 // tokens returns what the signal's text names, tokenizing it once.
@@ -182,14 +194,22 @@ func failureLine(line string) bool {
 		// The kubelet's answer for a container that never started; its state says more.
 		return false
 	}
-	if m := reAccessLog.FindStringSubmatch(line); m != nil {
-		return m[1] >= "400"
+	// Each pattern runs only when its literal part is in the line: most lines are decided
+	// without a regular expression.
+	if strings.Contains(line, " HTTP/") {
+		if m := reAccessLog.FindStringSubmatch(line); m != nil {
+			return m[1] >= "400"
+		}
 	}
-	if m := reJSONLevel.FindStringSubmatch(line); m != nil {
-		return badLevel(m[1])
+	if strings.Contains(line, `"level"`) || strings.Contains(line, `"lvl"`) || strings.Contains(line, `"severity"`) || strings.Contains(line, `"log.level"`) {
+		if m := reJSONLevel.FindStringSubmatch(line); m != nil {
+			return badLevel(m[1])
+		}
 	}
-	if m := reKVLevel.FindStringSubmatch(line); m != nil {
-		return badLevel(m[1])
+	if strings.Contains(line, "level=") || strings.Contains(line, "lvl=") || strings.Contains(line, "severity=") {
+		if m := reKVLevel.FindStringSubmatch(line); m != nil {
+			return badLevel(m[1])
+		}
 	}
 	if reKlogError.MatchString(line) || reWordLevel.MatchString(line) {
 		return true

@@ -103,6 +103,87 @@ func BenchmarkClassify(b *testing.B) {
 	}
 }
 
+// syntheticHealthyCluster builds n Deployments of 3 copies each, perNS per namespace, each with
+// two revisions, a Service and its EndpointSlice: what a large production cluster mostly is.
+// One workload in twenty is broken (a pull failure, an OOM crash loop or failing readiness, in
+// turn); only the broken ones have Warning events, and only their copies have log tails.
+func syntheticHealthyCluster(n, perNS int) *snapshot.Snapshot {
+	c := newCluster()
+	for i := 0; i < n; i++ {
+		ns := fmt.Sprintf("team-%03d", i/perNS)
+		name := fmt.Sprintf("svc-%05d", i)
+		d := c.deployment(name, 3, 2, reasonNewRSAvailable, 30*24*time.Hour)
+		d.Namespace = ns
+		old := c.replicaSet(d, 1, 0, 30*24*time.Hour, func(t *corev1.PodTemplateSpec) { t.Spec.Containers[0].Image += "-old" })
+		cur := c.replicaSet(d, 2, 3, 2*24*time.Hour, nil)
+		old.Namespace, cur.Namespace = ns, ns
+		broken := i%20 == 7
+		state := running(true)
+		var reason, message string
+		if broken {
+			switch i / 20 % 3 {
+			case 0:
+				state = waiting("ImagePullBackOff", `Back-off pulling image "registry.example/x:1": ErrImagePull: not found`)
+				reason, message = "Failed", `Failed to pull image "registry.example/x:1": rpc error: code = NotFound desc = failed to pull and unpack image "registry.example/x:1": failed to resolve image: registry.example/x:1: not found`
+			case 1:
+				state = crashLooping("OOMKilled", 137, 4)
+				reason, message = "BackOff", "Back-off restarting failed container app in pod "+name
+			case 2:
+				state = running(false)
+				reason, message = "Unhealthy", "Readiness probe failed: HTTP probe failed with statuscode: 503"
+			}
+		}
+		pods := map[*corev1.Pod]bool{}
+		for j := 0; j < 3; j++ {
+			p := c.pod(cur, fmt.Sprintf("p%d", j), 2*24*time.Hour, state)
+			p.Namespace = ns
+			pods[p] = podReady(p)
+			if !broken {
+				continue
+			}
+			c.event("Pod", p.Name, p.UID, corev1.EventTypeWarning, reason, message, 10, time.Minute)
+			c.s.Events[len(c.s.Events)-1].Namespace = ns
+			c.s.Events[len(c.s.Events)-1].InvolvedObject.Namespace = ns
+			lines := make([]string, 50)
+			for k := range lines {
+				lines[k] = fmt.Sprintf(`{"level":"warn","ts":"2026-11-24T11:%02d:00Z","msg":"upstream dial failed","error":"dial tcp 10.96.0.%d:8443: connect: connection refused"}`, k%60, i%250)
+			}
+			c.s.Logs = append(c.s.Logs, snapshot.ContainerLog{Namespace: ns, Pod: p.Name, Container: "app", Lines: lines})
+		}
+		svc := c.service(name, name)
+		svc.Namespace = ns
+		c.endpointSlice(svc, 8080, pods)
+		c.s.EndpointSlices[len(c.s.EndpointSlices)-1].Namespace = ns
+	}
+	return c.s
+}
+
+// BenchmarkDiagnoseHealthyCluster runs the whole engine over a large, mostly healthy cluster:
+// 10,000 workloads, 30,000 copies, 95% healthy.
+func BenchmarkDiagnoseHealthyCluster(b *testing.B) {
+	s := syntheticHealthyCluster(10000, 100)
+	s.Index()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r := Diagnose(s)
+		if r.Summary[ShapeHealthy] != 9500 {
+			b.Fatalf("%d healthy workloads, want 9500 (summary %v)", r.Summary[ShapeHealthy], r.Summary)
+		}
+	}
+}
+
+// TestSyntheticHealthyClusterShapes keeps the healthy-cluster benchmark honest.
+func TestSyntheticHealthyClusterShapes(t *testing.T) {
+	r := Diagnose(syntheticHealthyCluster(600, 100))
+	want := map[Shape]int{ShapeHealthy: 570, ShapeNeverStarts: 10, ShapeStartsAndDies: 10, ShapeLiveButIdle: 10}
+	for sh, n := range want {
+		if r.Summary[sh] != n {
+			t.Errorf("summary[%s] = %d, want %d (summary %v)", sh, r.Summary[sh], n, r.Summary)
+		}
+	}
+}
+
 // TestSyntheticClusterShapes keeps the benchmark honest: its broken workloads are found.
 func TestSyntheticClusterShapes(t *testing.T) {
 	r := Diagnose(syntheticCluster(40, 10))

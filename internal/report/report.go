@@ -106,65 +106,6 @@ func (o Options) template(d *diagnose.Diagnosis) *corev1.PodTemplateSpec {
 	return o.Templates(d.Kind, d.Namespace, d.Name)
 }
 
-// Clean makes text from a cluster safe to write to a terminal or a one-line cell: escape
-// sequences and control characters are dropped, tabs and line breaks become spaces.
-func Clean(s string) string {
-	if !needsClean(s) {
-		return s
-	}
-	var b strings.Builder
-	rs := []rune(s)
-	for i := 0; i < len(rs); i++ {
-		r := rs[i]
-		switch {
-		case r == '\t' || r == '\n' || r == '\r':
-			b.WriteByte(' ')
-		case r == 0x1b: // ESC: skip the whole sequence, not just the introducer
-			i = skipEscape(rs, i)
-		case r < 0x20 || (r >= 0x7f && r < 0xa0):
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-func needsClean(s string) bool {
-	for _, r := range s {
-		if r < 0x20 || (r >= 0x7f && r < 0xa0) {
-			return true
-		}
-	}
-	return false
-}
-
-// skipEscape returns the index of the last rune of the escape sequence starting at rs[i].
-func skipEscape(rs []rune, i int) int {
-	if i+1 >= len(rs) {
-		return i
-	}
-	switch rs[i+1] {
-	case '[': // CSI: parameters then one final byte in 0x40..0x7e
-		for j := i + 2; j < len(rs); j++ {
-			if rs[j] >= 0x40 && rs[j] <= 0x7e {
-				return j
-			}
-		}
-		return len(rs) - 1
-	case ']', 'P', '_', '^': // OSC, DCS, APC, PM: up to BEL or ST (ESC \)
-		for j := i + 2; j < len(rs); j++ {
-			if rs[j] == 0x07 {
-				return j
-			}
-			if rs[j] == 0x1b && j+1 < len(rs) && rs[j+1] == '\\' {
-				return j + 1
-			}
-		}
-		return len(rs) - 1
-	}
-	return i + 1
-}
-
 // TemplatesOf resolves pod templates from the snapshot a report was made of.
 func TemplatesOf(s *snapshot.Snapshot) TemplateFunc {
 	type key struct{ kind, namespace, name string }

@@ -291,3 +291,28 @@ func TestMarkdownCellsStayInTheirColumn(t *testing.T) {
 	}
 	t.Fatalf("no suspect row in:\n%s", buf.String())
 }
+
+// TestCleanDropsWhatTheConsoleDropped: the console cleans through CleanTabs, so the printers get
+// its stricter cases too: bidi controls, charset designations, invalid UTF-8, wide tabs.
+func TestCleanDropsWhatTheConsoleDropped(t *testing.T) {
+	tests := map[string]string{
+		"bidi\u202egnp.exe":     "bidignp.exe",
+		"isolate\u2066x\u2069y": "isolatexy",
+		"charset \x1b(Bascii":   "charset ascii",
+		"invalid \xff byte":     "invalid  byte",
+		"raw c1 \x9b31mcsi":     "raw c1 csi",
+		"keypad \x1b=mode":      "keypad mode",
+		"crlf\r\nline":          "crlf  line",
+	}
+	for in, want := range tests {
+		if got := Clean(in); got != want {
+			t.Errorf("Clean(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := CleanTabs("a\tb", 4); got != "a    b" {
+		t.Errorf("CleanTabs with 4 = %q", got)
+	}
+	if got := CleanLines("one\r\ntwo\x1b[1m\tx\nthree", 2); strings.Join(got, "|") != "one|two  x|three" {
+		t.Errorf("CleanLines = %q", got)
+	}
+}

@@ -1,15 +1,24 @@
 package e2e
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/kubeletsim"
 )
 
 const envPath = "spec.template.spec.containers[0].env[0].value"
+
+const (
+	notifierRegistry = "registry.internal"
+	notifierImage    = notifierRegistry + "/platform/notifier:2.3.1"
+)
 
 // TestRolloutToAWrongPortIsASpecFault is the canonical incident: the ingester served with
 // INGEST_ENDPOINT on :8443, a new revision points it at :9443 where nothing listens, and the
@@ -49,24 +58,40 @@ func TestRolloutToAWrongPortIsASpecFault(t *testing.T) {
 
 // TestUpstreamOutageUnderAnUnchangedSpecIsADependency is the twin: one revision that served,
 // then the upstream stops answering. Nothing in the spec changed, so the spec is not to blame.
+// Its neighbour meets the other outside failure: a registry that stops resolving.
 func TestUpstreamOutageUnderAnUnchangedSpecIsADependency(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, world())
 	const name = "telemetry-ingester"
 	e.create(t, ingester(name, 3, reachableIntake), true)
+	// Its neighbour pulls on every start from a registry that is about to stop resolving.
+	e.sim.World().SetImage(notifierImage, kubeletsim.Image{Program: kubeletsim.Program{Ports: []int32{8080}}})
+	e.create(t, deployment("notifier", notifierImage, 2, func(c *corev1.Container) { c.ImagePullPolicy = corev1.PullAlways }), false)
 	e.waitServing(t, name, 3)
+	e.waitServing(t, "notifier", 2)
 	// Copies that became unready within two minutes of starting may never have been ready as far
 	// as the engine can tell; let them serve past that, as the real twin served for hours.
-	e.waitPods(t, name, 3, "ready for over two minutes", func(p corev1.Pod) bool {
+	servedTwoMinutes := func(p corev1.Pod) bool {
 		return running(p) && p.Status.ContainerStatuses[0].Ready && time.Since(p.CreationTimestamp.Time) > 130*time.Second
-	})
+	}
+	e.waitPods(t, name, 3, "ready for over two minutes", servedTwoMinutes)
+	e.waitPods(t, "notifier", 2, "ready for over two minutes", servedTwoMinutes)
+
+	// The registry's name stops resolving and the notifier's copies are replaced (a node drain,
+	// say): the same template cannot pull.
+	e.sim.World().SetRegistryDown(notifierRegistry, true)
+	if err := e.cs.CoreV1().Pods(e.ns).DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "app=notifier"}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitPods(t, "notifier", 2, "failing to pull", pullFailing)
 
 	e.sim.World().SetReachable(reachableIntake, false)
 	e.waitPods(t, name, 3, "running but not ready", runningNotReady)
 	e.waitUnhealthy(t, name)
 
 	r := eventuallyAudit(t, 60*time.Second, cp.AdminKubeconfig(), []string{"-n", e.ns},
-		verdict{name: name, shape: "live-but-idle", cause: "dependency"})
+		verdict{name: name, shape: "live-but-idle", cause: "dependency"},
+		verdict{name: "notifier", shape: "never-starts", cause: "dependency", suspect: "spec.template.spec.containers[0].image"})
 	w := r.find("Deployment", name)
 	if w.Revisions != nil && len(w.Revisions.ChangedPaths) != 0 {
 		t.Errorf("changed paths %v under an unchanged spec", w.Revisions.ChangedPaths)

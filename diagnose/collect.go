@@ -343,10 +343,13 @@ func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, w *workload) {
 				claims[v.PersistentVolumeClaim.ClaimName] = true
 			}
 		}
-		for _, c := range allContainers(&p.Spec) {
-			for _, prev := range []bool{false, true} {
-				if l := s.Log(p.Namespace, p.Name, c.Name, prev); l != nil {
-					w.Logs = append(w.Logs, l)
+		// By index: a container is large, and copying them per pod showed in profiles.
+		for _, cs := range [2][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
+			for i := range cs {
+				for _, prev := range [2]bool{false, true} {
+					if l := s.Log(p.Namespace, p.Name, cs[i].Name, prev); l != nil {
+						w.Logs = append(w.Logs, l)
+					}
 				}
 			}
 		}
@@ -423,12 +426,6 @@ func selectsAny(sel labels.Selector, pods []*corev1.Pod) bool {
 		}
 	}
 	return false
-}
-
-func allContainers(spec *corev1.PodSpec) []corev1.Container {
-	out := make([]corev1.Container, 0, len(spec.InitContainers)+len(spec.Containers))
-	out = append(out, spec.InitContainers...)
-	return append(out, spec.Containers...)
 }
 
 func sortPods(pods []*corev1.Pod) {

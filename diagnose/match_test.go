@@ -1,6 +1,9 @@
 package diagnose
 
 import (
+	"net"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -155,6 +158,69 @@ func FuzzTokenize(f *testing.F) {
 			if tok.Text == "" {
 				t.Errorf("empty token %+v", tok)
 			}
+		}
+	})
+}
+
+// The fast paths of the hot loops must decide exactly as the regular expressions and parsers
+// they stand in front of; these fuzz targets (with their seeds run by go test) hold them to it.
+
+// failureLineByRegexp is failureLine without the literal prefilters.
+func failureLineByRegexp(line string) bool {
+	if strings.HasPrefix(line, "Request log error:") {
+		return false
+	}
+	if m := reAccessLog.FindStringSubmatch(line); m != nil {
+		return m[1] >= "400"
+	}
+	if m := reJSONLevel.FindStringSubmatch(line); m != nil {
+		return badLevel(m[1])
+	}
+	if m := reKVLevel.FindStringSubmatch(line); m != nil {
+		return badLevel(m[1])
+	}
+	if reKlogError.MatchString(line) || reWordLevel.MatchString(line) {
+		return true
+	}
+	return reFailureKey.MatchString(line)
+}
+
+func FuzzFailureLinePrefilter(f *testing.F) {
+	for _, s := range []string{
+		`{"level":"warn","msg":"upstream dial failed, will retry"}`,
+		`{"log.level" : "ERROR","message":"x"}`, `{"lvl":"info","error":"none"}`, `{"severity":"CRITICAL"}`,
+		`time=2026-11-24T19:48:50.429Z level=INFO msg="decode failed"`, `severity=warn x`, `lvl=debug error`,
+		`10.244.3.1 - - [24/Nov/2026:10:20:40 +0000] "GET /healthz HTTP/1.1" 404 153 "-"`,
+		`"POST /v1/x HTTP/2" 200 `, `HTTP/1.1 500`, `E1124 10:20:40.123456 1 main.go:42] x`, `all good`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		if got, want := failureLine(line), failureLineByRegexp(line); got != want {
+			t.Errorf("failureLine(%q) = %v, the regular expressions say %v", line, got, want)
+		}
+	})
+}
+
+func FuzzIsTimestamp(f *testing.F) {
+	re := regexp.MustCompile(`^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}`)
+	for _, s := range []string{"2026-11-24T11:05:00Z", "2026-11-24 11:05", "2026-11-24T11:0", "2026-11-24X11:05:00", "１２３４-11-24T11:05", "db-credentials"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := isTimestamp(s), re.MatchString(s); got != want {
+			t.Errorf("isTimestamp(%q) = %v, want %v", s, got, want)
+		}
+	})
+}
+
+func FuzzMayBeIP(f *testing.F) {
+	for _, s := range []string{"10.96.14.7", "::1", "fe80::1", "2001:db8::ff00:42:8329", "::ffff:10.0.0.1", "cafe", "redis.cache", "1.2.3.4.5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if net.ParseIP(s) != nil && !mayBeIP(s) {
+			t.Errorf("mayBeIP(%q) = false for an IP address", s)
 		}
 	})
 }

@@ -41,13 +41,17 @@ func TestDumpArgvToOptions(t *testing.T) {
 		wantErr   string
 	}{
 		{name: "directory only", argv: []string{"dump", "--output-directory", "out"}, wantDir: "out"},
-		{name: "namespace and force", argv: []string{"dump", "--output-directory=out", "--force", "-n", "telemetry"},
-			wantDir: "out", wantForce: true, wantNS: []string{"telemetry"}},
+		{
+			name: "namespace and force", argv: []string{"dump", "--output-directory=out", "--force", "-n", "telemetry"},
+			wantDir: "out", wantForce: true, wantNS: []string{"telemetry"},
+		},
 		{name: "all namespaces", argv: []string{"dump", "-A", "--output-directory", "out"}, wantDir: "out", wantAll: true},
 		{name: "all namespaces before the subcommand", argv: []string{"-A", "dump", "--output-directory", "out"}, wantDir: "out", wantAll: true},
 		{name: "missing directory", argv: []string{"dump"}, wantErr: "--output-directory is required"},
-		{name: "namespace with all namespaces", argv: []string{"dump", "-A", "-n", "x", "--output-directory", "out"},
-			wantErr: "--namespace and --all-namespaces cannot be used together"},
+		{
+			name: "namespace with all namespaces", argv: []string{"dump", "-A", "-n", "x", "--output-directory", "out"},
+			wantErr: "--namespace and --all-namespaces cannot be used together",
+		},
 		{name: "stray argument", argv: []string{"dump", "extra", "--output-directory", "out"}, wantErr: "extra"},
 		{name: "unknown flag", argv: []string{"dump", "--output-dir", "out"}, wantErr: "unknown flag"},
 	}

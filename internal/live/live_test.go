@@ -205,25 +205,40 @@ func TestFailingLogRequests(t *testing.T) {
 		pods []*corev1.Pod
 		want []logRequest
 	}{
-		{"a ready copy that never restarted has no log read", []*corev1.Pod{pod("ns", "ok", "rs", nil)}, nil},
-		{"a not-ready running copy has its current log read",
-			[]*corev1.Pod{pod("ns", "idle", "rs", notReady)},
-			[]logRequest{{"ns", "idle", "app", false}}},
-		{"a crash-looping copy has its previous log read",
-			[]*corev1.Pod{pod("ns", "crash", "rs", crashLooping)},
-			[]logRequest{{"ns", "crash", "app", true}}},
-		{"a container that never ran has no log to read",
-			[]*corev1.Pod{pod("ns", "pull", "rs", neverRan)}, nil},
-		{"an unscheduled copy has no log",
-			[]*corev1.Pod{pod("ns", "pending", "rs", func(p *corev1.Pod) { notReady(p); p.Spec.NodeName = "" })}, nil},
-		{"a succeeded copy is not failing",
-			[]*corev1.Pod{pod("ns", "job", "rs", func(p *corev1.Pod) { notReady(p); p.Status.Phase = corev1.PodSucceeded })}, nil},
-		{"at most three copies per owner",
-			[]*corev1.Pod{
+		{
+			name: "a ready copy that never restarted has no log read",
+			pods: []*corev1.Pod{pod("ns", "ok", "rs", nil)},
+		},
+		{
+			name: "a not-ready running copy has its current log read",
+			pods: []*corev1.Pod{pod("ns", "idle", "rs", notReady)},
+			want: []logRequest{{"ns", "idle", "app", false}},
+		},
+		{
+			name: "a crash-looping copy has its previous log read",
+			pods: []*corev1.Pod{pod("ns", "crash", "rs", crashLooping)},
+			want: []logRequest{{"ns", "crash", "app", true}},
+		},
+		{
+			name: "a container that never ran has no log to read",
+			pods: []*corev1.Pod{pod("ns", "pull", "rs", neverRan)},
+		},
+		{
+			name: "an unscheduled copy has no log",
+			pods: []*corev1.Pod{pod("ns", "pending", "rs", func(p *corev1.Pod) { notReady(p); p.Spec.NodeName = "" })},
+		},
+		{
+			name: "a succeeded copy is not failing",
+			pods: []*corev1.Pod{pod("ns", "job", "rs", func(p *corev1.Pod) { notReady(p); p.Status.Phase = corev1.PodSucceeded })},
+		},
+		{
+			name: "at most three copies per owner",
+			pods: []*corev1.Pod{
 				pod("ns", "c-4", "rs", notReady), pod("ns", "c-2", "rs", notReady), pod("ns", "c-3", "rs", notReady),
 				pod("ns", "c-1", "rs", notReady), pod("ns", "solo", "other", notReady),
 			},
-			[]logRequest{{"ns", "c-1", "app", false}, {"ns", "c-2", "app", false}, {"ns", "c-3", "app", false}, {"ns", "solo", "app", false}}},
+			want: []logRequest{{"ns", "c-1", "app", false}, {"ns", "c-2", "app", false}, {"ns", "c-3", "app", false}, {"ns", "solo", "app", false}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -160,30 +160,135 @@ func valueAt(root *field.Path, obj any, path *field.Path) (string, bool) {
 	if obj == nil || path == nil {
 		return "", false
 	}
-	want := path.String()
-	var (
-		found  reflect.Value
-		exists bool
-	)
-	walkObject(reflect.ValueOf(obj), root, func(p *field.Path, v reflect.Value) bool {
-		if exists {
-			return false
-		}
-		s := ""
-		if p != nil {
-			s = p.String()
-		}
-		if s == want {
-			found, exists = v, true
-			return false
-		}
-		// Only descend towards the target.
-		return strings.HasPrefix(want, s+".") || strings.HasPrefix(want, s+"[") || s == ""
-	})
-	if !exists {
+	want, rest := path.String(), ""
+	switch {
+	case root == nil:
+		rest = "." + want
+	case pathHasPrefix(want, root.String()):
+		rest = want[len(root.String()):]
+	default:
+		return "", false
+	}
+	found, ok := descend(reflect.ValueOf(obj), rest)
+	if !ok {
 		return "", false
 	}
 	return render(found)
+}
+
+// descend follows rest (".name", "[index]" or "[key]" steps, as field.Path writes them) from v
+// to the node it names, with the same field names, inlining and ResourceList keys as
+// walkObject. It reads only the fields on the way: the rules look fields up for every
+// suspect, and walking whole templates for that showed in profiles.
+func descend(v reflect.Value, rest string) (reflect.Value, bool) {
+	for {
+		for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+			if v.IsNil() {
+				return reflect.Value{}, false
+			}
+			v = v.Elem()
+		}
+		if rest == "" {
+			return v, true
+		}
+		var step string
+		step, rest = nextStep(rest)
+		switch v.Kind() {
+		case reflect.Struct:
+			switch v.Type() {
+			case walkIntOrStringType, walkQuantityType, walkTimeType:
+				return reflect.Value{}, false
+			}
+			if step[0] != '.' {
+				return reflect.Value{}, false
+			}
+			f, ok := structField(v, step[1:])
+			if !ok {
+				return reflect.Value{}, false
+			}
+			v = f
+		case reflect.Slice, reflect.Array:
+			if v.Type().Elem().Kind() == reflect.Uint8 || step[0] != '[' {
+				return reflect.Value{}, false
+			}
+			i, err := strconv.Atoi(step[1 : len(step)-1])
+			if err != nil || i < 0 || i >= v.Len() || strconv.Itoa(i) != step[1:len(step)-1] {
+				return reflect.Value{}, false
+			}
+			v = v.Index(i)
+		case reflect.Map:
+			if v.Type().Key().Kind() != reflect.String {
+				return reflect.Value{}, false
+			}
+			key := step[1:]
+			if step[0] == '[' {
+				key = step[1 : len(step)-1]
+			}
+			// walkObject writes a ResourceList key as a field unless it has dots or slashes.
+			if v.Type().Key() == walkResourceNameType {
+				if (step[0] == '.') == strings.ContainsAny(key, "./") {
+					return reflect.Value{}, false
+				}
+			} else if step[0] != '[' {
+				return reflect.Value{}, false
+			}
+			e := v.MapIndex(reflect.ValueOf(key).Convert(v.Type().Key()))
+			if !e.IsValid() {
+				return reflect.Value{}, false
+			}
+			v = e
+		default:
+			return reflect.Value{}, false
+		}
+	}
+}
+
+// nextStep splits the first step off a path suffix: ".name" up to the next '.' or '[', or
+// "[...]" up to its ']' (a key is written unescaped, so the first ']' ends it).
+func nextStep(rest string) (step, after string) {
+	if rest[0] == '[' {
+		if i := strings.IndexByte(rest, ']'); i >= 0 {
+			return rest[:i+1], rest[i+1:]
+		}
+		return rest, ""
+	}
+	if i := strings.IndexAny(rest[1:], ".["); i >= 0 {
+		return rest[:i+1], rest[i+1:]
+	}
+	return rest, ""
+}
+
+// structField finds the field of struct v whose JSON name is name, looking into inlined
+// structs in field order as walkObject does.
+func structField(v reflect.Value, name string) (reflect.Value, bool) {
+	t := v.Type()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		n, inline := jsonName(f)
+		switch {
+		case n == "-":
+			continue
+		case inline:
+			fv := v.Field(i)
+			for fv.Kind() == reflect.Pointer || fv.Kind() == reflect.Interface {
+				if fv.IsNil() {
+					break
+				}
+				fv = fv.Elem()
+			}
+			if fv.Kind() == reflect.Struct {
+				if got, ok := structField(fv, name); ok {
+					return got, true
+				}
+			}
+		case n == name:
+			return v.Field(i), true
+		}
+	}
+	return reflect.Value{}, false
 }
 
 // render writes a node as a person reads it; ok is false for zero values.

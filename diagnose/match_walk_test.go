@@ -1,0 +1,101 @@
+package diagnose
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// valueAtByWalk is valueAt as a full walk of the object: the reference the targeted descent
+// must agree with.
+func valueAtByWalk(root *field.Path, obj any, path *field.Path) (string, bool) {
+	want := path.String()
+	var (
+		found  reflect.Value
+		exists bool
+	)
+	walkObject(reflect.ValueOf(obj), root, func(p *field.Path, v reflect.Value) bool {
+		if exists {
+			return false
+		}
+		s := ""
+		if p != nil {
+			s = p.String()
+		}
+		if s == want {
+			found, exists = v, true
+			return false
+		}
+		return true
+	})
+	if !exists {
+		return "", false
+	}
+	return render(found)
+}
+
+// TestValueAtAgreesWithWalk looks up every node of real objects, and paths beside them, both
+// ways.
+func TestValueAtAgreesWithWalk(t *testing.T) {
+	tpl := stTemplate()
+	c := &tpl.Spec.Containers[0]
+	c.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi"), "nvidia.com/gpu": resource.MustParse("1")}
+	c.Args = []string{"--listen=:8080", "--config=/etc/app.yaml"}
+	c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromInt32(8080)}}}
+	tpl.Spec.NodeSelector = map[string]string{"kubernetes.io/arch": "arm64"}
+	tpl.Spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "batch", Effect: corev1.TaintEffectNoSchedule}}
+	replicas := int32(3)
+	d := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Replicas: &replicas, Template: *tpl}}
+	svc := stService("api", map[string]string{"app": "api"}, intstr.FromString("http"))
+
+	for _, tc := range []struct {
+		name string
+		root *field.Path
+		obj  any
+	}{
+		{"template under spec.template", field.NewPath("spec", "template"), tpl},
+		{"deployment at the root", nil, d},
+		{"service at the root", nil, svc},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var paths []*field.Path
+			walkObject(reflect.ValueOf(tc.obj), tc.root, func(p *field.Path, v reflect.Value) bool {
+				if p != nil {
+					paths = append(paths, p)
+				}
+				return true
+			})
+			if len(paths) < 20 {
+				t.Fatalf("walked only %d nodes", len(paths))
+			}
+			check := func(p *field.Path) {
+				t.Helper()
+				got, gotOK := valueAt(tc.root, tc.obj, p)
+				want, wantOK := valueAtByWalk(tc.root, tc.obj, p)
+				if got != want || gotOK != wantOK {
+					t.Errorf("valueAt(%s) = %q, %v; the walk finds %q, %v", p, got, gotOK, want, wantOK)
+				}
+			}
+			for _, p := range paths {
+				check(p)
+				// Beside every node: a missing child, index and key.
+				check(p.Child("nope"))
+				check(p.Index(99))
+				check(p.Key("nope"))
+			}
+			for _, s := range []string{"spec.template.spec.containers[0].resources.limits[memory]",
+				"spec.template.spec.containers[0].resources.limits.nvidia.com/gpu", "spec.template.spec.containers[-1].name",
+				"spec.template.spec.containers[00].name", "spec.template.spec.nodeSelector.kubernetes"} {
+				if tc.root == nil || strings.HasPrefix(s, tc.root.String()) {
+					check(stPath(s))
+				}
+			}
+		})
+	}
+}

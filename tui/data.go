@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/report"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -133,11 +133,8 @@ func datasetOf(snap *snapshot.Snapshot, rep *diagnose.Report) *dataset {
 		if d.Cause == "" || (d.Cause == diagnose.CauseUnknown && !d.Shape.Broken()) {
 			r.cause = "-"
 		}
-		if len(d.Suspects) > 0 {
-			r.suspect = suspectShort(d.Suspects[0], d.Kind, ds.objects[k].Template)
-		} else {
-			r.suspect = "-"
-		}
+		// The audit table names suspects through the same function, so both read alike.
+		r.suspect = orDash(report.ShortSuspectIn(d, ds.objects[k].Template))
 		r.filterText = r.namespace + "/" + Sanitize(d.Name)
 		if !seen[d.Namespace] {
 			seen[d.Namespace] = true
@@ -174,76 +171,6 @@ func age(sec *int64) string {
 		return "-"
 	}
 	return duration.HumanDuration(time.Duration(*sec) * time.Second)
-}
-
-var (
-	containerPrefix = regexp.MustCompile(`^spec\.template\.spec\.(initContainers|containers|ephemeralContainers)\[(\d+)\]\.`)
-	indexedField    = regexp.MustCompile(`^(env|envFrom|volumeMounts|ports)\[(\d+)\]`)
-	volumeField     = regexp.MustCompile(`^spec\.template\.spec\.volumes\[(\d+)\]`)
-	argField        = regexp.MustCompile(`^(args|command)\[\d+\]$`)
-	probeField      = regexp.MustCompile(`^(readiness|liveness|startup)Probe\.(?:[a-zA-Z]+\.)*([a-zA-Z]+)$`)
-)
-
-// suspectShort is a suspect in a few words for the workloads table, e.g. "env INGEST_ENDPOINT",
-// "image", "svc/api targetPort".
-func suspectShort(s diagnose.Suspect, kind string, tmpl *corev1.PodTemplateSpec) string {
-	if s.Path == nil {
-		return "-"
-	}
-	p := s.Path.String()
-	if s.Object != "" && !strings.HasPrefix(s.Object, kind+"/") {
-		objKind, name, _ := strings.Cut(s.Object, "/")
-		parts := strings.Split(p, ".")
-		return Sanitize(kindShort(objKind) + "/" + name + " " + parts[len(parts)-1])
-	}
-	if m := volumeField.FindStringSubmatch(p); m != nil {
-		if i, _ := strconv.Atoi(m[1]); tmpl != nil && i < len(tmpl.Spec.Volumes) {
-			return Sanitize("volume " + tmpl.Spec.Volumes[i].Name)
-		}
-	}
-	m := containerPrefix.FindStringSubmatch(p)
-	if m == nil {
-		return Sanitize(strings.TrimPrefix(strings.TrimPrefix(p, "spec.template.spec."), "spec."))
-	}
-	rest := p[len(m[0]):]
-	var c *corev1.Container
-	if ci, _ := strconv.Atoi(m[2]); tmpl != nil {
-		switch m[1] {
-		case "containers":
-			if ci < len(tmpl.Spec.Containers) {
-				c = &tmpl.Spec.Containers[ci]
-			}
-		case "initContainers":
-			if ci < len(tmpl.Spec.InitContainers) {
-				c = &tmpl.Spec.InitContainers[ci]
-			}
-		}
-	}
-	if f := indexedField.FindStringSubmatch(rest); f != nil && c != nil {
-		i, _ := strconv.Atoi(f[2])
-		switch {
-		case f[1] == "env" && i < len(c.Env):
-			return Sanitize("env " + c.Env[i].Name)
-		case f[1] == "envFrom" && i < len(c.EnvFrom):
-			if ref := c.EnvFrom[i].ConfigMapRef; ref != nil {
-				return Sanitize("envFrom " + ref.Name)
-			}
-			if ref := c.EnvFrom[i].SecretRef; ref != nil {
-				return Sanitize("envFrom " + ref.Name)
-			}
-		case f[1] == "volumeMounts" && i < len(c.VolumeMounts):
-			return Sanitize("mount " + c.VolumeMounts[i].Name)
-		}
-	}
-	if argField.MatchString(rest) && s.Value != "" {
-		// A flag reads better than its index: "args -listen-adress=:8080".
-		return Sanitize(strings.SplitN(rest, "[", 2)[0] + " " + s.Value)
-	}
-	if m := probeField.FindStringSubmatch(rest); m != nil {
-		return m[1] + " " + m[2]
-	}
-	rest = strings.TrimPrefix(rest, "resources.")
-	return Sanitize(rest)
 }
 
 // podsOf returns the copies of a workload, in the engine's order when it listed them.

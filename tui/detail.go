@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/report"
 )
 
 // copyView is one copy as the Copies tab and the strip show it.
@@ -153,8 +154,10 @@ func (ds *dataset) diagnosisLines(st Styles, d *diagnose.Diagnosis, copies []cop
 	if len(d.Suspects) == 0 {
 		add(st.Dim.Render("no spec field implicated"))
 	}
-	for i, s := range d.Suspects {
-		short := suspectShort(s, d.Kind, ds.objects[workloadKey{d.Kind, d.Namespace, d.Name}].Template)
+	tmpl := ds.objects[workloadKey{d.Kind, d.Namespace, d.Name}].Template
+	for i := range d.Suspects {
+		s := &d.Suspects[i]
+		short := orDash(report.ShortSuspectOf(d, s, tmpl))
 		path := ""
 		if s.Path != nil {
 			path = s.Path.String()

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/report"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -79,7 +80,7 @@ func TestSuspectShortForm(t *testing.T) {
 	want := map[string]string{
 		"telemetry-ingester":  "env INGEST_ENDPOINT",
 		"telemetry-collector": "image",
-		"telemetry-worker":    "env API_TOKEN",
+		"telemetry-worker":    "env API_TOKEN secret",
 		"telemetry-dashboard": "-",
 	}
 	for k, v := range want {
@@ -438,32 +439,42 @@ func TestGoldenDiagnosis40x12(t *testing.T) {
 	golden.RequireEqual(t, []byte(seen(m)))
 }
 
+// TestSuspectShortFormsOfOtherFields: the workloads screen names a suspect exactly as the audit
+// table does (report.ShortSuspectIn with the workload's template from the snapshot).
 func TestSuspectShortFormsOfOtherFields(t *testing.T) {
-	_, rep := fixture()
-	snap, _ := fixture()
-	ds := datasetOf(snap, rep)
-	tmpl := ds.objects[workloadKey{"Deployment", "telemetry", "telemetry-ingester"}].Template
 	c0 := field.NewPath("spec", "template", "spec", "containers").Index(0)
 	for _, tc := range []struct {
 		object string
 		path   *field.Path
 		want   string
 	}{
-		{"Deployment/telemetry-ingester", c0.Child("readinessProbe", "httpGet", "path"), "readiness path"},
-		{"Deployment/telemetry-ingester", c0.Child("livenessProbe", "tcpSocket", "port"), "liveness port"},
-		{"Deployment/telemetry-ingester", c0.Child("resources", "limits", "memory"), "limits.memory"},
-		{"Deployment/telemetry-ingester", c0.Child("args").Index(1), "args[1]"},
+		{"Deployment/telemetry-ingester", c0.Child("readinessProbe", "httpGet", "path"), "readiness probe path"},
+		{"Deployment/telemetry-ingester", c0.Child("livenessProbe", "tcpSocket", "port"), "liveness probe port"},
+		{"Deployment/telemetry-ingester", c0.Child("resources", "limits", "memory"), "memory limit"},
+		{"Deployment/telemetry-ingester", c0.Child("args").Index(1), "args"},
 		{"Deployment/telemetry-ingester", c0.Child("command").Index(0), "command /bin/ingest"},
+		{"Deployment/telemetry-ingester", c0.Child("env").Index(0).Child("value"), "env INGEST_ENDPOINT"},
 		{"Deployment/telemetry-ingester", field.NewPath("spec", "template", "spec", "nodeSelector"), "nodeSelector"},
-		{"Service/intake", field.NewPath("spec", "ports").Index(0).Child("targetPort"), "svc/intake targetPort"},
+		{"Service/intake", field.NewPath("spec", "ports").Index(0).Child("targetPort"), "Service targetPort"},
 	} {
 		value := ""
 		if strings.HasSuffix(tc.path.String(), "command[0]") {
 			value = "/bin/ingest"
 		}
-		got := suspectShort(diagnose.Suspect{Object: tc.object, Path: tc.path, Value: value}, "Deployment", tmpl)
+		snap, _ := fixture()
+		rep := &diagnose.Report{Workloads: []diagnose.Diagnosis{{
+			Kind: "Deployment", Namespace: "telemetry", Name: "telemetry-ingester", Shape: diagnose.ShapeLiveButIdle,
+			Suspects: []diagnose.Suspect{{Object: tc.object, Path: tc.path, Value: value}},
+		}}}
+		ds := datasetOf(snap, rep)
+		got := ds.rows[0].suspect
 		if got != tc.want {
 			t.Errorf("short form of %s %s = %q, want %q", tc.object, tc.path, got, tc.want)
+		}
+		d := &rep.Workloads[0]
+		table := report.ShortSuspectIn(d, report.TemplatesOf(snap)(d.Kind, d.Namespace, d.Name))
+		if got != table {
+			t.Errorf("console says %q for %s, the audit table %q", got, tc.path, table)
 		}
 	}
 }

@@ -316,3 +316,37 @@ func TestCleanDropsWhatTheConsoleDropped(t *testing.T) {
 		t.Errorf("CleanLines = %q", got)
 	}
 }
+
+// TestShortSuspectUsesValueAndTemplateNames: what the console's own short names used to say,
+// now said by the one function both front ends call.
+func TestShortSuspectUsesValueAndTemplateNames(t *testing.T) {
+	ctr := podSpec.Child("containers").Index(0)
+	tmpl := ingesterTemplate()
+	tmpl.Spec.Containers[0].EnvFrom = []corev1.EnvFromSource{
+		{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "ingest-settings"}}},
+		{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "ingest-creds"}}},
+	}
+	tmpl.Spec.Containers[0].Env[0].Name = "EVIL\x1b[2J\u202eNAME"
+	tests := []struct {
+		name  string
+		path  *field.Path
+		value string
+		want  string
+	}{
+		{"command element with its value", ctr.Child("command").Index(0), "/bin/ingest", "command /bin/ingest"},
+		{"flag with its value", ctr.Child("args").Index(1), "-listen-adress=:8080", "args -listen-adress=:8080"},
+		{"long flag cut", ctr.Child("args").Index(0), "--endpoint=" + strings.Repeat("x", 60), "args --endpoint=xxxxxxxxxxxxxxxxxxxx…"},
+		{"envFrom configMap named", ctr.Child("envFrom").Index(0).Child("configMapRef", "name"), "", "envFrom configMap ingest-settings"},
+		{"envFrom secret named", ctr.Child("envFrom").Index(1).Child("secretRef", "name"), "", "envFrom secret ingest-creds"},
+		{"names from the template are cleaned", ctr.Child("env").Index(0).Child("value"), "", "env EVILNAME"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := ingester()
+			d.Suspects = []diagnose.Suspect{{Object: d.Kind + "/" + d.Name, Path: tt.path, Value: tt.value}}
+			if got := ShortSuspectIn(&d, tmpl); got != tt.want {
+				t.Errorf("ShortSuspectIn(%s) = %q, want %q", tt.path, got, tt.want)
+			}
+		})
+	}
+}

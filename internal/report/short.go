@@ -18,13 +18,26 @@ func ShortSuspect(d *diagnose.Diagnosis) string {
 }
 
 // ShortSuspectIn is ShortSuspect with the workload's current pod template, used to name env
-// vars, volumes and containers by their names.
+// vars, envFrom sources, volumes and mounts by their names. The console's workloads screen and
+// the audit table both name suspects through it. The result is cleaned (see Clean).
 func ShortSuspectIn(d *diagnose.Diagnosis, tmpl *corev1.PodTemplateSpec) string {
 	if d == nil || len(d.Suspects) == 0 {
 		return ""
 	}
-	return shortName(d, &d.Suspects[0], tmpl)
+	return ShortSuspectOf(d, &d.Suspects[0], tmpl)
 }
+
+// ShortSuspectOf names any one of d's suspects as ShortSuspectIn names the top one; the
+// console lists every suspect by it.
+func ShortSuspectOf(d *diagnose.Diagnosis, s *diagnose.Suspect, tmpl *corev1.PodTemplateSpec) string {
+	if d == nil || s == nil {
+		return ""
+	}
+	return Clean(shortName(d, s, tmpl))
+}
+
+// maxShortValue bounds how much of a flag's value a short name quotes; a table cell is narrow.
+const maxShortValue = 32
 
 func shortName(d *diagnose.Diagnosis, s *diagnose.Suspect, tmpl *corev1.PodTemplateSpec) string {
 	kind, name, _ := strings.Cut(s.Object, "/")
@@ -49,7 +62,7 @@ func shortName(d *diagnose.Diagnosis, s *diagnose.Suspect, tmpl *corev1.PodTempl
 	if len(segs) > 0 && segs[0].name == "template" {
 		segs = segs[1:]
 		if len(segs) > 0 && segs[0].name == "spec" {
-			return podSpecName(segs[1:], podSpecOf(tmpl))
+			return podSpecName(segs[1:], podSpecOf(tmpl), s.Value)
 		}
 		return lastField(segs)
 	}
@@ -66,8 +79,8 @@ func podSpecOf(t *corev1.PodTemplateSpec) *corev1.PodSpec {
 	return &t.Spec
 }
 
-// podSpecName names a path inside a pod spec.
-func podSpecName(segs []segment, spec *corev1.PodSpec) string {
+// podSpecName names a path inside a pod spec; value is the suspect's current value.
+func podSpecName(segs []segment, spec *corev1.PodSpec, value string) string {
 	if len(segs) == 0 {
 		return "pod template"
 	}
@@ -84,7 +97,7 @@ func podSpecName(segs []segment, spec *corev1.PodSpec) string {
 				}
 			}
 		}
-		n := containerFieldName(segs[1:], c)
+		n := containerFieldName(segs[1:], c, value)
 		if segs[0].name == "initContainers" {
 			return "init " + n
 		}
@@ -112,8 +125,8 @@ func podSpecName(segs []segment, spec *corev1.PodSpec) string {
 	return segs[0].name
 }
 
-// containerFieldName names a path inside one container.
-func containerFieldName(segs []segment, c *corev1.Container) string {
+// containerFieldName names a path inside one container; value is the suspect's current value.
+func containerFieldName(segs []segment, c *corev1.Container, value string) string {
 	if len(segs) == 0 {
 		return "container"
 	}
@@ -127,15 +140,31 @@ func containerFieldName(segs []segment, c *corev1.Container) string {
 		})
 		return n + envSuffix(segs[1:])
 	case "envFrom":
+		var src *corev1.EnvFromSource
+		if i, ok := segs[0].index(); ok && c != nil && i < len(c.EnvFrom) {
+			src = &c.EnvFrom[i]
+		}
 		for _, s := range segs[1:] {
 			switch s.name {
 			case "configMapRef":
+				if src != nil && src.ConfigMapRef != nil && src.ConfigMapRef.Name != "" {
+					return "envFrom configMap " + src.ConfigMapRef.Name
+				}
 				return "envFrom configMap"
 			case "secretRef":
+				if src != nil && src.SecretRef != nil && src.SecretRef.Name != "" {
+					return "envFrom secret " + src.SecretRef.Name
+				}
 				return "envFrom secret"
 			}
 		}
 		return "envFrom"
+	case "args", "command":
+		// One element of a command line reads better as the flag itself: "args -listen=:8080".
+		if _, ok := segs[0].index(); ok && value != "" {
+			return segs[0].name + " " + truncateRunes(value, maxShortValue)
+		}
+		return segs[0].name
 	case "resources":
 		// resources.limits.memory (or limits[memory] in key notation)
 		if len(segs) >= 2 {
@@ -173,6 +202,15 @@ func containerFieldName(segs []segment, c *corev1.Container) string {
 		return "ports"
 	}
 	return segs[0].name
+}
+
+// truncateRunes cuts s to at most n runes, marking a cut with an ellipsis.
+func truncateRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }
 
 // envSuffix says which part of an env var's source is suspect; the value itself needs no word.

@@ -118,16 +118,6 @@ func wrap(text string, width int, indent string) []string {
 	return out
 }
 
-func causeText(c diagnose.Cause) string {
-	switch c {
-	case diagnose.CauseSpec:
-		return "spec: the spec is at fault; fixing the field below helps"
-	case diagnose.CauseDependency:
-		return "dependency: the spec is unchanged since it last served; something outside fails"
-	}
-	return "unknown"
-}
-
 // diagnosisLines is the Diagnosis tab: the verdict, the fix and the reasons for both.
 func (ds *dataset) diagnosisLines(st Styles, d *diagnose.Diagnosis, copies []copyView, spec specView, width int) []string {
 	var out []string
@@ -137,11 +127,11 @@ func (ds *dataset) diagnosisLines(st Styles, d *diagnose.Diagnosis, copies []cop
 	}
 	add("copies  " + st.strip(d, copies, width-30) + st.Dim.Render(fmt.Sprintf("  %d/%d exist · %d serving",
 		d.Counts.Existing, d.Counts.Declared, d.Counts.Serving)))
-	meaning := wrap(string(d.Shape)+": "+ShapeMeaning(d.Shape), width, "")
+	meaning := wrap(string(d.Shape)+": "+report.ShapeMeaning(d.Shape)+".", width, "")
 	meaning[0] = st.ShapeText(d.Shape) + strings.TrimPrefix(meaning[0], string(d.Shape))
 	add(meaning...)
 	if d.Shape.Broken() || d.Cause != diagnose.CauseUnknown {
-		add(wrap("cause: "+causeText(d.Cause), width, "")...)
+		add(wrap("cause: "+orDash(string(d.Cause))+" ("+report.CauseMeaning(d.Cause)+")", width, "")...)
 	}
 	if d.Fix != "" {
 		fix := wrap(Sanitize(d.Fix), width, "     ")

@@ -47,24 +47,6 @@ func ShapeLabel(s diagnose.Shape, short bool) string {
 	}
 }
 
-// ShapeMeaning says in one line what a shape means for the people relying on the workload.
-func ShapeMeaning(s diagnose.Shape) string {
-	switch s {
-	case diagnose.ShapeNeverStarts:
-		return "no copy of the current revision ever ran; the platform cannot even start the spec."
-	case diagnose.ShapeStartsAndDies:
-		return "copies run, then exit; every replacement repeats the fault because it copies the same spec."
-	case diagnose.ShapeLiveButIdle:
-		return "copies run and stay up, the count is met, but too few of them serve."
-	case diagnose.ShapeProgressing:
-		return "a rollout is under way within its deadline, with no failure evidence."
-	case diagnose.ShapeHealthy:
-		return "the declared copies exist and serve."
-	default:
-		return "the signals do not fit a known shape; read the evidence."
-	}
-}
-
 // Styles holds every style of the console. It is built once by DefaultStyles from a renderer, so
 // NO_COLOR and the terminal's colour profile apply everywhere.
 type Styles struct {

@@ -2,7 +2,8 @@ package report
 
 import "github.com/kubediagnose/kubectl-diagnose/diagnose"
 
-// ShapeMeaning says in one line what a shape means for the people running the workload.
+// ShapeMeaning says in one line what a shape means for the people running the workload. The
+// console and the explain and markdown printers all say it in these words.
 func ShapeMeaning(s diagnose.Shape) string {
 	switch s {
 	case diagnose.ShapeHealthy:
@@ -10,16 +11,16 @@ func ShapeMeaning(s diagnose.Shape) string {
 	case diagnose.ShapeProgressing:
 		return "a rollout is under way within its deadline, with no failure evidence"
 	case diagnose.ShapeNeverStarts:
-		return "no copy of the current revision ever ran"
+		return "no copy of the current revision ever ran; the platform cannot even start the spec"
 	case diagnose.ShapeStartsAndDies:
-		return "copies start, then exit, and the controller keeps replacing them"
+		return "copies start, then exit; every replacement repeats the fault because it copies the same spec"
 	case diagnose.ShapeLiveButIdle:
-		return "copies run and stay up, but too few of them serve"
+		return "copies run and stay up, the count is met, but too few of them serve"
 	}
-	return "the signals do not fit a known shape"
+	return "the signals do not fit a known shape; read the evidence"
 }
 
-// CauseMeaning says in one line what a cause implies for the fix.
+// CauseMeaning says in one line what a cause implies for the fix, in the console as in print.
 func CauseMeaning(c diagnose.Cause) string {
 	switch c {
 	case diagnose.CauseSpec:

@@ -89,33 +89,10 @@ func datasetOf(snap *snapshot.Snapshot, rep *diagnose.Report) *dataset {
 	for _, p := range snap.Pods {
 		ds.pods[[2]string{p.Namespace, p.Name}] = p
 	}
-	order := make([]int, len(rep.Workloads))
-	for i := range order {
-		order[i] = i
-	}
-	w := rep.Workloads
-	sort.SliceStable(order, func(a, b int) bool {
-		x, y := &w[order[a]], &w[order[b]]
-		if x.Shape.Severity() != y.Shape.Severity() {
-			return x.Shape.Severity() < y.Shape.Severity()
-		}
-		// Within a shape, the biggest serving deficit first.
-		dx, dy := x.Counts.Declared-x.Counts.Serving, y.Counts.Declared-y.Counts.Serving
-		if dx != dy {
-			return dx > dy
-		}
-		if x.Namespace != y.Namespace {
-			return x.Namespace < y.Namespace
-		}
-		if x.Name != y.Name {
-			return x.Name < y.Name
-		}
-		return x.Kind < y.Kind
-	})
 	seen := map[string]bool{}
-	ds.rows = make([]row, 0, len(order))
-	for _, i := range order {
-		d := &w[i]
+	ds.rows = make([]row, 0, len(rep.Workloads))
+	// The audit table's order, so both front ends list the same workload first.
+	for _, d := range report.WorstFirst(rep) {
 		k := workloadKey{d.Kind, d.Namespace, d.Name}
 		r := row{
 			diag:      d,

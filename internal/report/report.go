@@ -59,8 +59,10 @@ func Print(w io.Writer, r *diagnose.Report, format string) error {
 	return p.PrintReport(w, r)
 }
 
-// WorstFirst returns the report's workloads ordered worst shape first, then by namespace, kind
-// and name, so human output reads the same whatever order the engine produced.
+// WorstFirst returns the report's workloads ordered worst shape first, then the biggest
+// serving deficit (declared minus serving), then by namespace, kind and name, so human output
+// reads the same whatever order the engine produced. The console lists its rows in this order
+// too.
 func WorstFirst(r *diagnose.Report) []*diagnose.Diagnosis {
 	out := make([]*diagnose.Diagnosis, 0, len(r.Workloads))
 	for i := range r.Workloads {
@@ -70,6 +72,9 @@ func WorstFirst(r *diagnose.Report) []*diagnose.Diagnosis {
 		a, b := out[i], out[j]
 		if sa, sb := a.Shape.Severity(), b.Shape.Severity(); sa != sb {
 			return sa < sb
+		}
+		if da, db := a.Counts.Declared-a.Counts.Serving, b.Counts.Declared-b.Counts.Serving; da != db {
+			return da > db
 		}
 		if a.Namespace != b.Namespace {
 			return a.Namespace < b.Namespace

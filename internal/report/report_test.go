@@ -350,3 +350,22 @@ func TestShortSuspectUsesValueAndTemplateNames(t *testing.T) {
 		})
 	}
 }
+
+// TestWorstFirstPutsTheBiggestOutageFirst: within a shape, the workload missing more serving
+// copies comes first, whatever its namespace; the console lists rows in the same order.
+func TestWorstFirstPutsTheBiggestOutageFirst(t *testing.T) {
+	r := &diagnose.Report{Workloads: []diagnose.Diagnosis{
+		{Kind: "Deployment", Namespace: "a", Name: "small", Shape: diagnose.ShapeLiveButIdle, Counts: diagnose.Counts{Declared: 2}},
+		{Kind: "Deployment", Namespace: "z", Name: "big", Shape: diagnose.ShapeLiveButIdle, Counts: diagnose.Counts{Declared: 9}},
+		{Kind: "Deployment", Namespace: "z", Name: "healthy", Shape: diagnose.ShapeHealthy, Counts: diagnose.Counts{Declared: 1, Serving: 1}},
+		{Kind: "Deployment", Namespace: "m", Name: "dead", Shape: diagnose.ShapeNeverStarts, Counts: diagnose.Counts{Declared: 1}},
+		{Kind: "Deployment", Namespace: "a", Name: "also-small", Shape: diagnose.ShapeLiveButIdle, Counts: diagnose.Counts{Declared: 3, Serving: 1}},
+	}}
+	var got []string
+	for _, d := range WorstFirst(r) {
+		got = append(got, d.Name)
+	}
+	if want := "dead big also-small small healthy"; strings.Join(got, " ") != want {
+		t.Errorf("WorstFirst = %v, want %s", got, want)
+	}
+}

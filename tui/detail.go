@@ -148,10 +148,7 @@ func (ds *dataset) diagnosisLines(st Styles, d *diagnose.Diagnosis, copies []cop
 	for i := range d.Suspects {
 		s := &d.Suspects[i]
 		short := orDash(report.ShortSuspectOf(d, s, tmpl))
-		path := ""
-		if s.Path != nil {
-			path = s.Path.String()
-		}
+		path := report.PathText(s.Path)
 		add(fmt.Sprintf("%d. %s  %s", i+1, st.Bold.Render(short), st.Dim.Render(string(s.Confidence))))
 		add(wrap(Sanitize(s.Object)+" "+Sanitize(path), width, "   ")...)
 		add(wrap("now: "+Sanitize(s.Value), width, "   ")...)
@@ -233,10 +230,7 @@ func (ds *dataset) diffLines(st Styles, d *diagnose.Diagnosis, width int) []stri
 	}
 	if d.Detail != nil && len(d.Detail.Changes) > 0 {
 		for _, c := range d.Detail.Changes {
-			p := ""
-			if c.Path != nil {
-				p = c.Path.String()
-			}
+			p := report.PathText(c.Path)
 			for _, l := range wrap("- "+p+": "+Sanitize(c.Previous), width, "") {
 				out = append(out, st.DiffDel.Render(l))
 			}

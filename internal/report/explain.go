@@ -32,10 +32,7 @@ func PrintExplain(w io.Writer, d *diagnose.Diagnosis) error {
 		ew.printf("\nSuspects, most likely first:\n")
 		for i := range d.Suspects {
 			s := &d.Suspects[i]
-			path := ""
-			if s.Path != nil {
-				path = s.Path.String()
-			}
+			path := PathText(s.Path)
 			ew.printf("  %d. %s %s  [%s]\n", i+1, Clean(s.Object), path, s.Confidence)
 			ew.printf("     value:     %s\n", quoted(s.Value))
 			ew.printf("     previous:  %s\n", quoted(s.PreviousValue))
@@ -65,10 +62,7 @@ func PrintExplain(w io.Writer, d *diagnose.Diagnosis) error {
 		case d.Detail != nil && len(d.Detail.Changes) > 0:
 			ew.printf("  changed since it last served:\n")
 			for _, c := range d.Detail.Changes {
-				path := ""
-				if c.Path != nil {
-					path = c.Path.String()
-				}
+				path := PathText(c.Path)
 				ew.printf("    %s: %s -> %s\n", path, quoted(c.Previous), quoted(c.Current))
 			}
 		case d.Revisions != nil && len(d.Revisions.ChangedPaths) > 0:

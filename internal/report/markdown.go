@@ -83,10 +83,7 @@ func writeMarkdownSection(ew *errWriter, d *diagnose.Diagnosis) {
 		ew.printf("\n### Suspects\n\n| # | Object | Path | Value | Previous | Confidence | Reason |\n|---:|---|---|---|---|---|---|\n")
 		for i := range d.Suspects {
 			s := &d.Suspects[i]
-			path := ""
-			if s.Path != nil {
-				path = s.Path.String()
-			}
+			path := PathText(s.Path)
 			ew.printf("| %d | %s | %s | %s | %s | %s | %s |\n", i+1, mdCell(s.Object), mdCode(path),
 				mdCode(s.Value), mdCode(s.PreviousValue), s.Confidence, mdCell(s.Reason))
 		}

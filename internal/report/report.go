@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
@@ -85,6 +86,15 @@ func WorstFirst(r *diagnose.Report) []*diagnose.Diagnosis {
 		return a.Name < b.Name
 	})
 	return out
+}
+
+// PathText writes a field path in its usual notation; a missing path is "" (field.Path writes
+// "<nil>").
+func PathText(p *field.Path) string {
+	if p == nil {
+		return ""
+	}
+	return p.String()
 }
 
 // WorkloadRef is how a workload is written for people: lower-case kind/name, the form

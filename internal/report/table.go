@@ -88,10 +88,7 @@ func SuspectRef(d *diagnose.Diagnosis) string {
 }
 
 func suspectRef(d *diagnose.Diagnosis, s *diagnose.Suspect) string {
-	path := ""
-	if s.Path != nil {
-		path = s.Path.String()
-	}
+	path := PathText(s.Path)
 	if s.Object == "" || s.Object == d.Kind+"/"+d.Name {
 		return path
 	}

@@ -70,12 +70,18 @@ type result struct {
 // diagnoseCmd runs the binary with args and no terminal.
 func diagnoseCmd(t *testing.T, args ...string) result {
 	t.Helper()
+	return diagnoseEnv(t, "/nonexistent/kubeconfig", args...)
+}
+
+// diagnoseEnv runs the binary with KUBECONFIG set to kubeconfig.
+func diagnoseEnv(t *testing.T, kubeconfig string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.Env = append(os.Environ(), "KUBECONFIG=/nonexistent/kubeconfig") // only --kubeconfig counts
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	start := time.Now()
 	err := cmd.Run()
 	r := result{stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start)}

@@ -54,6 +54,18 @@ func TestLeastPrivilege(t *testing.T) {
 		if !hasVisibility(r, "Node", "") {
 			t.Errorf("visibility %+v does not say nodes were not readable", r.Visibility)
 		}
+		// KUBECONFIG works as it does for kubectl.
+		res := diagnoseEnv(t, reader.Kubeconfig, "audit", "-o", "json")
+		if res.code != 0 {
+			t.Fatalf("audit with KUBECONFIG: exit %d: %s", res.code, res.stderr)
+		}
+		viaEnv, err := decodeReport(res.stdout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := (verdict{name: "pull", shape: "never-starts"}).check(viaEnv); d != "" {
+			t.Errorf("audit with KUBECONFIG: %s", d)
+		}
 	})
 
 	t.Run("without events and nodes the report says what it could not see", func(t *testing.T) {

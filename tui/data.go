@@ -10,7 +10,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/report"
@@ -103,12 +102,9 @@ func datasetOf(snap *snapshot.Snapshot, rep *diagnose.Report) *dataset {
 			name:      Sanitize(d.Name),
 			copies:    fmt.Sprintf("%d/%d", d.Counts.Existing, d.Counts.Declared),
 			serving:   strconv.Itoa(int(d.Counts.Serving)),
-			youngest:  age(d.YoungestCopySeconds),
+			youngest:  report.Age(d.YoungestCopySeconds),
 			restarts:  strconv.Itoa(int(d.Counts.Restarts)),
-			cause:     string(d.Cause),
-		}
-		if d.Cause == "" || (d.Cause == diagnose.CauseUnknown && !d.Shape.Broken()) {
-			r.cause = "-"
+			cause:     report.CauseLabel(d),
 		}
 		// The audit table names suspects through the same function, so both read alike.
 		r.suspect = orDash(report.ShortSuspectIn(d, ds.objects[k].Template))
@@ -140,14 +136,6 @@ func kindShort(kind string) string {
 		return "svc"
 	}
 	return strings.ToLower(kind)
-}
-
-// age renders seconds as kubectl renders ages ("3m", "4h"); nil is "-".
-func age(sec *int64) string {
-	if sec == nil {
-		return "-"
-	}
-	return duration.HumanDuration(time.Duration(*sec) * time.Second)
 }
 
 // podsOf returns the copies of a workload, in the engine's order when it listed them.

@@ -30,7 +30,7 @@ func (ds *dataset) copiesOf(d *diagnose.Diagnosis, pods []*corev1.Pod) []copyVie
 			out[i] = copyView{
 				Name: Sanitize(c.Name), Revision: Sanitize(c.Revision), Phase: Sanitize(c.Phase),
 				Reason: Sanitize(c.Reason), Message: Sanitize(c.Message), Node: Sanitize(c.Node),
-				Age: age(&sec), Ready: c.Ready, Serving: c.Serving, Restarts: c.Restarts,
+				Age: report.Age(&sec), Ready: c.Ready, Serving: c.Serving, Restarts: c.Restarts,
 			}
 		}
 		return out

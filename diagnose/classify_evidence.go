@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -342,6 +343,145 @@ func withoutVariables(text string) string {
 	return b.String()
 }
 
+// logFields are the fields of a JSON log line that say what failed.
+type logFields struct {
+	Level    string `json:"level"`
+	Msg      string `json:"msg"`
+	Message  string `json:"message"`
+	Error    string `json:"error"`
+	Err      string `json:"err"`
+	Endpoint string `json:"endpoint"`
+}
+
+// decodeLogFields reads the logFields of a JSON object line as json.Unmarshal does (a field of
+// another type leaves the rest filled); valid is false when the line is not JSON. Most lines
+// are flat objects of plain strings: those are read by a scan, and anything else (escapes,
+// non-ASCII keys, invalid UTF-8) goes to json.Unmarshal, so both read the same.
+func decodeLogFields(line string) (m logFields, valid bool) {
+	if !json.Valid([]byte(line)) {
+		return m, false
+	}
+	if scanLogFields(line, &m) {
+		return m, true
+	}
+	m = logFields{}
+	err := json.Unmarshal([]byte(line), &m)
+	var syntax *json.SyntaxError
+	return m, !errors.As(err, &syntax)
+}
+
+// scanLogFields fills m from line, a valid JSON value; it reports false when the line needs
+// json.Unmarshal (not an object, or a key or wanted value that is not plain ASCII or UTF-8
+// without escapes).
+func scanLogFields(line string, m *logFields) bool {
+	i := skipSpace(line, 0)
+	if i >= len(line) || line[i] != '{' {
+		return false
+	}
+	i++
+	for {
+		i = skipSpace(line, i)
+		if line[i] == '}' {
+			return true
+		}
+		if line[i] == ',' {
+			i = skipSpace(line, i+1)
+		}
+		// A key: a valid line has a string here.
+		end := strings.IndexByte(line[i+1:], '"') + i + 1
+		key := line[i+1 : end]
+		if strings.IndexByte(key, '\\') >= 0 || !isASCII(key) {
+			return false
+		}
+		i = skipSpace(line, end+1) + 1 // past ':'
+		i = skipSpace(line, i)
+		var dst *string
+		switch {
+		case strings.EqualFold(key, "level"):
+			dst = &m.Level
+		case strings.EqualFold(key, "msg"):
+			dst = &m.Msg
+		case strings.EqualFold(key, "message"):
+			dst = &m.Message
+		case strings.EqualFold(key, "error"):
+			dst = &m.Error
+		case strings.EqualFold(key, "err"):
+			dst = &m.Err
+		case strings.EqualFold(key, "endpoint"):
+			dst = &m.Endpoint
+		}
+		if line[i] == '"' {
+			end := closingQuote(line, i)
+			if dst != nil {
+				v := line[i+1 : end]
+				if strings.IndexByte(v, '\\') >= 0 || !utf8.ValidString(v) {
+					return false
+				}
+				*dst = v
+			}
+			i = end + 1
+			continue
+		}
+		// Any other value leaves the field as it is, as a type mismatch does for Unmarshal.
+		i = skipValue(line, i)
+	}
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+func isASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// closingQuote returns the index of the quote that ends the JSON string opened at s[i].
+func closingQuote(s string, i int) int {
+	for j := i + 1; j < len(s); j++ {
+		switch s[j] {
+		case '\\':
+			j++
+		case '"':
+			return j
+		}
+	}
+	return len(s)
+}
+
+// skipValue returns the index just past the JSON value (not a string) that starts at s[i].
+func skipValue(s string, i int) int {
+	depth := 0
+	for ; i < len(s); i++ {
+		switch s[i] {
+		case '"':
+			i = closingQuote(s, i)
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i
+			}
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		case ',', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return i
+}
+
 // quietLevels are JSON log levels that are not failures; checked before decoding the line.
 var quietLevels = []string{`"level":"info"`, `"level":"debug"`, `"level":"INFO"`, `"level":"DEBUG"`}
 
@@ -355,18 +495,8 @@ func logText(line string) string {
 				return ""
 			}
 		}
-		// Only the fields that say what failed; a field of another type leaves the rest filled.
-		var m struct {
-			Level    string `json:"level"`
-			Msg      string `json:"msg"`
-			Message  string `json:"message"`
-			Error    string `json:"error"`
-			Err      string `json:"err"`
-			Endpoint string `json:"endpoint"`
-		}
-		err := json.Unmarshal([]byte(line), &m)
-		var syntax *json.SyntaxError
-		if !errors.As(err, &syntax) {
+		m, valid := decodeLogFields(line)
+		if valid {
 			if strings.EqualFold(m.Level, "info") || strings.EqualFold(m.Level, "debug") {
 				return ""
 			}

@@ -1,6 +1,8 @@
 package diagnose
 
 import (
+	"encoding/json"
+	"errors"
 	"net"
 	"regexp"
 	"strings"
@@ -221,6 +223,28 @@ func FuzzMayBeIP(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if net.ParseIP(s) != nil && !mayBeIP(s) {
 			t.Errorf("mayBeIP(%q) = false for an IP address", s)
+		}
+	})
+}
+
+// FuzzDecodeLogFields holds the scan of JSON log lines to what json.Unmarshal reads.
+func FuzzDecodeLogFields(f *testing.F) {
+	for _, s := range []string{
+		`{"level":"warn","ts":"2026-11-24T11:05:00Z","msg":"upstream dial failed","error":"dial tcp 10.96.0.7:8443: connect: connection refused"}`,
+		`{"LEVEL":"error","Msg":"a","msg":"b","attempt":3,"ok":true,"n":null,"ctx":{"msg":"inner","l":[1,"x",{"y":"]"}]}}`,
+		`{"err": {"code": 5}, "error" : "x\"y", "endpoint":"h:1"}`, `{"msg":"caf\u00e9"}`, `{"msg":"café"}`,
+		`{"ſeverity":"x","msg":"\xff"}`, `{}`, `{"a":[]}`, `{"msg":1e5 , "level" :"warn" }`, `{"msg":"x"} trailing`, `{"msg":`, `[1,2]`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		var want logFields
+		err := json.Unmarshal([]byte(line), &want)
+		var syntax *json.SyntaxError
+		wantValid := !errors.As(err, &syntax)
+		got, valid := decodeLogFields(line)
+		if valid != wantValid || valid && got != want {
+			t.Errorf("decodeLogFields(%q) = %+v, %v; json.Unmarshal reads %+v, %v (%v)", line, got, valid, want, wantValid, err)
 		}
 	})
 }

@@ -180,13 +180,7 @@ func (ds *dataset) diagnosisLines(st Styles, d *diagnose.Diagnosis, copies []cop
 			text += fmt.Sprintf(" ×%d", e.Count)
 		}
 		if len(e.Objects) > 0 {
-			objs := e.Objects
-			more := ""
-			if len(objs) > 3 {
-				more = fmt.Sprintf(" +%d", len(objs)-3)
-				objs = objs[:3]
-			}
-			text += " (" + Sanitize(strings.Join(objs, ", ")) + more + ")"
+			text += " · on " + report.ObjectList(e.Objects)
 		}
 		lines := wrap(text, width, "  ")
 		lines[0] = "•" + strings.TrimPrefix(lines[0], " ")

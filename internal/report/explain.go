@@ -121,7 +121,7 @@ func PrintDiagnosis(w io.Writer, d *diagnose.Diagnosis, format string) error {
 func evidenceFacts(e diagnose.Evidence) string {
 	var parts []string
 	if len(e.Objects) > 0 {
-		parts = append(parts, "on "+objectList(e.Objects))
+		parts = append(parts, "on "+ObjectList(e.Objects))
 	}
 	if e.Count > 1 {
 		parts = append(parts, fmt.Sprintf("seen %d times", e.Count))
@@ -132,7 +132,9 @@ func evidenceFacts(e diagnose.Evidence) string {
 	return strings.Join(parts, ", ")
 }
 
-func objectList(objs []string) string {
+// ObjectList names the first few objects an evidence line covers, cleaned, and counts the
+// rest: "pod-a, pod-b, pod-c (+2 more)". The console writes evidence lines with it too.
+func ObjectList(objs []string) string {
 	shown := objs
 	if len(shown) > maxObjects {
 		shown = shown[:maxObjects]

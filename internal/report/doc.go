@@ -4,5 +4,6 @@
 //
 // Invariant: printers only format. They never diagnose, never read a clock (ages come from the
 // report), and never emit colour or terminal escape sequences; text that came from a cluster is
-// stripped of control characters before a human format writes it.
+// stripped of escape sequences, control characters and bidi overrides (Clean) before a human
+// format writes it. The console (tui) takes its cleaner and its shared words from here.
 package report

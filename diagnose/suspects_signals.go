@@ -94,8 +94,11 @@ func collectSignals(w *workload) []*signal {
 		out = append(out, &signal{Reason: e.Reason, Text: e.Message, Source: SourceEvent,
 			Pod: podNameOf(e), Container: containerOfFieldPath(e.InvolvedObject.FieldPath)})
 	}
-	// Every copy logs the same failure: decide each distinct line once.
+	// Every copy logs the same failure: decide each distinct line once. Log signals are many
+	// and alike; they are kept in one slice and pointed to once it stops growing.
 	isFailure := map[string]bool{}
+	seen := map[string]bool{}
+	var logSignals []signal
 	read := 0
 	for _, l := range w.Logs {
 		if l == nil || !podNames[l.Pod] || read >= maxLogContainers {
@@ -106,7 +109,7 @@ func collectSignals(w *workload) []*signal {
 		if len(lines) > maxLogLinesPerContainer {
 			lines = lines[len(lines)-maxLogLinesPerContainer:]
 		}
-		seen := map[string]bool{}
+		clear(seen)
 		for _, line := range lines {
 			if seen[line] {
 				continue
@@ -120,14 +123,19 @@ func collectSignals(w *workload) []*signal {
 				continue
 			}
 			seen[line] = true
-			out = append(out, &signal{Text: line, Source: SourceLog, Pod: l.Pod, Container: l.Container})
+			logSignals = append(logSignals, signal{Text: line, Source: SourceLog, Pod: l.Pod, Container: l.Container})
 		}
 	}
+	for i := range logSignals {
+		out = append(out, &logSignals[i])
+	}
 	cells := make(map[string]*tokenCell, len(out))
+	slab := make([]tokenCell, 0, len(out)) // never grows: the cells' addresses stay put
 	for _, s := range out {
 		c := cells[s.Text]
 		if c == nil {
-			c = &tokenCell{}
+			slab = append(slab, tokenCell{})
+			c = &slab[len(slab)-1]
 			cells[s.Text] = c
 		}
 		s.toks = c

@@ -387,9 +387,8 @@ func attachServices(s *snapshot.Snapshot, svcs *serviceIndex, w *workload) {
 		if len(svc.Spec.Selector) == 0 {
 			continue
 		}
-		sel := labels.SelectorFromSet(svc.Spec.Selector)
 		switch {
-		case sel.Matches(tmplLabels) || selectsAny(sel, w.Pods):
+		case setSelects(svc.Spec.Selector, tmplLabels) || selectsAny(svc.Spec.Selector, w.Pods):
 			w.Services = append(w.Services, svc)
 		case meantFor(s, svc, w):
 			w.UnmatchedServices = append(w.UnmatchedServices, svc)
@@ -419,13 +418,25 @@ func meantFor(s *snapshot.Snapshot, svc *corev1.Service, w *workload) bool {
 	return n != "" && n == w.Template.Labels["app.kubernetes.io/name"]
 }
 
-func selectsAny(sel labels.Selector, pods []*corev1.Pod) bool {
+func selectsAny(selector map[string]string, pods []*corev1.Pod) bool {
 	for _, p := range pods {
-		if sel.Matches(labels.Set(p.Labels)) {
+		if setSelects(selector, p.Labels) {
 			return true
 		}
 	}
 	return false
+}
+
+// setSelects reports whether a Service's selector (a set of key=value pairs, not empty)
+// matches labels: what labels.SelectorFromSet(selector).Matches(labels) answers, without
+// building a selector per Service and workload.
+func setSelects(selector, lbls map[string]string) bool {
+	for k, v := range selector {
+		if got, ok := lbls[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }
 
 func sortPods(pods []*corev1.Pod) {

@@ -87,7 +87,7 @@ func (r *ranker) selects(svc *corev1.Service) bool {
 	if len(svc.Spec.Selector) == 0 {
 		return false
 	}
-	return labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(r.w.Template.Labels))
+	return setSelects(svc.Spec.Selector, r.w.Template.Labels)
 }
 
 // matchedServices select the workload's template.

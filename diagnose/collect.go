@@ -87,17 +87,21 @@ func collectWorkloads(s *snapshot.Snapshot) []*workload {
 // a namespace against every workload: a Service selecting the workload has all its selector
 // pairs among the pods' labels, so it is filed under one of them.
 type serviceIndex struct {
-	byPair  map[string][]*corev1.Service // namespace/key=value of the selector's first pair
-	byName  map[string]*corev1.Service   // namespace/name
-	byLabel map[string][]*corev1.Service // namespace/app.kubernetes.io/name label value
+	byPair  map[labelPair][]*corev1.Service // the selector's first pair
+	byName  map[labelPair]*corev1.Service   // name (in key)
+	byLabel map[labelPair][]*corev1.Service // app.kubernetes.io/name label value (in key)
 }
 
+// labelPair is a namespaced key=value; struct keys make lookups allocation-free.
+type labelPair struct{ namespace, key, value string }
+
 func newServiceIndex(svcs []*corev1.Service) *serviceIndex {
-	ix := &serviceIndex{byPair: map[string][]*corev1.Service{}, byName: map[string]*corev1.Service{}, byLabel: map[string][]*corev1.Service{}}
+	ix := &serviceIndex{byPair: map[labelPair][]*corev1.Service{}, byName: map[labelPair]*corev1.Service{}, byLabel: map[labelPair][]*corev1.Service{}}
 	for _, svc := range svcs {
-		ix.byName[svc.Namespace+"/"+svc.Name] = svc
+		ix.byName[labelPair{namespace: svc.Namespace, key: svc.Name}] = svc
 		if n := svc.Labels["app.kubernetes.io/name"]; n != "" {
-			ix.byLabel[svc.Namespace+"/"+n] = append(ix.byLabel[svc.Namespace+"/"+n], svc)
+			k := labelPair{namespace: svc.Namespace, key: n}
+			ix.byLabel[k] = append(ix.byLabel[k], svc)
 		}
 		if len(svc.Spec.Selector) == 0 {
 			continue
@@ -107,7 +111,7 @@ func newServiceIndex(svcs []*corev1.Service) *serviceIndex {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
-		pair := svc.Namespace + "/" + keys[0] + "=" + svc.Spec.Selector[keys[0]]
+		pair := labelPair{svc.Namespace, keys[0], svc.Spec.Selector[keys[0]]}
 		ix.byPair[pair] = append(ix.byPair[pair], svc)
 	}
 	return ix
@@ -128,16 +132,16 @@ func (ix *serviceIndex) candidates(w *workload) []*corev1.Service {
 	}
 	pairs := func(m map[string]string) {
 		for k, v := range m {
-			add(ix.byPair[w.Namespace+"/"+k+"="+v]...)
+			add(ix.byPair[labelPair{w.Namespace, k, v}]...)
 		}
 	}
 	pairs(w.Template.Labels)
 	for _, p := range w.Pods {
 		pairs(p.Labels)
 	}
-	add(ix.byName[w.Namespace+"/"+w.Name])
+	add(ix.byName[labelPair{namespace: w.Namespace, key: w.Name}])
 	if n := w.Template.Labels["app.kubernetes.io/name"]; n != "" {
-		add(ix.byLabel[w.Namespace+"/"+n]...)
+		add(ix.byLabel[labelPair{namespace: w.Namespace, key: n}]...)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

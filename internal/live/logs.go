@@ -94,14 +94,15 @@ func failing(p *corev1.Pod) bool {
 
 // readLogs fetches the tails of failing copies' containers. A log the kubelet cannot give
 // (forbidden, node gone) is recorded once per namespace in the visibility list and the read goes on.
-func (s *Source) readLogs(ctx context.Context, pods []*corev1.Pod, vis []snapshot.Visibility) ([]snapshot.ContainerLog, []snapshot.Visibility) {
+func (s *Source) readLogs(ctx context.Context, pods []*corev1.Pod, vis []snapshot.Visibility, prog *progress) ([]snapshot.ContainerLog, []snapshot.Visibility) {
 	reqs, vis := capLogRequests(failingLogRequests(pods), vis)
-	logs, errs := s.fetchLogs(ctx, reqs)
+	logs, errs := s.fetchLogs(ctx, reqs, prog)
 	return collectLogs(reqs, logs, errs, vis)
 }
 
-// fetchLogs fetches the tails in parallel; logs[i] or errs[i] answers reqs[i].
-func (s *Source) fetchLogs(ctx context.Context, reqs []logRequest) ([]*snapshot.ContainerLog, []error) {
+// fetchLogs fetches the tails in parallel; logs[i] or errs[i] answers reqs[i]. Each tail read
+// is reported to prog (which may be nil) as one more of "logs".
+func (s *Source) fetchLogs(ctx context.Context, reqs []logRequest, prog *progress) ([]*snapshot.ContainerLog, []error) {
 	tail, limit := s.opts.LogTailLines, s.opts.LogLimitBytes
 	if tail <= 0 {
 		tail = DefaultLogTailLines
@@ -133,6 +134,7 @@ func (s *Source) fetchLogs(ctx context.Context, reqs []logRequest) ([]*snapshot.
 				Namespace: r.namespace, Pod: r.pod, Container: r.container, Previous: r.previous,
 				Lines: splitLines(raw),
 			}
+			prog.add("logs", 1)
 		}()
 	}
 	wg.Wait()

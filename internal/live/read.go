@@ -33,8 +33,19 @@ type job struct {
 // copies. A forbidden or unserved kind becomes a Visibility entry; an unreachable server or
 // rejected credentials end the read with one error.
 func (s *Source) Snapshot(ctx context.Context) (*snapshot.Snapshot, error) {
+	return s.SnapshotWithProgress(ctx, nil)
+}
+
+// SnapshotWithProgress reads as Snapshot does and reports, as each page of a list arrives, the
+// kind's plural resource name and how many of it have been read so far across namespaces
+// ("pods", 12400); while the log tails are fetched it reports "logs". The console shows this under
+// its spinner. progress is called from one goroutine at a time, never after this returns, and
+// must not block; nil reports nothing.
+func (s *Source) SnapshotWithProgress(ctx context.Context, progress func(what string, n int)) (*snapshot.Snapshot, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	prog := newProgress(progress)
+	defer prog.stop()
 
 	jobs := s.jobs()
 	var (
@@ -53,7 +64,7 @@ func (s *Source) Snapshot(ctx context.Context) (*snapshot.Snapshot, error) {
 				return
 			}
 			defer func() { <-sem }()
-			err := s.listKind(ctx, j)
+			err := s.listKind(ctx, j, prog)
 			if err == nil {
 				return
 			}
@@ -85,7 +96,7 @@ func (s *Source) Snapshot(ctx context.Context) (*snapshot.Snapshot, error) {
 		}
 		j.kind.add(snap, j.objs)
 	}
-	snap.Logs, snap.Visibility = s.readLogs(ctx, snap.Pods, snap.Visibility)
+	snap.Logs, snap.Visibility = s.readLogs(ctx, snap.Pods, snap.Visibility, prog)
 	// Read last, so that no object read above is younger than the reference time.
 	snap.ReferenceTime = s.now().UTC()
 	return snap, nil
@@ -111,9 +122,17 @@ func (s *Source) jobs() []*job {
 }
 
 // listKind reads one kind page by page, stripping managedFields as objects arrive: they are
-// often half of an object's size and the engine never reads them.
-func (s *Source) listKind(ctx context.Context, j *job) error {
-	p := pager.New(j.kind.list(s.client, j.namespace))
+// often half of an object's size and the engine never reads them. Each page is counted to prog
+// as it arrives.
+func (s *Source) listKind(ctx context.Context, j *job, prog *progress) error {
+	list, what := j.kind.list(s.client, j.namespace), j.kind.plural()
+	p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		page, err := list(ctx, opts)
+		if err == nil {
+			prog.add(what, meta.LenList(page))
+		}
+		return page, err
+	})
 	// resourceVersion=0 lets the API server answer from its watch cache instead of a quorum
 	// read of etcd; a diagnosis does not need a consistent cut across kinds.
 	opts := metav1.ListOptions{ResourceVersion: "0"}

@@ -228,7 +228,7 @@ func (s *Source) cachedLogs(ctx context.Context, pods []*corev1.Pod, c map[logRe
 			stale = append(stale, r)
 		}
 	}
-	fetched, errs := s.fetchLogs(ctx, stale)
+	fetched, errs := s.fetchLogs(ctx, stale, nil)
 	for i, r := range stale {
 		c[r] = cachedLog{log: fetched[i], err: errs[i], restarts: restarts[r], fetched: now}
 	}

@@ -95,10 +95,10 @@ func collectSignals(w *workload) []*signal {
 			Pod: podNameOf(e), Container: containerOfFieldPath(e.InvolvedObject.FieldPath)})
 	}
 	// Every copy logs the same failure: decide each distinct line once. Log signals are many
-	// and alike; they are kept in one slice and pointed to once it stops growing.
+	// and alike; they are allocated in chunks, which never move once allocated.
 	isFailure := map[string]bool{}
 	seen := map[string]bool{}
-	var logSignals []signal
+	var chunk []signal
 	read := 0
 	for _, l := range w.Logs {
 		if l == nil || !podNames[l.Pod] || read >= maxLogContainers {
@@ -123,11 +123,12 @@ func collectSignals(w *workload) []*signal {
 				continue
 			}
 			seen[line] = true
-			logSignals = append(logSignals, signal{Text: line, Source: SourceLog, Pod: l.Pod, Container: l.Container})
+			if len(chunk) == cap(chunk) {
+				chunk = make([]signal, 0, 64)
+			}
+			chunk = append(chunk, signal{Text: line, Source: SourceLog, Pod: l.Pod, Container: l.Container})
+			out = append(out, &chunk[len(chunk)-1])
 		}
-	}
-	for i := range logSignals {
-		out = append(out, &logSignals[i])
 	}
 	cells := make(map[string]*tokenCell, len(out))
 	slab := make([]tokenCell, 0, len(out)) // never grows: the cells' addresses stay put

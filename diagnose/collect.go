@@ -387,7 +387,8 @@ func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, w *workload) {
 // UnmatchedServices. The rules read only these, never every Service of the namespace.
 func attachServices(s *snapshot.Snapshot, svcs *serviceIndex, w *workload) {
 	tmplLabels := labels.Set(w.Template.Labels)
-	for _, svc := range svcs.candidates(w) {
+	w.NearbyServices = svcs.candidates(w)
+	for _, svc := range w.NearbyServices {
 		if len(svc.Spec.Selector) == 0 {
 			continue
 		}

@@ -57,11 +57,13 @@ func (r *ranker) serviceRules() {
 }
 
 // serviceCandidates are the Services the classifier found for the workload through its index
-// (those selecting it and those meant for it), by name. Reading them instead of every Service of
-// the namespace keeps a namespace of many workloads linear.
+// (those selecting it, those meant for it, and those sharing its name or
+// app.kubernetes.io/name label), by name. These hold every Service the rules below can
+// match; reading them instead of every Service of the namespace keeps a namespace of many
+// workloads linear.
 func (r *ranker) serviceCandidates() []*corev1.Service {
-	out := make([]*corev1.Service, 0, len(r.w.Services)+len(r.w.UnmatchedServices))
-	for _, ss := range [][]*corev1.Service{r.w.Services, r.w.UnmatchedServices} {
+	out := make([]*corev1.Service, 0, len(r.w.Services)+len(r.w.UnmatchedServices)+len(r.w.NearbyServices))
+	for _, ss := range [][]*corev1.Service{r.w.Services, r.w.UnmatchedServices, r.w.NearbyServices} {
 		for _, s := range ss {
 			if s != nil && (s.Namespace == r.w.Namespace || s.Namespace == "") {
 				out = append(out, s)

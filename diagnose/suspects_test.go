@@ -428,6 +428,16 @@ func TestRankSuspectsRules(t *testing.T) {
 			rule: RuleServiceTargetPort, object: "Service/api", path: "spec.ports[0].targetPort",
 		},
 		{
+			// Found through the index by its label, though the collector does not count it as
+			// meant for the workload (without EndpointSlices only the same name does).
+			name: "Service with the workload's app.kubernetes.io/name selects none of its pods",
+			setup: func(w *workload) {
+				w.Shape = ShapeLiveButIdle
+				w.Snap.Services = []*corev1.Service{stService("api-public", map[string]string{"app": "api-v2"}, intstr.FromString("http"))}
+			},
+			rule: RuleServiceSelector, object: "Service/api-public", path: "spec.selector",
+		},
+		{
 			name: "unrelated Service is no suspect",
 			setup: func(w *workload) {
 				w.Shape = ShapeLiveButIdle

@@ -56,6 +56,10 @@ type workload struct {
 	// UnmatchedServices were evidently written for the workload (same name, or the same
 	// app.kubernetes.io/name label as its template) but select none of its pods.
 	UnmatchedServices []*corev1.Service
+	// NearbyServices are all the Services the index offered for the workload: those above,
+	// and those that only share its name or its app.kubernetes.io/name label. The suspect
+	// rules read these instead of every Service of the namespace.
+	NearbyServices []*corev1.Service
 	// Claims are the PersistentVolumeClaims its pods mount or its volumeClaimTemplates name.
 	Claims []*corev1.PersistentVolumeClaim
 	// ReplicaSets of a Deployment (or the ownerless ReplicaSet itself).

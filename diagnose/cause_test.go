@@ -1,7 +1,11 @@
 package diagnose
 
 import (
+	"strings"
 	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // TestDecideCause covers the cause rule: spec when the failing revision changed the implicated
@@ -61,6 +65,47 @@ func TestDecideCause(t *testing.T) {
 			}
 			if got := decideCause(w, tt.shape, tt.top); got != tt.want {
 				t.Errorf("cause = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestRegistryUnreachableAfterTagChange runs the whole engine on a rollout whose new tag cannot
+// be pulled because the registry cannot be reached: on the registry the serving revision used,
+// the registry is at fault (dependency); on a registry the new revision moved to, the spec is.
+func TestRegistryUnreachableAfterTagChange(t *testing.T) {
+	const day, min = 24 * time.Hour, time.Minute
+	for _, tt := range []struct {
+		name, image string
+		want        Cause
+	}{
+		{"new tag on the same registry", "registry.example/web:1.1.0", CauseDependency},
+		{"new tag on another registry", "mirror.example/web:1.1.0", CauseSpec},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCluster()
+			d := c.deployment("web", 2, 2, reasonReplicaSetUpdated, 5*day)
+			d.Spec.Template.Spec.Containers[0].Image = tt.image
+			old := c.replicaSet(d, 1, 2, 5*day, func(t *corev1.PodTemplateSpec) { t.Spec.Containers[0].Image = "registry.example/web:1.0.0" })
+			cur := c.replicaSet(d, 2, 1, 4*min, nil)
+			c.pod(old, "a", 5*day, running(true))
+			c.pod(old, "b", 5*day, running(true))
+			host, _, _ := strings.Cut(tt.image, "/")
+			c.pod(cur, "c", 4*min, waiting("ErrImagePull", `failed to pull and unpack image "`+tt.image+`": failed to resolve reference "`+tt.image+
+				`": failed to do request: Head "https://`+host+`/v2/web/manifests/1.1.0": dial tcp: lookup `+host+` on 10.96.0.10:53: no such host`))
+			dg := c.diagnoseOne("web")
+			if dg == nil || len(dg.Suspects) == 0 {
+				t.Fatalf("no diagnosis or no suspects: %+v", dg)
+			}
+			if top := dg.Suspects[0]; top.Rule != RuleImageRegistryDown || top.Path.String() != "spec.template.spec.containers[0].image" {
+				t.Fatalf("top suspect = %s %s, want %s on the image", top.Rule, top.Path, RuleImageRegistryDown)
+			}
+			if dg.Cause != tt.want {
+				t.Errorf("cause = %s, want %s (suspect %+v)", dg.Cause, tt.want, dg.Suspects[0])
+			}
+			// The fix must not call a changed image unchanged.
+			if strings.Contains(dg.Fix, "unchanged") {
+				t.Errorf("fix = %q, but the image changed", dg.Fix)
 			}
 		})
 	}

@@ -81,6 +81,13 @@ func fix(w *workload, shape Shape, cause Cause, top *Suspect) string {
 	switch {
 	case cause == CauseSpec && w.Kind != "ReplicaSet" && h.LastServing != nil && h.LastServing != h.Current && implicatedByChange(w, top):
 		return fmt.Sprintf("kubectl rollout undo %s --to-revision=%d%s", ref, h.LastServing.Number, ns)
+	case cause == CauseDependency && dependencyDespiteChange(top) && implicatedByChange(w, top):
+		s := fmt.Sprintf("look outside the spec first: %s changed from %s to %s, but on the same registry host %s that revision %s pulled from",
+			path, quoteValue(top.PreviousValue), quoteValue(top.Value), registryHost(top.Value), w.LastServingRevision)
+		if hint != "" {
+			s += ": " + hint
+		}
+		return s
 	case cause == CauseDependency:
 		s := fmt.Sprintf("look outside the spec first: %s is %s, unchanged since revision %s served", path, quoteValue(top.Value), w.LastServingRevision)
 		if hint != "" {

@@ -3,6 +3,11 @@
 // Invariant: diagnose performs no I/O. It holds no clients, reads no clock (the snapshot's
 // reference time is "now"), writes no files and does no styling or logging.
 //
+// Cost: linear in the size of the snapshot. A workload reads only what indexes hand it (its
+// pods, events, logs, and the Services found by selector, name or label), never a scan of its
+// namespace; each distinct log line is read once per workload however many copies log it.
+// BENCHMARKS.md has the numbers.
+//
 // The closed vocabulary of the report:
 //   - Shape: healthy, progressing, never-starts, starts-and-dies, live-but-idle, unknown.
 //   - Cause: spec, dependency, unknown.

@@ -130,16 +130,16 @@ func collectSignals(w *workload) []*signal {
 			out = append(out, &chunk[len(chunk)-1])
 		}
 	}
-	cells := make(map[string]*tokenCell, len(out))
-	slab := make([]tokenCell, 0, len(out)) // never grows: the cells' addresses stay put
+	// One token cell per distinct text, all in one slice.
+	cellOf := make(map[string]int, len(out))
 	for _, s := range out {
-		c := cells[s.Text]
-		if c == nil {
-			slab = append(slab, tokenCell{})
-			c = &slab[len(slab)-1]
-			cells[s.Text] = c
+		if _, ok := cellOf[s.Text]; !ok {
+			cellOf[s.Text] = len(cellOf)
 		}
-		s.toks = c
+	}
+	cells := make([]tokenCell, len(cellOf))
+	for _, s := range out {
+		s.toks = &cells[cellOf[s.Text]]
 	}
 	return out
 }

@@ -160,7 +160,7 @@ func classify(w *workload, ref time.Time) Shape {
 			dies = append(dies, f)
 		case f.Running && !f.Serving:
 			idle = append(idle, f)
-			if f.Age <= readySlack {
+			if warmingUp(f, ref) {
 				warming = append(warming, f)
 			}
 		}
@@ -183,9 +183,19 @@ func classify(w *workload, ref time.Time) Shape {
 		st.why = why
 		return ShapeStartsAndDies
 	}
-	if st.rollout.InProgress {
+	// A rollout inside its deadline is progressing unless its new copies have visibly failed:
+	// then it takes the failing revision's shape without waiting for the deadline.
+	stalled := ""
+	if st.rollout.InProgress && len(idle) > 0 {
+		stalled = stalledRollout(w, ref, idle)
+	}
+	if st.rollout.InProgress && stalled == "" {
 		st.why = "rollout under way inside its deadline"
 		return ShapeProgressing
+	}
+	if stalled != "" {
+		st.why = stalled
+		return ShapeLiveButIdle
 	}
 	// A stuck rollout takes the failing revision's shape even when old copies still cover the
 	// declared count (maxUnavailable 0).

@@ -56,7 +56,10 @@ func revisionOf(cr *appsv1.ControllerRevision) *revision {
 //
 //  1. a copy of the revision is Ready now, or its Ready condition went False well after the
 //     copy started and it never restarted (a False→True→False transition: it was Ready once);
-//  2. its ReplicaSet reports readyReplicas or availableReplicas;
+//     a copy that keeps crashing and was only Ready between kills did not serve (briefReadyOnly);
+//  2. its ReplicaSet reports readyReplicas or availableReplicas, unless every copy of the
+//     revision in the snapshot is one that was only Ready between kills: the controller counts
+//     those moments too;
 //  3. the Deployment's Progressing condition says NewReplicaSetAvailable for its ReplicaSet
 //     (the controller saw it complete a rollout);
 //  4. a StatefulSet reports it as currentRevision with available replicas;
@@ -68,8 +71,12 @@ func revisionOf(cr *appsv1.ControllerRevision) *revision {
 func (w *workload) findServing() {
 	h := &w.cls.history
 	deadline := progressDeadline(w.Object)
+	var ref time.Time
+	if w.Snap != nil {
+		ref = w.Snap.ReferenceTime
+	}
 	for i, rev := range h.Revisions {
-		rev.Served = servedNow(w, rev)
+		rev.Served = servedNow(w, rev, ref)
 		if rev.Served == "" && rev != h.Current && i+1 < len(h.Revisions) {
 			next := h.Revisions[i+1]
 			if lived := next.Created.Sub(rev.Created); !rev.Created.IsZero() && lived >= deadline {
@@ -91,14 +98,22 @@ func (w *workload) findServing() {
 }
 
 // servedNow applies rules 1-4.
-func servedNow(w *workload, rev *revision) string {
+func servedNow(w *workload, rev *revision, ref time.Time) string {
+	crashing := 0
 	for _, p := range rev.Pods {
+		if !ref.IsZero() && briefReadyOnly(p, ref) {
+			crashing++
+			continue
+		}
 		if podReady(p) {
 			return fmt.Sprintf("copy %s is Ready", p.Name)
 		}
-		if wasReady(p) {
+		if wasReady(p) && readyCondition(p).LastTransitionTime.Sub(p.Status.StartTime.Time) > servedReady {
 			return fmt.Sprintf("copy %s was Ready until %s", p.Name, readyCondition(p).LastTransitionTime.UTC().Format(time.RFC3339))
 		}
+	}
+	if crashing > 0 && crashing == len(rev.Pods) {
+		return ""
 	}
 	if rs := rev.ReplicaSet; rs != nil {
 		if rs.Status.AvailableReplicas > 0 || rs.Status.ReadyReplicas > 0 {
@@ -119,10 +134,6 @@ func servedNow(w *workload, rev *revision) string {
 	return ""
 }
 
-// readySlack is how long after a copy started its Ready condition may still go False without
-// meaning it had been Ready: startup plus a few readiness periods.
-const readySlack = 2 * time.Minute
-
 func readyCondition(p *corev1.Pod) *corev1.PodCondition {
 	for i := range p.Status.Conditions {
 		if p.Status.Conditions[i].Type == corev1.PodReady {
@@ -137,15 +148,16 @@ func podReady(p *corev1.Pod) bool {
 	return c != nil && c.Status == corev1.ConditionTrue
 }
 
-// wasReady reports a Ready condition that is False now but changed long after the copy started,
-// which only a False→True→False history produces. A copy that restarted is left out: without a
-// readiness probe every start of a crash loop is Ready for a moment, which is not serving.
+// wasReady reports a Ready condition that is False now but changed after the copy started by
+// more than the kubelet takes to write its first status (endpointGrace), which only a
+// False→True→False history produces. A copy that restarted is left out: without a readiness
+// probe every start of a crash loop is Ready for a moment, which is not serving.
 func wasReady(p *corev1.Pod) bool {
 	c := readyCondition(p)
 	if c == nil || c.Status == corev1.ConditionTrue || p.Status.StartTime == nil || restarts(p) > 0 {
 		return false
 	}
-	return c.LastTransitionTime.Sub(p.Status.StartTime.Time) > readySlack
+	return c.LastTransitionTime.Sub(p.Status.StartTime.Time) > endpointGrace
 }
 
 func progressDeadline(obj any) time.Duration {

@@ -22,6 +22,10 @@ type classState struct {
 	failedCreate string
 	// why is the one-line reason for the shape, used by the headline.
 	why string
+	// failingWhileProgressing is a failure signal on copies of a rollout still called
+	// progressing (some new copy is Ready, or none has yet run past its probes): the suspects
+	// are listed, at low confidence, so the row says where to look if the deadline passes.
+	failingWhileProgressing string
 }
 
 // rollout is what the controller says about an update under way.
@@ -191,6 +195,7 @@ func classify(w *workload, ref time.Time) Shape {
 	}
 	if st.rollout.InProgress && stalled == "" {
 		st.why = "rollout under way inside its deadline"
+		st.failingWhileProgressing = failureSignal(w, unserving(st.copies))
 		return ShapeProgressing
 	}
 	if stalled != "" {
@@ -218,6 +223,17 @@ func classify(w *workload, ref time.Time) Shape {
 		st.why = "copies do not serve and no signal says why"
 	}
 	return ShapeUnknown
+}
+
+// unserving returns the active copies of the current revision that do not serve.
+func unserving(copies []*copyFacts) []*copyFacts {
+	var out []*copyFacts
+	for _, f := range copies {
+		if f.Active && f.Current && !f.Serving {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func currentActive(copies []*copyFacts) int {

@@ -141,7 +141,7 @@ func failureSignal(w *workload, copies []*copyFacts) string {
 			if !ok {
 				continue
 			}
-			if declared, known := declaresPort(c, port); !declared && known {
+			if declared, known := declaresPort(c, port); !declared && known && !declaredByAny(w.Template.Spec.Containers, port) {
 				return fmt.Sprintf("container %s's readiness probe targets port %s, which no container declares", c.Name, portString(port))
 			}
 		}
@@ -163,6 +163,17 @@ func failureSignal(w *workload, copies []*copyFacts) string {
 	return ""
 }
 
+// declaredByAny: containers of a pod share its network, so a port a sidecar declares is one
+// something is expected to listen on.
+func declaredByAny(cs []corev1.Container, port intstr.IntOrString) bool {
+	for i := range cs {
+		if declared, _ := declaresPort(&cs[i], port); declared {
+			return true
+		}
+	}
+	return false
+}
+
 func portString(p intstr.IntOrString) string {
 	if p.Type == intstr.String {
 		return fmt.Sprintf("%q", p.StrVal)
@@ -174,7 +185,10 @@ func portString(p intstr.IntOrString) string {
 // history cannot hold a sustained run: Ready between kills is not serving. A restarted
 // container counts as having run sustained when it is Ready and has now been up settleTime, or
 // when the copy is older than a crash loop from its first start could make it: n restarts take
-// at most the kubelet's back-off delays plus n+1 runs as long as the longest one seen.
+// about the kubelet's back-off delays plus n+1 runs as long as the longest one seen. The span is
+// doubled, and the time to create a copy (stuckCreating) added, because runs vary and only the
+// last two are visible; a copy that served for a while before it began to crash, and whose crash
+// loop is still of the same order as that while, is read as not having served.
 func briefReadyOnly(p *corev1.Pod, ref time.Time) bool {
 	if restarts(p) == 0 {
 		return false
@@ -194,7 +208,7 @@ func briefReadyOnly(p *corev1.Pod, ref time.Time) bool {
 		if cs.State.Running != nil {
 			run = max(run, ref.Sub(cs.State.Running.StartedAt.Time))
 		}
-		if age > crashLoopSpan(cs.RestartCount, run)+endpointGrace {
+		if age > 2*crashLoopSpan(cs.RestartCount, run)+stuckCreating {
 			return false
 		}
 	}

@@ -10,6 +10,13 @@
 //
 // The closed vocabulary of the report:
 //   - Shape: healthy, progressing, never-starts, starts-and-dies, live-but-idle, unknown.
+//     progressing is a rollout inside its deadline that is making progress or has not yet
+//     had time to: a rollout whose new copies all ran past their own probes' allowance
+//     (initialDelaySeconds + failureThreshold×periodSeconds, plus 30 s for the status and
+//     EndpointSlice writes) without one becoming Ready, with a failure signal on them (error
+//     log lines, a readiness probe on an undeclared port), takes the failing shape at once.
+//     A progressing row lists suspects, all at low confidence, only when its not-yet-serving
+//     new copies show such a signal; its cause stays unknown.
 //   - Cause: spec, dependency, unknown.
 //   - Confidence: high, medium, low.
 //   - EvidenceSource: pod-status, event, log, revision-history, service, controller-status,

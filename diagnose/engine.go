@@ -62,10 +62,19 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 		YoungestCopySeconds: youngest, OldestCopySeconds: oldest,
 		Suspects: []Suspect{}, Evidence: w.Evidence, SignalGaps: []SignalGap{},
 	}
-	// Healthy and progressing workloads have nothing to suspect; a field is only a suspect of a
-	// failure.
-	if w.Shape.Broken() || w.Shape == ShapeUnknown {
+	// A field is only a suspect of a failure: healthy workloads have none, and a rollout still
+	// progressing has them only when its new copies show a failure signal, at low confidence
+	// since the rollout may yet complete.
+	switch {
+	case w.Shape.Broken() || w.Shape == ShapeUnknown:
 		if ss := rankSuspects(w); ss != nil {
+			d.Suspects = ss
+		}
+	case w.Shape == ShapeProgressing && w.cls.failingWhileProgressing != "":
+		if ss := rankSuspects(w); ss != nil {
+			for i := range ss {
+				ss[i].Confidence = ConfidenceLow
+			}
 			d.Suspects = ss
 		}
 	}

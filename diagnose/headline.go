@@ -25,6 +25,9 @@ func headline(w *workload, shape Shape) string {
 		if h.Current != nil && w.cls.rollout.InProgress {
 			why = fmt.Sprintf("rollout of revision %d under way inside its deadline", h.Current.Number)
 		}
+		if f := w.cls.failingWhileProgressing; f != "" {
+			why += "; its new copies that do not serve yet show a failure: " + f
+		}
 	case ShapeNeverStarts:
 		why = "no copy ever starts: " + w.cls.why
 		if h.Current != nil && len(h.Revisions) > 1 {

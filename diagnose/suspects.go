@@ -24,7 +24,8 @@ const (
 // rankSuspects names the spec fields most likely responsible for the workload's failure,
 // best first. Order is deterministic: score, then object and path.
 func rankSuspects(w *workload) []Suspect {
-	if w == nil || w.Template == nil || w.Shape == ShapeHealthy || w.Shape == ShapeProgressing {
+	if w == nil || w.Template == nil || w.Shape == ShapeHealthy ||
+		w.Shape == ShapeProgressing && w.cls.failingWhileProgressing == "" {
 		return nil
 	}
 	r := newRanker(w)

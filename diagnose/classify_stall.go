@@ -150,11 +150,17 @@ func failureSignal(w *workload, copies []*copyFacts) string {
 	for _, f := range copies {
 		names[f.Pod.Name] = true
 	}
+	// Every copy logs the same lines: read each distinct one once.
+	read := map[string]bool{}
 	for _, l := range w.Logs {
 		if !names[l.Pod] {
 			continue
 		}
 		for _, line := range l.Lines {
+			if read[line] {
+				continue
+			}
+			read[line] = true
 			if rd := reduceLogLine(line); rd != nil {
 				return fmt.Sprintf("their logs report failures (%s)", clip(rd.text, 120))
 			}

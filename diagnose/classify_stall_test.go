@@ -98,6 +98,21 @@ func TestRolloutFailingInsideDeadline(t *testing.T) {
 			wantShape: ShapeLiveButIdle, wantTop: "spec.template.spec.containers[0].readinessProbe.httpGet.port", wantCause: CauseSpec,
 		},
 		{
+			name: "a readiness probe on a port a sidecar declares is no spec fault: without error lines it stays progressing",
+			build: func(c *cluster) {
+				d := c.deployment("api", 1, 1, "", 4*min)
+				d.Spec.Template.Spec.Containers[0].ReadinessProbe = readinessHTTP(intstr.FromInt32(15021), 0)
+				d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1.Container{
+					Name: "proxy", Image: "registry.example/proxy:1.24.0",
+					Ports: []corev1.ContainerPort{{Name: "health", ContainerPort: 15021, Protocol: corev1.ProtocolTCP}}})
+				cur := c.replicaSet(d, 1, 1, 4*min, nil)
+				rolloutStarted(d, reasonNewReplicaSetCreated, cur.Name, 4*min)
+				p := c.pod(cur, "b5c7d", 4*min, running(false))
+				c.event("Pod", p.Name, p.UID, corev1.EventTypeWarning, "Unhealthy", readiness503, 22, 5*time.Second)
+			},
+			wantShape: ShapeProgressing,
+		},
+		{
 			name: "a rolling update whose first new copy is Ready and the next two are loading stays progressing",
 			build: func(c *cluster) {
 				d := c.deployment("reco", 3, 2, "", 9*24*time.Hour)

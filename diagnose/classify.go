@@ -211,6 +211,7 @@ func classify(w *workload, ref time.Time) Shape {
 	if len(idle) > 0 {
 		if len(warming) == len(idle) && !st.rollout.TimedOut {
 			st.why = "copies started moments ago and are still warming up"
+			st.failingWhileProgressing = failureSignal(w, idle)
 			return ShapeProgressing
 		}
 		st.why = idleWhy(w, idle)

@@ -357,3 +357,29 @@ func TestBriefReadyOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestWarmingCopyWithErrorsListsSuspects: a replacement copy still inside its probe allowance
+// is warming up, but its error lines already name the field to look at, at low confidence.
+func TestWarmingCopyWithErrorsListsSuspects(t *testing.T) {
+	c := newCluster()
+	d := c.deployment("web", 1, 1, reasonNewRSAvailable, 20*24*time.Hour)
+	d.Spec.Template.Spec.Containers[0].ReadinessProbe = readinessHTTP(intstr.FromString("http"), 20)
+	rs := c.replicaSet(d, 1, 1, 20*24*time.Hour, nil)
+	p := c.pod(rs, "k2m4p", 40*time.Second, running(false))
+	c.logs(p, "2026-11-24T11:59:40.120Z ERROR upstream: dial tcp 10.96.14.7:8443: connect: connection refused")
+	got := c.diagnoseOne("web")
+	if got.Shape != ShapeProgressing {
+		t.Fatalf("shape = %s, want progressing (%s)", got.Shape, got.Headline)
+	}
+	if len(got.Suspects) == 0 || got.Suspects[0].Path.String() != "spec.template.spec.containers[0].env[0].value" {
+		t.Fatalf("suspects = %v, want env[0].value first", got.Suspects)
+	}
+	for _, s := range got.Suspects {
+		if s.Confidence != ConfidenceLow {
+			t.Errorf("suspect %s confidence %s on a progressing row, want low", s.Path, s.Confidence)
+		}
+	}
+	if got.Cause != CauseUnknown {
+		t.Errorf("cause = %s, want unknown on a progressing row", got.Cause)
+	}
+}

@@ -96,11 +96,10 @@ func (o *AuditOptions) Run(c *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	snap, err := src.Snapshot(c.Context())
+	snap, r, err := src.diagnose(c.Context())
 	if err != nil {
 		return err
 	}
-	r := diagnose.Diagnose(snap)
 	return o.print(snap, r, src.namespaceLabel(o.Source))
 }
 

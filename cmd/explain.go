@@ -105,11 +105,10 @@ func (o *ExplainOptions) Run(c *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	snap, err := src.Snapshot(c.Context())
+	_, r, err := src.diagnose(c.Context())
 	if err != nil {
 		return err
 	}
-	r := diagnose.Diagnose(snap)
 	d, err := o.find(r, src.namespaceLabel(o.Source))
 	if err != nil {
 		return err

@@ -8,7 +8,6 @@ import (
 	"golang.org/x/term"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/tui"
 )
 
@@ -119,12 +118,12 @@ func (o *RootOptions) Run(ctx context.Context) error {
 		}
 	}
 	if !o.Interactive() {
-		snap, err := src.Snapshot(ctx)
+		snap, r, err := src.diagnose(ctx)
 		if err != nil {
 			return err
 		}
 		audit := &AuditOptions{IOStreams: o.IOStreams, Source: o.Source, Output: "table"}
-		return audit.print(snap, diagnose.Diagnose(snap), src.namespaceLabel(o.Source))
+		return audit.print(snap, r, src.namespaceLabel(o.Source))
 	}
 	return o.Console(ctx, o.consoleOptions(src))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
@@ -103,6 +104,15 @@ func (o *SourceOptions) Open() (*openedSource, error) {
 		return &openedSource{Source: &scopedSource{src: src, namespaces: o.namespaces(), at: o.At, origin: o.dumpOrigin()}, Label: "dump"}, nil
 	}
 	return openLive(o)
+}
+
+// diagnose reads one snapshot and runs the engine on it.
+func (s *openedSource) diagnose(ctx context.Context) (*snapshot.Snapshot, *diagnose.Report, error) {
+	snap, err := s.Snapshot(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return snap, diagnose.Diagnose(snap), nil
 }
 
 // namespaceLabel names the one namespace read, or "" for several or all.

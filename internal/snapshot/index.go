@@ -35,9 +35,13 @@ type index struct {
 	logs                map[logKey]*ContainerLog
 }
 
-// Index builds the lookup tables once. It is called by the engine; calling it again after the
-// snapshot changed rebuilds them.
+// Index builds the lookup tables if they are not built yet. The engine and the console both call
+// it on the same snapshot, so a second call must cost nothing; a snapshot is not changed after it
+// is indexed (sources build a new one per read).
 func (s *Snapshot) Index() {
+	if s.index != nil {
+		return
+	}
 	ix := &index{
 		podsByOwner:         map[types.UID][]*corev1.Pod{},
 		replicaSetsByOwner:  map[types.UID][]*appsv1.ReplicaSet{},
@@ -105,9 +109,7 @@ func (s *Snapshot) Index() {
 }
 
 func (s *Snapshot) ix() *index {
-	if s.index == nil {
-		s.Index()
-	}
+	s.Index()
 	return s.index
 }
 

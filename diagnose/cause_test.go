@@ -24,34 +24,60 @@ func TestDecideCause(t *testing.T) {
 		want        Cause
 	}{
 		{name: "healthy has nothing to attribute", shape: ShapeHealthy, lastServing: cur, want: CauseUnknown},
-		{name: "progressing has nothing to attribute", shape: ShapeProgressing, lastServing: old,
-			top: &Suspect{Object: "Deployment/web", Path: p(envPath), Rule: RuleNamedInFailure}, want: CauseUnknown},
-		{name: "changed field named by the failure is spec", shape: ShapeLiveButIdle, lastServing: old, changes: []string{envPath},
-			top: &Suspect{Object: "Deployment/web", Path: p(envPath), Rule: RuleNamedInFailure}, want: CauseSpec},
-		{name: "same outside failure on a spec unchanged since it served is dependency", shape: ShapeLiveButIdle, lastServing: cur,
-			top: &Suspect{Object: "Deployment/web", Path: p(envPath), Rule: RuleNamedInFailure}, want: CauseDependency},
-		{name: "outside failure on a field the new revision did not change is dependency", shape: ShapeLiveButIdle, lastServing: old,
+		{
+			name: "progressing has nothing to attribute", shape: ShapeProgressing, lastServing: old,
+			top: &Suspect{Object: "Deployment/web", Path: p(envPath), Rule: RuleNamedInFailure}, want: CauseUnknown,
+		},
+		{
+			name: "changed field named by the failure is spec", shape: ShapeLiveButIdle, lastServing: old, changes: []string{envPath},
+			top: &Suspect{Object: "Deployment/web", Path: p(envPath), Rule: RuleNamedInFailure}, want: CauseSpec,
+		},
+		{
+			name: "same outside failure on a spec unchanged since it served is dependency", shape: ShapeLiveButIdle, lastServing: cur,
+			top: &Suspect{Object: "Deployment/web", Path: p(envPath), Rule: RuleNamedInFailure}, want: CauseDependency,
+		},
+		{
+			name: "outside failure on a field the new revision did not change is dependency", shape: ShapeLiveButIdle, lastServing: old,
 			changes: []string{"spec.template.spec.containers[0].image"},
-			top:     &Suspect{Object: "Deployment/web", Path: p(envPath), Rule: RuleNamedInFailure}, want: CauseDependency},
-		{name: "outside failure on a workload that never served is unknown", shape: ShapeLiveButIdle,
-			top: &Suspect{Object: "Deployment/web", Path: p(envPath), Rule: RuleNamedInFailure}, want: CauseUnknown},
-		{name: "a name that does not exist is spec even without history", shape: ShapeNeverStarts,
-			top: &Suspect{Object: "Deployment/web", Path: p("spec.template.spec.containers[0].envFrom[0].configMapRef.name"), Rule: RuleEnvRefNotFound}, want: CauseSpec},
-		{name: "another object's spec is spec", shape: ShapeLiveButIdle, lastServing: cur,
-			top: &Suspect{Object: "Service/web", Path: p("spec.selector"), Rule: RuleServiceSelector}, want: CauseSpec},
-		{name: "OOM at a limit unchanged since it served is dependency", shape: ShapeStartsAndDies, lastServing: cur,
-			top: &Suspect{Object: "Deployment/web", Path: p("spec.template.spec.containers[0].resources.limits.memory"), Rule: RuleMemoryLimit}, want: CauseDependency},
-		{name: "OOM at a limit the new revision lowered is spec", shape: ShapeStartsAndDies, lastServing: old,
+			top:     &Suspect{Object: "Deployment/web", Path: p(envPath), Rule: RuleNamedInFailure}, want: CauseDependency,
+		},
+		{
+			name: "outside failure on a workload that never served is unknown", shape: ShapeLiveButIdle,
+			top: &Suspect{Object: "Deployment/web", Path: p(envPath), Rule: RuleNamedInFailure}, want: CauseUnknown,
+		},
+		{
+			name: "a name that does not exist is spec even without history", shape: ShapeNeverStarts,
+			top: &Suspect{Object: "Deployment/web", Path: p("spec.template.spec.containers[0].envFrom[0].configMapRef.name"), Rule: RuleEnvRefNotFound}, want: CauseSpec,
+		},
+		{
+			name: "another object's spec is spec", shape: ShapeLiveButIdle, lastServing: cur,
+			top: &Suspect{Object: "Service/web", Path: p("spec.selector"), Rule: RuleServiceSelector}, want: CauseSpec,
+		},
+		{
+			name: "OOM at a limit unchanged since it served is dependency", shape: ShapeStartsAndDies, lastServing: cur,
+			top: &Suspect{Object: "Deployment/web", Path: p("spec.template.spec.containers[0].resources.limits.memory"), Rule: RuleMemoryLimit}, want: CauseDependency,
+		},
+		{
+			name: "OOM at a limit the new revision lowered is spec", shape: ShapeStartsAndDies, lastServing: old,
 			changes: []string{"spec.template.spec.containers[0].resources.limits[memory]"},
-			top:     &Suspect{Object: "Deployment/web", Path: p("spec.template.spec.containers[0].resources.limits.memory"), Rule: RuleMemoryLimit}, want: CauseSpec},
-		{name: "unreachable registry after a tag change on the same host is dependency", shape: ShapeNeverStarts, lastServing: old,
+			top:     &Suspect{Object: "Deployment/web", Path: p("spec.template.spec.containers[0].resources.limits.memory"), Rule: RuleMemoryLimit}, want: CauseSpec,
+		},
+		{
+			name: "unreachable registry after a tag change on the same host is dependency", shape: ShapeNeverStarts, lastServing: old,
 			changes: []string{"spec.template.spec.containers[0].image"},
-			top: &Suspect{Object: "Deployment/web", Path: p("spec.template.spec.containers[0].image"), Rule: RuleImageRegistryDown,
-				Value: "registry.internal/web:1.5.0", PreviousValue: "registry.internal/web:1.4.2"}, want: CauseDependency},
-		{name: "unreachable registry after a move to another host is spec", shape: ShapeNeverStarts, lastServing: old,
+			top: &Suspect{
+				Object: "Deployment/web", Path: p("spec.template.spec.containers[0].image"), Rule: RuleImageRegistryDown,
+				Value: "registry.internal/web:1.5.0", PreviousValue: "registry.internal/web:1.4.2",
+			}, want: CauseDependency,
+		},
+		{
+			name: "unreachable registry after a move to another host is spec", shape: ShapeNeverStarts, lastServing: old,
 			changes: []string{"spec.template.spec.containers[0].image"},
-			top: &Suspect{Object: "Deployment/web", Path: p("spec.template.spec.containers[0].image"), Rule: RuleImageRegistryDown,
-				Value: "registry.example.com/web:1.5.0", PreviousValue: "registry.internal/web:1.4.2"}, want: CauseSpec},
+			top: &Suspect{
+				Object: "Deployment/web", Path: p("spec.template.spec.containers[0].image"), Rule: RuleImageRegistryDown,
+				Value: "registry.example.com/web:1.5.0", PreviousValue: "registry.internal/web:1.4.2",
+			}, want: CauseSpec,
+		},
 		{name: "no suspect on a spec unchanged since it served is dependency", shape: ShapeStartsAndDies, lastServing: cur, want: CauseDependency},
 		{name: "no suspect and no history is unknown", shape: ShapeStartsAndDies, want: CauseUnknown},
 	}

@@ -63,8 +63,10 @@ type copyFacts struct {
 }
 
 func readCopy(w *workload, p *corev1.Pod, ref time.Time) *copyFacts {
-	f := &copyFacts{Pod: p, Rev: w.cls.revisionOf[p.UID], Active: active(p), Ready: podReady(p),
-		Serving: w.ServingPods[p.UID], Age: ref.Sub(p.CreationTimestamp.Time)}
+	f := &copyFacts{
+		Pod: p, Rev: w.cls.revisionOf[p.UID], Active: active(p), Ready: podReady(p),
+		Serving: w.ServingPods[p.UID], Age: ref.Sub(p.CreationTimestamp.Time),
+	}
 	f.Current = f.Rev != nil && f.Rev == w.cls.Current
 	if w.cls.Current == nil {
 		f.Current = true
@@ -158,8 +160,10 @@ func terminationText(t *corev1.ContainerStateTerminated) string {
 // toCopy renders the facts as the copy a person reads.
 func (f *copyFacts) toCopy() Copy {
 	p := f.Pod
-	c := Copy{Name: p.Name, Phase: string(p.Status.Phase), Ready: f.Ready, Serving: f.Serving,
-		Restarts: restarts(p), AgeSeconds: int64(f.Age / time.Second), Node: p.Spec.NodeName}
+	c := Copy{
+		Name: p.Name, Phase: string(p.Status.Phase), Ready: f.Ready, Serving: f.Serving,
+		Restarts: restarts(p), AgeSeconds: int64(f.Age / time.Second), Node: p.Spec.NodeName,
+	}
 	if f.Rev != nil {
 		c.Revision = strconv.FormatInt(f.Rev.Number, 10)
 	}

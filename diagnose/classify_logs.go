@@ -33,8 +33,10 @@ func reduceLogLine(line string) *reducedLine {
 }
 
 // logFailureWords mark a log line as a failure signal.
-var logFailureWords = []string{"error", "fatal", "panic", "exception", "refused", "timeout", "timed out",
-	"no such host", "denied", "killed", "failed", "unhealthy", "traceback", "out of memory", "oom"}
+var logFailureWords = []string{
+	"error", "fatal", "panic", "exception", "refused", "timeout", "timed out",
+	"no such host", "denied", "killed", "failed", "unhealthy", "traceback", "out of memory", "oom",
+}
 
 func logFailure(text string) bool {
 	lower := strings.ToLower(text)

@@ -17,7 +17,8 @@ import (
 func readinessHTTP(port intstr.IntOrString, initialDelay int32) *corev1.Probe {
 	return &corev1.Probe{
 		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
-			Path: "/ready", Port: port, Scheme: corev1.URISchemeHTTP}},
+			Path: "/ready", Port: port, Scheme: corev1.URISchemeHTTP,
+		}},
 		InitialDelaySeconds: initialDelay, TimeoutSeconds: 1, PeriodSeconds: 10, SuccessThreshold: 1, FailureThreshold: 3,
 	}
 }
@@ -104,7 +105,8 @@ func TestRolloutFailingInsideDeadline(t *testing.T) {
 				d.Spec.Template.Spec.Containers[0].ReadinessProbe = readinessHTTP(intstr.FromInt32(15021), 0)
 				d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1.Container{
 					Name: "proxy", Image: "registry.example/proxy:1.24.0",
-					Ports: []corev1.ContainerPort{{Name: "health", ContainerPort: 15021, Protocol: corev1.ProtocolTCP}}})
+					Ports: []corev1.ContainerPort{{Name: "health", ContainerPort: 15021, Protocol: corev1.ProtocolTCP}},
+				})
 				cur := c.replicaSet(d, 1, 1, 4*min, nil)
 				rolloutStarted(d, reasonNewReplicaSetCreated, cur.Name, 4*min)
 				p := c.pod(cur, "b5c7d", 4*min, running(false))
@@ -280,8 +282,10 @@ func TestWarmUpIsTheProbesAllowance(t *testing.T) {
 func oomLooping(restarts int32, runFor, lastKill time.Duration, runningSince time.Duration) podState {
 	return func(p *corev1.Pod) {
 		p.Status.Phase = corev1.PodRunning
-		lt := &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137,
-			StartedAt: ago(lastKill + runFor), FinishedAt: ago(lastKill)}
+		lt := &corev1.ContainerStateTerminated{
+			Reason: "OOMKilled", ExitCode: 137,
+			StartedAt: ago(lastKill + runFor), FinishedAt: ago(lastKill),
+		}
 		cs := corev1.ContainerStatus{Name: "app", RestartCount: restarts, LastTerminationState: corev1.ContainerState{Terminated: lt}}
 		if runningSince > 0 {
 			t := true
@@ -291,8 +295,10 @@ func oomLooping(restarts int32, runFor, lastKill time.Duration, runningSince tim
 		} else {
 			f := false
 			cs.Started = &f
-			cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
-				Message: "back-off 1m20s restarting failed container=app pod=" + p.Name + "_" + p.Namespace + "(" + string(p.UID) + ")"}
+			cs.State.Waiting = &corev1.ContainerStateWaiting{
+				Reason:  "CrashLoopBackOff",
+				Message: "back-off 1m20s restarting failed container=app pod=" + p.Name + "_" + p.Namespace + "(" + string(p.UID) + ")",
+			}
 			setReady(p, false, ago(lastKill))
 		}
 		p.Status.ContainerStatuses = []corev1.ContainerStatus{cs}

@@ -12,8 +12,14 @@ func TestSetSelectsAsSelector(t *testing.T) {
 		{"app": "api"}, {"app": "api", "tier": "web"}, {"app": ""}, {"app.kubernetes.io/name": "api"},
 	}
 	objects := []map[string]string{
-		nil, {}, {"app": "api"}, {"app": "api", "tier": "web", "pod-template-hash": "6b7d9c5f4"},
-		{"app": "api-v2"}, {"tier": "web"}, {"app": ""}, {"app.kubernetes.io/name": "api", "app": "api"},
+		nil,
+		{},
+		{"app": "api"},
+		{"app": "api", "tier": "web", "pod-template-hash": "6b7d9c5f4"},
+		{"app": "api-v2"},
+		{"tier": "web"},
+		{"app": ""},
+		{"app.kubernetes.io/name": "api", "app": "api"},
 	}
 	for _, sel := range sets {
 		for _, l := range objects {

@@ -63,10 +63,14 @@ func int32p(i int32) *int32 { return &i }
 // deployment adds a Deployment at the given revision with a Progressing condition reason.
 func (c *cluster) deployment(name string, replicas int32, revision int, progressing string, age time.Duration) *appsv1.Deployment {
 	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNS, UID: c.nextUID(), Generation: int64(revision),
-			CreationTimestamp: ago(age), Annotations: map[string]string{revisionAnnotation: strconv.Itoa(revision)}},
-		Spec: appsv1.DeploymentSpec{Replicas: int32p(replicas), ProgressDeadlineSeconds: int32p(600),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}, Template: basicTemplate(name)},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: testNS, UID: c.nextUID(), Generation: int64(revision),
+			CreationTimestamp: ago(age), Annotations: map[string]string{revisionAnnotation: strconv.Itoa(revision)},
+		},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: int32p(replicas), ProgressDeadlineSeconds: int32p(600),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}, Template: basicTemplate(name),
+		},
 		Status: appsv1.DeploymentStatus{ObservedGeneration: int64(revision)},
 	}
 	if progressing != "" {
@@ -77,7 +81,8 @@ func (c *cluster) deployment(name string, replicas int32, revision int, progress
 		d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{
 			Type: appsv1.DeploymentProgressing, Status: status, Reason: progressing,
 			LastUpdateTime: ago(time.Minute), LastTransitionTime: ago(time.Minute),
-			Message: fmt.Sprintf("ReplicaSet %q is progressing.", name)})
+			Message: fmt.Sprintf("ReplicaSet %q is progressing.", name),
+		})
 	}
 	c.s.Deployments = append(c.s.Deployments, d)
 	return d
@@ -94,9 +99,11 @@ func (c *cluster) replicaSet(d *appsv1.Deployment, revision int, replicas int32,
 	tmpl.Labels[podTemplateHashLabel] = hash
 	t := true
 	rs := &appsv1.ReplicaSet{
-		ObjectMeta: metav1.ObjectMeta{Name: d.Name + "-" + hash, Namespace: testNS, UID: c.nextUID(), CreationTimestamp: ago(age),
+		ObjectMeta: metav1.ObjectMeta{
+			Name: d.Name + "-" + hash, Namespace: testNS, UID: c.nextUID(), CreationTimestamp: ago(age),
 			Annotations:     map[string]string{revisionAnnotation: strconv.Itoa(revision)},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: d.Name, UID: d.UID, Controller: &t}}},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: d.Name, UID: d.UID, Controller: &t}},
+		},
 		Spec:   appsv1.ReplicaSetSpec{Replicas: int32p(replicas), Selector: d.Spec.Selector, Template: tmpl},
 		Status: appsv1.ReplicaSetStatus{Replicas: replicas},
 	}
@@ -110,9 +117,11 @@ type podState func(p *corev1.Pod)
 func (c *cluster) pod(rs *appsv1.ReplicaSet, suffix string, age time.Duration, state podState) *corev1.Pod {
 	t := true
 	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: rs.Name + "-" + suffix, Namespace: testNS, UID: c.nextUID(), CreationTimestamp: ago(age),
+		ObjectMeta: metav1.ObjectMeta{
+			Name: rs.Name + "-" + suffix, Namespace: testNS, UID: c.nextUID(), CreationTimestamp: ago(age),
 			Labels:          map[string]string{},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: &t}}},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: &t}},
+		},
 		Spec: *rs.Spec.Template.Spec.DeepCopy(),
 	}
 	for k, v := range rs.Spec.Template.Labels {
@@ -138,8 +147,10 @@ func running(ready bool) podState {
 	return func(p *corev1.Pod) {
 		p.Status.Phase = corev1.PodRunning
 		start := metav1.NewTime(p.Status.StartTime.Add(time.Second))
-		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", Ready: ready, Started: &ready,
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: start}}}}
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{
+			Name: "app", Ready: ready, Started: &ready,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: start}},
+		}}
 		setReady(p, ready, metav1.NewTime(start.Add(5*time.Second)))
 	}
 }
@@ -159,8 +170,10 @@ func waiting(reason, message string) podState {
 	return func(p *corev1.Pod) {
 		p.Status.Phase = corev1.PodPending
 		f := false
-		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", Started: &f,
-			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}}}}
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{
+			Name: "app", Started: &f,
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}},
+		}}
 		setReady(p, false, *p.Status.StartTime)
 	}
 }
@@ -169,11 +182,16 @@ func crashLooping(lastReason string, exit int32, restarts int32) podState {
 	return func(p *corev1.Pod) {
 		p.Status.Phase = corev1.PodRunning
 		f := false
-		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", Started: &f, RestartCount: restarts,
-			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
-				Message: "back-off 5m0s restarting failed container=app pod=" + p.Name + "_" + p.Namespace + "(" + string(p.UID) + ")"}},
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{
+			Name: "app", Started: &f, RestartCount: restarts,
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+				Reason:  "CrashLoopBackOff",
+				Message: "back-off 5m0s restarting failed container=app pod=" + p.Name + "_" + p.Namespace + "(" + string(p.UID) + ")",
+			}},
 			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
-				Reason: lastReason, ExitCode: exit, StartedAt: ago(3 * time.Minute), FinishedAt: ago(2 * time.Minute)}}}}
+				Reason: lastReason, ExitCode: exit, StartedAt: ago(3 * time.Minute), FinishedAt: ago(2 * time.Minute),
+			}},
+		}}
 		setReady(p, false, ago(2*time.Minute))
 	}
 }
@@ -183,8 +201,10 @@ func unschedulable(message string) podState {
 		p.Spec.NodeName = ""
 		p.Status.Phase = corev1.PodPending
 		p.Status.StartTime = nil
-		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
-			Reason: corev1.PodReasonUnschedulable, Message: message}}
+		p.Status.Conditions = []corev1.PodCondition{{
+			Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+			Reason: corev1.PodReasonUnschedulable, Message: message,
+		}}
 	}
 }
 
@@ -192,8 +212,10 @@ func unschedulable(message string) podState {
 func (c *cluster) service(name, selector string) *corev1.Service {
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNS, UID: c.nextUID()},
-		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": selector},
-			Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}}},
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{"app": selector},
+			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromString("http")}},
+		},
 	}
 	c.s.Services = append(c.s.Services, svc)
 	return svc
@@ -202,16 +224,20 @@ func (c *cluster) service(name, selector string) *corev1.Service {
 // endpointSlice adds the Service's slice with the given pods as endpoints on port.
 func (c *cluster) endpointSlice(svc *corev1.Service, port int32, pods map[*corev1.Pod]bool) {
 	es := &discoveryv1.EndpointSlice{
-		ObjectMeta: metav1.ObjectMeta{Name: svc.Name + "-abcde", Namespace: testNS,
-			Labels: map[string]string{discoveryv1.LabelServiceName: svc.Name}},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: svc.Name + "-abcde", Namespace: testNS,
+			Labels: map[string]string{discoveryv1.LabelServiceName: svc.Name},
+		},
 		AddressType: discoveryv1.AddressTypeIPv4,
 		Ports:       []discoveryv1.EndpointPort{{Name: strp("http"), Port: int32p(port)}},
 	}
 	for p, ready := range pods {
 		r := ready
-		es.Endpoints = append(es.Endpoints, discoveryv1.Endpoint{Addresses: []string{p.Status.PodIP},
+		es.Endpoints = append(es.Endpoints, discoveryv1.Endpoint{
+			Addresses:  []string{p.Status.PodIP},
 			Conditions: discoveryv1.EndpointConditions{Ready: &r},
-			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: testNS, Name: p.Name, UID: p.UID}})
+			TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: testNS, Name: p.Name, UID: p.UID},
+		})
 	}
 	c.s.EndpointSlices = append(c.s.EndpointSlices, es)
 }

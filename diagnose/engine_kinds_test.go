@@ -25,9 +25,11 @@ func (c *cluster) controllerRevision(owner metav1.Object, kind string, number in
 	raw = []byte(strings.Replace(string(raw), `"template":{`, `"template":{"$patch":"replace",`, 1))
 	t := true
 	cr := &appsv1.ControllerRevision{
-		ObjectMeta: metav1.ObjectMeta{Name: owner.GetName() + "-" + hash, Namespace: testNS, UID: c.nextUID(), CreationTimestamp: ago(age),
+		ObjectMeta: metav1.ObjectMeta{
+			Name: owner.GetName() + "-" + hash, Namespace: testNS, UID: c.nextUID(), CreationTimestamp: ago(age),
 			Labels:          map[string]string{"app": owner.GetName(), controllerRevisionKey: hash},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: owner.GetName(), UID: owner.GetUID(), Controller: &t}}},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: owner.GetName(), UID: owner.GetUID(), Controller: &t}},
+		},
 		Data:     runtime.RawExtension{Raw: raw},
 		Revision: number,
 	}
@@ -39,9 +41,11 @@ func (c *cluster) controllerRevision(owner metav1.Object, kind string, number in
 func (c *cluster) ownedPod(owner metav1.Object, kind, name, revLabel string, age time.Duration, state podState) *corev1.Pod {
 	t := true
 	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNS, UID: c.nextUID(), CreationTimestamp: ago(age),
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: testNS, UID: c.nextUID(), CreationTimestamp: ago(age),
 			Labels:          map[string]string{"app": owner.GetName(), controllerRevisionKey: revLabel},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: owner.GetName(), UID: owner.GetUID(), Controller: &t}}},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: kind, Name: owner.GetName(), UID: owner.GetUID(), Controller: &t}},
+		},
 		Spec: basicTemplate(owner.GetName()).Spec,
 	}
 	p.Spec.NodeName = "node-a"
@@ -58,15 +62,19 @@ func TestStatefulSetRevisions(t *testing.T) {
 	c := newCluster()
 	st := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: testNS, UID: c.nextUID(), Generation: 2, CreationTimestamp: ago(10 * 24 * time.Hour)},
-		Spec: appsv1.StatefulSetSpec{Replicas: int32p(3), Template: basicTemplate("db"),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas: int32p(3), Template: basicTemplate("db"),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
+		},
 	}
 	st.Spec.Template.Spec.Containers[0].Env[0].Value = "upstream.internal:9443"
 	old := basicTemplate("db")
 	c.controllerRevision(st, "StatefulSet", 1, "5d99fd47cc", old, 10*24*time.Hour)
 	c.controllerRevision(st, "StatefulSet", 2, "7c6b5f8d9", st.Spec.Template, 30*time.Minute)
-	st.Status = appsv1.StatefulSetStatus{ObservedGeneration: 2, Replicas: 3, ReadyReplicas: 2, AvailableReplicas: 2, UpdatedReplicas: 1,
-		CurrentRevision: "db-5d99fd47cc", UpdateRevision: "db-7c6b5f8d9"}
+	st.Status = appsv1.StatefulSetStatus{
+		ObservedGeneration: 2, Replicas: 3, ReadyReplicas: 2, AvailableReplicas: 2, UpdatedReplicas: 1,
+		CurrentRevision: "db-5d99fd47cc", UpdateRevision: "db-7c6b5f8d9",
+	}
 	c.s.StatefulSets = append(c.s.StatefulSets, st)
 	c.ownedPod(st, "StatefulSet", "db-0", "db-5d99fd47cc", 10*24*time.Hour, running(true))
 	c.ownedPod(st, "StatefulSet", "db-1", "db-5d99fd47cc", 10*24*time.Hour, running(true))
@@ -101,10 +109,14 @@ func TestDaemonSetNeverStarts(t *testing.T) {
 	c := newCluster()
 	ds := &appsv1.DaemonSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: testNS, UID: c.nextUID(), Generation: 1, CreationTimestamp: ago(16 * time.Minute)},
-		Spec: appsv1.DaemonSetSpec{Template: basicTemplate("agent"),
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "agent"}}},
-		Status: appsv1.DaemonSetStatus{ObservedGeneration: 1, DesiredNumberScheduled: 3, CurrentNumberScheduled: 3,
-			UpdatedNumberScheduled: 3, NumberUnavailable: 3},
+		Spec: appsv1.DaemonSetSpec{
+			Template: basicTemplate("agent"),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "agent"}},
+		},
+		Status: appsv1.DaemonSetStatus{
+			ObservedGeneration: 1, DesiredNumberScheduled: 3, CurrentNumberScheduled: 3,
+			UpdatedNumberScheduled: 3, NumberUnavailable: 3,
+		},
 	}
 	c.s.DaemonSets = append(c.s.DaemonSets, ds)
 	c.controllerRevision(ds, "DaemonSet", 1, "7f875bfc86", ds.Spec.Template, 16*time.Minute)
@@ -232,22 +244,33 @@ func TestDiagnoseOddInput(t *testing.T) {
 		t.Errorf("empty snapshot: workloads = %#v, want an empty list", r.Workloads)
 	}
 	c := newCluster()
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "bare", Namespace: testNS, UID: c.nextUID(),
-		Annotations: map[string]string{revisionAnnotation: "seven"}}}
+	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{
+		Name: "bare", Namespace: testNS, UID: c.nextUID(),
+		Annotations: map[string]string{revisionAnnotation: "seven"},
+	}}
 	c.s.Deployments = append(c.s.Deployments, d)
-	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "bare-1", Namespace: testNS, UID: c.nextUID(),
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{
+		Name: "bare-1", Namespace: testNS, UID: c.nextUID(),
 		Annotations:     map[string]string{revisionAnnotation: "x"},
-		OwnerReferences: []metav1.OwnerReference{{Kind: "Deployment", Name: "bare", UID: d.UID}}}}
+		OwnerReferences: []metav1.OwnerReference{{Kind: "Deployment", Name: "bare", UID: d.UID}},
+	}}
 	c.s.ReplicaSets = append(c.s.ReplicaSets, rs)
-	c.s.Pods = append(c.s.Pods, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "bare-1-a", Namespace: testNS, UID: c.nextUID(),
-		OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "bare-1", UID: rs.UID}}},
-		Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "x",
-			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}}}}})
+	c.s.Pods = append(c.s.Pods, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "bare-1-a", Namespace: testNS, UID: c.nextUID(),
+			OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "bare-1", UID: rs.UID}},
+		},
+		Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
+			Name:                 "x",
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}},
+		}}},
+	})
 	st := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "bare", Namespace: testNS, UID: c.nextUID()}}
 	c.s.StatefulSets = append(c.s.StatefulSets, st)
 	c.s.ControllerRevisions = append(c.s.ControllerRevisions, &appsv1.ControllerRevision{
 		ObjectMeta: metav1.ObjectMeta{Name: "bare-abc", Namespace: testNS, OwnerReferences: []metav1.OwnerReference{{Kind: "StatefulSet", Name: "bare", UID: st.UID}}},
-		Data:       runtime.RawExtension{Raw: []byte(`{"spec":{"template":"not an object"}}`)}, Revision: 1})
+		Data:       runtime.RawExtension{Raw: []byte(`{"spec":{"template":"not an object"}}`)}, Revision: 1,
+	})
 	c.s.DaemonSets = append(c.s.DaemonSets, &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "bare", Namespace: testNS, UID: c.nextUID()}})
 	c.s.Events = append(c.s.Events, &corev1.Event{Type: corev1.EventTypeWarning, Reason: "Odd"})
 	c.s.Services = append(c.s.Services, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "bare", Namespace: testNS}})

@@ -110,7 +110,8 @@ func TestShapeRules(t *testing.T) {
 				d.Status.Conditions[0].LastUpdateTime = ago(20 * min)
 				d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{
 					Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate",
-					Message: `pods "web-abc001-x" is forbidden: exceeded quota: compute, requested: limits.memory=64Mi, used: limits.memory=1Gi, limited: limits.memory=1Gi`})
+					Message: `pods "web-abc001-x" is forbidden: exceeded quota: compute, requested: limits.memory=64Mi, used: limits.memory=1Gi, limited: limits.memory=1Gi`,
+				})
 				c.replicaSet(d, 1, 3, 20*min, nil)
 			},
 			wantShape: ShapeNeverStarts, wantCounts: &Counts{Declared: 3}, wantEvidence: "FailedCreate",
@@ -432,7 +433,8 @@ func TestLogEvidence(t *testing.T) {
 	c.s.Logs = []snapshot.ContainerLog{
 		{Namespace: testNS, Pod: a.Name, Container: "app", Lines: []string{
 			`{"level":"info","msg":"starting"}`, refused(1, "10.244.0.1"), refused(2, "10.244.0.1"),
-			`2026/11/24 11:02:00 [error] 34#34: *1 open() "/usr/share/nginx/html/healthz" failed (2: No such file or directory), client: 10.244.3.1`}},
+			`2026/11/24 11:02:00 [error] 34#34: *1 open() "/usr/share/nginx/html/healthz" failed (2: No such file or directory), client: 10.244.3.1`,
+		}},
 		{Namespace: testNS, Pod: b.Name, Container: "app", Lines: []string{refused(3, "10.244.0.2"), "Request log error: container is waiting to start"}},
 		{Namespace: testNS, Pod: ok.Name, Container: "app", Lines: []string{`{"level":"error","msg":"unrelated failure on a serving copy"}`}},
 	}

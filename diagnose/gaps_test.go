@@ -50,8 +50,10 @@ func TestSignalGapsDeployment(t *testing.T) {
 		{
 			name: "sidecar that serves no Service port",
 			setup: func(w *workload, d *appsv1.Deployment) {
-				w.Template.Spec.Containers = append(w.Template.Spec.Containers, corev1.Container{Name: "metrics",
-					Ports: []corev1.ContainerPort{{Name: "metrics", ContainerPort: 9100}}})
+				w.Template.Spec.Containers = append(w.Template.Spec.Containers, corev1.Container{
+					Name:  "metrics",
+					Ports: []corev1.ContainerPort{{Name: "metrics", ContainerPort: 9100}},
+				})
 				w.Services = []*corev1.Service{stService("api", map[string]string{"app": "api"}, intstr.FromString("http"))}
 			},
 			absent: []string{"spec.template.spec.containers[1].readinessProbe"},
@@ -64,24 +66,30 @@ func TestSignalGapsDeployment(t *testing.T) {
 		{
 			name: "maxUnavailable 100%",
 			setup: func(w *workload, d *appsv1.Deployment) {
-				d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
-					RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: pct("100%")}}
+				d.Spec.Strategy = appsv1.DeploymentStrategy{
+					Type:          appsv1.RollingUpdateDeploymentStrategyType,
+					RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: pct("100%")},
+				}
 			},
 			want: []string{"spec.strategy.rollingUpdate.maxUnavailable"},
 		},
 		{
 			name: "maxUnavailable at least replicas",
 			setup: func(w *workload, d *appsv1.Deployment) {
-				d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
-					RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: num(3)}}
+				d.Spec.Strategy = appsv1.DeploymentStrategy{
+					Type:          appsv1.RollingUpdateDeploymentStrategyType,
+					RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: num(3)},
+				}
 			},
 			want: []string{"spec.strategy.rollingUpdate.maxUnavailable"},
 		},
 		{
 			name: "maxUnavailable 50% of 3 rounds down",
 			setup: func(w *workload, d *appsv1.Deployment) {
-				d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
-					RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: pct("50%")}}
+				d.Spec.Strategy = appsv1.DeploymentStrategy{
+					Type:          appsv1.RollingUpdateDeploymentStrategyType,
+					RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: pct("50%")},
+				}
 			},
 			absent: []string{"spec.strategy.rollingUpdate.maxUnavailable"},
 		},
@@ -118,11 +126,16 @@ func TestSignalGapsDeployment(t *testing.T) {
 func TestSignalGapsDaemonSetAndStatefulSet(t *testing.T) {
 	all := intstr.FromString("100%")
 	tpl := stTemplate()
-	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: stNS},
+	ds := &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: stNS},
 		Spec: appsv1.DaemonSetSpec{Template: *tpl, UpdateStrategy: appsv1.DaemonSetUpdateStrategy{
-			Type: appsv1.RollingUpdateDaemonSetStrategyType, RollingUpdate: &appsv1.RollingUpdateDaemonSet{MaxUnavailable: &all}}}}
-	w := &workload{Kind: "DaemonSet", Namespace: stNS, Name: "agent", Object: ds, Declared: 3, Template: &ds.Spec.Template,
-		TemplatePath: field.NewPath("spec", "template")}
+			Type: appsv1.RollingUpdateDaemonSetStrategyType, RollingUpdate: &appsv1.RollingUpdateDaemonSet{MaxUnavailable: &all},
+		}},
+	}
+	w := &workload{
+		Kind: "DaemonSet", Namespace: stNS, Name: "agent", Object: ds, Declared: 3, Template: &ds.Spec.Template,
+		TemplatePath: field.NewPath("spec", "template"),
+	}
 	got := gapPaths(signalGaps(w))
 	for _, p := range []string{"spec.minReadySeconds", "spec.updateStrategy.rollingUpdate.maxUnavailable"} {
 		if !got[p] {
@@ -136,8 +149,10 @@ func TestSignalGapsDaemonSetAndStatefulSet(t *testing.T) {
 	}
 
 	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: stNS}, Spec: appsv1.StatefulSetSpec{Template: *tpl}}
-	w = &workload{Kind: "StatefulSet", Namespace: stNS, Name: "db", Object: sts, Declared: 3, Template: &sts.Spec.Template,
-		TemplatePath: field.NewPath("spec", "template")}
+	w = &workload{
+		Kind: "StatefulSet", Namespace: stNS, Name: "db", Object: sts, Declared: 3, Template: &sts.Spec.Template,
+		TemplatePath: field.NewPath("spec", "template"),
+	}
 	gs := signalGaps(w)
 	if len(gs) != 1 || gs[0].Path != "spec.minReadySeconds" || gs[0].Object != "StatefulSet/db" {
 		t.Errorf("StatefulSet gaps = %+v, want spec.minReadySeconds", gs)

@@ -150,8 +150,10 @@ func (r *ranker) changedFields() {
 		if v, ok := valueAt(r.tplPath, r.w.Template, c.Path); ok {
 			value = v
 		}
-		r.record(Suspect{Rule: RuleChangedField, Object: r.object, Path: c.Path, Value: value, PreviousValue: c.Previous,
-			Reason: "changed in the failing revision; no failure names it", Score: scoreUnnamed})
+		r.record(Suspect{
+			Rule: RuleChangedField, Object: r.object, Path: c.Path, Value: value, PreviousValue: c.Previous,
+			Reason: "changed in the failing revision; no failure names it", Score: scoreUnnamed,
+		})
 	}
 }
 

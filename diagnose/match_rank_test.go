@@ -76,7 +76,8 @@ func TestRankSuspectsGeneralRule(t *testing.T) {
 				w.Template.Spec.Containers[0].Env = []corev1.EnvVar{
 					{Name: "ARCHIVE_BUCKET", Value: "telemetry-archive"},
 					{Name: "ARCHIVE_S3_SECRET_ACCESS_KEY", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-						LocalObjectReference: corev1.LocalObjectReference{Name: "telemetry-archive-s3"}, Key: "secret-access-key", Optional: &optional}}},
+						LocalObjectReference: corev1.LocalObjectReference{Name: "telemetry-archive-s3"}, Key: "secret-access-key", Optional: &optional,
+					}}},
 				}
 				stChanged(w, c0+".env[1]", "", nil)
 				stTerminated(w, "Error", 1, "")

@@ -28,8 +28,12 @@ func TestTokenize(t *testing.T) {
 		{
 			name: "dial error names an IP and port",
 			in:   `{"level":"warn","caller":"forwarder/conn.go:131","endpoint":"telemetry-intake.internal:9443","error":"dial tcp 10.96.14.7:9443: connect: connection refused"}`,
-			want: []token{{Kind: tokHostPort, Text: "10.96.14.7:9443"}, {Kind: tokHostPort, Text: "telemetry-intake.internal:9443"},
-				{Kind: tokHost, Text: "telemetry-intake.internal"}, {Kind: tokQuoted, Text: "telemetry-intake.internal:9443"}},
+			want: []token{
+				{Kind: tokHostPort, Text: "10.96.14.7:9443"},
+				{Kind: tokHostPort, Text: "telemetry-intake.internal:9443"},
+				{Kind: tokHost, Text: "telemetry-intake.internal"},
+				{Kind: tokQuoted, Text: "telemetry-intake.internal:9443"},
+			},
 			not: []token{{Kind: tokHostPort, Text: "conn.go:131"}, {Kind: tokHost, Text: "conn.go"}},
 		},
 		{
@@ -41,8 +45,12 @@ func TestTokenize(t *testing.T) {
 		{
 			name: "URL parts",
 			in:   `Post "https://payments.partner.example:8443/v1/charge": dial tcp: lookup payments.partner.example on 10.96.0.10:53: no such host`,
-			want: []token{{Kind: tokURL, Text: "https://payments.partner.example:8443/v1/charge"}, {Kind: tokHostPort, Text: "payments.partner.example:8443"},
-				{Kind: tokPath, Text: "/v1/charge"}, {Kind: tokHost, Text: "payments.partner.example"}},
+			want: []token{
+				{Kind: tokURL, Text: "https://payments.partner.example:8443/v1/charge"},
+				{Kind: tokHostPort, Text: "payments.partner.example:8443"},
+				{Kind: tokPath, Text: "/v1/charge"},
+				{Kind: tokHost, Text: "payments.partner.example"},
+			},
 		},
 		{
 			name: "bare port",

@@ -89,9 +89,11 @@ func TestValueAtAgreesWithWalk(t *testing.T) {
 				check(p.Index(99))
 				check(p.Key("nope"))
 			}
-			for _, s := range []string{"spec.template.spec.containers[0].resources.limits[memory]",
+			for _, s := range []string{
+				"spec.template.spec.containers[0].resources.limits[memory]",
 				"spec.template.spec.containers[0].resources.limits.nvidia.com/gpu", "spec.template.spec.containers[-1].name",
-				"spec.template.spec.containers[00].name", "spec.template.spec.nodeSelector.kubernetes"} {
+				"spec.template.spec.containers[00].name", "spec.template.spec.nodeSelector.kubernetes",
+			} {
 				if tc.root == nil || strings.HasPrefix(s, tc.root.String()) {
 					check(stPath(s))
 				}

@@ -18,12 +18,18 @@ func TestRevisionsLastServing(t *testing.T) {
 		wantLastServing string
 		wantChanged     []string
 	}{
-		{name: "an old revision that still has Ready copies served", oldLived: 5 * time.Minute, oldReady: true,
-			wantLastServing: "1", wantChanged: []string{"spec.template.spec.containers[0].env[0].value"}},
-		{name: "an old revision that ran for hours before being replaced is presumed to have served", oldLived: 4 * time.Hour,
-			wantLastServing: "1", wantChanged: []string{"spec.template.spec.containers[0].env[0].value"}},
-		{name: "an old revision replaced within the deadline with no copies left did not serve", oldLived: 3 * time.Minute,
-			wantLastServing: ""},
+		{
+			name: "an old revision that still has Ready copies served", oldLived: 5 * time.Minute, oldReady: true,
+			wantLastServing: "1", wantChanged: []string{"spec.template.spec.containers[0].env[0].value"},
+		},
+		{
+			name: "an old revision that ran for hours before being replaced is presumed to have served", oldLived: 4 * time.Hour,
+			wantLastServing: "1", wantChanged: []string{"spec.template.spec.containers[0].env[0].value"},
+		},
+		{
+			name: "an old revision replaced within the deadline with no copies left did not serve", oldLived: 3 * time.Minute,
+			wantLastServing: "",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,8 +94,10 @@ func TestDiffTemplates(t *testing.T) {
 		want   []Change
 	}{
 		{name: "identical templates", mutate: func(*corev1.PodTemplateSpec) {}},
-		{name: "env value", mutate: func(t *corev1.PodTemplateSpec) { t.Spec.Containers[0].Env[0].Value = "upstream.internal:9443" },
-			want: []Change{{Path: p("spec.template.spec.containers[0].env[0].value"), Previous: "upstream.internal:8443", Current: "upstream.internal:9443"}}},
+		{
+			name: "env value", mutate: func(t *corev1.PodTemplateSpec) { t.Spec.Containers[0].Env[0].Value = "upstream.internal:9443" },
+			want: []Change{{Path: p("spec.template.spec.containers[0].env[0].value"), Previous: "upstream.internal:8443", Current: "upstream.internal:9443"}},
+		},
 		{name: "memory limit by quantity", mutate: func(t *corev1.PodTemplateSpec) {
 			t.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("128Mi")
 		}, want: []Change{{Path: p("spec.template.spec.containers[0].resources.limits[memory]"), Previous: "64Mi", Current: "128Mi"}}},

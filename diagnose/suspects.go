@@ -67,8 +67,10 @@ func newRanker(w *workload) *ranker {
 	if tp == nil {
 		tp = field.NewPath("spec", "template")
 	}
-	r := &ranker{w: w, object: w.Kind + "/" + w.Name, tplPath: tp, specPath: tp.Child("spec"),
-		signals: collectSignals(w), ownHosts: map[string]bool{}, found: map[string]*Suspect{}}
+	r := &ranker{
+		w: w, object: w.Kind + "/" + w.Name, tplPath: tp, specPath: tp.Child("spec"),
+		signals: collectSignals(w), ownHosts: map[string]bool{}, found: map[string]*Suspect{},
+	}
 	for _, p := range w.Pods {
 		for _, ip := range p.Status.PodIPs {
 			r.ownHosts[ip.IP] = true

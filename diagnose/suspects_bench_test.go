@@ -24,8 +24,10 @@ func BenchmarkRankSuspects(b *testing.B) {
 	w.Shape = ShapeLiveButIdle
 	w.Pods, w.CurrentPods, w.Logs = nil, nil, nil
 	for i := range 50 {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("api-6b7d9c5f4-%05d", i), Namespace: stNS},
-			Status: corev1.PodStatus{PodIP: fmt.Sprintf("10.244.%d.%d", i/200, i%200+2)}}
+		p := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("api-6b7d9c5f4-%05d", i), Namespace: stNS},
+			Status:     corev1.PodStatus{PodIP: fmt.Sprintf("10.244.%d.%d", i/200, i%200+2)},
+		}
 		w.Pods = append(w.Pods, p)
 		lines := make([]string, 0, 400)
 		for j := range 400 {

@@ -52,8 +52,10 @@ func stWorkload(mutate func(t *corev1.PodTemplateSpec)) *workload {
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "api-6b7d9c5f4-x2x9k", Namespace: stNS, Labels: tpl.Labels},
 		Spec:       tpl.Spec,
-		Status: corev1.PodStatus{Phase: corev1.PodPending, PodIP: "10.244.1.7", HostIP: "10.42.0.11",
-			PodIPs: []corev1.PodIP{{IP: "10.244.1.7"}}},
+		Status: corev1.PodStatus{
+			Phase: corev1.PodPending, PodIP: "10.244.1.7", HostIP: "10.42.0.11",
+			PodIPs: []corev1.PodIP{{IP: "10.244.1.7"}},
+		},
 	}
 	return &workload{
 		Kind: "Deployment", Namespace: stNS, Name: "api", Object: d, Declared: replicas,
@@ -77,18 +79,24 @@ func stPod(w *workload) *corev1.Pod { return w.CurrentPods[0] }
 // stWaiting puts the pod's container in a waiting state.
 func stWaiting(w *workload, reason, message string) {
 	p := stPod(w)
-	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "api", Image: w.Template.Spec.Containers[0].Image,
-		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}}}}
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{
+		Name: "api", Image: w.Template.Spec.Containers[0].Image,
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}},
+	}}
 }
 
 // stTerminated gives the pod's container a last terminated state and a CrashLoopBackOff.
 func stTerminated(w *workload, reason string, exit int32, message string) {
 	p := stPod(w)
 	p.Status.Phase = corev1.PodRunning
-	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "api", RestartCount: 4,
-		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
-			Message: "back-off 1m20s restarting failed container=api pod=api-6b7d9c5f4-x2x9k_shop(0d1f7a52-8c4e-4a0b-9a43-2b1c36f0e9d1)"}},
-		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: reason, ExitCode: exit, Message: message}}}}
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{
+		Name: "api", RestartCount: 4,
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+			Reason:  "CrashLoopBackOff",
+			Message: "back-off 1m20s restarting failed container=api pod=api-6b7d9c5f4-x2x9k_shop(0d1f7a52-8c4e-4a0b-9a43-2b1c36f0e9d1)",
+		}},
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: reason, ExitCode: exit, Message: message}},
+	}}
 }
 
 // stEvent adds a Warning event on the pod (fieldPath names the container for kubelet events)
@@ -194,8 +202,10 @@ func stNode(name string, labels map[string]string, taints ...corev1.Taint) *core
 func stService(name string, selector map[string]string, target intstr.IntOrString) *corev1.Service {
 	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: stNS, Labels: map[string]string{nameLabel: "api"}},
-		Spec: corev1.ServiceSpec{Selector: selector,
-			Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: target, Protocol: corev1.ProtocolTCP}}},
+		Spec: corev1.ServiceSpec{
+			Selector: selector,
+			Ports:    []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: target, Protocol: corev1.ProtocolTCP}},
+		},
 	}
 }
 

@@ -17,9 +17,13 @@ func TestRankSuspectsStorageClass(t *testing.T) {
 	tpl := stTemplate()
 	sts := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: stNS},
-		Spec: appsv1.StatefulSetSpec{Replicas: &replicas, Template: *tpl,
-			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"},
-				Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: &sc}}}},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas: &replicas, Template: *tpl,
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
+				ObjectMeta: metav1.ObjectMeta{Name: "data"},
+				Spec:       corev1.PersistentVolumeClaimSpec{StorageClassName: &sc},
+			}},
+		},
 	}
 	w := stWorkload(nil)
 	w.Kind, w.Name, w.Object = "StatefulSet", "db", sts
@@ -42,7 +46,8 @@ func TestRankSuspectsNodeAffinityValue(t *testing.T) {
 			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
 				{Key: "kubernetes.io/arch", Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}},
 				{Key: "topology.kubernetes.io/zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"eu-west-1d"}},
-			}}}}}}
+			}}},
+		}}}
 	})
 	w.Snap.Nodes = []*corev1.Node{
 		stNode("a", map[string]string{"kubernetes.io/arch": "amd64", "topology.kubernetes.io/zone": "eu-west-1a"}),
@@ -97,8 +102,10 @@ func TestRankSuspectsNotForWorkingShapes(t *testing.T) {
 func TestRankSuspectsDeterministic(t *testing.T) {
 	build := func() *workload {
 		w := stWorkload(func(t *corev1.PodTemplateSpec) {
-			t.Spec.Containers = append(t.Spec.Containers, corev1.Container{Name: "sidecar", Image: "registry.internal/shop/proxy:2.0.0",
-				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")}}})
+			t.Spec.Containers = append(t.Spec.Containers, corev1.Container{
+				Name: "sidecar", Image: "registry.internal/shop/proxy:2.0.0",
+				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")}},
+			})
 		})
 		stEvent(w, "ReplicaSet", "api-6b7d9c5f4", "", "FailedCreate", `Error creating: pods "api-6b7d9c5f4-9xk2m" is forbidden: exceeded quota: compute, requested: limits.memory=512Mi, used: limits.memory=1792Mi, limited: limits.memory=2Gi`)
 		return w

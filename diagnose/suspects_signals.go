@@ -91,8 +91,10 @@ func collectSignals(w *workload) []*signal {
 		if e.InvolvedObject.Kind == "Pod" && !podNames[e.InvolvedObject.Name] {
 			continue
 		}
-		out = append(out, &signal{Reason: e.Reason, Text: e.Message, Source: SourceEvent,
-			Pod: podNameOf(e), Container: containerOfFieldPath(e.InvolvedObject.FieldPath)})
+		out = append(out, &signal{
+			Reason: e.Reason, Text: e.Message, Source: SourceEvent,
+			Pod: podNameOf(e), Container: containerOfFieldPath(e.InvolvedObject.FieldPath),
+		})
 	}
 	// Every copy logs the same failure: decide each distinct line once. Log signals are many
 	// and alike; they are allocated in chunks, which never move once allocated.
@@ -175,8 +177,10 @@ func podSignals(p *corev1.Pod) []*signal {
 			if t == nil || t.Reason == "Completed" || (t.ExitCode == 0 && t.Reason == "") {
 				continue
 			}
-			out = append(out, &signal{Reason: t.Reason, Text: t.Message, Source: SourcePodStatus, Pod: p.Name,
-				Container: cs.Name, ExitCode: t.ExitCode})
+			out = append(out, &signal{
+				Reason: t.Reason, Text: t.Message, Source: SourcePodStatus, Pod: p.Name,
+				Container: cs.Name, ExitCode: t.ExitCode,
+			})
 		}
 	}
 	for _, c := range p.Status.Conditions {

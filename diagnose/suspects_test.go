@@ -80,7 +80,8 @@ func TestRankSuspectsRules(t *testing.T) {
 				w.Template.Spec.Containers[0].Env = []corev1.EnvVar{
 					{Name: "LOG_LEVEL", Value: "info"},
 					{Name: "DB_PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-						LocalObjectReference: corev1.LocalObjectReference{Name: "api-db"}, Key: "password"}}},
+						LocalObjectReference: corev1.LocalObjectReference{Name: "api-db"}, Key: "password",
+					}}},
 				}
 				stWaiting(w, "CreateContainerConfigError", `secret "api-db" not found`)
 				stPodEvent(w, "Failed", `Error: secret "api-db" not found`)
@@ -93,7 +94,8 @@ func TestRankSuspectsRules(t *testing.T) {
 			setup: func(w *workload) {
 				w.Template.Spec.Containers[0].Env = []corev1.EnvVar{
 					{Name: "LOG_LEVEL", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
-						LocalObjectReference: corev1.LocalObjectReference{Name: "api-config"}, Key: "log-level"}}},
+						LocalObjectReference: corev1.LocalObjectReference{Name: "api-config"}, Key: "log-level",
+					}}},
 				}
 				stWaiting(w, "CreateContainerConfigError", "couldn't find key log-level in ConfigMap shop/api-config")
 			},
@@ -129,7 +131,8 @@ func TestRankSuspectsRules(t *testing.T) {
 				w.Template.Spec.Volumes = []corev1.Volume{
 					{Name: "tls", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "api-tls"}}},
 					{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-						LocalObjectReference: corev1.LocalObjectReference{Name: "api-config"}}}},
+						LocalObjectReference: corev1.LocalObjectReference{Name: "api-config"},
+					}}},
 				}
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedMount", `MountVolume.SetUp failed for volume "config" : configmap "api-config" not found`)
 			},
@@ -141,7 +144,8 @@ func TestRankSuspectsRules(t *testing.T) {
 			setup: func(w *workload) {
 				w.Template.Spec.Volumes = []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 					LocalObjectReference: corev1.LocalObjectReference{Name: "api-config"},
-					Items:                []corev1.KeyToPath{{Key: "app.yaml", Path: "app.yaml"}, {Key: "log.yaml", Path: "log.yaml"}}}}}}
+					Items:                []corev1.KeyToPath{{Key: "app.yaml", Path: "app.yaml"}, {Key: "log.yaml", Path: "log.yaml"}},
+				}}}}
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedMount", `MountVolume.SetUp failed for volume "config" : configmap references non-existent config key: log.yaml`)
 			},
 			rule: RuleVolumeKeyNotFound, path: "spec.template.spec.volumes[0].configMap.items[1].key",
@@ -150,7 +154,8 @@ func TestRankSuspectsRules(t *testing.T) {
 			name: "projected secret source names a missing Secret",
 			setup: func(w *workload) {
 				w.Template.Spec.Volumes = []corev1.Volume{{Name: "creds", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
-					Sources: []corev1.VolumeProjection{{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "api-creds"}}}}}}}}
+					Sources: []corev1.VolumeProjection{{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "api-creds"}}}},
+				}}}}
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedMount", `MountVolume.SetUp failed for volume "creds" : secret "api-creds" not found`)
 			},
 			rule: RuleVolumeRefNotFound, path: "spec.template.spec.volumes[0].projected.sources[0].secret.name",
@@ -175,8 +180,10 @@ func TestRankSuspectsRules(t *testing.T) {
 			setup: func(w *workload) {
 				w.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceMemory] = resource.MustParse("64Gi")
 				p := stPod(w)
-				p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
-					Message: "0/3 nodes are available: 3 Insufficient memory. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."}}
+				p.Status.Conditions = []corev1.PodCondition{{
+					Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
+					Message: "0/3 nodes are available: 3 Insufficient memory. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
+				}}
 			},
 			rule: RuleInsufficientResource, path: c0 + ".resources.requests.memory",
 		},
@@ -194,7 +201,8 @@ func TestRankSuspectsRules(t *testing.T) {
 			name: "volume names a claim that does not exist",
 			setup: func(w *workload) {
 				w.Template.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
-					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "api-data"}}}}
+					PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "api-data"},
+				}}}
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", `0/3 nodes are available: persistentvolumeclaim "api-data" not found. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.`)
 			},
 			rule: RuleVolumeRefNotFound, path: "spec.template.spec.volumes[0].persistentVolumeClaim.claimName",
@@ -204,7 +212,8 @@ func TestRankSuspectsRules(t *testing.T) {
 			name: "required anti-affinity",
 			setup: func(w *workload) {
 				w.Template.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
-					LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "api"}}, TopologyKey: "kubernetes.io/hostname"}}}}
+					LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "api"}}, TopologyKey: "kubernetes.io/hostname",
+				}}}}
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.")
 			},
 			rule: RulePodAffinity, path: "spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution",
@@ -223,8 +232,10 @@ func TestRankSuspectsRules(t *testing.T) {
 			// podtopologyspread/plugin.go ErrReasonConstraintsNotMatch.
 			name: "topology spread",
 			setup: func(w *workload) {
-				w.Template.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone",
-					WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "api"}}}}
+				w.Template.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
+					MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone",
+					WhenUnsatisfiable: corev1.DoNotSchedule, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "api"}},
+				}}
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
 			},
 			rule: RuleTopologySpread, path: "spec.template.spec.topologySpreadConstraints[0]",
@@ -235,7 +246,8 @@ func TestRankSuspectsRules(t *testing.T) {
 				w.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 					NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
 						{Key: "node.kubernetes.io/instance-type", Operator: corev1.NodeSelectorOpNotIn, Values: []string{"m6i.large", "m6i.xlarge"}},
-					}}}}}}
+					}}},
+				}}}
 				w.Snap.Nodes = []*corev1.Node{
 					stNode("a", map[string]string{"node.kubernetes.io/instance-type": "m6i.large"}),
 					stNode("b", map[string]string{"node.kubernetes.io/instance-type": "m6i.xlarge"}),

@@ -24,9 +24,11 @@ func bigModel(tb testing.TB, n, w, h int) *Model {
 	for i := 0; i < n; i++ {
 		sh := diagnose.Shapes[i%len(diagnose.Shapes)]
 		young := int64(60 * (i%500 + 1))
-		d := diagnose.Diagnosis{Kind: "Deployment", Namespace: fmt.Sprintf("team-%02d", i%50), Name: fmt.Sprintf("service-%05d", i),
+		d := diagnose.Diagnosis{
+			Kind: "Deployment", Namespace: fmt.Sprintf("team-%02d", i%50), Name: fmt.Sprintf("service-%05d", i),
 			Shape: sh, Counts: diagnose.Counts{Declared: 5, Existing: 5, Serving: int32(i % 6), Restarts: int32(i % 40)},
-			YoungestCopySeconds: &young, Cause: diagnose.CauseSpec}
+			YoungestCopySeconds: &young, Cause: diagnose.CauseSpec,
+		}
 		if sh.Broken() {
 			d.Suspects = []diagnose.Suspect{{Object: "Deployment/" + d.Name, Path: path, Confidence: diagnose.ConfidenceHigh}}
 		}

@@ -71,8 +71,10 @@ func newDataset(snap *snapshot.Snapshot, at *time.Time, diag func(*snapshot.Snap
 // datasetOf prepares the rows of a report on snap; tests call it with reports made by hand.
 func datasetOf(snap *snapshot.Snapshot, rep *diagnose.Report) *dataset {
 	snap.Index()
-	ds := &dataset{snap: snap, report: rep, objects: map[workloadKey]workloadObject{}, pods: map[[2]string]*corev1.Pod{},
-		counts: map[diagnose.Shape]int{}}
+	ds := &dataset{
+		snap: snap, report: rep, objects: map[workloadKey]workloadObject{}, pods: map[[2]string]*corev1.Pod{},
+		counts: map[diagnose.Shape]int{},
+	}
 	for _, d := range snap.Deployments {
 		ds.objects[workloadKey{"Deployment", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template}
 	}

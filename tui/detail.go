@@ -39,8 +39,10 @@ func (ds *dataset) copiesOf(d *diagnose.Diagnosis, pods []*corev1.Pod) []copyVie
 	serving := int(d.Counts.Serving)
 	out := make([]copyView, 0, len(pods))
 	for _, p := range pods {
-		c := copyView{Name: Sanitize(p.Name), Revision: Sanitize(revisionOf(p)), Phase: Sanitize(string(p.Status.Phase)),
-			Node: Sanitize(p.Spec.NodeName), Age: "-"}
+		c := copyView{
+			Name: Sanitize(p.Name), Revision: Sanitize(revisionOf(p)), Phase: Sanitize(string(p.Status.Phase)),
+			Node: Sanitize(p.Spec.NodeName), Age: "-",
+		}
 		if !p.CreationTimestamp.IsZero() && !ref.IsZero() {
 			c.Age = duration.HumanDuration(ref.Sub(p.CreationTimestamp.Time))
 		}

@@ -31,8 +31,10 @@ const maliciousLog = "level=error msg=\"dial tcp 10.96.14.7:9443: connect: conne
 
 func deployment(name string, replicas int32, env []corev1.EnvVar, image string) *appsv1.Deployment {
 	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "telemetry", UID: types.UID("uid-" + name),
-			CreationTimestamp: metav1.NewTime(refTime.Add(-48 * time.Hour))},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: "telemetry", UID: types.UID("uid-" + name),
+			CreationTimestamp: metav1.NewTime(refTime.Add(-48 * time.Hour)),
+		},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To(replicas),
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
@@ -44,7 +46,8 @@ func deployment(name string, replicas int32, env []corev1.EnvVar, image string) 
 					Env:   env,
 					Ports: []corev1.ContainerPort{{ContainerPort: 8080, Name: "http", Protocol: corev1.ProtocolTCP}},
 					ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{
-						Path: "/healthz", Port: intstrPort(8080)}}, PeriodSeconds: 5},
+						Path: "/healthz", Port: intstrPort(8080),
+					}}, PeriodSeconds: 5},
 				}}},
 			},
 		},
@@ -64,14 +67,18 @@ func pod(owner *appsv1.Deployment, i int, ready bool, restarts int32, waiting st
 		cs.State.Running = &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(refTime.Add(-12 * time.Minute))}
 	}
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "telemetry", UID: types.UID("uid-" + name),
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: "telemetry", UID: types.UID("uid-" + name),
 			Labels:            map[string]string{"app": owner.Name, appsv1.DefaultDeploymentUniqueLabelKey: "7d9c5b8f6"},
 			CreationTimestamp: metav1.NewTime(refTime.Add(-12 * time.Minute)),
-			OwnerReferences:   []metav1.OwnerReference{{Kind: "ReplicaSet", Name: owner.Name + "-7d9c5b8f6", UID: types.UID("uid-rs-" + owner.Name), Controller: ptr.To(true)}}},
+			OwnerReferences:   []metav1.OwnerReference{{Kind: "ReplicaSet", Name: owner.Name + "-7d9c5b8f6", UID: types.UID("uid-rs-" + owner.Name), Controller: ptr.To(true)}},
+		},
 		Spec: owner.Spec.Template.Spec,
-		Status: corev1.PodStatus{Phase: corev1.PodRunning,
+		Status: corev1.PodStatus{
+			Phase:             corev1.PodRunning,
 			Conditions:        []corev1.PodCondition{{Type: corev1.PodReady, Status: status}},
-			ContainerStatuses: []corev1.ContainerStatus{cs}},
+			ContainerStatuses: []corev1.ContainerStatus{cs},
+		},
 	}
 }
 
@@ -84,11 +91,14 @@ func fixture() (*snapshot.Snapshot, *diagnose.Report) {
 	}, "registry.example.com/telemetry/ingester@sha256:3b1f9a0c2d4e5f60718293a4b5c6d7e8f90123456789abcdef0123456789abcd")
 	collector := deployment("telemetry-collector", 3, nil, "registry.example.com/telemetry/collector@sha256:0000000000000000000000000000000000000000000000000000000000000000")
 	worker := deployment("telemetry-worker", 2, []corev1.EnvVar{{Name: "API_TOKEN", ValueFrom: &corev1.EnvVarSource{
-		SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "worker-credentials"}, Key: "token"}}}},
+		SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "worker-credentials"}, Key: "token"},
+	}}},
 		"registry.example.com/telemetry/worker:1.8.2")
 	dashboard := deployment("telemetry-dashboard", 2, nil, "registry.example.com/telemetry/dashboard:4.1.0")
-	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "telemetry-ingester-7d9c5b8f6", Namespace: "telemetry",
-		UID: "uid-rs-telemetry-ingester", OwnerReferences: []metav1.OwnerReference{{Kind: "Deployment", Name: ingester.Name, UID: ingester.UID}}}}
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{
+		Name: "telemetry-ingester-7d9c5b8f6", Namespace: "telemetry",
+		UID: "uid-rs-telemetry-ingester", OwnerReferences: []metav1.OwnerReference{{Kind: "Deployment", Name: ingester.Name, UID: ingester.UID}},
+	}}
 	snap := &snapshot.Snapshot{
 		ReferenceTime: refTime,
 		Namespaces:    []string{"telemetry"},
@@ -107,40 +117,66 @@ func fixture() (*snapshot.Snapshot, *diagnose.Report) {
 		Message:       "Readiness probe failed: HTTP probe failed with statuscode: 503",
 		LastTimestamp: metav1.NewTime(refTime.Add(-10 * time.Second)),
 	}}
-	snap.Logs = []snapshot.ContainerLog{{Namespace: "telemetry", Pod: p0.Name, Container: "telemetry-ingester",
-		Lines: []string{"level=info msg=\"starting ingester\" endpoint=telemetry-intake.internal:9443", maliciousLog}},
-		{Namespace: "telemetry", Pod: snap.Pods[1].Name, Container: "telemetry-ingester", Previous: true,
-			Lines: []string{"level=info msg=\"shutting down\" signal=terminated"}}}
+	snap.Logs = []snapshot.ContainerLog{
+		{
+			Namespace: "telemetry", Pod: p0.Name, Container: "telemetry-ingester",
+			Lines: []string{"level=info msg=\"starting ingester\" endpoint=telemetry-intake.internal:9443", maliciousLog},
+		},
+		{
+			Namespace: "telemetry", Pod: snap.Pods[1].Name, Container: "telemetry-ingester", Previous: true,
+			Lines: []string{"level=info msg=\"shutting down\" signal=terminated"},
+		},
+	}
 
 	envPath := field.NewPath("spec", "template", "spec", "containers").Index(0).Child("env").Index(0).Child("value")
 	young := int64(720)
 	last := time.Date(2026, 11, 24, 14, 32, 0, 0, time.UTC)
-	rep := &diagnose.Report{APIVersion: diagnose.APIVersion, Kind: diagnose.ReportKind, ReferenceTime: refTime,
+	rep := &diagnose.Report{
+		APIVersion: diagnose.APIVersion, Kind: diagnose.ReportKind, ReferenceTime: refTime,
 		Workloads: []diagnose.Diagnosis{
-			{Kind: "Deployment", Namespace: "telemetry", Name: "telemetry-dashboard", Shape: diagnose.ShapeHealthy,
+			{
+				Kind: "Deployment", Namespace: "telemetry", Name: "telemetry-dashboard", Shape: diagnose.ShapeHealthy,
 				Counts: diagnose.Counts{Declared: 2, Existing: 2, Serving: 2}, YoungestCopySeconds: ptr.To(int64(86400)), Cause: diagnose.CauseUnknown,
-				Headline: "2 of 2 copies exist · 2 serving"},
-			{Kind: "Deployment", Namespace: "telemetry", Name: "telemetry-ingester", Shape: diagnose.ShapeLiveButIdle,
+				Headline: "2 of 2 copies exist · 2 serving",
+			},
+			{
+				Kind: "Deployment", Namespace: "telemetry", Name: "telemetry-ingester", Shape: diagnose.ShapeLiveButIdle,
 				Counts: diagnose.Counts{Declared: 5, Existing: 5, Serving: 0}, YoungestCopySeconds: &young, Cause: diagnose.CauseSpec,
 				Headline: "5 of 5 copies exist · 0 serving — the loop has converged; nothing is serving",
-				Suspects: []diagnose.Suspect{{Object: "Deployment/telemetry-ingester", Path: envPath,
+				Suspects: []diagnose.Suspect{{
+					Object: "Deployment/telemetry-ingester", Path: envPath,
 					Value: "telemetry-intake.internal:9443", PreviousValue: "telemetry-intake.internal:8443", Confidence: diagnose.ConfidenceHigh,
-					Reason: "logs say connection refused to :9443; revision 2 changed this value from :8443, which served"}},
-				Evidence: []diagnose.Evidence{{Kind: "ReadinessFailing", Message: "Readiness probe failed: HTTP probe failed with statuscode: 503",
-					Source: diagnose.SourceEvent, Objects: []string{"pod/a", "pod/b", "pod/c", "pod/d", "pod/e"}, Count: 143, LastSeen: &last}},
+					Reason: "logs say connection refused to :9443; revision 2 changed this value from :8443, which served",
+				}},
+				Evidence: []diagnose.Evidence{{
+					Kind: "ReadinessFailing", Message: "Readiness probe failed: HTTP probe failed with statuscode: 503",
+					Source: diagnose.SourceEvent, Objects: []string{"pod/a", "pod/b", "pod/c", "pod/d", "pod/e"}, Count: 143, LastSeen: &last,
+				}},
 				Revisions: &diagnose.Revisions{Current: "2", LastServing: "1", ChangedPaths: []string{envPath.String()}},
-				Detail: &diagnose.Detail{CurrentRevision: "2", LastServingRevision: "1",
-					Changes: []diagnose.Change{{Path: envPath, Previous: "telemetry-intake.internal:8443", Current: "telemetry-intake.internal:9443"}}},
-				Fix: "kubectl rollout undo deployment/telemetry-ingester -n telemetry --to-revision=1"},
-			{Kind: "Deployment", Namespace: "telemetry", Name: "telemetry-collector", Shape: diagnose.ShapeNeverStarts,
+				Detail: &diagnose.Detail{
+					CurrentRevision: "2", LastServingRevision: "1",
+					Changes: []diagnose.Change{{Path: envPath, Previous: "telemetry-intake.internal:8443", Current: "telemetry-intake.internal:9443"}},
+				},
+				Fix: "kubectl rollout undo deployment/telemetry-ingester -n telemetry --to-revision=1",
+			},
+			{
+				Kind: "Deployment", Namespace: "telemetry", Name: "telemetry-collector", Shape: diagnose.ShapeNeverStarts,
 				Counts: diagnose.Counts{Declared: 3, Existing: 3}, Cause: diagnose.CauseSpec,
-				Suspects: []diagnose.Suspect{{Object: "Deployment/telemetry-collector", Path: field.NewPath("spec", "template", "spec", "containers").Index(0).Child("image"),
-					Value: "registry.example.com/telemetry/collector@sha256:0000", Confidence: diagnose.ConfidenceHigh}}},
-			{Kind: "Deployment", Namespace: "telemetry", Name: "telemetry-worker", Shape: diagnose.ShapeStartsAndDies,
+				Suspects: []diagnose.Suspect{{
+					Object: "Deployment/telemetry-collector", Path: field.NewPath("spec", "template", "spec", "containers").Index(0).Child("image"),
+					Value: "registry.example.com/telemetry/collector@sha256:0000", Confidence: diagnose.ConfidenceHigh,
+				}},
+			},
+			{
+				Kind: "Deployment", Namespace: "telemetry", Name: "telemetry-worker", Shape: diagnose.ShapeStartsAndDies,
 				Counts: diagnose.Counts{Declared: 2, Existing: 2, Restarts: 31}, YoungestCopySeconds: ptr.To(int64(300)), Cause: diagnose.CauseSpec,
-				Suspects: []diagnose.Suspect{{Object: "Deployment/telemetry-worker", Path: field.NewPath("spec", "template", "spec", "containers").Index(0).Child("env").Index(0).Child("valueFrom", "secretKeyRef", "name"),
-					Value: "worker-credentials", Confidence: diagnose.ConfidenceHigh}}},
-		}}
+				Suspects: []diagnose.Suspect{{
+					Object: "Deployment/telemetry-worker", Path: field.NewPath("spec", "template", "spec", "containers").Index(0).Child("env").Index(0).Child("valueFrom", "secretKeyRef", "name"),
+					Value: "worker-credentials", Confidence: diagnose.ConfidenceHigh,
+				}},
+			},
+		},
+	}
 	return snap, rep
 }
 

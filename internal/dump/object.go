@@ -52,7 +52,6 @@ func newDecoder() runtime.Decoder {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{appsv1.AddToScheme, corev1.AddToScheme, discoveryv1.AddToScheme, eventsv1.AddToScheme} {
 		utilruntime.Must(add(s)) // registering built-in types fails only on a programming error
-
 	}
 	return serializer.NewCodecFactory(s).UniversalDeserializer()
 }

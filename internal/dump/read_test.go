@@ -404,8 +404,10 @@ func TestReadMissingOwners(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []snapshot.Visibility{{Kind: "StatefulSet", Namespace: "dev-search",
-		Reason: "not in the dump, though objects in it are owned by StatefulSet search-indexer"}}
+	want := []snapshot.Visibility{{
+		Kind: "StatefulSet", Namespace: "dev-search",
+		Reason: "not in the dump, though objects in it are owned by StatefulSet search-indexer",
+	}}
 	if !slices.Equal(s.Visibility, want) {
 		t.Errorf("Visibility = %+v, want %+v", s.Visibility, want)
 	}

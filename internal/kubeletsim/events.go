@@ -182,8 +182,10 @@ type seriesRecord struct {
 const seriesRefresh = 30 * time.Minute
 
 func newSchedulerRecorder(cs kubernetes.Interface, instance string, scale float64, logf func(string, ...any)) *schedulerRecorder {
-	return &schedulerRecorder{cs: cs, instance: instance, scale: scale, logf: logf,
-		series: map[eventKey]*seriesRecord{}, queue: make(chan func(context.Context), 1024)}
+	return &schedulerRecorder{
+		cs: cs, instance: instance, scale: scale, logf: logf,
+		series: map[eventKey]*seriesRecord{}, queue: make(chan func(context.Context), 1024),
+	}
 }
 
 func (r *schedulerRecorder) run(ctx context.Context) {
@@ -216,8 +218,10 @@ func (r *schedulerRecorder) event(pod *corev1.Pod, etype, reason, action, note s
 			Action:              action,
 			Reason:              reason,
 			Type:                etype,
-			Regarding: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace,
-				Name: pod.Name, UID: pod.UID, ResourceVersion: pod.ResourceVersion},
+			Regarding: corev1.ObjectReference{
+				Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace,
+				Name: pod.Name, UID: pod.UID, ResourceVersion: pod.ResourceVersion,
+			},
 			Note: note,
 		}
 	default:

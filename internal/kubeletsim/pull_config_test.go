@@ -158,7 +158,8 @@ func TestMissingConfigMapInEnvFrom(t *testing.T) {
 	e := start(t, world(), nil)
 	e.apply(t, deployment("orders", appImage, 1, func(s *corev1.PodSpec) {
 		s.Containers[0].EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: "orders-flags"}}}}
+			LocalObjectReference: corev1.LocalObjectReference{Name: "orders-flags"},
+		}}}
 	}))
 	eventually(t, 30*time.Second, func() string {
 		pods := e.pods(t, "orders")

@@ -166,7 +166,8 @@ func fitError(numNodes int, verdicts map[string]nodeVerdict) string {
 // at the first that fails.
 func (s *Sim) filter(p *corev1.Pod, n *node) nodeVerdict {
 	if n.spec.Unschedulable && !tolerates(p.Spec.Tolerations, corev1.Taint{
-		Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}) {
+		Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule,
+	}) {
 		return nodeVerdict{reasons: []string{reasonUnschedulable}}
 	}
 	for _, t := range n.spec.Taints {
@@ -243,7 +244,8 @@ func termMatches(term corev1.NodeSelectorTerm, nl labels.Set) bool {
 	}
 	for _, e := range term.MatchFields {
 		if e.Key != "metadata.name" || !requirementMatches(corev1.NodeSelectorRequirement{
-			Key: "kubernetes.io/hostname", Operator: e.Operator, Values: e.Values}, nl) {
+			Key: "kubernetes.io/hostname", Operator: e.Operator, Values: e.Values,
+		}, nl) {
 			return false
 		}
 	}

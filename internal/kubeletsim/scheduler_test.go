@@ -81,8 +81,10 @@ func TestDaemonSetRunsOnEveryNodeAndScaleDownDeletesPods(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "agent"},
 		Spec: appsv1.DaemonSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: deployment("agent", appImage, 1, nil).Spec.Template.Spec},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       deployment("agent", appImage, 1, nil).Spec.Template.Spec,
+			},
 		},
 	}, metav1.CreateOptions{})
 	if err != nil {

@@ -93,8 +93,10 @@ func New(cfg *rest.Config, world *World, opts Options) (*Sim, error) {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	s := &Sim{cs: cs, world: world, opts: opts, scale: opts.TimeScale, logf: logf,
-		assumed: map[types.UID]assumedPod{}, workers: map[types.UID]*podWorker{}, byName: map[string]types.UID{}, schedKick: make(chan struct{}, 1)}
+	s := &Sim{
+		cs: cs, world: world, opts: opts, scale: opts.TimeScale, logf: logf,
+		assumed: map[types.UID]assumedPod{}, workers: map[types.UID]*podWorker{}, byName: map[string]types.UID{}, schedKick: make(chan struct{}, 1),
+	}
 	for i, spec := range opts.Nodes {
 		s.nodes = append(s.nodes, &node{spec: spec, index: i + 1, images: map[string]int64{}})
 	}

@@ -48,8 +48,10 @@ func (w *podWorker) status(now time.Time) corev1.PodStatus {
 			cs = condState{status: status, since: now}
 			w.conds[t] = cs
 		}
-		return corev1.PodCondition{Type: t, Status: status, Reason: reason, Message: msg,
-			LastTransitionTime: metaTime(cs.since), ObservedGeneration: gen}
+		return corev1.PodCondition{
+			Type: t, Status: status, Reason: reason, Message: msg,
+			LastTransitionTime: metaTime(cs.since), ObservedGeneration: gen,
+		}
 	}
 	// Volumes are mounted before the sandbox is created (kubelet SyncPod).
 	sandbox := w.mountFails == 0

@@ -51,8 +51,10 @@ func ingester() diagnose.Diagnosis {
 			Message: "ingest: upstream telemetry-intake.internal:9443: dial tcp 10.96.14.7:9443: connect: connection refused\x1b[31m",
 			Objects: []string{"telemetry-ingester-7d9f8b6c5-2xkqp"}, Count: 1,
 		}},
-		Revisions: &diagnose.Revisions{Current: "2", LastServing: "1",
-			ChangedPaths: []string{"spec.template.spec.containers[0].env[0].value"}},
+		Revisions: &diagnose.Revisions{
+			Current: "2", LastServing: "1",
+			ChangedPaths: []string{"spec.template.spec.containers[0].env[0].value"},
+		},
 		SignalGaps: []diagnose.SignalGap{{
 			Object: "Deployment/telemetry-ingester", Path: "spec.strategy.type",
 			Message: "Recreate lets every copy go unready at once",
@@ -130,10 +132,14 @@ func thumbnailer() diagnose.Diagnosis {
 
 func healthy() []diagnose.Diagnosis {
 	return []diagnose.Diagnosis{
-		{Kind: "Deployment", Namespace: "dev-mixed", Name: "checkout", Shape: diagnose.ShapeHealthy,
-			Counts: diagnose.Counts{Declared: 3, Existing: 3, Serving: 3, Restarts: 1}, YoungestCopySeconds: secs(691200), OldestCopySeconds: secs(691260), Cause: diagnose.CauseUnknown},
-		{Kind: "Deployment", Namespace: "dev-mixed", Name: "recommender", Shape: diagnose.ShapeProgressing,
-			Counts: diagnose.Counts{Declared: 4, Existing: 5, Serving: 3}, YoungestCopySeconds: secs(45), OldestCopySeconds: secs(86400), Cause: diagnose.CauseUnknown},
+		{
+			Kind: "Deployment", Namespace: "dev-mixed", Name: "checkout", Shape: diagnose.ShapeHealthy,
+			Counts: diagnose.Counts{Declared: 3, Existing: 3, Serving: 3, Restarts: 1}, YoungestCopySeconds: secs(691200), OldestCopySeconds: secs(691260), Cause: diagnose.CauseUnknown,
+		},
+		{
+			Kind: "Deployment", Namespace: "dev-mixed", Name: "recommender", Shape: diagnose.ShapeProgressing,
+			Counts: diagnose.Counts{Declared: 4, Existing: 5, Serving: 3}, YoungestCopySeconds: secs(45), OldestCopySeconds: secs(86400), Cause: diagnose.CauseUnknown,
+		},
 		{Kind: "Deployment", Namespace: "dev-mixed", Name: "batch-exporter", Shape: diagnose.ShapeHealthy, Cause: diagnose.CauseUnknown},
 	}
 }

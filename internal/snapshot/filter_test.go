@@ -36,8 +36,10 @@ func twoNamespaces() *Snapshot {
 		pod := &corev1.Pod{ObjectMeta: om(ns, "web-1-x")}
 		pod.OwnerReferences = []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "web-1", UID: types.UID(ns + "-web-1")}}
 		s.Pods = append(s.Pods, pod)
-		s.Events = append(s.Events, &corev1.Event{ObjectMeta: om(ns, "web.1"),
-			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: "web-1-x"}})
+		s.Events = append(s.Events, &corev1.Event{
+			ObjectMeta:     om(ns, "web.1"),
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: "web-1-x"},
+		})
 		s.Services = append(s.Services, &corev1.Service{ObjectMeta: om(ns, "web")})
 		s.PersistentVolumeClaims = append(s.PersistentVolumeClaims, &corev1.PersistentVolumeClaim{ObjectMeta: om(ns, "data")})
 		s.ResourceQuotas = append(s.ResourceQuotas, &corev1.ResourceQuota{ObjectMeta: om(ns, "quota")})

@@ -78,13 +78,14 @@ func PrintExplain(w io.Writer, d *diagnose.Diagnosis) error {
 	if d.Detail != nil && len(d.Detail.Copies) > 0 {
 		ew.printf("\nCopies:\n")
 		tw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', 0)
-		fmt.Fprintln(tw, "  NAME\tREVISION\tPHASE\tREADY\tSERVING\tRESTARTS\tAGE\tREASON\tNODE")
+		rows := &errWriter{w: tw}
+		rows.printf("  NAME\tREVISION\tPHASE\tREADY\tSERVING\tRESTARTS\tAGE\tREASON\tNODE\n")
 		for _, c := range d.Detail.Copies {
 			age := c.AgeSeconds
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%t\t%t\t%d\t%s\t%s\t%s\n", Clean(c.Name), orNone(c.Revision),
+			rows.printf("  %s\t%s\t%s\t%t\t%t\t%d\t%s\t%s\t%s\n", Clean(c.Name), orNone(c.Revision),
 				orNone(c.Phase), c.Ready, c.Serving, c.Restarts, Age(&age), orNone(Clean(c.Reason)), orNone(Clean(c.Node)))
 		}
-		if err := tw.Flush(); err != nil {
+		if err := flushTable(tw, rows); err != nil {
 			return err
 		}
 	}
@@ -173,6 +174,20 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// printf writes unless an earlier write failed, and keeps the error.
 func (e *errWriter) printf(format string, args ...any) {
-	fmt.Fprintf(e, format, args...)
+	if e.err != nil {
+		return
+	}
+	_, e.err = fmt.Fprintf(e.w, format, args...)
+}
+
+// flushTable ends a table whose rows went through rows: the first failed row write wins over a
+// failed flush, since tabwriter may write some rows before Flush.
+func flushTable(tw *tabwriter.Writer, rows *errWriter) error {
+	err := tw.Flush()
+	if rows.err != nil {
+		return rows.err
+	}
+	return err
 }

@@ -26,6 +26,7 @@ func (p *tablePrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
 	ds := WorstFirst(r)
 	withNS := severalNamespaces(ds)
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+	rows := &errWriter{w: tw}
 	cols := []string{"SHAPE"}
 	if withNS {
 		cols = append(cols, "NAMESPACE")
@@ -34,7 +35,7 @@ func (p *tablePrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
 	if p.wide {
 		cols = append(cols, "PATH", "FIX")
 	}
-	fmt.Fprintln(tw, strings.Join(cols, "\t"))
+	rows.printf("%s\n", strings.Join(cols, "\t"))
 	for _, d := range ds {
 		row := []string{string(d.Shape)}
 		if withNS {
@@ -55,9 +56,9 @@ func (p *tablePrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
 		for i := range row {
 			row[i] = Clean(row[i])
 		}
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
+		rows.printf("%s\n", strings.Join(row, "\t"))
 	}
-	return tw.Flush()
+	return flushTable(tw, rows)
 }
 
 // Age renders copy-age seconds the way kubectl renders ages (20m, 4h12m, 3d); "-" when there

@@ -50,7 +50,7 @@ Shapes: never-starts, starts-and-dies, live-but-idle, unknown, progressing, heal
   # Audit what kubectl prints
   kubectl get deploy,rs,pods,events,svc -o json | kubectl diagnose audit --dump -`,
 		Args: noArgs,
-		RunE: func(c *cobra.Command, args []string) error {
+		RunE: func(c *cobra.Command, _ []string) error {
 			if err := o.Complete(); err != nil {
 				return err
 			}
@@ -92,7 +92,7 @@ func (o *AuditOptions) Validate() error {
 // Run reads the source, diagnoses it and prints the report; with --fail-on it returns a
 // *FailOnError after printing when a workload matches.
 func (o *AuditOptions) Run(c *cobra.Command) error {
-	src, err := o.Source.Open()
+	src, err := o.Source.open()
 	if err != nil {
 		return err
 	}
@@ -104,10 +104,14 @@ func (o *AuditOptions) Run(c *cobra.Command) error {
 }
 
 func (o *AuditOptions) print(snap *snapshot.Snapshot, r *diagnose.Report, namespace string) error {
-	warnVisibility(o.ErrOut, r.Visibility)
+	if err := warnVisibility(o.ErrOut, r.Visibility); err != nil {
+		return err
+	}
 	if len(r.Workloads) == 0 && (o.Output == "table" || o.Output == "wide") {
 		// Like kubectl: nothing to list is a notice, not data.
-		fmt.Fprintln(o.ErrOut, noWorkloadsNotice(namespace))
+		if _, err := fmt.Fprintln(o.ErrOut, noWorkloadsNotice(namespace)); err != nil {
+			return fmt.Errorf("write notice: %w", err)
+		}
 		return nil
 	}
 	p, err := report.NewPrinter(o.Output, report.Options{Templates: report.TemplatesOf(snap)})
@@ -164,14 +168,17 @@ func failOn(r *diagnose.Report, shapes map[diagnose.Shape]bool) error {
 
 // warnVisibility tells the reader what the source could not see, so a partial report is never
 // presented as complete.
-func warnVisibility(w io.Writer, vis []snapshot.Visibility) {
+func warnVisibility(w io.Writer, vis []snapshot.Visibility) error {
 	for _, v := range vis {
 		where := v.Kind
 		if v.Namespace != "" {
 			where += " in namespace " + v.Namespace
 		}
-		fmt.Fprintf(w, "warning: could not read %s: %s\n", report.Clean(where), report.Clean(v.Reason))
+		if _, err := fmt.Fprintf(w, "warning: could not read %s: %s\n", report.Clean(where), report.Clean(v.Reason)); err != nil {
+			return fmt.Errorf("write warning: %w", err)
+		}
 	}
+	return nil
 }
 
 func noWorkloadsNotice(namespace string) string {

@@ -56,7 +56,7 @@ are never read.`,
   kubectl diagnose dump --output-directory ./incident
   kubectl diagnose audit --dump ./incident`,
 		Args: noArgs,
-		RunE: func(c *cobra.Command, args []string) error {
+		RunE: func(c *cobra.Command, _ []string) error {
 			if err := o.Complete(c); err != nil {
 				return err
 			}
@@ -124,9 +124,13 @@ func (o *DumpOptions) Run(ctx context.Context) error {
 		if v.Namespace != "" {
 			where = " in " + v.Namespace
 		}
-		fmt.Fprintf(o.ErrOut, "warning: not dumped: %s%s: %s\n", v.Kind, where, v.Reason)
+		if _, err := fmt.Fprintf(o.ErrOut, "warning: not dumped: %s%s: %s\n", v.Kind, where, v.Reason); err != nil {
+			return fmt.Errorf("write warning: %w", err)
+		}
 	}
-	fmt.Fprintf(o.ErrOut, "Dumped %s to %s\n", dumpedWhat(snap), o.OutputDirectory)
+	if _, err := fmt.Fprintf(o.ErrOut, "Dumped %s to %s\n", dumpedWhat(snap), o.OutputDirectory); err != nil {
+		return fmt.Errorf("write notice: %w", err)
+	}
 	return nil
 }
 

@@ -101,7 +101,7 @@ func (o *ExplainOptions) Validate() error {
 
 // Run reads the source, diagnoses it and prints the one workload.
 func (o *ExplainOptions) Run(c *cobra.Command) error {
-	src, err := o.Source.Open()
+	src, err := o.Source.open()
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,9 @@ func (o *ExplainOptions) Run(c *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	warnVisibility(o.ErrOut, r.Visibility)
+	if err := warnVisibility(o.ErrOut, r.Visibility); err != nil {
+		return err
+	}
 	return report.PrintDiagnosis(o.Out, d, o.Output)
 }
 

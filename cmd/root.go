@@ -67,7 +67,7 @@ table otherwise. It only reads: get, list and watch.`,
 		Args:          rootArgs,
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		RunE: func(c *cobra.Command, args []string) error {
+		RunE: func(c *cobra.Command, _ []string) error {
 			if err := o.Source.Complete(); err != nil {
 				return err
 			}
@@ -113,7 +113,7 @@ func (o *RootOptions) Run(ctx context.Context) error {
 		src = openDemo(o.Source)
 	} else {
 		var err error
-		if src, err = o.Source.Open(); err != nil {
+		if src, err = o.Source.open(); err != nil {
 			return err
 		}
 	}

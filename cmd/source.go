@@ -97,8 +97,8 @@ type openedSource struct {
 	watch func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error)
 }
 
-// Open returns the source the flags select: the dump, else the live cluster.
-func (o *SourceOptions) Open() (*openedSource, error) {
+// open returns the source the flags select: the dump, else the live cluster.
+func (o *SourceOptions) open() (*openedSource, error) {
 	if o.DumpPath != "" {
 		src := dump.Source{Path: o.DumpPath, Stdin: o.Stdin}
 		return &openedSource{Source: &scopedSource{src: src, namespaces: o.namespaces(), at: o.At, origin: o.dumpOrigin()}, Label: "dump"}, nil

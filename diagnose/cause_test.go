@@ -100,7 +100,7 @@ func TestDecideCause(t *testing.T) {
 // be pulled because the registry cannot be reached: on the registry the serving revision used,
 // the registry is at fault (dependency); on a registry the new revision moved to, the spec is.
 func TestRegistryUnreachableAfterTagChange(t *testing.T) {
-	const day, min = 24 * time.Hour, time.Minute
+	const day, minute = 24 * time.Hour, time.Minute
 	for _, tt := range []struct {
 		name, image string
 		want        Cause
@@ -113,11 +113,11 @@ func TestRegistryUnreachableAfterTagChange(t *testing.T) {
 			d := c.deployment("web", 2, 2, reasonReplicaSetUpdated, 5*day)
 			d.Spec.Template.Spec.Containers[0].Image = tt.image
 			old := c.replicaSet(d, 1, 2, 5*day, func(t *corev1.PodTemplateSpec) { t.Spec.Containers[0].Image = "registry.example/web:1.0.0" })
-			cur := c.replicaSet(d, 2, 1, 4*min, nil)
+			cur := c.replicaSet(d, 2, 1, 4*minute, nil)
 			c.pod(old, "a", 5*day, running(true))
 			c.pod(old, "b", 5*day, running(true))
 			host, _, _ := strings.Cut(tt.image, "/")
-			c.pod(cur, "c", 4*min, waiting("ErrImagePull", `failed to pull and unpack image "`+tt.image+`": failed to resolve reference "`+tt.image+
+			c.pod(cur, "c", 4*minute, waiting("ErrImagePull", `failed to pull and unpack image "`+tt.image+`": failed to resolve reference "`+tt.image+
 				`": failed to do request: Head "https://`+host+`/v2/web/manifests/1.1.0": dial tcp: lookup `+host+` on 10.96.0.10:53: no such host`))
 			dg := c.diagnoseOne("web")
 			if dg == nil || len(dg.Suspects) == 0 {

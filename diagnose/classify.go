@@ -204,7 +204,8 @@ func classify(w *workload, ref time.Time) Shape {
 	}
 	// A stuck rollout takes the failing revision's shape even when old copies still cover the
 	// declared count (maxUnavailable 0).
-	if c.Serving >= w.Declared && !(st.rollout.TimedOut && len(idle) > 0) {
+	stuckOnIdle := st.rollout.TimedOut && len(idle) > 0
+	if c.Serving >= w.Declared && !stuckOnIdle {
 		st.why = "every declared copy serves"
 		return ShapeHealthy
 	}

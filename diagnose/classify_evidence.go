@@ -95,7 +95,7 @@ func gatherEvidence(s *snapshot.Snapshot, w *workload, ref time.Time) []Evidence
 	serviceEvidence(s, b, w)
 	eventEvidence(b, w)
 	logEvidence(b, w)
-	revisionEvidence(b, w, ref)
+	revisionEvidence(b, w)
 	visibilityEvidence(s, b, w)
 	if len(w.Events) == 0 && (w.Shape.Broken() || w.Shape == ShapeUnknown) {
 		// Events are support, never the verdict; still say they are missing so nobody reads
@@ -198,7 +198,8 @@ func serviceEvidence(s *snapshot.Snapshot, b *evidenceBuilder, w *workload) {
 // and variable words (addresses, counters) taken out of the key.
 func eventEvidence(b *evidenceBuilder, w *workload) {
 	for _, e := range w.Events {
-		if e.Type != corev1.EventTypeWarning && !(e.Reason == "Killing" && strings.Contains(e.Message, "liveness probe")) {
+		livenessKill := e.Reason == "Killing" && strings.Contains(e.Message, "liveness probe")
+		if e.Type != corev1.EventTypeWarning && !livenessKill {
 			continue
 		}
 		key := normalizeEventMessage(e)
@@ -276,7 +277,7 @@ func logEvidence(b *evidenceBuilder, w *workload) {
 	}
 }
 
-func revisionEvidence(b *evidenceBuilder, w *workload, ref time.Time) {
+func revisionEvidence(b *evidenceBuilder, w *workload) {
 	h := &w.cls.history
 	obj := w.Kind + "/" + w.Name
 	switch {

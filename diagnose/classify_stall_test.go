@@ -51,7 +51,7 @@ const readiness503 = "Readiness probe failed: HTTP probe failed with statuscode:
 // copies visibly fail, takes the failing revision's shape and gets suspects; a normal rolling
 // update, and a slow loader that logs no error, stay progressing.
 func TestRolloutFailingInsideDeadline(t *testing.T) {
-	const min = time.Minute
+	const minute = time.Minute
 	tests := []struct {
 		name      string
 		build     func(c *cluster)
@@ -71,11 +71,11 @@ func TestRolloutFailingInsideDeadline(t *testing.T) {
 				old := c.replicaSet(d, 1, 0, 30*24*time.Hour, func(t *corev1.PodTemplateSpec) {
 					t.Spec.Containers[0].Env[0].Value = "upstream.internal:8443"
 				})
-				cur := c.replicaSet(d, 2, 3, 8*min, nil)
-				rolloutStarted(d, reasonNewReplicaSetCreated, cur.Name, 8*min)
+				cur := c.replicaSet(d, 2, 3, 8*minute, nil)
+				rolloutStarted(d, reasonNewReplicaSetCreated, cur.Name, 8*minute)
 				_ = old
 				for _, s := range []string{"x7k2p", "m4q9z", "t2v8w"} {
-					p := c.pod(cur, s, 7*min, running(false))
+					p := c.pod(cur, s, 7*minute, running(false))
 					c.event("Pod", p.Name, p.UID, corev1.EventTypeWarning, "Unhealthy", readiness503, 40, 5*time.Second)
 					c.logs(p,
 						"2026-11-24T11:53:02.114Z INFO ingest: starting, endpoint=upstream.internal:9443",
@@ -87,12 +87,12 @@ func TestRolloutFailingInsideDeadline(t *testing.T) {
 		{
 			name: "a brand-new Deployment whose readiness probe targets a port no container declares",
 			build: func(c *cluster) {
-				d := c.deployment("api", 2, 1, "", 4*min)
+				d := c.deployment("api", 2, 1, "", 4*minute)
 				d.Spec.Template.Spec.Containers[0].ReadinessProbe = readinessHTTP(intstr.FromInt32(9090), 0)
-				cur := c.replicaSet(d, 1, 2, 4*min, nil)
-				rolloutStarted(d, reasonNewReplicaSetCreated, cur.Name, 4*min)
+				cur := c.replicaSet(d, 1, 2, 4*minute, nil)
+				rolloutStarted(d, reasonNewReplicaSetCreated, cur.Name, 4*minute)
 				for _, s := range []string{"b5c7d", "f9g2h"} {
-					p := c.pod(cur, s, 4*min, running(false))
+					p := c.pod(cur, s, 4*minute, running(false))
 					c.event("Pod", p.Name, p.UID, corev1.EventTypeWarning, "Unhealthy", readinessRefused(p, 9090), 22, 5*time.Second)
 				}
 			},
@@ -101,15 +101,15 @@ func TestRolloutFailingInsideDeadline(t *testing.T) {
 		{
 			name: "a readiness probe on a port a sidecar declares is no spec fault: without error lines it stays progressing",
 			build: func(c *cluster) {
-				d := c.deployment("api", 1, 1, "", 4*min)
+				d := c.deployment("api", 1, 1, "", 4*minute)
 				d.Spec.Template.Spec.Containers[0].ReadinessProbe = readinessHTTP(intstr.FromInt32(15021), 0)
 				d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, corev1.Container{
 					Name: "proxy", Image: "registry.example/proxy:1.24.0",
 					Ports: []corev1.ContainerPort{{Name: "health", ContainerPort: 15021, Protocol: corev1.ProtocolTCP}},
 				})
-				cur := c.replicaSet(d, 1, 1, 4*min, nil)
-				rolloutStarted(d, reasonNewReplicaSetCreated, cur.Name, 4*min)
-				p := c.pod(cur, "b5c7d", 4*min, running(false))
+				cur := c.replicaSet(d, 1, 1, 4*minute, nil)
+				rolloutStarted(d, reasonNewReplicaSetCreated, cur.Name, 4*minute)
+				p := c.pod(cur, "b5c7d", 4*minute, running(false))
 				c.event("Pod", p.Name, p.UID, corev1.EventTypeWarning, "Unhealthy", readiness503, 22, 5*time.Second)
 			},
 			wantShape: ShapeProgressing,
@@ -122,10 +122,10 @@ func TestRolloutFailingInsideDeadline(t *testing.T) {
 				old := c.replicaSet(d, 1, 1, 9*24*time.Hour, func(t *corev1.PodTemplateSpec) {
 					t.Spec.Containers[0].Image = "registry.example/reco:0.9.0"
 				})
-				cur := c.replicaSet(d, 2, 3, 4*min, nil)
+				cur := c.replicaSet(d, 2, 3, 4*minute, nil)
 				rolloutStarted(d, reasonReplicaSetUpdated, cur.Name, 90*time.Second)
 				c.pod(old, "a1b2c", 9*24*time.Hour, running(true))
-				c.pod(cur, "d4f5g", 4*min, running(true))
+				c.pod(cur, "d4f5g", 4*minute, running(true))
 				for _, s := range []string{"h6j7k", "l8m9n"} {
 					p := c.pod(cur, s, 100*time.Second, running(false))
 					c.event("Pod", p.Name, p.UID, corev1.EventTypeWarning, "Unhealthy", readiness503, 6, 5*time.Second)
@@ -137,11 +137,11 @@ func TestRolloutFailingInsideDeadline(t *testing.T) {
 		{
 			name: "new copies that have not become Ready and log no error stay progressing",
 			build: func(c *cluster) {
-				d := c.deployment("reco", 1, 1, "", 3*min)
+				d := c.deployment("reco", 1, 1, "", 3*minute)
 				d.Spec.Template.Spec.Containers[0].ReadinessProbe = readinessHTTP(intstr.FromString("http"), 0)
-				cur := c.replicaSet(d, 1, 1, 3*min, nil)
-				rolloutStarted(d, reasonNewReplicaSetCreated, cur.Name, 3*min)
-				p := c.pod(cur, "q2r4s", 3*min, running(false))
+				cur := c.replicaSet(d, 1, 1, 3*minute, nil)
+				rolloutStarted(d, reasonNewReplicaSetCreated, cur.Name, 3*minute)
+				p := c.pod(cur, "q2r4s", 3*minute, running(false))
 				c.event("Pod", p.Name, p.UID, corev1.EventTypeWarning, "Unhealthy", readiness503, 17, 5*time.Second)
 				c.logs(p, "2026-11-24 11:58:31,018 INFO reco.model: downloading model from s3://models/reco/")
 			},
@@ -308,21 +308,21 @@ func oomLooping(restarts int32, runFor, lastKill time.Duration, runningSince tim
 // TestBrieflyReadyDidNotServe: a fresh Deployment OOMKilled from its first minutes, whose copies
 // are Ready for seconds between kills, never served: its cause is not a dependency.
 func TestBrieflyReadyDidNotServe(t *testing.T) {
-	const min = time.Minute
+	const minute = time.Minute
 	c := newCluster()
-	d := c.deployment("resizer", 3, 1, "", 5*min)
-	rs := c.replicaSet(d, 1, 3, 5*min, nil)
+	d := c.deployment("resizer", 3, 1, "", 5*minute)
+	rs := c.replicaSet(d, 1, 3, 5*minute, nil)
 	// What the controllers wrote during a moment when every copy was Ready between kills.
 	rs.Status.ReadyReplicas, rs.Status.AvailableReplicas = 1, 1
 	d.Status.Conditions = []appsv1.DeploymentCondition{{
 		Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: reasonNewRSAvailable,
 		Message:        fmt.Sprintf("ReplicaSet %q has successfully progressed.", rs.Name),
-		LastUpdateTime: ago(3 * min), LastTransitionTime: ago(3 * min),
+		LastUpdateTime: ago(3 * minute), LastTransitionTime: ago(3 * minute),
 	}}
 	// Four kills in five minutes: runs of ~20 s, back-off 10, 20, 40, 80 s.
-	c.pod(rs, "a2b4c", 5*min, oomLooping(4, 20*time.Second, 95*time.Second, 15*time.Second))
-	c.pod(rs, "d5f7g", 5*min, oomLooping(4, 20*time.Second, 30*time.Second, 0))
-	c.pod(rs, "h8j9k", 5*min, oomLooping(3, 20*time.Second, 70*time.Second, 0))
+	c.pod(rs, "a2b4c", 5*minute, oomLooping(4, 20*time.Second, 95*time.Second, 15*time.Second))
+	c.pod(rs, "d5f7g", 5*minute, oomLooping(4, 20*time.Second, 30*time.Second, 0))
+	c.pod(rs, "h8j9k", 5*minute, oomLooping(3, 20*time.Second, 70*time.Second, 0))
 	got := c.diagnoseOne("resizer")
 	if got.Shape != ShapeStartsAndDies {
 		t.Fatalf("shape = %s, want starts-and-dies (%s)", got.Shape, got.Headline)
@@ -340,17 +340,17 @@ func TestBrieflyReadyDidNotServe(t *testing.T) {
 }
 
 func TestBriefReadyOnly(t *testing.T) {
-	const min = time.Minute
+	const minute = time.Minute
 	tests := []struct {
 		name string
 		age  time.Duration
 		st   podState
 		want bool
 	}{
-		{"never restarted", 5 * min, running(true), false},
-		{"a crash loop since the copy started", 5 * min, oomLooping(4, 20*time.Second, 95*time.Second, 15*time.Second), true},
+		{"never restarted", 5 * minute, running(true), false},
+		{"a crash loop since the copy started", 5 * minute, oomLooping(4, 20*time.Second, 95*time.Second, 15*time.Second), true},
 		{"three days old, crashing for ten minutes", 72 * time.Hour, oomLooping(6, 40*time.Second, 20*time.Second, 0), false},
-		{"Ready again for a quarter of an hour after its last kill", 40 * min, oomLooping(4, 20*time.Second, 15*min, 15*min-time.Second), false},
+		{"Ready again for a quarter of an hour after its last kill", 40 * minute, oomLooping(4, 20*time.Second, 15*minute, 15*minute-time.Second), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

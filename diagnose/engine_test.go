@@ -16,9 +16,9 @@ import (
 // healthy distractors (old restarts, a rollout in progress, scaled to zero).
 func TestShapeRules(t *testing.T) {
 	const (
-		day  = 24 * time.Hour
-		hour = time.Hour
-		min  = time.Minute
+		day    = 24 * time.Hour
+		hour   = time.Hour
+		minute = time.Minute
 	)
 	pullMsg := `rpc error: code = NotFound desc = failed to pull and unpack image "registry.example/web:1.0.l": failed to resolve image: registry.example/web:1.0.l: not found`
 	tests := []struct {
@@ -65,10 +65,10 @@ func TestShapeRules(t *testing.T) {
 			build: func(c *cluster) {
 				d := c.deployment("web", 2, 2, reasonReplicaSetUpdated, 5*day)
 				old := c.replicaSet(d, 1, 1, 5*day, func(t *corev1.PodTemplateSpec) { t.Spec.Containers[0].Image = "registry.example/web:0.9.0" })
-				cur := c.replicaSet(d, 2, 2, 3*min, nil)
+				cur := c.replicaSet(d, 2, 2, 3*minute, nil)
 				c.pod(old, "a", 5*day, running(true))
-				c.pod(cur, "b", 3*min, running(true))
-				c.pod(cur, "c", 1*min, running(false))
+				c.pod(cur, "b", 3*minute, running(true))
+				c.pod(cur, "c", 1*minute, running(false))
 			},
 			wantShape: ShapeProgressing, wantCounts: &Counts{Declared: 2, Existing: 3, Serving: 2},
 		},
@@ -77,10 +77,10 @@ func TestShapeRules(t *testing.T) {
 			build: func(c *cluster) {
 				d := c.deployment("web", 2, 2, reasonReplicaSetUpdated, 5*day)
 				old := c.replicaSet(d, 1, 2, 5*day, func(t *corev1.PodTemplateSpec) { t.Spec.Containers[0].Image = "registry.example/web:1.0.0" })
-				cur := c.replicaSet(d, 2, 1, 4*min, nil)
+				cur := c.replicaSet(d, 2, 1, 4*minute, nil)
 				c.pod(old, "a", 5*day, running(true))
 				c.pod(old, "b", 5*day, running(true))
-				c.pod(cur, "c", 4*min, waiting("ErrImagePull", pullMsg))
+				c.pod(cur, "c", 4*minute, waiting("ErrImagePull", pullMsg))
 			},
 			wantShape: ShapeNeverStarts, wantCounts: &Counts{Declared: 2, Existing: 3, Serving: 2},
 			wantEvidence: "ImagePullBackOff",
@@ -88,40 +88,40 @@ func TestShapeRules(t *testing.T) {
 		{
 			name: "a secret key that does not exist never starts",
 			build: func(c *cluster) {
-				d := c.deployment("web", 1, 1, reasonTimedOut, 20*min)
-				rs := c.replicaSet(d, 1, 1, 20*min, nil)
-				c.pod(rs, "a", 20*min, waiting("CreateContainerConfigError", "couldn't find key passwd in Secret shop/db"))
+				d := c.deployment("web", 1, 1, reasonTimedOut, 20*minute)
+				rs := c.replicaSet(d, 1, 1, 20*minute, nil)
+				c.pod(rs, "a", 20*minute, waiting("CreateContainerConfigError", "couldn't find key passwd in Secret shop/db"))
 			},
 			wantShape: ShapeNeverStarts, wantEvidence: "CreateContainerConfigError",
 		},
 		{
 			name: "an unschedulable copy never starts",
 			build: func(c *cluster) {
-				d := c.deployment("web", 1, 1, reasonTimedOut, 20*min)
-				rs := c.replicaSet(d, 1, 1, 20*min, nil)
-				c.pod(rs, "a", 20*min, unschedulable("0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."))
+				d := c.deployment("web", 1, 1, reasonTimedOut, 20*minute)
+				rs := c.replicaSet(d, 1, 1, 20*minute, nil)
+				c.pod(rs, "a", 20*minute, unschedulable("0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."))
 			},
 			wantShape: ShapeNeverStarts, wantEvidence: "Unschedulable",
 		},
 		{
 			name: "a quota FailedCreate with zero pods never starts although status is self-consistent",
 			build: func(c *cluster) {
-				d := c.deployment("web", 3, 1, reasonReplicaSetUpdated, 20*min)
-				d.Status.Conditions[0].LastUpdateTime = ago(20 * min)
+				d := c.deployment("web", 3, 1, reasonReplicaSetUpdated, 20*minute)
+				d.Status.Conditions[0].LastUpdateTime = ago(20 * minute)
 				d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{
 					Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate",
 					Message: `pods "web-abc001-x" is forbidden: exceeded quota: compute, requested: limits.memory=64Mi, used: limits.memory=1Gi, limited: limits.memory=1Gi`,
 				})
-				c.replicaSet(d, 1, 3, 20*min, nil)
+				c.replicaSet(d, 1, 3, 20*minute, nil)
 			},
 			wantShape: ShapeNeverStarts, wantCounts: &Counts{Declared: 3}, wantEvidence: "FailedCreate",
 		},
 		{
 			name: "an executable that is not in the image never starts despite restarts",
 			build: func(c *cluster) {
-				d := c.deployment("web", 1, 1, reasonTimedOut, 20*min)
-				rs := c.replicaSet(d, 1, 1, 20*min, nil)
-				c.pod(rs, "a", 20*min, func(p *corev1.Pod) {
+				d := c.deployment("web", 1, 1, reasonTimedOut, 20*minute)
+				rs := c.replicaSet(d, 1, 1, 20*minute, nil)
+				c.pod(rs, "a", 20*minute, func(p *corev1.Pod) {
 					crashLooping("StartError", 128, 5)(p)
 					p.Status.ContainerStatuses[0].LastTerminationState.Terminated.Message = `failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: exec: "serve": executable file not found in $PATH`
 				})
@@ -144,10 +144,10 @@ func TestShapeRules(t *testing.T) {
 			build: func(c *cluster) {
 				d := c.deployment("web", 2, 2, reasonTimedOut, 5*day)
 				old := c.replicaSet(d, 1, 2, 5*day, func(t *corev1.PodTemplateSpec) { t.Spec.Containers[0].Image = "registry.example/web:0.9.0" })
-				cur := c.replicaSet(d, 2, 1, 30*min, nil)
+				cur := c.replicaSet(d, 2, 1, 30*minute, nil)
 				c.pod(old, "a", 5*day, running(true))
 				c.pod(old, "b", 5*day, running(true))
-				c.pod(cur, "c", 30*min, crashLooping("Error", 1, 9))
+				c.pod(cur, "c", 30*minute, crashLooping("Error", 1, 9))
 			},
 			wantShape: ShapeStartsAndDies, wantCounts: &Counts{Declared: 2, Existing: 3, Serving: 2, Restarts: 9},
 		},
@@ -156,10 +156,10 @@ func TestShapeRules(t *testing.T) {
 			build: func(c *cluster) {
 				d := c.deployment("web", 2, 2, reasonTimedOut, 5*day)
 				old := c.replicaSet(d, 1, 2, 5*day, func(t *corev1.PodTemplateSpec) { t.Spec.Containers[0].Image = "registry.example/web:0.9.0" })
-				cur := c.replicaSet(d, 2, 1, 30*min, nil)
+				cur := c.replicaSet(d, 2, 1, 30*minute, nil)
 				c.pod(old, "a", 5*day, running(true))
 				c.pod(old, "b", 5*day, running(true))
-				c.pod(cur, "c", 30*min, running(false))
+				c.pod(cur, "c", 30*minute, running(false))
 			},
 			wantShape: ShapeLiveButIdle, wantCounts: &Counts{Declared: 2, Existing: 3, Serving: 2},
 		},
@@ -168,8 +168,8 @@ func TestShapeRules(t *testing.T) {
 			build: func(c *cluster) {
 				d := c.deployment("web", 2, 1, reasonNewRSAvailable, 3*day)
 				rs := c.replicaSet(d, 1, 2, 3*day, nil)
-				c.pod(rs, "a", 3*min, running(true))
-				c.pod(rs, "b", 2*min, running(true))
+				c.pod(rs, "a", 3*minute, running(true))
+				c.pod(rs, "b", 2*minute, running(true))
 				c.event("ReplicaSet", rs.Name, rs.UID, corev1.EventTypeNormal, "SuccessfulCreate", "Created pod: "+rs.Name+"-z", 14, time.Minute)
 			},
 			wantShape: ShapeStartsAndDies,
@@ -177,10 +177,10 @@ func TestShapeRules(t *testing.T) {
 		{
 			name: "running copies that never get Ready after the deadline are live but idle",
 			build: func(c *cluster) {
-				d := c.deployment("web", 3, 1, reasonTimedOut, 20*min)
-				rs := c.replicaSet(d, 1, 3, 20*min, nil)
+				d := c.deployment("web", 3, 1, reasonTimedOut, 20*minute)
+				rs := c.replicaSet(d, 1, 3, 20*minute, nil)
 				for _, s := range []string{"a", "b", "c"} {
-					c.pod(rs, s, 20*min, running(false))
+					c.pod(rs, s, 20*minute, running(false))
 				}
 				c.event("Pod", rs.Name+"-a", "", corev1.EventTypeWarning, "Unhealthy", "Readiness probe failed: HTTP probe failed with statuscode: 404", 120, time.Minute)
 			},
@@ -222,9 +222,9 @@ func TestShapeRules(t *testing.T) {
 		{
 			name: "ContainerCreating for minutes never starts",
 			build: func(c *cluster) {
-				d := c.deployment("web", 1, 1, reasonReplicaSetUpdated, 6*min)
-				rs := c.replicaSet(d, 1, 1, 6*min, nil)
-				c.pod(rs, "a", 6*min, waiting("ContainerCreating", ""))
+				d := c.deployment("web", 1, 1, reasonReplicaSetUpdated, 6*minute)
+				rs := c.replicaSet(d, 1, 1, 6*minute, nil)
+				c.pod(rs, "a", 6*minute, waiting("ContainerCreating", ""))
 				c.event("Pod", rs.Name+"-a", "", corev1.EventTypeWarning, "FailedMount",
 					`MountVolume.SetUp failed for volume "config" : configmap "web-config" not found`, 5, time.Minute)
 			},

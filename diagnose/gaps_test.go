@@ -29,14 +29,14 @@ func TestSignalGapsDeployment(t *testing.T) {
 	}{
 		{
 			name: "default rolling update with probes and a Service leaves no gap",
-			setup: func(w *workload, d *appsv1.Deployment) {
+			setup: func(w *workload, _ *appsv1.Deployment) {
 				w.Services = []*corev1.Service{stService("api", map[string]string{"app": "api"}, intstr.FromString("http"))}
 			},
 			absent: []string{"spec.strategy.type", "spec.strategy.rollingUpdate.maxUnavailable", c0 + ".readinessProbe", "spec.minReadySeconds"},
 		},
 		{
 			name: "no readiness probe behind a Service",
-			setup: func(w *workload, d *appsv1.Deployment) {
+			setup: func(w *workload, _ *appsv1.Deployment) {
 				w.Template.Spec.Containers[0].ReadinessProbe = nil
 				w.Snap.Services = []*corev1.Service{stService("api", map[string]string{"app": "api"}, intstr.FromString("http"))}
 			},
@@ -44,12 +44,12 @@ func TestSignalGapsDeployment(t *testing.T) {
 		},
 		{
 			name:   "no readiness probe and no Service is no gap",
-			setup:  func(w *workload, d *appsv1.Deployment) { w.Template.Spec.Containers[0].ReadinessProbe = nil },
+			setup:  func(w *workload, _ *appsv1.Deployment) { w.Template.Spec.Containers[0].ReadinessProbe = nil },
 			absent: []string{c0 + ".readinessProbe"},
 		},
 		{
 			name: "sidecar that serves no Service port",
-			setup: func(w *workload, d *appsv1.Deployment) {
+			setup: func(w *workload, _ *appsv1.Deployment) {
 				w.Template.Spec.Containers = append(w.Template.Spec.Containers, corev1.Container{
 					Name:  "metrics",
 					Ports: []corev1.ContainerPort{{Name: "metrics", ContainerPort: 9100}},
@@ -60,12 +60,12 @@ func TestSignalGapsDeployment(t *testing.T) {
 		},
 		{
 			name:  "Recreate",
-			setup: func(w *workload, d *appsv1.Deployment) { d.Spec.Strategy.Type = appsv1.RecreateDeploymentStrategyType },
+			setup: func(_ *workload, d *appsv1.Deployment) { d.Spec.Strategy.Type = appsv1.RecreateDeploymentStrategyType },
 			want:  []string{"spec.strategy.type"},
 		},
 		{
 			name: "maxUnavailable 100%",
-			setup: func(w *workload, d *appsv1.Deployment) {
+			setup: func(_ *workload, d *appsv1.Deployment) {
 				d.Spec.Strategy = appsv1.DeploymentStrategy{
 					Type:          appsv1.RollingUpdateDeploymentStrategyType,
 					RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: pct("100%")},
@@ -75,7 +75,7 @@ func TestSignalGapsDeployment(t *testing.T) {
 		},
 		{
 			name: "maxUnavailable at least replicas",
-			setup: func(w *workload, d *appsv1.Deployment) {
+			setup: func(_ *workload, d *appsv1.Deployment) {
 				d.Spec.Strategy = appsv1.DeploymentStrategy{
 					Type:          appsv1.RollingUpdateDeploymentStrategyType,
 					RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: num(3)},
@@ -85,7 +85,7 @@ func TestSignalGapsDeployment(t *testing.T) {
 		},
 		{
 			name: "maxUnavailable 50% of 3 rounds down",
-			setup: func(w *workload, d *appsv1.Deployment) {
+			setup: func(_ *workload, d *appsv1.Deployment) {
 				d.Spec.Strategy = appsv1.DeploymentStrategy{
 					Type:          appsv1.RollingUpdateDeploymentStrategyType,
 					RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: pct("50%")},
@@ -95,7 +95,7 @@ func TestSignalGapsDeployment(t *testing.T) {
 		},
 		{
 			name: "readiness identical to liveness",
-			setup: func(w *workload, d *appsv1.Deployment) {
+			setup: func(w *workload, _ *appsv1.Deployment) {
 				c := &w.Template.Spec.Containers[0]
 				c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/live", Port: intstr.FromString("http")}}, PeriodSeconds: 5}
 			},

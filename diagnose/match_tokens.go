@@ -82,7 +82,7 @@ func validHost(h string) bool {
 func mayBeIP(h string) bool {
 	for i := range len(h) {
 		c := h[i]
-		if !(c >= '0' && c <= '9' || c == '.' || c == ':' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+		if !isHexDigit(c) && c != '.' && c != ':' {
 			return false
 		}
 	}
@@ -278,14 +278,20 @@ func isEnvName(w string) bool {
 	}
 	for i := range len(w) {
 		c := w[i]
-		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+		if !isUpper(c) && !isDigit(c) && c != '_' {
 			return false
 		}
 	}
 	return true
 }
 
-func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || isUpper(c) }
+
+func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isHexDigit(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
 func allDigits(s string) bool {
 	for i := range len(s) {
@@ -300,7 +306,7 @@ func allDigits(s string) bool {
 func hostChars(s string) bool {
 	for i := range len(s) {
 		c := s[i]
-		if !(isLetter(c) || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+		if !isLetter(c) && !isDigit(c) && c != '.' && c != '-' && c != '_' {
 			return false
 		}
 	}

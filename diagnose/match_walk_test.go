@@ -65,7 +65,7 @@ func TestValueAtAgreesWithWalk(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var paths []*field.Path
-			walkObject(reflect.ValueOf(tc.obj), tc.root, func(p *field.Path, v reflect.Value) bool {
+			walkObject(reflect.ValueOf(tc.obj), tc.root, func(p *field.Path, _ reflect.Value) bool {
 				if p != nil {
 					paths = append(paths, p)
 				}

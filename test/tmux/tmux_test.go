@@ -188,10 +188,10 @@ func TestDemoInARealTerminal(t *testing.T) {
 	}
 
 	tm.keys("Tab")
-	s = tm.waitFor("PHASE", "RESTARTS", "NODE")
+	tm.waitFor("PHASE", "RESTARTS", "NODE")
 
 	tm.keys("?")
-	s = tm.waitFor("Move", "Workloads", "Diagnosis", "General", "quit")
+	tm.waitFor("Move", "Workloads", "Diagnosis", "General", "quit")
 
 	tm.keys("Escape")
 	tm.waitFor("PHASE")

@@ -151,7 +151,7 @@ func assertReadOnly(t *testing.T, actions []k8stesting.Action) {
 func TestSnapshotDegradesOnForbiddenAndAbsentKinds(t *testing.T) {
 	client := fake.NewClientset(deployment("telemetry", "ingester"))
 	forbid := func(resource string) k8stesting.ReactionFunc {
-		return func(a k8stesting.Action) (bool, runtime.Object, error) {
+		return func(_ k8stesting.Action) (bool, runtime.Object, error) {
 			return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: resource}, "",
 				fmt.Errorf("User \"narrow\" cannot list resource %q in API group \"\"", resource))
 		}

@@ -286,7 +286,7 @@ func (cp *ControlPlane) waitReady(ctx context.Context) error {
 		last = err
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("kube-apiserver not ready at %s: %w (last error: %v); see %s",
+			return fmt.Errorf("kube-apiserver not ready at %s: %w (last error: %w); see %s",
 				cp.host, ctx.Err(), last, cp.path("kube-apiserver.log"))
 		case <-time.After(250 * time.Millisecond):
 		}

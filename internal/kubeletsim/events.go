@@ -205,8 +205,8 @@ func (r *schedulerRecorder) event(pod *corev1.Pod, etype, reason, action, note s
 	key := eventKey{string(pod.UID), "", etype, reason, note}
 	s := r.series[key]
 	var ev *eventsv1.Event
-	switch {
-	case s == nil:
+	switch s {
+	case nil:
 		r.last = max(r.last+1, now.UnixNano())
 		s = &seriesRecord{name: fmt.Sprintf("%s.%x", pod.Name, r.last), count: 1, lastSent: now}
 		r.series[key] = s

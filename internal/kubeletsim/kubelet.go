@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -356,7 +357,10 @@ type notFound struct{ msg string }
 
 func (e notFound) Error() string { return e.msg }
 
-func isNotFound(err error) bool { _, ok := err.(notFound); return ok }
+func isNotFound(err error) bool {
+	var nf notFound
+	return errors.As(err, &nf)
+}
 
 func (w *podWorker) fieldValue(path string) string {
 	p := w.pod

@@ -80,7 +80,9 @@ func TestPrivateImageWithoutPullSecretIsDenied(t *testing.T) {
 		// The pod spends most of its time in back-off; either state carries the error.
 		wt := pods[0].Status.ContainerStatuses[0].State.Waiting
 		backOff := fmt.Sprintf("Back-off pulling image %q: ErrImagePull: %s", private, want)
-		if wt == nil || !(wt.Reason == "ErrImagePull" && wt.Message == want) && !(wt.Reason == "ImagePullBackOff" && wt.Message == backOff) {
+		pulling := wt != nil && wt.Reason == "ErrImagePull" && wt.Message == want
+		backingOff := wt != nil && wt.Reason == "ImagePullBackOff" && wt.Message == backOff
+		if !pulling && !backingOff {
 			return fmt.Sprintf("waiting %+v, want ErrImagePull %q", wt, want)
 		}
 		return ""

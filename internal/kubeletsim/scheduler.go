@@ -296,7 +296,7 @@ func (s *Sim) fitResources(p *corev1.Pod, n *node) nodeVerdict {
 		addList(used, podRequests(q))
 	}
 	var reasons []string
-	if max := alloc[corev1.ResourcePods]; int64(count+1) > max.Value() {
+	if podLimit := alloc[corev1.ResourcePods]; int64(count+1) > podLimit.Value() {
 		reasons = append(reasons, reasonTooManyPods)
 	}
 	want := podRequests(p)

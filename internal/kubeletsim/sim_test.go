@@ -188,8 +188,14 @@ func TestMemoryAboveLimitIsOOMKilledIntoCrashLoopBackOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer limited.Close()
-	if b, _ := io.ReadAll(limited); string(b) != "thumbnaile" {
+	b, err := io.ReadAll(limited)
+	if cerr := limited.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != "thumbnaile" {
 		t.Fatalf("limitBytes=10 gave %q", b)
 	}
 }

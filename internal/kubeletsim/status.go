@@ -22,7 +22,7 @@ func (w *podWorker) status(now time.Time) corev1.PodStatus {
 	initialized := true
 	for _, c := range w.init {
 		initStatuses = append(initStatuses, w.containerStatus(c))
-		if !(c.term != nil && c.term.ExitCode == 0 && !c.running) {
+		if completed := c.term != nil && c.term.ExitCode == 0 && !c.running; !completed {
 			initialized = false
 			incomplete = append(incomplete, c.spec.Name)
 		}

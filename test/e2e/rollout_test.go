@@ -109,6 +109,15 @@ func TestUpstreamOutageUnderAnUnchangedSpecIsADependency(t *testing.T) {
 	if w.Counts.Existing != 3 || w.Counts.Serving != 0 {
 		t.Errorf("counts = %+v, want 3 existing and none serving", w.Counts)
 	}
+	// The deployment controller's NewReplicaSetAvailable would also say the revision served; the
+	// copies' own Ready history must say it too, for it is what outlives a later rollout.
+	if !hasEvidence(w, "was Ready until") {
+		t.Errorf("the evidence does not cite a copy's Ready history as proof the revision served:\n%s", w)
+	}
+	// The notifier's copies were replaced, so only the controller's record shows it served.
+	if n := r.find("Deployment", "notifier"); !hasEvidence(n, "NewReplicaSetAvailable") {
+		t.Errorf("the notifier's evidence does not cite NewReplicaSetAvailable as proof it served:\n%s", n)
+	}
 }
 
 func hasLogEvidence(w *workload, word string) bool {

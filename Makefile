@@ -5,9 +5,6 @@ BIN ?= bin/kubectl-diagnose
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/kubediagnose/kubectl-diagnose/cmd.version=$(VERSION)
 GOLANGCI_LINT_VERSION ?= v2.15.0
-# The e2e assets (etcd, kube-apiserver, kube-controller-manager, kubectl) live in a cache outside
-# the tree; hack/e2e-assets.sh builds them once and prints their directory.
-E2E_ASSETS = $(shell hack/e2e-assets.sh 2>/dev/null | tail -n 1)
 
 .PHONY: help
 help: ## show this help

@@ -43,6 +43,10 @@ bench: ## run the Go benchmarks
 fuzz: ## fuzz the dump reader for a minute
 	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 60s -fuzzminimizetime 5s ./internal/dump/
 
+.PHONY: fixtures
+fixtures: e2e-assets ## rebuild the demo dump and testdata/fixtures on a real control plane (python3, PyYAML)
+	hack/fixtures/make-fixtures.sh
+
 .PHONY: screenshots
 screenshots: build ## regenerate screenshots/*.png from the demo
 	hack/screenshots.sh

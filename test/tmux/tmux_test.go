@@ -50,22 +50,44 @@ func (tm *term) waitFor(texts ...string) string {
 	return ""
 }
 
+// waitMatch polls the screen until re matches it.
+func (tm *term) waitMatch(re *regexp.Regexp, what string) string {
+	tm.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	var s string
+	for time.Now().Before(deadline) {
+		if s = tm.screen(); re.MatchString(s) {
+			return s
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	tm.t.Fatalf("screen never showed %s; last screen:\n%s", what, s)
+	return ""
+}
+
 // waitExit waits for the program to end and returns its exit status.
 func (tm *term) waitExit() string {
 	tm.t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "diag", "#{pane_dead}")) != "1" {
+	for {
+		// tmux marks a pane dead when its pty reaches end of file, which can come before it
+		// reaps the child: until then neither the status nor the signal is set, so wait for one.
+		dead := strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "diag", "#{pane_dead}")) == "1"
+		if dead {
+			st := strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "diag", "#{pane_dead_status}"))
+			if st != "" {
+				return st
+			}
+			// tmux sets the status only for a normal exit; a process killed by a signal has none.
+			if sig := strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "diag", "#{pane_dead_signal}")); sig != "" {
+				return "signal " + sig
+			}
+		}
 		if time.Now().After(deadline) {
-			tm.t.Fatalf("the program did not end:\n%s", tm.screen())
+			tm.t.Fatalf("the program did not end (pane dead: %v, no exit status):\n%s", dead, tm.screen())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	st := strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "diag", "#{pane_dead_status}"))
-	if st == "" {
-		// tmux sets the status only for a normal exit; a process killed by a signal has none.
-		st = "signal " + strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "diag", "#{pane_dead_signal}"))
-	}
-	return st
 }
 
 func (tm *term) keys(keys ...string) {
@@ -175,8 +197,15 @@ func TestDemoInARealTerminal(t *testing.T) {
 	first := selectedRow(t, s)
 
 	tm.keys("Down")
-	s = tm.screen()
-	second := selectedRow(t, s)
+	// Under load the frame after a key can lag the key; give it time before judging.
+	second := first
+	for deadline := time.Now().Add(5 * time.Second); second == first && time.Now().Before(deadline); {
+		s = tm.screen()
+		second = selectedRow(t, s)
+		if second == first {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
 	if second == first {
 		t.Fatalf("Down did not move the selection from %s:\n%s", first, s)
 	}
@@ -218,10 +247,9 @@ func TestDemoIngesterDiagnosis(t *testing.T) {
 		}
 	}
 	tm.keys("5")
-	s = tm.waitFor("5 Spec")
-	if !regexp.MustCompile(`▶\s*\d+\s+value: telemetry-intake\.internal:9443`).MatchString(s) {
-		t.Errorf("spec tab does not highlight the INGEST_ENDPOINT value:\n%s", s)
-	}
+	// The tab bar shows "5 Spec" on every tab, so wait for the tab's own content.
+	tm.waitMatch(regexp.MustCompile(`▶\s*\d+\s+value: telemetry-intake\.internal:9443`),
+		"the spec tab highlighting the INGEST_ENDPOINT value")
 	tm.keys("C-c")
 	if st := tm.waitExit(); st != "0" {
 		t.Errorf("exit status %s after ctrl+c, want 0", st)

@@ -31,8 +31,8 @@ func startProcess(name, bin, logDir string, args []string) (*process, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout = out
 	cmd.Stderr = out
-	// Own process group, so Stop reaches anything the binary forks; killed with the test binary
-	// even when it dies without running cleanups.
+	// Own process group, so a ctrl+c meant for `go test` does not reach the binaries before the
+	// cleanups stop them; killed with the test binary even when it dies without running cleanups.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		_ = out.Close()
@@ -57,21 +57,22 @@ func (p *process) exited() (bool, error) {
 	}
 }
 
-// stop sends SIGTERM to the process group, then SIGKILL after grace.
+// stop sends SIGTERM to the process, then SIGKILL after grace.
+//
+// It signals through os.Process, which holds a pidfd, never kill(-pgid): once the process has
+// been reaped its number is free, and with a pid_max of 32768 it is soon another process's,
+// such as a tmux pane's session leader in a test running beside this one.
 func (p *process) stop(grace time.Duration) {
 	if p == nil {
 		return
 	}
-	pgid := -p.cmd.Process.Pid
-	_ = syscall.Kill(pgid, syscall.SIGTERM)
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-p.done:
 	case <-time.After(grace):
-		_ = syscall.Kill(pgid, syscall.SIGKILL)
+		_ = p.cmd.Process.Kill()
 		<-p.done
 	}
-	// Children that outlived the leader still belong to the group.
-	_ = syscall.Kill(pgid, syscall.SIGKILL)
 }
 
 // tail returns the last lines of the process output, for error messages.

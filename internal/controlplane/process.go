@@ -60,8 +60,8 @@ func (p *process) exited() (bool, error) {
 // stop sends SIGTERM to the process, then SIGKILL after grace.
 //
 // It signals through os.Process, which holds a pidfd, never kill(-pgid): once the process has
-// been reaped its number is free, and with a pid_max of 32768 it is soon another process's,
-// such as a tmux pane's session leader in a test running beside this one.
+// been reaped its number is free and may become another process's (pid_max is 32768 here),
+// such as the session leader of a tmux pane in a test running beside this one.
 func (p *process) stop(grace time.Duration) {
 	if p == nil {
 		return

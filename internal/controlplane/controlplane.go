@@ -69,6 +69,7 @@ type ControlPlane struct {
 
 	mu       sync.Mutex
 	pool     []string // unused identities for NewIdentity
+	apiDown  bool     // kube-apiserver stopped by StopAPIServer
 	stopOnce sync.Once
 }
 
@@ -128,7 +129,7 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	); err != nil {
 		return nil, err
 	}
-	if err := cp.start("kube-apiserver", append([]string{
+	if err := cp.start(apiServer, append([]string{
 		"--etcd-servers=" + etcdURL,
 		"--bind-address=127.0.0.1",
 		"--advertise-address=127.0.0.1",
@@ -317,9 +318,61 @@ func (cp *ControlPlane) waitControllers(ctx context.Context) error {
 	}
 }
 
-// failed returns an error for the first process that ended.
+// StopAPIServer stops kube-apiserver and leaves etcd and the controller manager running, as
+// when a cluster's API server goes away; StartAPIServer brings it back.
+func (cp *ControlPlane) StopAPIServer() {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	i := cp.proc(apiServer)
+	if i < 0 || cp.apiDown {
+		return
+	}
+	cp.procs[i].stop(10 * time.Second)
+	cp.apiDown = true
+}
+
+// StartAPIServer restarts the kube-apiserver that StopAPIServer stopped, with the same flags,
+// port and data, and returns once /readyz answers.
+func (cp *ControlPlane) StartAPIServer(ctx context.Context) error {
+	cp.mu.Lock()
+	i := cp.proc(apiServer)
+	if i < 0 || !cp.apiDown {
+		cp.mu.Unlock()
+		return errors.New("kube-apiserver is not stopped")
+	}
+	old := cp.procs[i]
+	p, err := startProcess(old.name, old.cmd.Path, cp.dir, old.cmd.Args[1:])
+	if err != nil {
+		cp.mu.Unlock()
+		return err
+	}
+	cp.procs[i] = p
+	cp.apiDown = false
+	cp.mu.Unlock()
+	return cp.waitReady(ctx)
+}
+
+const apiServer = "kube-apiserver"
+
+// proc is the index of the named process in cp.procs, or -1.
+func (cp *ControlPlane) proc(name string) int {
+	for i, p := range cp.procs {
+		if p.name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// failed returns an error for the first process that ended, except an API server stopped on
+// purpose.
 func (cp *ControlPlane) failed() error {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
 	for _, p := range cp.procs {
+		if cp.apiDown && p.name == apiServer {
+			continue
+		}
 		if err := p.failure(); err != nil {
 			return err
 		}
@@ -327,12 +380,15 @@ func (cp *ControlPlane) failed() error {
 	return nil
 }
 
-// Stop kills every process (process groups) and removes the temporary directory. It is safe to
+// Stop kills every process and removes the temporary directory. It is safe to
 // call more than once.
 func (cp *ControlPlane) Stop() {
 	cp.stopOnce.Do(func() {
-		for i := len(cp.procs) - 1; i >= 0; i-- {
-			cp.procs[i].stop(10 * time.Second)
+		cp.mu.Lock()
+		procs := append([]*process(nil), cp.procs...)
+		cp.mu.Unlock()
+		for i := len(procs) - 1; i >= 0; i-- {
+			procs[i].stop(10 * time.Second)
 		}
 		_ = os.RemoveAll(cp.dir)
 	})

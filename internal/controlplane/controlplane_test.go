@@ -226,3 +226,44 @@ func TestStopKillsProcessesAndRemovesFiles(t *testing.T) {
 	}
 	own.Stop() // idempotent
 }
+
+func TestAPIServerRestartKeepsItsPortAndData(t *testing.T) {
+	own := controlplane.StartT(t, controlplane.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cs := kubernetes.NewForConfigOrDie(own.AdminConfig())
+	ns, err := own.CreateNamespace(ctx, "restart-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readyz := func() error {
+		ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+		_, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		return err
+	}
+
+	own.StopAPIServer()
+	if err := readyz(); err == nil {
+		t.Fatal("API server answers after StopAPIServer")
+	}
+	if err := own.Err(); err != nil {
+		t.Fatalf("a stopped API server is reported as a failure: %v", err)
+	}
+
+	if err := own.StartAPIServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := readyz(); err != nil {
+		t.Fatalf("API server not ready after StartAPIServer: %v", err)
+	}
+	if _, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); err != nil {
+		t.Fatalf("namespace created before the restart: %v", err)
+	}
+	if err := own.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := own.StartAPIServer(ctx); err == nil {
+		t.Error("StartAPIServer on a running API server did not fail")
+	}
+}

@@ -24,7 +24,8 @@ type process struct {
 
 func startProcess(name, bin, logDir string, args []string) (*process, error) {
 	logPath := filepath.Join(logDir, name+".log")
-	out, err := os.Create(logPath)
+	// Appended to, so a restarted binary's log follows its first run's.
+	out, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("create %s log: %w", name, err)
 	}

@@ -3,9 +3,11 @@ package live
 import (
 	"context"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/pager"
@@ -21,7 +23,8 @@ type kind struct {
 	Cluster  bool
 	list     func(c kubernetes.Interface, ns string) pager.ListPageFunc
 	add      func(s *snapshot.Snapshot, objs []runtime.Object)
-	informer func(f informers.SharedInformerFactory) cache.SharedIndexInformer
+	watch    func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext
+	object   runtime.Object // an example, for the informer's type checks
 }
 
 func pageFunc[L runtime.Object](fn func(ctx context.Context, opts metav1.ListOptions) (L, error)) pager.ListPageFunc {
@@ -45,9 +48,10 @@ var kinds = []kind{
 			return pageFunc(c.AppsV1().Deployments(ns).List)
 		},
 		add: func(s *snapshot.Snapshot, o []runtime.Object) { appendAs(&s.Deployments, o) },
-		informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
-			return f.Apps().V1().Deployments().Informer()
+		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
+			return c.AppsV1().Deployments(ns).Watch
 		},
+		object: &appsv1.Deployment{},
 	},
 	{
 		Kind: "StatefulSet", Resource: "apps/v1 statefulsets",
@@ -55,9 +59,10 @@ var kinds = []kind{
 			return pageFunc(c.AppsV1().StatefulSets(ns).List)
 		},
 		add: func(s *snapshot.Snapshot, o []runtime.Object) { appendAs(&s.StatefulSets, o) },
-		informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
-			return f.Apps().V1().StatefulSets().Informer()
+		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
+			return c.AppsV1().StatefulSets(ns).Watch
 		},
+		object: &appsv1.StatefulSet{},
 	},
 	{
 		Kind: "DaemonSet", Resource: "apps/v1 daemonsets",
@@ -65,9 +70,10 @@ var kinds = []kind{
 			return pageFunc(c.AppsV1().DaemonSets(ns).List)
 		},
 		add: func(s *snapshot.Snapshot, o []runtime.Object) { appendAs(&s.DaemonSets, o) },
-		informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
-			return f.Apps().V1().DaemonSets().Informer()
+		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
+			return c.AppsV1().DaemonSets(ns).Watch
 		},
+		object: &appsv1.DaemonSet{},
 	},
 	{
 		Kind: "ReplicaSet", Resource: "apps/v1 replicasets",
@@ -75,9 +81,10 @@ var kinds = []kind{
 			return pageFunc(c.AppsV1().ReplicaSets(ns).List)
 		},
 		add: func(s *snapshot.Snapshot, o []runtime.Object) { appendAs(&s.ReplicaSets, o) },
-		informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
-			return f.Apps().V1().ReplicaSets().Informer()
+		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
+			return c.AppsV1().ReplicaSets(ns).Watch
 		},
+		object: &appsv1.ReplicaSet{},
 	},
 	{
 		Kind: "ControllerRevision", Resource: "apps/v1 controllerrevisions",
@@ -85,17 +92,19 @@ var kinds = []kind{
 			return pageFunc(c.AppsV1().ControllerRevisions(ns).List)
 		},
 		add: func(s *snapshot.Snapshot, o []runtime.Object) { appendAs(&s.ControllerRevisions, o) },
-		informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
-			return f.Apps().V1().ControllerRevisions().Informer()
+		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
+			return c.AppsV1().ControllerRevisions(ns).Watch
 		},
+		object: &appsv1.ControllerRevision{},
 	},
 	{
 		Kind: "Pod", Resource: "v1 pods",
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc { return pageFunc(c.CoreV1().Pods(ns).List) },
 		add:  func(s *snapshot.Snapshot, o []runtime.Object) { appendAs(&s.Pods, o) },
-		informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
-			return f.Core().V1().Pods().Informer()
+		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
+			return c.CoreV1().Pods(ns).Watch
 		},
+		object: &corev1.Pod{},
 	},
 	{
 		Kind: "Event", Resource: "v1 events",
@@ -103,9 +112,10 @@ var kinds = []kind{
 			return pageFunc(c.CoreV1().Events(ns).List)
 		},
 		add: func(s *snapshot.Snapshot, o []runtime.Object) { appendAs(&s.Events, o) },
-		informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
-			return f.Core().V1().Events().Informer()
+		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
+			return c.CoreV1().Events(ns).Watch
 		},
+		object: &corev1.Event{},
 	},
 	{
 		Kind: "Service", Resource: "v1 services",
@@ -113,9 +123,10 @@ var kinds = []kind{
 			return pageFunc(c.CoreV1().Services(ns).List)
 		},
 		add: func(s *snapshot.Snapshot, o []runtime.Object) { appendAs(&s.Services, o) },
-		informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
-			return f.Core().V1().Services().Informer()
+		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
+			return c.CoreV1().Services(ns).Watch
 		},
+		object: &corev1.Service{},
 	},
 	{
 		Kind: "PersistentVolumeClaim", Resource: "v1 persistentvolumeclaims",
@@ -123,9 +134,10 @@ var kinds = []kind{
 			return pageFunc(c.CoreV1().PersistentVolumeClaims(ns).List)
 		},
 		add: func(s *snapshot.Snapshot, o []runtime.Object) { appendAs(&s.PersistentVolumeClaims, o) },
-		informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
-			return f.Core().V1().PersistentVolumeClaims().Informer()
+		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
+			return c.CoreV1().PersistentVolumeClaims(ns).Watch
 		},
+		object: &corev1.PersistentVolumeClaim{},
 	},
 	{
 		Kind: "ResourceQuota", Resource: "v1 resourcequotas",
@@ -133,9 +145,10 @@ var kinds = []kind{
 			return pageFunc(c.CoreV1().ResourceQuotas(ns).List)
 		},
 		add: func(s *snapshot.Snapshot, o []runtime.Object) { appendAs(&s.ResourceQuotas, o) },
-		informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
-			return f.Core().V1().ResourceQuotas().Informer()
+		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
+			return c.CoreV1().ResourceQuotas(ns).Watch
 		},
+		object: &corev1.ResourceQuota{},
 	},
 	{
 		Kind: "EndpointSlice", Resource: "discovery.k8s.io/v1 endpointslices",
@@ -143,16 +156,16 @@ var kinds = []kind{
 			return pageFunc(c.DiscoveryV1().EndpointSlices(ns).List)
 		},
 		add: func(s *snapshot.Snapshot, o []runtime.Object) { appendAs(&s.EndpointSlices, o) },
-		informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
-			return f.Discovery().V1().EndpointSlices().Informer()
+		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
+			return c.DiscoveryV1().EndpointSlices(ns).Watch
 		},
+		object: &discoveryv1.EndpointSlice{},
 	},
 	{
 		Kind: "Node", Resource: "v1 nodes", Cluster: true,
-		list: func(c kubernetes.Interface, _ string) pager.ListPageFunc { return pageFunc(c.CoreV1().Nodes().List) },
-		add:  func(s *snapshot.Snapshot, o []runtime.Object) { appendAs(&s.Nodes, o) },
-		informer: func(f informers.SharedInformerFactory) cache.SharedIndexInformer {
-			return f.Core().V1().Nodes().Informer()
-		},
+		list:   func(c kubernetes.Interface, _ string) pager.ListPageFunc { return pageFunc(c.CoreV1().Nodes().List) },
+		add:    func(s *snapshot.Snapshot, o []runtime.Object) { appendAs(&s.Nodes, o) },
+		watch:  func(c kubernetes.Interface, _ string) cache.WatchFuncWithContext { return c.CoreV1().Nodes().Watch },
+		object: &corev1.Node{},
 	},
 }

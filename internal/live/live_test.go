@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
@@ -439,6 +442,65 @@ func TestWatchReportsAnUnreachableServerAndResumesWhenItIsBack(t *testing.T) {
 			return
 		case <-deadline:
 			t.Fatalf("no snapshot within 10s after %d errors", errCount)
+		}
+	}
+}
+
+// An informer whose server refuses connections retries its watch quietly (client-go treats
+// connection refused as retriable and never calls the watch error handler). The source must
+// still say the server is gone, and publish a fresh snapshot once the watch runs again, so the
+// console can stop calling its picture stale even when nothing changed meanwhile.
+func TestWatchReportsARefusedWatchAndPublishesWhenItRunsAgain(t *testing.T) {
+	client := fake.NewClientset(deployment("telemetry", "ingester"))
+	refused := &url.Error{
+		Op:  "Get",
+		URL: "https://10.0.0.1:6443/apis/apps/v1/namespaces/telemetry/deployments?watch=true",
+		Err: &net.OpError{Op: "dial", Net: "tcp", Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}},
+	}
+	var mu sync.Mutex
+	failures := 2
+	var backAt time.Time
+	client.PrependWatchReactor("deployments", func(k8stesting.Action) (bool, watch.Interface, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if failures > 0 {
+			failures--
+			return true, nil, refused
+		}
+		if backAt.IsZero() {
+			backAt = time.Now()
+		}
+		return false, nil, nil
+	})
+	src := newForClient(client, Options{Namespaces: []string{"telemetry"}}, time.Now)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	snaps, errs := src.Watch(ctx)
+	var errCount int
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case err := <-errs:
+			if !strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error = %q, want one line saying connection refused", err)
+			}
+			errCount++
+		case s := <-snaps:
+			mu.Lock()
+			back := backAt
+			mu.Unlock()
+			if back.IsZero() || !s.ReferenceTime.After(back) {
+				continue // the first read, or the caches' first snapshot, from before the outage ended
+			}
+			if errCount == 0 {
+				t.Error("the refused watch was never reported")
+			}
+			if len(s.Deployments) != 1 {
+				t.Errorf("deployments = %d, want 1", len(s.Deployments))
+			}
+			return
+		case <-deadline:
+			t.Fatalf("no snapshot after the watch ran again (%d errors reported)", errCount)
 		}
 	}
 }

@@ -2,13 +2,14 @@ package live
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
@@ -104,43 +105,63 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		stripManagedFields(obj)
 		return obj, nil
 	}
+	// A reflector whose server refuses connections backs off and retries its watch without
+	// telling its error handler (client-go's isWatchErrorRetriable), so an API server that went
+	// away would go unnoticed. Every list and watch call therefore reports its outcome here.
+	h := &watchHealth{failing: map[string]bool{}}
+	observe := func(ctx context.Context, key string, err error) {
+		if ctx.Err() != nil {
+			return
+		}
+		switch h.observe(key, err) {
+		case failed:
+			report(s.fatal(err))
+		case recovered:
+			// Every watch runs again: a fresh snapshot says so, even when nothing changed.
+			mark()
+		}
+	}
 
 	namespaces := s.namespaces
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
-	var factories []informers.SharedInformerFactory
 	var ws []watched
-	newFactory := func(ns string) informers.SharedInformerFactory {
-		opts := []informers.SharedInformerOption{informers.WithTransform(transform)}
-		if ns != metav1.NamespaceAll {
-			opts = append(opts, informers.WithNamespace(ns))
+	add := func(k *kind, ns string) {
+		key := k.Kind + "/" + ns
+		list, watchFn := k.list(s.client, ns), k.watch(s.client, ns)
+		lw := &cache.ListWatch{
+			ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+				obj, err := list(ctx, opts)
+				observe(ctx, key, err)
+				return obj, err
+			},
+			WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+				w, err := watchFn(ctx, opts)
+				observe(ctx, key, err)
+				return w, err
+			},
 		}
-		f := informers.NewSharedInformerFactoryWithOptions(s.client, 0, opts...)
-		factories = append(factories, f)
-		return f
+		inf := cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, s.client), k.object,
+			cache.SharedIndexInformerOptions{Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}})
+		ws = append(ws, watched{kind: k, namespace: ns, informer: inf})
 	}
-	cluster := newFactory(metav1.NamespaceAll)
 	for _, ns := range namespaces {
-		f := cluster
-		if ns != metav1.NamespaceAll {
-			f = newFactory(ns)
-		}
 		for i := range kinds {
-			k := &kinds[i]
-			if k.Cluster || hidden[k.Kind+"/"+ns] {
-				continue
+			if k := &kinds[i]; !k.Cluster && !hidden[k.Kind+"/"+ns] {
+				add(k, ns)
 			}
-			ws = append(ws, watched{kind: k, namespace: ns, informer: k.informer(f)})
 		}
 	}
 	for i := range kinds {
-		k := &kinds[i]
-		if k.Cluster && !hidden[k.Kind+"/"] {
-			ws = append(ws, watched{kind: k, informer: k.informer(cluster)})
+		if k := &kinds[i]; k.Cluster && !hidden[k.Kind+"/"] {
+			add(k, metav1.NamespaceAll)
 		}
 	}
 	for _, w := range ws {
+		if err := w.informer.SetTransform(transform); err != nil {
+			report(err)
+		}
 		_ = w.informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
 			report(s.fatal(err))
 		})
@@ -148,18 +169,14 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 			report(err)
 		}
 	}
-	for _, f := range factories {
-		f.Start(ctx.Done())
+	var running sync.WaitGroup
+	defer running.Wait()
+	synced := make([]cache.InformerSynced, 0, len(ws))
+	for _, w := range ws {
+		running.Go(func() { w.informer.RunWithContext(ctx) })
+		synced = append(synced, w.informer.HasSynced)
 	}
-	defer func() {
-		for _, f := range factories {
-			f.Shutdown()
-		}
-	}()
-	for _, f := range factories {
-		f.WaitForCacheSync(ctx.Done())
-	}
-	if ctx.Err() != nil {
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) || ctx.Err() != nil {
 		return
 	}
 
@@ -267,4 +284,35 @@ func (s *Source) retryAfter() time.Duration {
 		return s.retry
 	}
 	return retryInterval
+}
+
+// watchHealth tracks which informers' last list or watch call failed.
+type watchHealth struct {
+	mu      sync.Mutex
+	failing map[string]bool
+}
+
+type healthChange int
+
+const (
+	unchanged healthChange = iota
+	failed                 // a call failed
+	recovered              // the last failing informer's call succeeded
+)
+
+func (h *watchHealth) observe(key string, err error) healthChange {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err != nil {
+		h.failing[key] = true
+		return failed
+	}
+	if !h.failing[key] {
+		return unchanged
+	}
+	delete(h.failing, key)
+	if len(h.failing) == 0 {
+		return recovered
+	}
+	return unchanged
 }

@@ -35,7 +35,13 @@ func (tm *term) screen() string { return tm.tmux("capture-pane", "-p", "-t", "di
 // waitFor polls the screen until it contains every text, and returns it.
 func (tm *term) waitFor(texts ...string) string {
 	tm.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	return tm.waitForWithin(20*time.Second, texts...)
+}
+
+// waitForWithin is waitFor with its own patience, for what a cluster decides the pace of.
+func (tm *term) waitForWithin(d time.Duration, texts ...string) string {
+	tm.t.Helper()
+	deadline := time.Now().Add(d)
 	var s string
 	for time.Now().Before(deadline) {
 		s = tm.screen()

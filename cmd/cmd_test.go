@@ -609,8 +609,9 @@ func TestRootOpensConsoleOnLiveCluster(t *testing.T) {
 	if got.SourceLabel != "live" || got.Context != "prod" || strings.Join(got.Namespaces, ",") != "payments" || got.AllNamespaces {
 		t.Errorf("live console options: label %q context %q namespaces %v all %v", got.SourceLabel, got.Context, got.Namespaces, got.AllNamespaces)
 	}
-	if got.Source == nil || got.Watch == nil || got.SwitchNamespace == nil || got.SwitchNamespace("other") == nil {
-		t.Errorf("live console lacks source, watch or namespace switch: %+v", got)
+	if got.Source == nil || got.Watch == nil || got.SwitchNamespace == nil || got.SwitchNamespace("other") == nil ||
+		got.ListNamespaces == nil {
+		t.Errorf("live console lacks source, watch, namespace switch or namespace list: %+v", got)
 	}
 
 	got = nil

@@ -21,6 +21,7 @@ func openLive(o *SourceOptions) (*openedSource, error) {
 		live:           src,
 		liveNamespaces: src.Namespaces(),
 		watch:          src.Watch,
+		listNamespaces: src.NamespaceNames,
 		switchNamespace: func(ns string) snapshot.Source {
 			s, err := live.New(flags, live.Options{Namespaces: []string{ns}})
 			if err != nil {

@@ -146,6 +146,7 @@ func (o *RootOptions) consoleOptions(src *openedSource) tui.Options {
 		opts.Namespaces = src.liveNamespaces
 		opts.SwitchNamespace = src.switchNamespace
 		opts.Watch = src.watch
+		opts.ListNamespaces = src.listNamespaces
 	}
 	return opts
 }

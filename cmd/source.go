@@ -95,6 +95,8 @@ type openedSource struct {
 	switchNamespace func(ns string) snapshot.Source
 	// watch streams snapshots of a live source as the cluster changes.
 	watch func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error)
+	// listNamespaces names the cluster's namespaces for the console's prompt.
+	listNamespaces func(ctx context.Context) ([]string, error)
 }
 
 // open returns the source the flags select: the dump, else the live cluster.

@@ -165,3 +165,16 @@ func copyToClipboard(out io.Writer, text string) tea.Cmd {
 		return copiedMsg{text: text, err: err}
 	}
 }
+
+// namespacesMsg carries the cluster's namespace names for the n prompt.
+type namespacesMsg struct {
+	names []string
+	err   error
+}
+
+func listNamespaces(ctx context.Context, list func(context.Context) ([]string, error)) tea.Cmd {
+	return func() tea.Msg {
+		names, err := list(ctx)
+		return namespacesMsg{names: names, err: err}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -294,6 +295,69 @@ func TestNamespaceSwitch(t *testing.T) {
 	if !strings.Contains(seen(m), "ns pay") {
 		t.Fatalf("header does not name the new namespace:\n%s", seen(m))
 	}
+}
+
+func TestNamespacePromptSuggestsTheClustersNamespaces(t *testing.T) {
+	m := readyModel(100, 30)
+	snap, _ := fixture()
+	m.opts.SwitchNamespace = func(string) snapshot.Source { return staticSource{snap: snap} }
+	var listed bool
+	m.opts.ListNamespaces = func(context.Context) ([]string, error) {
+		listed = true
+		return []string{"payments", "telemetry", "kube-system"}, nil
+	}
+	cmd := press(m, "n")
+	if !m.nsPrompt || cmd == nil {
+		t.Fatal("n did not open the prompt with a command to list namespaces")
+	}
+	if got := m.nsInput.AvailableSuggestions(); !slices.Equal(got, []string{"telemetry"}) {
+		t.Errorf("suggestions before the list arrives = %v, want the snapshot's [telemetry]", got)
+	}
+	for _, msg := range runBatch(cmd) {
+		m.Update(msg)
+	}
+	if !listed {
+		t.Fatal("the namespaces were never listed")
+	}
+	if got, want := m.nsInput.AvailableSuggestions(), []string{"kube-system", "payments", "telemetry"}; !slices.Equal(got, want) {
+		t.Errorf("suggestions = %v, want %v", got, want)
+	}
+	press(m, "p", "a")
+	if got := m.nsInput.MatchedSuggestions(); !slices.Equal(got, []string{"payments"}) {
+		t.Errorf("after typing pa, matched = %v, want [payments]", got)
+	}
+
+	// An identity that may not list namespaces keeps the snapshot's, and nothing is said.
+	press(m, "esc")
+	m.opts.ListNamespaces = func(context.Context) ([]string, error) {
+		return nil, errors.New(`namespaces is forbidden: User "viewer" cannot list resource "namespaces"`)
+	}
+	for _, msg := range runBatch(press(m, "n")) {
+		m.Update(msg)
+	}
+	if got := m.nsInput.AvailableSuggestions(); !slices.Equal(got, []string{"telemetry"}) {
+		t.Errorf("suggestions after a forbidden list = %v, want [telemetry]", got)
+	}
+}
+
+// runBatch runs cmd and, for a batch, each of its commands, and returns the namespace lists among
+// their messages (the prompt's cursor blink is not fed back).
+func runBatch(cmd tea.Cmd) []tea.Msg {
+	if cmd == nil {
+		return nil
+	}
+	msg := cmd()
+	if b, ok := msg.(tea.BatchMsg); ok {
+		var out []tea.Msg
+		for _, c := range b {
+			out = append(out, runBatch(c)...)
+		}
+		return out
+	}
+	if _, ok := msg.(namespacesMsg); !ok {
+		return nil
+	}
+	return []tea.Msg{msg}
 }
 
 func TestCopyWritesOSC52(t *testing.T) {

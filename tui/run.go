@@ -31,6 +31,9 @@ type Options struct {
 	Context string
 	// SwitchNamespace, when set (live clusters), returns a source for another namespace.
 	SwitchNamespace func(ns string) snapshot.Source
+	// ListNamespaces, when set (live clusters), names the cluster's namespaces for the n
+	// prompt's suggestions; without it, or when it fails, the snapshot's namespaces are offered.
+	ListNamespaces func(ctx context.Context) ([]string, error)
 }
 
 // ProgressSource is a Source that reports how far a read has got ("pods", 12400); the console

@@ -3,6 +3,7 @@ package tui
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,6 +55,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		return m, tick(m.gen)
+	case namespacesMsg:
+		// Listing is a courtesy: an identity that may not list namespaces keeps the snapshot's.
+		if msg.err == nil && m.nsPrompt {
+			m.nsInput.SetSuggestions(m.knownNamespaces(msg.names))
+		}
+		return m, nil
 	case copiedMsg:
 		if msg.err != nil {
 			return m, m.showToast("copy failed: " + msg.err.Error())
@@ -184,10 +191,11 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		m.nsPrompt = true
 		m.nsInput.SetValue("")
-		if m.data != nil {
-			m.nsInput.SetSuggestions(m.data.namespaces)
+		m.nsInput.SetSuggestions(m.knownNamespaces(nil))
+		if m.opts.ListNamespaces == nil {
+			return m.nsInput.Focus()
 		}
-		return m.nsInput.Focus()
+		return tea.Batch(m.nsInput.Focus(), listNamespaces(m.ctx, m.opts.ListNamespaces))
 	}
 	switch m.screen {
 	case screenHelp:
@@ -317,4 +325,15 @@ func thousands(n int) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// knownNamespaces is the snapshot's namespaces and extra, sorted, without repeats.
+func (m *Model) knownNamespaces(extra []string) []string {
+	var names []string
+	if m.data != nil {
+		names = append(names, m.data.namespaces...)
+	}
+	names = append(names, extra...)
+	slices.Sort(names)
+	return slices.Compact(names)
 }

@@ -15,8 +15,9 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
-// kind is one resource the source reads. The table below is the whole list of what the tool
-// may touch: Secrets and ConfigMaps are deliberately absent.
+// kind is one resource the source reads. The table below, with pod logs and the namespace names
+// the console offers, is the whole list of what the tool may touch: Secrets and ConfigMaps are
+// deliberately absent.
 type kind struct {
 	Kind     string
 	Resource string // group/version/resource, for messages

@@ -1,12 +1,15 @@
 package live
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
+	"sort"
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
@@ -137,6 +140,23 @@ func tune(in *rest.Config) *rest.Config {
 
 // Namespaces returns the namespaces the source reads; empty means all.
 func (s *Source) Namespaces() []string { return append([]string(nil), s.namespaces...) }
+
+// NamespaceNames lists the names of the cluster's namespaces, sorted, for the console's namespace
+// prompt. An identity without list on namespaces gets the API server's Forbidden error.
+func (s *Source) NamespaceNames(ctx context.Context) ([]string, error) {
+	// resourceVersion=0 lets the server answer from its watch cache: suggestions need no
+	// consistent read.
+	list, err := s.client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return nil, s.fatal(err)
+	}
+	names := make([]string, 0, len(list.Items))
+	for i := range list.Items {
+		names = append(names, list.Items[i].Name)
+	}
+	sort.Strings(names)
+	return names, nil
+}
 
 // Info describes the source as reports show it.
 func (s *Source) Info() snapshot.SourceInfo { return s.info }

@@ -505,6 +505,38 @@ func TestWatchReportsARefusedWatchAndPublishesWhenItRunsAgain(t *testing.T) {
 	}
 }
 
+func TestNamespaceNamesAreSortedAndAForbiddenListSaysSo(t *testing.T) {
+	ns := func(name string) *corev1.Namespace {
+		return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	}
+	client := fake.NewClientset(ns("telemetry"), ns("default"), ns("payments"))
+	src := newForClient(client, Options{Namespaces: []string{"telemetry"}}, fixedNow)
+	got, err := src.NamespaceNames(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"default", "payments", "telemetry"}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("names = %v, want %v", got, want)
+	}
+	var rv string
+	for _, a := range client.Actions() {
+		if l, ok := a.(k8stesting.ListActionImpl); ok && a.GetResource().Resource == "namespaces" {
+			rv = l.GetListOptions().ResourceVersion
+		}
+	}
+	if rv != "0" {
+		t.Errorf("namespaces listed with resourceVersion %q, want 0 (served from the watch cache)", rv)
+	}
+
+	client.PrependReactor("list", "namespaces", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "namespaces"}, "",
+			errors.New(`User "viewer" cannot list resource "namespaces" in API group "" at the cluster scope`))
+	})
+	if _, err := src.NamespaceNames(context.Background()); err == nil || !apierrors.IsForbidden(err) {
+		t.Errorf("forbidden list: err = %v, want a Forbidden error", err)
+	}
+}
+
 func TestTuneAsksForProtobufAndBoundsEveryRequest(t *testing.T) {
 	in := &rest.Config{Host: "https://example.invalid"}
 	out := tune(in)

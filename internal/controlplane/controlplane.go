@@ -37,6 +37,8 @@ var Controllers = []string{
 	"daemonset-controller", "endpointslice-controller", "garbage-collector-controller",
 	"namespace-controller", "serviceaccount-controller", "serviceaccount-token-controller",
 	"root-ca-certificate-publisher-controller",
+	// Admission counts a namespace's quota usage from the status this controller writes.
+	"resourcequota-controller",
 }
 
 // Options configure Start. The zero value is ready to use.

@@ -39,6 +39,8 @@ var Controllers = []string{
 	"root-ca-certificate-publisher-controller",
 	// Admission counts a namespace's quota usage from the status this controller writes.
 	"resourcequota-controller",
+	// Binds claims to volumes and reports ProvisioningFailed for a class that does not exist.
+	"persistentvolume-binder-controller",
 }
 
 // Options configure Start. The zero value is ready to use.

@@ -12,8 +12,11 @@
 //     NodeResourcesFit requests vs allocatable); otherwise the FitError message with the
 //     preemption suffix (pkg/scheduler/framework/types.go, defaultpreemption), a FailedScheduling
 //     events.k8s.io/v1 Event (a series at count 2, then on its 30-minute refresh) and the
-//     PodScheduled=False/Unschedulable condition. Unschedulable pods are retried every 5 minutes
-//     (podMaxInUnschedulablePodsDuration) or when their spec changes.
+//     PodScheduled=False/Unschedulable condition. Before the filters, VolumeBinding's PreFilter:
+//     a missing, lost or deleting claim, or an unbound claim of immediate binding mode ("pod has
+//     unbound immediate PersistentVolumeClaims"), keeps the pod off every node. Unschedulable
+//     pods are retried every 5 minutes (podMaxInUnschedulablePodsDuration) or when their spec
+//     changes.
 //   - Kubelet: pod status (condition order and reasons, container statuses, image and imageID as
 //     containerd reports them), core/v1 Events from source kubelet with the legacy recorder's
 //     counting and spam filter, pulls with back-off 10 s doubling to 300 s (ErrImagePull,
@@ -36,9 +39,9 @@
 // and program delays run that many times faster than their nominal values; timestamps are real
 // wall-clock times and messages keep the nominal durations.
 //
-// Not modelled: PersistentVolumeClaims and volume binding (pods with claims schedule and run as
-// if bound), exec probes (they pass),
-// restartable init containers (run like ordinary ones), preemption (never happens), the
+// Not modelled: claims in WaitForFirstConsumer mode (they pass, as if a volume were found for
+// the chosen node), volume attach and mount of claims, exec probes (they pass), restartable
+// init containers (run like ordinary ones), preemption (never happens), the
 // EventAggregator's combining of similar events, and every node sharing InternalIP 127.0.0.1
 // (the pods' hostIP) because the API server must reach the log endpoint on loopback.
 //

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -87,7 +88,11 @@ func unschedulableGen(p *corev1.Pod) int64 {
 func (s *Sim) scheduleOne(ctx context.Context, p *corev1.Pod) error {
 	verdicts := map[string]nodeVerdict{}
 	var fits []*node
+	preFilter := s.volumeBinding(p)
 	for _, n := range s.nodes {
+		if preFilter != "" {
+			break
+		}
 		v := s.filter(p, n)
 		if len(v.reasons) == 0 {
 			fits = append(fits, n)
@@ -98,6 +103,9 @@ func (s *Sim) scheduleOne(ctx context.Context, p *corev1.Pod) error {
 	now := s.now()
 	if len(fits) == 0 {
 		msg := fitError(len(s.nodes), verdicts)
+		if preFilter != "" {
+			msg = preFilterError(len(s.nodes), preFilter)
+		}
 		s.sched.event(p, corev1.EventTypeWarning, "FailedScheduling", "Scheduling", msg, now)
 		cond := map[string]any{
 			"type": corev1.PodScheduled, "status": corev1.ConditionFalse, "reason": corev1.PodReasonUnschedulable,
@@ -160,6 +168,83 @@ func fitError(numNodes int, verdicts map[string]nodeVerdict) string {
 	}
 	return fmt.Sprintf("0/%d nodes are available: %s. preemption: 0/%d nodes are available: %s.",
 		numNodes, histogram(filter), numNodes, histogram(preempt))
+}
+
+// preFilterError is FitError.Error() for a PreFilter rejection, which is
+// UnschedulableAndUnresolvable on every node, so preemption cannot help anywhere.
+func preFilterError(numNodes int, reason string) string {
+	return fmt.Sprintf("0/%d nodes are available: %s. preemption: 0/%d nodes are available: %d %s.",
+		numNodes, reason, numNodes, numNodes, preemptNotHelpful)
+}
+
+// Annotations and mode of pkg/scheduler/framework/plugins/volumebinding and
+// k8s.io/component-helpers/storage/volume.
+const (
+	annBindCompleted  = "pv.kubernetes.io/bind-completed"
+	annBetaClassName  = "volume.beta.kubernetes.io/storage-class"
+	reasonUnboundPVCs = "pod has unbound immediate PersistentVolumeClaims"
+)
+
+// volumeBinding is the VolumeBinding plugin's PreFilter (volume_binding.go podHasPVCs, then
+// binder.go GetPodVolumeClaims): a claim that is missing, lost or being deleted fails the pod
+// with that error, and an unbound claim in immediate binding mode with reasonUnboundPVCs.
+// It returns "" when the pod may go on to the filters. Claims in WaitForFirstConsumer mode are
+// not modelled: they pass, as if a volume were found or provisioned for the chosen node.
+func (s *Sim) volumeBinding(p *corev1.Pod) string {
+	unboundImmediate := false
+	for i := range p.Spec.Volumes {
+		vol := &p.Spec.Volumes[i]
+		var name string
+		ephemeral := false
+		switch {
+		case vol.PersistentVolumeClaim != nil:
+			name = vol.PersistentVolumeClaim.ClaimName
+		case vol.Ephemeral != nil:
+			name = p.Name + "-" + vol.Name // ephemeral.VolumeClaimName
+			ephemeral = true
+		default:
+			continue
+		}
+		pvc, err := s.pvcLister.PersistentVolumeClaims(p.Namespace).Get(name)
+		switch {
+		case err != nil && ephemeral && apierrors.IsNotFound(err):
+			return fmt.Sprintf("waiting for ephemeral volume controller to create the persistentvolumeclaim %q", name)
+		case err != nil:
+			return err.Error() // the lister's `persistentvolumeclaim "data" not found`
+		case pvc.Status.Phase == corev1.ClaimLost:
+			return fmt.Sprintf("persistentvolumeclaim %q bound to non-existent persistentvolume %q", pvc.Name, pvc.Spec.VolumeName)
+		case pvc.DeletionTimestamp != nil:
+			return fmt.Sprintf("persistentvolumeclaim %q is being deleted", pvc.Name)
+		}
+		if _, done := pvc.Annotations[annBindCompleted]; done && pvc.Spec.VolumeName != "" {
+			continue
+		}
+		if pvc.Spec.VolumeName == "" && s.delayBinding(pvc) {
+			continue
+		}
+		unboundImmediate = true
+	}
+	if unboundImmediate {
+		return reasonUnboundPVCs
+	}
+	return ""
+}
+
+// delayBinding is volume.IsDelayBindingMode: the claim's class exists and waits for the first
+// consumer. A class that does not exist means immediate binding.
+func (s *Sim) delayBinding(pvc *corev1.PersistentVolumeClaim) bool {
+	class := pvc.Annotations[annBetaClassName]
+	if class == "" && pvc.Spec.StorageClassName != nil {
+		class = *pvc.Spec.StorageClassName
+	}
+	if class == "" {
+		return false
+	}
+	sc, err := s.scLister.Get(class)
+	if err != nil || sc.VolumeBindingMode == nil {
+		return false
+	}
+	return *sc.VolumeBindingMode == storagev1.VolumeBindingWaitForFirstConsumer
 }
 
 // filter runs NodeUnschedulable, TaintToleration, NodeAffinity and NodeResourcesFit, stopping

@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
@@ -57,6 +58,8 @@ type Sim struct {
 
 	logPort   int
 	podLister corelisters.PodLister
+	pvcLister corelisters.PersistentVolumeClaimLister
+	scLister  storagelisters.StorageClassLister
 	schedKick chan struct{}
 	assumed   map[types.UID]assumedPod // scheduling goroutine only
 
@@ -71,7 +74,8 @@ type Sim struct {
 }
 
 // New returns a Sim that acts through cfg (which must be allowed to write nodes, pods/status,
-// pods/binding, events and leases, and to read secrets and configmaps) in world.
+// pods/binding, events and leases, and to read secrets, configmaps, persistentvolumeclaims and
+// storageclasses) in world.
 func New(cfg *rest.Config, world *World, opts Options) (*Sim, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = 500, 1000
@@ -147,6 +151,9 @@ func (s *Sim) Start(ctx context.Context) error {
 	factory := informers.NewSharedInformerFactory(s.cs, 0)
 	podInformer := factory.Core().V1().Pods()
 	s.podLister = podInformer.Lister()
+	// Claims and classes, for the VolumeBinding PreFilter.
+	s.pvcLister = factory.Core().V1().PersistentVolumeClaims().Lister()
+	s.scLister = factory.Storage().V1().StorageClasses().Lister()
 	_, _ = podInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { s.onPod(ctx, obj) },
 		UpdateFunc: func(_, obj any) { s.onPod(ctx, obj) },

@@ -1,0 +1,62 @@
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// TestStatefulSetWhoseClaimCannotBeProvisioned: the StatefulSet's volumeClaimTemplate names a
+// StorageClass the cluster does not have. The statefulset controller makes the claim, the PV
+// controller says it cannot provision it, and the scheduler keeps pod 0 off every node; pod 1
+// is never made (OrderedReady). The tool must name the template's storageClassName.
+func TestStatefulSetWhoseClaimCannotBeProvisioned(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, world())
+	labels := map[string]string{"app": "metrics-db"}
+	pod := ingester("metrics-db", 1, reachableIntake).Spec.Template.Spec
+	pod.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/var/lib/metrics"}}
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "metrics-db", Labels: labels},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:    ptr.To[int32](2),
+			ServiceName: "metrics-db",
+			Selector:    &metav1.LabelSelector{MatchLabels: labels},
+			Template:    corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: pod},
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{
+				ObjectMeta: metav1.ObjectMeta{Name: "data"},
+				Spec: corev1.PersistentVolumeClaimSpec{
+					AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					StorageClassName: ptr.To("fast-ssd"),
+					Resources: corev1.VolumeResourceRequirements{
+						Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("20Gi")},
+					},
+				},
+			}},
+		},
+	}
+	if _, err := e.cs.AppsV1().StatefulSets(e.ns).Create(context.Background(), sts, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	want := verdict{
+		kind: "StatefulSet", name: "metrics-db", shape: "never-starts", cause: "spec",
+		suspect: "spec.volumeClaimTemplates[0].spec.storageClassName",
+	}
+	r := eventuallyAudit(t, 90*time.Second, cp.AdminKubeconfig(), []string{"-n", e.ns}, want)
+	w := r.find("StatefulSet", "metrics-db")
+	for _, word := range []string{"pod has unbound immediate PersistentVolumeClaims", `storageclass.storage.k8s.io "fast-ssd" not found`} {
+		if !hasEvidence(w, word) {
+			t.Errorf("evidence lacks %q:\n%s", word, w)
+		}
+	}
+	if w.Counts.Declared != 2 || w.Counts.Serving != 0 {
+		t.Errorf("counts = %+v, want 2 declared and none serving", w.Counts)
+	}
+}

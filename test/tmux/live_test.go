@@ -2,6 +2,8 @@ package tmux
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -59,6 +61,10 @@ func TestLiveConsoleGoesStaleAndRecovers(t *testing.T) {
 	tm.keys("q")
 	if st := tm.waitExit(); st != "0" {
 		t.Errorf("exit status %s after q, want 0", st)
+	}
+	// Anything on stderr (client-go logging a failed watch, say) would be drawn over the console.
+	if b, err := os.ReadFile(filepath.Join(tm.dir, "stderr")); err != nil || len(b) > 0 {
+		t.Errorf("the console wrote to stderr (%v):\n%s", err, b)
 	}
 }
 

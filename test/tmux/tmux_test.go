@@ -94,6 +94,15 @@ func (tm *term) waitExit() string {
 	}
 }
 
+// quietStderr fails the test if the program wrote to stderr, which a terminal would draw over
+// the console.
+func (tm *term) quietStderr() {
+	tm.t.Helper()
+	if b, err := os.ReadFile(filepath.Join(tm.dir, "stderr")); err != nil || len(b) > 0 {
+		tm.t.Errorf("the console wrote to stderr (%v):\n%s", err, b)
+	}
+}
+
 func (tm *term) keys(keys ...string) {
 	tm.t.Helper()
 	for _, k := range keys {
@@ -236,6 +245,7 @@ func TestDemoInARealTerminal(t *testing.T) {
 	if st := tm.waitExit(); st != "0" {
 		t.Errorf("exit status %s after q, want 0", st)
 	}
+	tm.quietStderr()
 	// The console ran in the alternate screen; leaving it restores what was there.
 	if s := tm.screen(); strings.Contains(s, "SERVING") || strings.Contains(s, "1 Diagnosis") {
 		t.Errorf("the terminal was not restored after q:\n%s", s)
@@ -261,6 +271,7 @@ func TestDemoIngesterDiagnosis(t *testing.T) {
 	if st := tm.waitExit(); st != "0" {
 		t.Errorf("exit status %s after ctrl+c, want 0", st)
 	}
+	tm.quietStderr()
 }
 
 func TestTinyTerminal(t *testing.T) {
@@ -276,4 +287,5 @@ func TestTinyTerminal(t *testing.T) {
 	if st := tm.waitExit(); st != "0" {
 		t.Errorf("exit status %s at 40x12 (a panic exits 2)", st)
 	}
+	tm.quietStderr()
 }

@@ -326,13 +326,17 @@ func (cp *ControlPlane) waitControllers(ctx context.Context) error {
 // when a cluster's API server goes away; StartAPIServer brings it back.
 func (cp *ControlPlane) StopAPIServer() {
 	cp.mu.Lock()
-	defer cp.mu.Unlock()
 	i := cp.proc(apiServer)
 	if i < 0 || cp.apiDown {
+		cp.mu.Unlock()
 		return
 	}
-	cp.procs[i].stop(10 * time.Second)
+	// Down from now on, so failed() does not report it ending; the lock is not held through the
+	// server's graceful shutdown.
 	cp.apiDown = true
+	p := cp.procs[i]
+	cp.mu.Unlock()
+	p.stop(10 * time.Second)
 }
 
 // StartAPIServer restarts the kube-apiserver that StopAPIServer stopped, with the same flags,
@@ -384,8 +388,8 @@ func (cp *ControlPlane) failed() error {
 	return nil
 }
 
-// Stop kills every process and removes the temporary directory. It is safe to
-// call more than once.
+// Stop kills every process and removes the temporary directory. It is safe to call more than
+// once.
 func (cp *ControlPlane) Stop() {
 	cp.stopOnce.Do(func() {
 		cp.mu.Lock()

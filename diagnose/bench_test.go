@@ -16,13 +16,6 @@ import (
 func syntheticCluster(n, perNS int) *snapshot.Snapshot {
 	c := newCluster()
 	for i := 0; i < n; i++ {
-		ns := fmt.Sprintf("team-%03d", i/perNS)
-		name := fmt.Sprintf("svc-%05d", i)
-		d := c.deployment(name, 5, 2, reasonNewRSAvailable, 30*24*time.Hour)
-		d.Namespace = ns
-		old := c.replicaSet(d, 1, 0, 30*24*time.Hour, func(t *corev1.PodTemplateSpec) { t.Spec.Containers[0].Image += "-old" })
-		cur := c.replicaSet(d, 2, 5, 2*24*time.Hour, nil)
-		old.Namespace, cur.Namespace = ns, ns
 		state := running(true)
 		switch i % 10 {
 		case 3:
@@ -32,26 +25,44 @@ func syntheticCluster(n, perNS int) *snapshot.Snapshot {
 		case 9:
 			state = running(false)
 		}
-		pods := map[*corev1.Pod]bool{}
-		for j := 0; j < 5; j++ {
-			p := c.pod(cur, fmt.Sprintf("p%d", j), 2*24*time.Hour, state)
-			p.Namespace = ns
-			pods[p] = podReady(p)
-			c.event("Pod", p.Name, p.UID, corev1.EventTypeWarning, "Unhealthy", "Readiness probe failed: HTTP probe failed with statuscode: 503", 10, time.Minute)
-			c.s.Events[len(c.s.Events)-1].Namespace = ns
-			c.s.Events[len(c.s.Events)-1].InvolvedObject.Namespace = ns
-			lines := make([]string, 50)
-			for k := range lines {
-				lines[k] = fmt.Sprintf(`{"level":"warn","ts":"2026-11-24T11:%02d:00Z","msg":"upstream dial failed","error":"dial tcp 10.96.0.%d:8443: connect: connection refused"}`, k%60, i%250)
-			}
-			c.s.Logs = append(c.s.Logs, snapshot.ContainerLog{Namespace: ns, Pod: p.Name, Container: "app", Lines: lines})
-		}
-		svc := c.service(name, name)
-		svc.Namespace = ns
-		c.endpointSlice(svc, 8080, pods)
-		c.s.EndpointSlices[len(c.s.EndpointSlices)-1].Namespace = ns
+		// Every copy carries a readiness warning and a log tail, so the rules have text to read.
+		c.syntheticWorkload(i, perNS, 5, state, "Unhealthy", "Readiness probe failed: HTTP probe failed with statuscode: 503")
 	}
 	return c.s
+}
+
+// syntheticWorkload adds workload i (namespace team-<i/perNS>): a Deployment with an old and a
+// current ReplicaSet, copies in state, a Service and its EndpointSlice. When reason is set, each
+// copy gets that Warning event and a 50-line log tail of refused dials.
+func (c *cluster) syntheticWorkload(i, perNS int, copies int32, state podState, reason, message string) {
+	ns := fmt.Sprintf("team-%03d", i/perNS)
+	name := fmt.Sprintf("svc-%05d", i)
+	d := c.deployment(name, copies, 2, reasonNewRSAvailable, 30*24*time.Hour)
+	d.Namespace = ns
+	old := c.replicaSet(d, 1, 0, 30*24*time.Hour, func(t *corev1.PodTemplateSpec) { t.Spec.Containers[0].Image += "-old" })
+	cur := c.replicaSet(d, 2, copies, 2*24*time.Hour, nil)
+	old.Namespace, cur.Namespace = ns, ns
+	pods := map[*corev1.Pod]bool{}
+	for j := 0; j < int(copies); j++ {
+		p := c.pod(cur, fmt.Sprintf("p%d", j), 2*24*time.Hour, state)
+		p.Namespace = ns
+		pods[p] = podReady(p)
+		if reason == "" {
+			continue
+		}
+		c.event("Pod", p.Name, p.UID, corev1.EventTypeWarning, reason, message, 10, time.Minute)
+		c.s.Events[len(c.s.Events)-1].Namespace = ns
+		c.s.Events[len(c.s.Events)-1].InvolvedObject.Namespace = ns
+		lines := make([]string, 50)
+		for k := range lines {
+			lines[k] = fmt.Sprintf(`{"level":"warn","ts":"2026-11-24T11:%02d:00Z","msg":"upstream dial failed","error":"dial tcp 10.96.0.%d:8443: connect: connection refused"}`, k%60, i%250)
+		}
+		c.s.Logs = append(c.s.Logs, snapshot.ContainerLog{Namespace: ns, Pod: p.Name, Container: "app", Lines: lines})
+	}
+	svc := c.service(name, name)
+	svc.Namespace = ns
+	c.endpointSlice(svc, 8080, pods)
+	c.s.EndpointSlices[len(c.s.EndpointSlices)-1].Namespace = ns
 }
 
 // BenchmarkDiagnose runs the whole engine over 2,000 workloads × 5 copies.
@@ -110,50 +121,22 @@ func BenchmarkClassify(b *testing.B) {
 func syntheticHealthyCluster(n, perNS int) *snapshot.Snapshot {
 	c := newCluster()
 	for i := 0; i < n; i++ {
-		ns := fmt.Sprintf("team-%03d", i/perNS)
-		name := fmt.Sprintf("svc-%05d", i)
-		d := c.deployment(name, 3, 2, reasonNewRSAvailable, 30*24*time.Hour)
-		d.Namespace = ns
-		old := c.replicaSet(d, 1, 0, 30*24*time.Hour, func(t *corev1.PodTemplateSpec) { t.Spec.Containers[0].Image += "-old" })
-		cur := c.replicaSet(d, 2, 3, 2*24*time.Hour, nil)
-		old.Namespace, cur.Namespace = ns, ns
-		broken := i%20 == 7
 		state := running(true)
 		var reason, message string
-		if broken {
+		if i%20 == 7 {
 			switch i / 20 % 3 {
 			case 0:
 				state = waiting("ImagePullBackOff", `Back-off pulling image "registry.example/x:1": ErrImagePull: not found`)
 				reason, message = "Failed", `Failed to pull image "registry.example/x:1": rpc error: code = NotFound desc = failed to pull and unpack image "registry.example/x:1": failed to resolve image: registry.example/x:1: not found`
 			case 1:
 				state = crashLooping("OOMKilled", 137, 4)
-				reason, message = "BackOff", "Back-off restarting failed container app in pod "+name
+				reason, message = "BackOff", "Back-off restarting failed container app in pod "+fmt.Sprintf("svc-%05d", i)
 			case 2:
 				state = running(false)
 				reason, message = "Unhealthy", "Readiness probe failed: HTTP probe failed with statuscode: 503"
 			}
 		}
-		pods := map[*corev1.Pod]bool{}
-		for j := 0; j < 3; j++ {
-			p := c.pod(cur, fmt.Sprintf("p%d", j), 2*24*time.Hour, state)
-			p.Namespace = ns
-			pods[p] = podReady(p)
-			if !broken {
-				continue
-			}
-			c.event("Pod", p.Name, p.UID, corev1.EventTypeWarning, reason, message, 10, time.Minute)
-			c.s.Events[len(c.s.Events)-1].Namespace = ns
-			c.s.Events[len(c.s.Events)-1].InvolvedObject.Namespace = ns
-			lines := make([]string, 50)
-			for k := range lines {
-				lines[k] = fmt.Sprintf(`{"level":"warn","ts":"2026-11-24T11:%02d:00Z","msg":"upstream dial failed","error":"dial tcp 10.96.0.%d:8443: connect: connection refused"}`, k%60, i%250)
-			}
-			c.s.Logs = append(c.s.Logs, snapshot.ContainerLog{Namespace: ns, Pod: p.Name, Container: "app", Lines: lines})
-		}
-		svc := c.service(name, name)
-		svc.Namespace = ns
-		c.endpointSlice(svc, 8080, pods)
-		c.s.EndpointSlices[len(c.s.EndpointSlices)-1].Namespace = ns
+		c.syntheticWorkload(i, perNS, 3, state, reason, message)
 	}
 	return c.s
 }

@@ -11,6 +11,62 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
+// The scheduling rules. IDs are stable: scripts and the documentation refer to them.
+const (
+	RuleNodeSelector         RuleID = "scheduling-node-selector"
+	RuleInsufficientResource RuleID = "scheduling-insufficient-resource"
+	RuleUntoleratedTaint     RuleID = "scheduling-untolerated-taint"
+	RulePodAffinity          RuleID = "scheduling-pod-affinity"
+	RuleHostPort             RuleID = "scheduling-host-port"
+	RuleTopologySpread       RuleID = "scheduling-topology-spread"
+	RuleStorageClass         RuleID = "storage-class"
+)
+
+// schedulingFamily reads the scheduler's FitError and the claim provisioner's failures.
+var schedulingFamily = family{
+	name:   "scheduling",
+	detect: (*ranker).schedulingRules,
+	// The scheduler names a missing claim; the volume that refers to it is the config rule's field.
+	borrows: []RuleID{RuleVolumeRefNotFound},
+	rules: []RuleInfo{
+		{
+			RuleNodeSelector, "nodeSelector or required node affinity matches no node",
+			"FailedScheduling `node(s) didn't match Pod's node affinity/selector`",
+			"Use a label value that nodes carry (kubectl get nodes --show-labels), or relax the requirement.", false,
+		},
+		{
+			RuleInsufficientResource, "Resource requests fit on no node",
+			"FailedScheduling `Insufficient cpu|memory|...`",
+			"Lower the requests or add capacity.", false,
+		},
+		{
+			RuleUntoleratedTaint, "Nodes carry taints the pod does not tolerate",
+			"FailedScheduling `node(s) had untolerated taint(s)`",
+			"Add the matching toleration, or schedule onto untainted nodes.", false,
+		},
+		{
+			RulePodAffinity, "Pod affinity or anti-affinity cannot be satisfied",
+			"FailedScheduling `node(s) didn't match pod (anti-)affinity rules`",
+			"Relax the rule (preferred instead of required) or add nodes in other topology domains.", false,
+		},
+		{
+			RuleHostPort, "hostPort is taken on every node",
+			"FailedScheduling `node(s) didn't have free ports for the requested pod ports`",
+			"Drop hostPort or use a port that is free.", false,
+		},
+		{
+			RuleTopologySpread, "Topology spread constraints cannot be satisfied",
+			"FailedScheduling `node(s) didn't match pod topology spread constraints`",
+			"Raise maxSkew or use whenUnsatisfiable: ScheduleAnyway.", false,
+		},
+		{
+			RuleStorageClass, "A volumeClaimTemplate's storage class cannot provision",
+			"ProvisioningFailed, `storageclass.storage.k8s.io \"x\" not found`, unbound PersistentVolumeClaims",
+			"Name an existing StorageClass (kubectl get storageclass).", false,
+		},
+	},
+}
+
 // Scheduling failures. The scheduler's FailedScheduling event and the pod's PodScheduled=False
 // condition carry FitError.Error() (pkg/scheduler/framework/types.go):
 // `0/N nodes are available: <count> <reason>, <count> <reason>. preemption: ...`, with reasons

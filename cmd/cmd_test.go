@@ -246,8 +246,9 @@ func TestRun(t *testing.T) {
 			name:  "audit reads kubectl output on stdin",
 			argv:  []string{"audit", "--dump", "-"},
 			stdin: deployments,
-			// Deployments alone: stderr says the pods were not seen.
-			wantOut:    []string{"deployment/web-frontend", "0/3"},
+			// Deployments alone: the copies are counted by the controller's status, not read
+			// as missing (it used to say unknown, 0/3), and stderr says the pods were not seen.
+			wantOut:    []string{"never-starts", "deployment/web-frontend", "3/3"},
 			wantErrOut: "warning: could not read Pod: not in the dump\n",
 		},
 		{

@@ -31,7 +31,7 @@ var schedulingFamily = family{
 	rules: []RuleInfo{
 		{
 			RuleNodeSelector, "nodeSelector or required node affinity matches no node",
-			"FailedScheduling `node(s) didn't match Pod's node affinity/selector`",
+			"FailedScheduling `node(s) didn't match Pod's node affinity/selector`; a DaemonSet's desiredNumberScheduled 0 with nodes its selector does not match",
 			"Use a label value that nodes carry (kubectl get nodes --show-labels), or relax the requirement.", false,
 		},
 		{
@@ -41,7 +41,7 @@ var schedulingFamily = family{
 		},
 		{
 			RuleUntoleratedTaint, "Nodes carry taints the pod does not tolerate",
-			"FailedScheduling `node(s) had untolerated taint(s)`",
+			"FailedScheduling `node(s) had untolerated taint(s)`; a DaemonSet's desiredNumberScheduled 0 with every matching node tainted",
 			"Add the matching toleration, or schedule onto untainted nodes.", false,
 		},
 		{
@@ -92,6 +92,9 @@ var (
 
 // schedulingRules reads the scheduler's reasons and the claim provisioner's failures.
 func (r *ranker) schedulingRules() {
+	if r.w.cls.nowhere != "" {
+		r.runsNowhere(r.w.cls.nowhere)
+	}
 	for _, s := range r.signals {
 		// The literal parts of the patterns rule out most messages (every log line) without
 		// running them.
@@ -163,6 +166,33 @@ func (r *ranker) fitReason(reason string, score int, msg string) {
 		reason == "node(s) didn't find available persistent volumes to bind" ||
 		reason == "node(s) did not have enough free storage":
 		r.storageClass("", &signal{Text: msg})
+	}
+}
+
+// runsNowhere names what keeps a DaemonSet off every node: the node selector or affinity that
+// the nodes do not match, the tolerations that miss their taints. Without visible nodes each
+// is a possibility.
+func (r *ranker) runsNowhere(msg string) {
+	spec := &r.w.Template.Spec
+	nodes := r.w.Snap.Nodes
+	if len(nodes) == 0 {
+		if len(spec.NodeSelector) > 0 || spec.Affinity != nil && spec.Affinity.NodeAffinity != nil {
+			r.nodeSelection(msg)
+		}
+		r.suspectTemplate(RuleUntoleratedTaint, r.specPath.Child("tolerations"), scorePossible, msg)
+		return
+	}
+	ex := excludedNodes(spec, nodes)
+	if ex.selector > 0 {
+		r.nodeSelection(msg)
+	}
+	if ex.taint > 0 {
+		score := scoreCertain
+		if ex.taint < len(nodes) {
+			score = scoreLikely - 10 + 20*ex.taint/len(nodes)
+		}
+		r.suspectTemplate(RuleUntoleratedTaint, r.specPath.Child("tolerations"), score,
+			"nodes carry taints the pod does not tolerate ("+strings.Join(ex.taints, ", ")+"): "+msg)
 	}
 }
 

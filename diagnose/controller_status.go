@@ -179,7 +179,7 @@ func classifyByController(w *workload) Shape {
 		st.why = "every declared copy is available"
 		return ShapeHealthy
 	}
-	st.why = fmt.Sprintf("the controller reports %d of %d copies available and %d Ready; what the others do is not seen",
+	st.why = fmt.Sprintf("the controller reports %d of %d copies available and %d Ready; what its copies do is not seen",
 		c.Available, d, c.Ready)
 	return ShapeUnknown
 }

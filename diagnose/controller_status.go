@@ -207,12 +207,14 @@ func revisionCopies(w *workload) (want, have int32) {
 }
 
 // updatedReadyCount is how many copies of the current revision the controllers count Ready: the
-// new ReplicaSet's readyReplicas for a Deployment, the updated count capped by Ready otherwise.
+// new ReplicaSet's readyReplicas for a Deployment; otherwise the Ready copies beyond the old
+// ones, a lower bound, since the old copies of a stuck rollout are the ones that still serve.
 func updatedReadyCount(w *workload) int32 {
 	if cur := w.cls.Current; cur != nil && cur.ReplicaSet != nil {
 		return cur.ReplicaSet.Status.ReadyReplicas
 	}
-	return min(w.cls.ctrl.Updated, w.cls.ctrl.Ready)
+	c := w.cls.ctrl
+	return max(0, min(c.Updated, c.Ready-(c.Replicas-c.Updated)))
 }
 
 // controllerWord is what the headline adds when the verdict rests on the controller's status:

@@ -115,6 +115,17 @@ func TestControllerStatusVerdicts(t *testing.T) {
 			wantRule: RuleChangedField, wantPath: "spec.template.spec.containers[0].command[0]",
 		},
 		{
+			name: "Deployments alone, ProgressDeadlineExceeded while the old copies serve",
+			snap: func(t *testing.T) *snapshot.Snapshot {
+				s := withoutPods(fixtureSnapshot(t, "start-error"), "fixture-start-error")
+				s.ReplicaSets, s.Events = nil, nil
+				return s
+			},
+			kind: "Deployment", ns: "fixture-start-error", wl: "pdf-renderer",
+			// 3 copies, 1 of the new revision, 2 Ready: the Ready ones are the old.
+			wantShape: ShapeNeverStarts, wantCounts: Counts{Declared: 2, Existing: 3, Serving: 2}, byController: true, wantNoSuspect: true,
+		},
+		{
 			name: "forbidden pods, rollout inside its deadline",
 			snap: func(t *testing.T) *snapshot.Snapshot {
 				return withoutPods(fixtureSnapshot(t, "invalid-image"), "fixture-invalid-image")

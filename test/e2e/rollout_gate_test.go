@@ -162,6 +162,7 @@ func progress(stderr string) []string {
 func (e *env) passes(t *testing.T, g *gateRun, name string, replicas int32, limit time.Duration) *gateDoc {
 	t.Helper()
 	r := g.wait(t, limit)
+	t.Logf("rollout's stderr:\n%s", r.stderr)
 	doc := r.decode(t, 0)
 	if doc.Result != "succeeded" || doc.Diagnosis == nil || doc.Diagnosis.Shape != "healthy" || doc.Status == nil || !doc.Status.Done {
 		t.Errorf("verdict %+v, want succeeded and healthy", doc)

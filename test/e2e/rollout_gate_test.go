@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -14,8 +15,10 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/kubeletsim"
 )
@@ -86,7 +89,13 @@ type gateRun struct {
 // startGate starts `kubectl-diagnose rollout deploy/NAME -o json` against the test's namespace.
 func (e *env) startGate(t *testing.T, name string, args ...string) *gateRun {
 	t.Helper()
-	argv := append([]string{"rollout", "deploy/" + name, "-n", e.ns, "-o", "json", "--kubeconfig", cp.AdminKubeconfig()}, args...)
+	return e.startGateOn(t, "deploy/"+name, args...)
+}
+
+// startGateOn starts `kubectl-diagnose rollout KIND/NAME -o json` against the test's namespace.
+func (e *env) startGateOn(t *testing.T, ref string, args ...string) *gateRun {
+	t.Helper()
+	argv := append([]string{"rollout", ref, "-n", e.ns, "-o", "json", "--kubeconfig", cp.AdminKubeconfig()}, args...)
 	g := &gateRun{done: make(chan result, 1)}
 	g.cmd = exec.Command(binary, argv...)
 	g.cmd.Stdout, g.cmd.Stderr = &g.stdout, &g.stderr
@@ -161,6 +170,21 @@ func progress(stderr string) []string {
 // ever reported on the way, and the settle period held.
 func (e *env) passes(t *testing.T, g *gateRun, name string, replicas int32, limit time.Duration) *gateDoc {
 	t.Helper()
+	doc := gatePassed(t, g, limit)
+	// The cluster agrees: the controller finished with every new copy available.
+	d, err := e.cs.AppsV1().Deployments(e.ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Status.ObservedGeneration < d.Generation || d.Status.UpdatedReplicas != replicas || d.Status.AvailableReplicas != replicas || d.Status.Replicas != replicas {
+		t.Errorf("gate passed but the deployment is not complete: %+v", d.Status)
+	}
+	return doc
+}
+
+// gatePassed checks what every passing gate shows, whatever the kind.
+func gatePassed(t *testing.T, g *gateRun, limit time.Duration) *gateDoc {
+	t.Helper()
 	r := g.wait(t, limit)
 	t.Logf("rollout's stderr:\n%s", r.stderr)
 	doc := r.decode(t, 0)
@@ -183,14 +207,6 @@ func (e *env) passes(t *testing.T, g *gateRun, name string, replicas int32, limi
 	}
 	if doc.ElapsedSeconds < doc.SettleSeconds {
 		t.Errorf("succeeded after %.1fs, inside the %.1fs settle period", doc.ElapsedSeconds, doc.SettleSeconds)
-	}
-	// The cluster agrees: the controller finished with every new copy available.
-	d, err := e.cs.AppsV1().Deployments(e.ns).Get(context.Background(), name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d.Status.ObservedGeneration < d.Generation || d.Status.UpdatedReplicas != replicas || d.Status.AvailableReplicas != replicas || d.Status.Replicas != replicas {
-		t.Errorf("gate passed but the deployment is not complete: %+v", d.Status)
 	}
 	return doc
 }
@@ -228,7 +244,7 @@ func fails(t *testing.T, g *gateRun, limit time.Duration, want failure) *gateDoc
 	case want.undo && !undo:
 		t.Errorf("fix %q, want the rollout undo to revision 1", w.Fix)
 	}
-	if !strings.Contains(r.stderr, "error: rollout of deployment/") {
+	if !strings.HasSuffix(r.stderr, "/"+doc.Workload["name"]+" failed: "+want.shape+"\n") || !strings.Contains(r.stderr, "\nerror: rollout of ") {
 		t.Errorf("stderr does not end with the one error line:\n%s", r.stderr)
 	}
 	return doc
@@ -370,6 +386,79 @@ func TestRolloutGate(t *testing.T) {
 			t.Errorf("status %+v: the controller should not have finished the rollout", doc.Status)
 		}
 	})
+}
+
+// TestRolloutGateOnAStatefulSet follows a StatefulSet's ordered rolling update: a revision that
+// serves passes once every ordinal runs it, one that cannot pull fails on the first replaced pod.
+func TestRolloutGateOnAStatefulSet(t *testing.T) {
+	t.Parallel()
+	const limit = 150 * time.Second
+	for _, tt := range []struct {
+		name   string
+		change func(*corev1.Container)
+		fail   *failure
+	}{
+		{name: "an env change that serves passes", change: func(c *corev1.Container) { c.Env[0].Value = otherIntake }},
+		{name: "a bad image fails", change: func(c *corev1.Container) { c.Image = missingImage },
+			fail: &failure{shape: "never-starts", changed: imagePath, suspect: imagePath}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t, gateWorld())
+			const name = "indexer"
+			d := ingester(name, 2, reachableIntake)
+			sts := &appsv1.StatefulSet{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: d.Labels},
+				Spec: appsv1.StatefulSetSpec{
+					Replicas: ptr.To[int32](2), ServiceName: name, Selector: d.Spec.Selector, Template: d.Spec.Template,
+				},
+			}
+			ctx := context.Background()
+			if _, err := e.cs.AppsV1().StatefulSets(e.ns).Create(ctx, sts, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.cs.CoreV1().Services(e.ns).Create(ctx, service(name), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 90*time.Second, func() string {
+				got, err := e.cs.AppsV1().StatefulSets(e.ns).Get(ctx, name, metav1.GetOptions{})
+				if err != nil {
+					return err.Error()
+				}
+				if st := got.Status; st.AvailableReplicas != 2 || st.UpdateRevision == "" || st.CurrentRevision != st.UpdateRevision {
+					return fmt.Sprintf("statefulset %s not rolled out: %+v", name, st)
+				}
+				return ""
+			})
+			for {
+				got, err := e.cs.AppsV1().StatefulSets(e.ns).Get(ctx, name, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tt.change(&got.Spec.Template.Spec.Containers[0])
+				if _, err = e.cs.AppsV1().StatefulSets(e.ns).Update(ctx, got, metav1.UpdateOptions{}); err == nil {
+					break
+				}
+				t.Logf("update %s: %v; retrying", name, err)
+			}
+			g := e.startGateOn(t, "sts/"+name)
+			if tt.fail != nil {
+				fails(t, g, limit, *tt.fail)
+				return
+			}
+			doc := gatePassed(t, g, limit)
+			got, err := e.cs.AppsV1().StatefulSets(e.ns).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st := got.Status; st.UpdatedReplicas != 2 || st.AvailableReplicas != 2 || st.CurrentRevision != st.UpdateRevision {
+				t.Errorf("gate passed but the statefulset is not rolled out: %+v", st)
+			}
+			if doc.Workload["kind"] != "StatefulSet" || doc.Diagnosis.Counts.Serving != 2 {
+				t.Errorf("verdict %+v on %+v, want the statefulset with 2 serving", doc.Workload, doc.Diagnosis.Counts)
+			}
+		})
+	}
 }
 
 // stderrNow is what the run has written to stderr so far.

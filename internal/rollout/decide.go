@@ -65,14 +65,6 @@ type Decider struct {
 	doneSince time.Time
 }
 
-// DoneFor is how long the workload has looked done as of at; zero when it does not.
-func (d *Decider) DoneFor(at time.Time) time.Duration {
-	if d.doneSince.IsZero() {
-		return 0
-	}
-	return at.Sub(d.doneSince)
-}
-
 // Decide reads one observation. A failure shape on the new revision's copies decides at once:
 // the engine gives copies inside their probes' warm-up window, a surge copy not Ready yet and a
 // pull under way the progressing shape, so a normal rollout never reaches this branch. Success

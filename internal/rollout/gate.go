@@ -92,6 +92,7 @@ func (g *Gate) Run(ctx context.Context, snaps <-chan *snapshot.Snapshot, errs <-
 	dec := &Decider{}
 	var last *snapshot.Snapshot
 	var prev Event
+	var servingSince time.Time
 	seen := false
 	step := func(s *snapshot.Snapshot) (bool, error) {
 		st, found, err := ReadStatus(s, g.Target)
@@ -110,8 +111,17 @@ func (g *Gate) Run(ctx context.Context, snaps <-chan *snapshot.Snapshot, errs <-
 		}
 		d := diagnose.Diagnose(s).Find(g.Target.Kind, g.Target.Namespace, g.Target.Name)
 		obs := Observation{At: s.ReferenceTime, Status: st, Diagnosis: d}
-		if g.Throughput != nil && st.Done && d != nil && d.Shape == diagnose.ShapeHealthy {
-			out, err := g.Throughput.Output(ctx, g.Target, s.ReferenceTime.Add(-dec.DoneFor(s.ReferenceTime)))
+		// The query measures from when the controller and the engine first agreed the rollout
+		// was done: output before that came from copies still being replaced.
+		if st.Done && d != nil && d.Shape == diagnose.ShapeHealthy {
+			if servingSince.IsZero() {
+				servingSince = s.ReferenceTime
+			}
+		} else {
+			servingSince = time.Time{}
+		}
+		if g.Throughput != nil && !servingSince.IsZero() {
+			out, err := g.Throughput.Output(ctx, g.Target, servingSince)
 			if err != nil {
 				return false, fmt.Errorf("query the output of %s: %w", g.Target.Ref(), err)
 			}

@@ -31,8 +31,10 @@ func now(s *snapshot.Snapshot) *snapshot.Snapshot {
 func TestGateSucceedsAfterSettleOnTheClock(t *testing.T) {
 	snaps, errs := feed(now(fixture(t, "old-restarts")))
 	var events []Event
-	g := &Gate{Target: pricing, Settle: 300 * time.Millisecond, Tick: 20 * time.Millisecond, Timeout: 10 * time.Second,
-		Progress: func(ev Event) { events = append(events, ev) }}
+	g := &Gate{
+		Target: pricing, Settle: 300 * time.Millisecond, Tick: 20 * time.Millisecond, Timeout: 10 * time.Second,
+		Progress: func(ev Event) { events = append(events, ev) },
+	}
 	start := time.Now()
 	res, err := g.Run(context.Background(), snaps, errs)
 	if err != nil {
@@ -77,8 +79,10 @@ func TestGateReportsOneLinePerChange(t *testing.T) {
 	pending := withDeployment(s, "pricing", applied)
 	snaps, errs := feed(pending, pending, pending, s)
 	var lines []string
-	g := &Gate{Target: pricing, Settle: 50 * time.Millisecond, Tick: 10 * time.Millisecond, Timeout: 10 * time.Second,
-		Progress: func(ev Event) { lines = append(lines, ProgressLine(ev)) }}
+	g := &Gate{
+		Target: pricing, Settle: 50 * time.Millisecond, Tick: 10 * time.Millisecond, Timeout: 10 * time.Second,
+		Progress: func(ev Event) { lines = append(lines, ProgressLine(ev)) },
+	}
 	res, err := g.Run(context.Background(), snaps, errs)
 	if err != nil || res.Decision.Phase != PhaseSucceeded {
 		t.Fatalf("result %+v, %v", res, err)
@@ -149,8 +153,10 @@ func TestGateErrors(t *testing.T) {
 		s := now(fixture(t, "old-restarts"))
 		snaps, errs := feed(s)
 		var warned []error
-		g := &Gate{Target: pricing, Settle: 100 * time.Millisecond, Tick: 10 * time.Millisecond,
-			Warn: func(err error) { warned = append(warned, err) }}
+		g := &Gate{
+			Target: pricing, Settle: 100 * time.Millisecond, Tick: 10 * time.Millisecond,
+			Warn: func(err error) { warned = append(warned, err) },
+		}
 		go func() {
 			time.Sleep(30 * time.Millisecond)
 			errs <- errors.New("watch of pods broke")
@@ -166,6 +172,52 @@ func TestGateErrors(t *testing.T) {
 		_, err := (&Gate{Target: pricing}).Run(context.Background(), snaps, errs)
 		if err == nil || !strings.Contains(err.Error(), "watch ended") {
 			t.Errorf("err = %v", err)
+		}
+	})
+}
+
+// measured is a throughput query with a fixed answer: the seam a metrics source will fill.
+type measured struct {
+	out   Output
+	since []time.Time
+}
+
+func (m *measured) Output(_ context.Context, _ Target, since time.Time) (*Output, error) {
+	m.since = append(m.since, since)
+	o := m.out
+	return &o, nil
+}
+
+func TestGateAsksTheThroughputQueryOnceDone(t *testing.T) {
+	s := now(fixture(t, "old-restarts"))
+	t.Run("idle copies never pass", func(t *testing.T) {
+		q := &measured{out: Output{Producing: false, Detail: "0 spans/s over 30s"}}
+		snaps, errs := feed(s)
+		g := &Gate{Target: pricing, Settle: 20 * time.Millisecond, Tick: 10 * time.Millisecond, Timeout: 200 * time.Millisecond, Throughput: q}
+		res, err := g.Run(context.Background(), snaps, errs)
+		if err != nil || res.Decision.Phase != PhaseTimedOut || !strings.Contains(res.Decision.Why, "0 spans/s") || len(q.since) < 2 {
+			t.Errorf("result %+v, %v after %d queries; want timed out naming the measurement", res.Decision, err, len(q.since))
+		}
+		// Every query covers the whole time the copies have served, not the last tick.
+		for _, since := range q.since {
+			if !since.Equal(s.ReferenceTime) {
+				t.Errorf("queries from %v, want all from %v", q.since, s.ReferenceTime)
+			}
+		}
+	})
+	t.Run("producing copies pass after settling", func(t *testing.T) {
+		q := &measured{out: Output{Producing: true, Detail: "812 spans/s over 30s"}}
+		snaps, errs := feed(withDeployment(s, "pricing", applied), s)
+		g := &Gate{Target: pricing, Settle: 50 * time.Millisecond, Tick: 10 * time.Millisecond, Timeout: 10 * time.Second, Throughput: q}
+		res, err := g.Run(context.Background(), snaps, errs)
+		if err != nil || res.Decision.Phase != PhaseSucceeded || !strings.Contains(res.Decision.Why, "812 spans/s") {
+			t.Fatalf("result %+v, %v; want succeeded naming the measurement", res.Decision, err)
+		}
+		// Asked only once the controller and the engine were done, from when they first were.
+		for _, since := range q.since {
+			if !since.Equal(q.since[0]) {
+				t.Errorf("queries from %v, want all from when the rollout first looked done", q.since)
+			}
 		}
 	})
 }

@@ -152,8 +152,10 @@ func TestRolloutRun(t *testing.T) {
 		if ExitCode(err) != ExitRolloutFailed || err.Error() != "rollout of deployment/storefront failed: never-starts" {
 			t.Fatalf("exit %d: %v", ExitCode(err), err)
 		}
-		for _, want := range []string{"deployment/storefront rollout failed after", "Shape:     never-starts",
-			"spec.template.spec.containers[0].image", "kubectl rollout undo deployment/storefront --to-revision=1"} {
+		for _, want := range []string{
+			"deployment/storefront rollout failed after", "Shape:     never-starts",
+			"spec.template.spec.containers[0].image", "kubectl rollout undo deployment/storefront --to-revision=1",
+		} {
 			if !strings.Contains(out, want) {
 				t.Errorf("stdout lacks %q:\n%s", want, out)
 			}

@@ -399,8 +399,10 @@ func TestRolloutGateOnAStatefulSet(t *testing.T) {
 		fail   *failure
 	}{
 		{name: "an env change that serves passes", change: func(c *corev1.Container) { c.Env[0].Value = otherIntake }},
-		{name: "a bad image fails", change: func(c *corev1.Container) { c.Image = missingImage },
-			fail: &failure{shape: "never-starts", changed: imagePath, suspect: imagePath}},
+		{
+			name: "a bad image fails", change: func(c *corev1.Container) { c.Image = missingImage },
+			fail: &failure{shape: "never-starts", changed: imagePath, suspect: imagePath},
+		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()

@@ -18,6 +18,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/kubeletsim"
@@ -458,6 +459,102 @@ func TestRolloutGateOnAStatefulSet(t *testing.T) {
 			}
 			if doc.Workload["kind"] != "StatefulSet" || doc.Diagnosis.Counts.Serving != 2 {
 				t.Errorf("verdict %+v on %+v, want the statefulset with 2 serving", doc.Workload, doc.Diagnosis.Counts)
+			}
+		})
+	}
+}
+
+// poolLabel names the node pool of a test's simulated nodes.
+const poolLabel = "sim.example/pool"
+
+// newPoolEnv is newEnv with its three nodes labelled as the pool named after the namespace.
+func newPoolEnv(t *testing.T, w *kubeletsim.World) *env {
+	t.Helper()
+	ns := cp.Namespace(t)
+	nodes := kubeletsim.DefaultNodes(ns, 3)
+	for i := range nodes {
+		nodes[i].Labels[poolLabel] = ns
+	}
+	sim, err := kubeletsim.New(cp.AdminConfig(), w, kubeletsim.Options{
+		Nodes: nodes, Namespaces: []string{ns}, TimeScale: timeScale, Logf: t.Logf,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := sim.Start(ctx); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); sim.Stop() })
+	return &env{ns: ns, cs: kubernetes.NewForConfigOrDie(cp.AdminConfig()), sim: sim}
+}
+
+// TestRolloutGateOnADaemonSet follows a DaemonSet's rolling update over the simulated nodes.
+func TestRolloutGateOnADaemonSet(t *testing.T) {
+	t.Parallel()
+	const limit = 150 * time.Second
+	for _, tt := range []struct {
+		name   string
+		change func(*corev1.Container)
+		fail   *failure
+	}{
+		{name: "an env change that serves passes", change: func(c *corev1.Container) { c.Env[0].Value = otherIntake }},
+		{
+			name: "a bad image fails", change: func(c *corev1.Container) { c.Image = missingImage },
+			fail: &failure{shape: "never-starts", changed: imagePath, suspect: imagePath},
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			e := newPoolEnv(t, gateWorld())
+			const name = "collector"
+			d := ingester(name, 1, reachableIntake)
+			// Other tests' simulated nodes share the control plane: the DaemonSet runs on this
+			// test's pool only, as one meant for a node pool would.
+			d.Spec.Template.Spec.NodeSelector = map[string]string{poolLabel: e.ns}
+			ds := &appsv1.DaemonSet{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: d.Labels},
+				Spec:       appsv1.DaemonSetSpec{Selector: d.Spec.Selector, Template: d.Spec.Template},
+			}
+			ctx := context.Background()
+			if _, err := e.cs.AppsV1().DaemonSets(e.ns).Create(ctx, ds, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			rolledOut := func() string {
+				got, err := e.cs.AppsV1().DaemonSets(e.ns).Get(ctx, name, metav1.GetOptions{})
+				if err != nil {
+					return err.Error()
+				}
+				if st := got.Status; st.ObservedGeneration < got.Generation || st.DesiredNumberScheduled == 0 ||
+					st.NumberAvailable != st.DesiredNumberScheduled || st.UpdatedNumberScheduled != st.DesiredNumberScheduled {
+					return fmt.Sprintf("daemonset %s not rolled out: %+v", name, st)
+				}
+				return ""
+			}
+			eventually(t, 90*time.Second, rolledOut)
+			for {
+				got, err := e.cs.AppsV1().DaemonSets(e.ns).Get(ctx, name, metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tt.change(&got.Spec.Template.Spec.Containers[0])
+				if _, err = e.cs.AppsV1().DaemonSets(e.ns).Update(ctx, got, metav1.UpdateOptions{}); err == nil {
+					break
+				}
+				t.Logf("update %s: %v; retrying", name, err)
+			}
+			g := e.startGateOn(t, "ds/"+name)
+			if tt.fail != nil {
+				fails(t, g, limit, *tt.fail)
+				return
+			}
+			doc := gatePassed(t, g, limit)
+			if msg := rolledOut(); msg != "" {
+				t.Errorf("gate passed but %s", msg)
+			}
+			if doc.Workload["kind"] != "DaemonSet" || doc.Diagnosis.Counts.Declared == 0 || doc.Diagnosis.Counts.Serving != doc.Diagnosis.Counts.Declared {
+				t.Errorf("verdict %+v on %+v, want the daemonset with every copy serving", doc.Workload, doc.Diagnosis.Counts)
 			}
 		})
 	}

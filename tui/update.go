@@ -77,7 +77,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case tea.KeyMsg:
-		return m, m.onKey(msg)
+		return m, m.onKeys(msg)
 	}
 	return m, nil
 }
@@ -147,7 +147,7 @@ func (m *Model) watchFunc() watchFn {
 func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	k := m.keys
 	if msg.String() == "ctrl+c" {
-		return tea.Quit
+		return m.quit()
 	}
 	if m.nsPrompt {
 		return m.onNamespaceKey(msg)
@@ -158,13 +158,13 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	switch m.state {
 	case stateLoading:
 		if key.Matches(msg, k.Quit) {
-			return tea.Quit
+			return m.quit()
 		}
 		return nil
 	case stateError:
 		switch {
 		case key.Matches(msg, k.Quit):
-			return tea.Quit
+			return m.quit()
 		case key.Matches(msg, k.Refresh):
 			return m.refresh()
 		case key.Matches(msg, k.Back) && m.data != nil:
@@ -175,7 +175,7 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	switch {
 	case key.Matches(msg, k.Quit):
-		return tea.Quit
+		return m.quit()
 	case key.Matches(msg, k.Help):
 		if m.screen == screenHelp {
 			m.screen = m.back
@@ -223,6 +223,12 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		return m.workloads.Update(msg)
 	}
+}
+
+// quit ends the program; no key after it is routed.
+func (m *Model) quit() tea.Cmd {
+	m.quitting = true
+	return tea.Quit
 }
 
 func (m *Model) openSelected() tea.Cmd {

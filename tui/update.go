@@ -10,6 +10,8 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/spinner"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
 // watchBackoff is how long the console waits before restarting a watch that ended.
@@ -86,17 +88,29 @@ func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
 	if msg.gen != m.gen || msg.seq != m.seq {
 		return nil
 	}
+	refreshed := m.refreshing
 	m.refreshing = false
 	m.progress = ""
 	if msg.err != nil {
 		m.loadErr = msg.err
 		m.state = stateError
+		if m.live.watching && m.live.updatedAt.IsZero() {
+			// The header says what fails until something is read.
+			if m.live.err == nil {
+				m.live.errAt = m.now()
+			}
+			m.live.err = msg.err
+		}
 		return nil
 	}
 	m.setData(msg.data)
 	if m.live.watching {
 		m.live.updatedAt = m.now()
 		m.live.err = nil
+	}
+	if notice := m.unchanging(); refreshed && notice != "" {
+		// A refresh of a fixed source is too quick to see and shows the same rows: say why.
+		return m.showToast(notice)
 	}
 	return nil
 }
@@ -281,6 +295,21 @@ func (m *Model) switchNamespace(ns string) tea.Cmd {
 		cmds = append(cmds, m.startWatch(w), tick(m.gen))
 	}
 	return tea.Batch(cmds...)
+}
+
+// unchanging says why a refresh of the shown source shows the same picture, or "" when it may
+// not: a dump and the demo are fixed, a live cluster is not.
+func (m *Model) unchanging() string {
+	if m.data == nil || m.watchFunc() != nil {
+		return ""
+	}
+	switch m.data.snap.Source.Type {
+	case snapshot.SourceDump:
+		return "read the dump again: a dump does not change, only a live cluster does"
+	case snapshot.SourceDemo:
+		return "read the demo again: it does not change, only a live cluster does"
+	}
+	return ""
 }
 
 // refresh reads the source again, keeping what is on screen until the new snapshot is in.

@@ -75,6 +75,10 @@ func TestKeysOfOneWriteOnADump(t *testing.T) {
 	tm.keys("Enter", "Enter")
 	tm.waitFor("1 Diagnosis", "telemetry-ingester", "INGEST_ENDPOINT")
 
+	// r on a dump reads it again and says why nothing changed.
+	tm.keys("r")
+	tm.waitFor("a dump does not change")
+
 	tm.keys("q")
 	if st := tm.waitExit(); st != "0" {
 		t.Errorf("exit status %s after q, want 0", st)

@@ -89,3 +89,20 @@ func TestRefreshOnADumpSaysADumpDoesNotChange(t *testing.T) {
 		t.Fatalf("r on a live cluster says it does not change:\n%s", s)
 	}
 }
+
+// A refresh of a live cluster that fails (the server stopped halfway through its lists) keeps
+// the picture: the watch says whether it is stale and brings it back by itself.
+func TestFailedRefreshOfALiveClusterKeepsThePicture(t *testing.T) {
+	m := liveModel(t)
+	snap, rep := fixture()
+	m.Update(loadedMsg{gen: m.gen, seq: m.seq, data: datasetOf(snap, rep)})
+	press(m, "r")
+	m.Update(loadedMsg{gen: m.gen, seq: m.seq, err: errors.New("cannot reach the API server at 127.0.0.1:6443: unexpected EOF")})
+	s := seen(m)
+	if m.state != stateReady || !strings.Contains(s, "telemetry-ingester") || strings.Contains(s, "could not read the snapshot") {
+		t.Fatalf("a failed live refresh replaced the picture (state %v):\n%s", m.state, s)
+	}
+	if !strings.Contains(s, "refresh failed") || !strings.Contains(s, "unexpected EOF") {
+		t.Fatalf("a failed live refresh is not said:\n%s", s)
+	}
+}

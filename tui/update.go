@@ -92,6 +92,11 @@ func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
 	m.refreshing = false
 	m.progress = ""
 	if msg.err != nil {
+		if m.live.watching && m.data != nil {
+			// The watch keeps the picture current and says when it is stale; a failed
+			// refresh is only news.
+			return m.showToast("refresh failed: " + Sanitize(msg.err.Error()))
+		}
 		m.loadErr = msg.err
 		m.state = stateError
 		if m.live.watching && m.live.updatedAt.IsZero() {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -83,7 +84,7 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		}
 		first = snap
 	}
-	publish(out, first)
+	publish(out, errs, first)
 
 	hidden := map[string]bool{}
 	for _, v := range first.Visibility {
@@ -110,7 +111,9 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 	// away would go unnoticed. Every list and watch call therefore reports its outcome here.
 	h := &watchHealth{failing: map[string]bool{}}
 	observe := func(ctx context.Context, key string, err error) {
-		if ctx.Err() != nil {
+		// 410 Gone: the resource version the informer asked for was compacted away. The
+		// reflector lists again at once, keeping its store meanwhile; that is no outage.
+		if ctx.Err() != nil || isExpired(err) {
 			return
 		}
 		switch h.observe(key, err) {
@@ -163,7 +166,9 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 			report(err)
 		}
 		_ = w.informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-			report(s.fatal(err))
+			if !isExpired(err) {
+				report(s.fatal(err))
+			}
 		})
 		if _, err := w.informer.AddEventHandler(handler); err != nil {
 			report(err)
@@ -218,7 +223,7 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		}
 		snap.Logs, snap.Visibility = s.cachedLogs(ctx, snap.Pods, logs, snap.Visibility)
 		snap.ReferenceTime = s.now().UTC()
-		publish(out, snap)
+		publish(out, errs, snap)
 	}
 }
 
@@ -264,8 +269,17 @@ func (s *Source) cachedLogs(ctx context.Context, pods []*corev1.Pod, c map[logRe
 	return collectLogs(reqs, logs, lerrs, vis)
 }
 
-// publish replaces an unread snapshot with the newer one.
-func publish(out chan *snapshot.Snapshot, snap *snapshot.Snapshot) {
+// publish replaces an unread snapshot with the newer one, and drops the errors not read yet:
+// they came before this snapshot, which the reader takes as the end of any outage, and a reader
+// taking them after it would call a current picture stale until the next change.
+func publish(out chan *snapshot.Snapshot, errs chan error, snap *snapshot.Snapshot) {
+	for drained := false; !drained; {
+		select {
+		case <-errs:
+		default:
+			drained = true
+		}
+	}
 	for {
 		select {
 		case out <- snap:
@@ -277,6 +291,12 @@ func publish(out chan *snapshot.Snapshot, snap *snapshot.Snapshot) {
 		default:
 		}
 	}
+}
+
+// isExpired reports a 410 Gone for a compacted resource version, as client-go's reflector tells
+// it (isExpiredError).
+func isExpired(err error) bool {
+	return err != nil && (apierrors.IsResourceExpired(err) || apierrors.IsGone(err))
 }
 
 func (s *Source) retryAfter() time.Duration {

@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -141,8 +142,11 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 			},
 			WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 				w, err := watchFn(ctx, opts)
-				observe(ctx, key, err)
-				return w, err
+				if err != nil {
+					observe(ctx, key, err)
+					return w, err
+				}
+				return judgeWatch(w, func(err error) { observe(ctx, key, err) }), nil
 			},
 		}
 		inf := cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, s.client), k.object,
@@ -336,3 +340,73 @@ func (h *watchHealth) observe(key string, err error) healthChange {
 	}
 	return unchanged
 }
+
+// errDropped is what a watch that closed at once, with nothing delivered, means.
+var errDropped = errors.New("every connection closes before the server answers")
+
+// settleTime is how long a watch must stay open, when it delivers nothing, to count as running.
+const settleTime = time.Second
+
+// judgeWatch reports whether w runs: with nil once it delivers an event or stays open for
+// settleTime, with errDropped if it closes before either. client-go answers a watch whose
+// connection drops again and again (a load balancer before an API server that is gone) with an
+// empty watch and no error, and the reflector retries it forever without a word; the call's
+// error alone would call that server healthy.
+func judgeWatch(w watch.Interface, report func(error)) watch.Interface {
+	j := &judgedWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{})}
+	go j.run(report)
+	return j
+}
+
+type judgedWatch struct {
+	inner watch.Interface
+	out   chan watch.Event
+	stop  chan struct{}
+	once  sync.Once
+}
+
+func (j *judgedWatch) run(report func(error)) {
+	defer close(j.out)
+	settled := time.NewTimer(settleTime)
+	defer settled.Stop()
+	judged := false
+	judge := func(err error) {
+		if !judged {
+			judged = true
+			report(err)
+		}
+	}
+	in := j.inner.ResultChan()
+	for {
+		select {
+		case <-j.stop:
+			return
+		case <-settled.C:
+			judge(nil)
+		case ev, ok := <-in:
+			if !ok {
+				select {
+				case <-j.stop: // stopped by the reflector, not dropped
+				default:
+					judge(errDropped)
+				}
+				return
+			}
+			judge(nil)
+			select {
+			case j.out <- ev:
+			case <-j.stop:
+				return
+			}
+		}
+	}
+}
+
+func (j *judgedWatch) Stop() {
+	j.once.Do(func() {
+		close(j.stop)
+		j.inner.Stop()
+	})
+}
+
+func (j *judgedWatch) ResultChan() <-chan watch.Event { return j.out }

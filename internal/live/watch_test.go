@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -139,5 +140,61 @@ func TestWatchDropsErrorsThatASnapshotSupersedes(t *testing.T) {
 	case err := <-errs:
 		t.Fatalf("an error from before the snapshot is still queued behind it: %v", err)
 	default:
+	}
+}
+
+// Behind a load balancer an API server that is gone does not refuse connections: they open and
+// drop. client-go then hands the reflector an empty watch with no error, again and again; the
+// source must still say the server is gone, and publish once the watch runs again.
+func TestWatchReportsWatchesThatCloseAtOnce(t *testing.T) {
+	client := fake.NewClientset(deployment("telemetry", "ingester"))
+	var (
+		mu      sync.Mutex
+		dropped = 3
+		backAt  time.Time
+	)
+	client.PrependWatchReactor("deployments", func(k8stesting.Action) (bool, watch.Interface, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if dropped > 0 {
+			dropped--
+			// What rest.Request.Watch returns once its retries of a dropped connection run out.
+			return true, watch.NewEmptyWatch(), nil
+		}
+		if backAt.IsZero() {
+			backAt = time.Now()
+		}
+		return false, nil, nil
+	})
+	src := newForClient(client, Options{Namespaces: []string{"telemetry"}}, time.Now)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	snaps, errs := src.Watch(ctx)
+	var errCount int
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case err := <-errs:
+			if !strings.Contains(err.Error(), "closes before the server answers") {
+				t.Errorf("error = %q, want one saying the connections close", err)
+			}
+			errCount++
+		case s := <-snaps:
+			mu.Lock()
+			back := backAt
+			mu.Unlock()
+			if back.IsZero() || !s.ReferenceTime.After(back) {
+				continue
+			}
+			if errCount == 0 {
+				t.Fatal("watches that closed at once were never reported")
+			}
+			if len(s.Deployments) != 1 {
+				t.Errorf("deployments = %d, want 1", len(s.Deployments))
+			}
+			return
+		case <-deadline:
+			t.Fatalf("no snapshot after the watch ran again (%d errors reported)", errCount)
+		}
 	}
 }

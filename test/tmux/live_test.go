@@ -2,7 +2,10 @@ package tmux
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,4 +82,120 @@ func deployment(name string) *appsv1.Deployment {
 			},
 		},
 	}
+}
+
+// scalingEvents writes n events as the deployment controller writes them for d, enough to make
+// the events list more than one page.
+func scalingEvents(ctx context.Context, t *testing.T, cs kubernetes.Interface, d *appsv1.Deployment, n int) {
+	t.Helper()
+	now := metav1.Now()
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	work := make(chan int)
+	for range 8 {
+		wg.Go(func() {
+			for i := range work {
+				ev := &corev1.Event{
+					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", d.Name, 0x187d0f3a00000000+int64(i)), Namespace: d.Namespace},
+					InvolvedObject: corev1.ObjectReference{
+						Kind: "Deployment", Namespace: d.Namespace, Name: d.Name, UID: d.UID,
+						APIVersion: "apps/v1", ResourceVersion: d.ResourceVersion,
+					},
+					Reason:              "ScalingReplicaSet",
+					Message:             fmt.Sprintf("Scaled up replica set %s-%08x from 0 to 1", d.Name, i),
+					Source:              corev1.EventSource{Component: "deployment-controller"},
+					FirstTimestamp:      now,
+					LastTimestamp:       now,
+					Count:               1,
+					Type:                corev1.EventTypeNormal,
+					ReportingController: "deployment-controller",
+				}
+				if _, err := cs.CoreV1().Events(d.Namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	if first != nil {
+		t.Fatal(first)
+	}
+}
+
+// The API server stops in the middle of a list, after its first page: the console keeps the
+// picture, says it is stale, and follows the cluster again by itself once the server is back.
+func TestLiveConsoleSurvivesAServerThatStopsMidList(t *testing.T) {
+	bin := build(t)
+	// Without its watch cache the API server pages every list, as it does for a kind whose cache
+	// is off (--watch-cache-sizes=events#0 on a busy cluster).
+	cp := controlplane.StartT(t, controlplane.Options{APIServerArgs: []string{"--watch-cache=false"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	ns := cp.Namespace(t)
+	cs := kubernetes.NewForConfigOrDie(cp.AdminConfig())
+	d, err := cs.AppsV1().Deployments(ns).Create(ctx, deployment("before-outage"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// More than the 500 of one page.
+	scalingEvents(ctx, t, cs, d, 520)
+
+	px := newAPIProxy(t, cp)
+	tm := start(t, 160, 30, bin, "--kubeconfig", px.kubeconfig(t, cp, ns))
+	s := tm.waitForWithin(time.Minute, "● live", "before-outage")
+	if strings.Contains(s, "▲ stale") {
+		t.Fatalf("stale before the outage:\n%s", s)
+	}
+
+	// The next request for a second page of events stops the server before it is answered.
+	stopped := make(chan struct{})
+	var once sync.Once
+	px.setBefore(func(r *http.Request) {
+		if r.URL.Query().Get("continue") == "" || !strings.HasSuffix(r.URL.Path, "/events") {
+			return
+		}
+		once.Do(func() {
+			cp.StopAPIServer()
+			close(stopped)
+		})
+	})
+	tm.keys("r")
+	select {
+	case <-stopped:
+	case <-time.After(time.Minute):
+		t.Fatal("the refresh never asked for a second page of events")
+	}
+	s = tm.waitForWithin(time.Minute, "▲ stale")
+	t.Logf("after the server stopped mid-list:\n%s", s)
+	if !strings.Contains(s, "before-outage") || strings.Contains(s, "could not read the snapshot") {
+		t.Errorf("the picture left the screen when the server stopped mid-list:\n%s", s)
+	}
+
+	px.setBefore(nil)
+	if err := cp.StartAPIServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, deployment("after-outage"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s = tm.waitForWithin(2*time.Minute, "● live", "before-outage", "after-outage")
+	if strings.Contains(s, "▲ stale") {
+		t.Errorf("still stale after recovering:\n%s", s)
+	}
+	tm.keys("q")
+	if st := tm.waitExit(); st != "0" {
+		t.Errorf("exit status %s after q, want 0", st)
+	}
+	tm.quietStderr()
 }

@@ -3,7 +3,10 @@ package tmux
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +16,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/controlplane"
@@ -262,4 +267,65 @@ func TestLiveConsoleRelistsAfterGone(t *testing.T) {
 		t.Errorf("exit status %s after q, want 0", st)
 	}
 	tm.quietStderr()
+}
+
+// A server that takes connections and never answers, as an API server behind a firewall that
+// drops packets: until the first read is in, the header says the console is connecting, and once
+// the read gives up it says what failed, never ● live or ▲ stale for a picture that never was.
+func TestLiveConsoleBeforeItsFirstRead(t *testing.T) {
+	bin := build(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var held []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			_ = c.Close()
+		}
+	}()
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["silent"] = &clientcmdapi.Cluster{Server: "https://" + ln.Addr().String(), InsecureSkipTLSVerify: true}
+	kc.AuthInfos["someone"] = &clientcmdapi.AuthInfo{Token: "not-checked"}
+	kc.Contexts["silent"] = &clientcmdapi.Context{Cluster: "silent", AuthInfo: "someone", Namespace: "shop"}
+	kc.CurrentContext = "silent"
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		t.Fatal(err)
+	}
+
+	tm := start(t, 160, 30, bin, "--kubeconfig", path, "--request-timeout", "5s")
+	s := tm.waitFor("○ connecting…")
+	if strings.Contains(s, "● live") || strings.Contains(s, "▲ stale") {
+		t.Fatalf("before anything was read:\n%s", s)
+	}
+	s = tm.waitForWithin(time.Minute, "✕ nothing read yet")
+	t.Logf("once the first read gave up:\n%s", s)
+	if strings.Contains(s, "● live") || strings.Contains(s, "▲ stale") {
+		t.Fatalf("with nothing read:\n%s", s)
+	}
+	tm.keys("q")
+	// Nothing was ever read: the exit status says the console did not do its job.
+	if st := tm.waitExit(); st == "0" {
+		t.Errorf("exit status 0 with nothing ever read")
+	}
+	b, err := os.ReadFile(filepath.Join(tm.dir, "stderr"))
+	if msg := strings.TrimSpace(string(b)); err != nil || !strings.Contains(msg, "cannot reach the API server") || strings.Contains(msg, "\n") {
+		t.Errorf("stderr should be one line saying the server cannot be reached (%v):\n%s", err, b)
+	}
 }

@@ -279,7 +279,8 @@ func (s *Source) cachedLogs(ctx context.Context, pods []*corev1.Pod, c map[logRe
 func publish(out chan *snapshot.Snapshot, errs chan error, snap *snapshot.Snapshot) {
 	for drained := false; !drained; {
 		select {
-		case <-errs:
+		case superseded := <-errs:
+			_ = superseded
 		default:
 			drained = true
 		}

@@ -278,7 +278,7 @@ func TestLiveConsoleBeforeItsFirstRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	defer func() { _ = ln.Close() }()
 	var held []net.Conn
 	var mu sync.Mutex
 	go func() {

@@ -56,6 +56,7 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	w.cls.failedCreate = readFailedCreate(w)
 	w.Shape = classify(w, ref)
 	w.Evidence = gatherEvidence(s, w, ref)
+	tp := readThroughput(s, w)
 
 	d := Diagnosis{
 		Kind: w.Kind, Namespace: w.Namespace, Name: w.Name, Shape: w.Shape, Counts: w.Counts,
@@ -88,6 +89,7 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	d.Cause = decideCause(w, w.Shape, top)
 	d.Headline = headline(w, w.Shape)
 	d.Fix = fix(w, w.Shape, d.Cause, top)
+	tp.settle(w, &d)
 	if h := &w.cls.history; h.Current != nil {
 		d.Revisions = &Revisions{Current: w.CurrentRevision, LastServing: w.LastServingRevision, ChangedPaths: changedPaths(w.Changes)}
 	}

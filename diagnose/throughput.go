@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,7 +13,7 @@ import (
 
 // The throughput rules' thresholds; docs/schema.md states them.
 const (
-	// FallFraction: throughput at or below this fraction of its mean before the onset has
+	// FallFraction: throughput at or below this fraction of its level before the onset has
 	// fallen (a drop to half or less). Zero is always fallen.
 	FallFraction = 0.5
 	// minLowSamples is how many consecutive low samples, ending at the reference time, a fall
@@ -66,7 +67,8 @@ type Throughput struct {
 	Unit    string         `json:"unit"`
 	Range   *MetricRange   `json:"range"`
 	Samples []MetricSample `json:"samples"`
-	// Current is the newest sample; Baseline the mean before the onset, nil without a fall.
+	// Current is the newest sample; Baseline the level before the onset (the 75th percentile
+	// of the samples before it), nil without a fall.
 	Current  *float64          `json:"current"`
 	Baseline *float64          `json:"baseline"`
 	Onset    *time.Time        `json:"onset"`
@@ -177,9 +179,10 @@ func samplesOf(m *snapshot.MetricSeries) []MetricSample {
 func ptr[T any](v T) *T { return &v }
 
 // fallOnset finds the longest run of samples, ending with the newest, that are all at or below
-// FallFraction of the mean of the samples before it. It returns the run's first index and that
-// mean; -1 when there is no such run of at least minLowSamples. A series that is zero
-// throughout returns 0 and a zero mean.
+// FallFraction of the level before it, and returns the run's first index and that level; -1
+// when there is no such run of at least minLowSamples. The level is the 75th percentile of the
+// samples before the run, so a rate's ramp-up or a rollout's transition does not drag it down
+// as a mean would. A series that is zero throughout returns 0 and a zero level.
 func fallOnset(v []snapshot.Sample) (int, float64) {
 	n := len(v)
 	if n < minLowSamples {
@@ -193,15 +196,28 @@ func fallOnset(v []snapshot.Sample) (int, float64) {
 	if tailMax[0] <= 0 {
 		return 0, 0
 	}
-	sum := 0.0
+	headMax := 0.0
 	for k := 1; k <= n-minLowSamples; k++ {
-		sum += v[k-1].Value
-		mean := sum / float64(k)
-		if mean > 0 && tailMax[k] <= FallFraction*mean {
-			return k, mean
+		headMax = math.Max(headMax, v[k-1].Value)
+		// The percentile is at most the maximum: most k fail this cheap test first.
+		if tailMax[k] > FallFraction*headMax {
+			continue
+		}
+		if level := percentile75(v[:k]); level > 0 && tailMax[k] <= FallFraction*level {
+			return k, level
 		}
 	}
 	return -1, 0
+}
+
+// percentile75 is the 75th percentile of the samples' values, nearest rank.
+func percentile75(v []snapshot.Sample) float64 {
+	xs := make([]float64, len(v))
+	for i, p := range v {
+		xs[i] = p.Value
+	}
+	slices.Sort(xs)
+	return xs[(len(xs)*3+3)/4-1]
 }
 
 // judgeFall reads the throughput series; a healthy workload whose output fell becomes

@@ -120,6 +120,18 @@ func TestThroughputRules(t *testing.T) {
 			fix:     "kubectl rollout undo deployment/ingester --to-revision=1 -n shop",
 		},
 		{
+			// Recorded from Prometheus 2.42 in the e2e test: a 10s rate ramps up from the first
+			// scrapes, and the rollout's transition passes through every level between.
+			name: "a halving after a ramp-up and a slow transition, at a 2s step, is still a fall",
+			build: func(c *cluster) {
+				healthyAt(c, "ingester", 30*time.Second)
+				c.addSeries("ingester", snapshot.RoleThroughput, snapshot.OriginAnnotation, 2*time.Second,
+					concat([]float64{31.9, 55.9, 79.9, 103.9, 120.2, 120, 111.5, 94.9, 77.3, 60.3, 47.5}, repeat(50, 10))...)
+			},
+			shape: ShapeLiveButIdle, cause: CauseSpec, verdict: VerdictFell, evidence: "ThroughputFell", onsetRev: "2",
+			message: []string{"50 readings/s (at most 50% of before) for 20s", "112 readings/s before revision 2"},
+		},
+		{
 			name: "a fall with no rollout is a dependency",
 			build: func(c *cluster) {
 				healthyAt(c, "ingester", 0)

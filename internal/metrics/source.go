@@ -85,102 +85,197 @@ func (s *Source) Read(ctx context.Context, snap *snapshot.Snapshot) {
 		snap.Visibility = append(snap.Visibility, s.unreachable(err))
 		return
 	}
-	ts := targets(snap, s.cfg.Rules)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		mu      sync.Mutex
-		series  []snapshot.MetricSeries
-		vis     []snapshot.Visibility
-		failure error
-		jobs    = make(chan func(), workers)
-		wg      sync.WaitGroup
-	)
-	fail := func(err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if failure == nil {
-			failure = err
-			cancel()
-		}
-	}
-	for range workers {
-		wg.Go(func() {
-			for job := range jobs {
-				job()
-			}
-		})
-	}
-	for _, t := range ts {
-		for _, cands := range [][]candidate{t.throughput, t.backlog} {
-			if len(cands) == 0 {
-				continue
-			}
-			jobs <- func() {
-				if ctx.Err() != nil {
-					return
-				}
-				m, err := s.first(ctx, t.key, cands, r)
-				if err != nil && !queryError(err) {
-					fail(err)
-					return
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				switch {
-				case err != nil:
-					vis = append(vis, snapshot.Visibility{Kind: VisibilityKind, Namespace: t.key.Namespace,
-						Reason: fmt.Sprintf("%s query of %s/%s refused: %v", cands[0].role, strings.ToLower(t.key.Kind), t.key.Name, err)})
-				case m != nil:
-					series = append(series, *m)
-				}
-			}
-		}
-	}
-	close(jobs)
-	wg.Wait()
-	sort.Slice(series, func(i, j int) bool {
-		a, b := series[i], series[j]
+	rd := &reading{src: s, r: r}
+	rd.run(ctx, targets(snap, s.cfg.Rules))
+	sort.Slice(rd.series, func(i, j int) bool {
+		a, b := rd.series[i], rd.series[j]
 		if a.Workload != b.Workload {
 			return keyLess(a.Workload, b.Workload)
 		}
 		return a.Role < b.Role
 	})
-	sort.SliceStable(vis, func(i, j int) bool { return vis[i].Reason < vis[j].Reason })
-	if failure != nil {
+	sort.SliceStable(rd.vis, func(i, j int) bool { return rd.vis[i].Reason < rd.vis[j].Reason })
+	if rd.failure != nil {
 		// The server went away part way: what was read is kept and the rest is said unread.
-		snap.Visibility = append(snap.Visibility, s.unreachable(failure))
+		snap.Visibility = append(snap.Visibility, s.unreachable(rd.failure))
 	}
-	snap.Metrics.Series = series
-	snap.Visibility = append(snap.Visibility, vis...)
+	snap.Metrics.Series = rd.series
+	snap.Visibility = append(snap.Visibility, rd.vis...)
+}
+
+// reading is one Read in progress.
+type reading struct {
+	src *Source
+	r   v1.Range
+
+	mu      sync.Mutex
+	series  []snapshot.MetricSeries
+	vis     []snapshot.Visibility
+	failure error
+}
+
+// pending is one workload's role still without a series, and the queries left to try.
+type pending struct {
+	key   snapshot.ObjectKey
+	cands []candidate
+	done  bool
+}
+
+// run tries the candidates in rounds: the first of every workload, then the second of those
+// still without a series, and so on. In a round, workloads that share a batchable template
+// are asked in one query per batchSize of them, not one each.
+func (rd *reading) run(ctx context.Context, ts []target) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var ps []*pending
+	rounds := 0
+	for _, t := range ts {
+		for _, cands := range [][]candidate{t.throughput, t.backlog} {
+			if len(cands) > 0 {
+				ps = append(ps, &pending{key: t.key, cands: cands})
+				rounds = max(rounds, len(cands))
+			}
+		}
+	}
+	for round := range rounds {
+		groups := map[candidate][]*pending{}
+		var order []candidate
+		for _, p := range ps {
+			if p.done || round >= len(p.cands) {
+				continue
+			}
+			c := p.cands[round]
+			if _, ok := groups[c]; !ok {
+				order = append(order, c)
+			}
+			groups[c] = append(groups[c], p)
+		}
+		var jobs []func()
+		for _, c := range order {
+			g := groups[c]
+			if len(g) > 1 && batchable(c.template) {
+				for i := 0; i < len(g); i += batchSize {
+					chunk := g[i:min(i+batchSize, len(g))]
+					jobs = append(jobs, func() { rd.batch(ctx, cancel, c, chunk) })
+				}
+				continue
+			}
+			for _, p := range g {
+				jobs = append(jobs, func() { rd.one(ctx, cancel, c, p) })
+			}
+		}
+		runJobs(ctx, jobs)
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// runJobs runs jobs on the workers and waits for them.
+func runJobs(ctx context.Context, jobs []func()) {
+	ch := make(chan func())
+	var wg sync.WaitGroup
+	for range min(workers, len(jobs)) {
+		wg.Go(func() {
+			for job := range ch {
+				if ctx.Err() == nil {
+					job()
+				}
+			}
+		})
+	}
+	for _, j := range jobs {
+		ch <- j
+	}
+	close(ch)
+	wg.Wait()
+}
+
+// fail records the first error that is the server's, not a query's, and stops the reading.
+func (rd *reading) fail(cancel context.CancelFunc, err error) {
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	if rd.failure == nil {
+		rd.failure = err
+		cancel()
+	}
+}
+
+// one asks one workload's query.
+func (rd *reading) one(ctx context.Context, cancel context.CancelFunc, c candidate, p *pending) {
+	q := Expand(c.template, p.key)
+	raw, err := rd.src.rangeQuery(ctx, q, rd.r)
+	if err == nil {
+		err = rd.found(p, c, q, raw)
+	}
+	switch {
+	case err == nil:
+	case queryError(err):
+		rd.mu.Lock()
+		defer rd.mu.Unlock()
+		p.done = true // a refused query is not retried with the next candidate: it was the team's own
+		rd.vis = append(rd.vis, snapshot.Visibility{Kind: VisibilityKind, Namespace: p.key.Namespace,
+			Reason: fmt.Sprintf("%s query of %s/%s refused: %v", c.role, strings.ToLower(p.key.Kind), p.key.Name, err)})
+	default:
+		rd.fail(cancel, err)
+	}
+}
+
+// batch asks one query for many workloads and splits the answer; a query the server refuses is
+// asked again per workload, so each refusal is said where it belongs.
+func (rd *reading) batch(ctx context.Context, cancel context.CancelFunc, c candidate, ps []*pending) {
+	keys := make([]snapshot.ObjectKey, len(ps))
+	for i, p := range ps {
+		keys[i] = p.key
+	}
+	raw, err := rd.src.rangeQuery(ctx, batchQuery(c.template, keys), rd.r)
+	if queryError(err) {
+		for _, p := range ps {
+			rd.one(ctx, cancel, c, p)
+		}
+		return
+	}
+	if err != nil {
+		rd.fail(cancel, err)
+		return
+	}
+	parts, err := splitBatch(raw, keys)
+	if err != nil {
+		rd.fail(cancel, err)
+		return
+	}
+	for _, p := range ps {
+		if part, ok := parts[p.key]; ok {
+			if err := rd.found(p, c, Expand(c.template, p.key), part); err != nil {
+				rd.fail(cancel, err)
+				return
+			}
+		}
+	}
+}
+
+// found records a workload's answer when it has samples.
+func (rd *reading) found(p *pending, c candidate, q string, raw json.RawMessage) error {
+	samples, err := Samples(raw)
+	if err != nil {
+		return fmt.Errorf("query %s: %w", q, err)
+	}
+	if len(samples) == 0 {
+		return nil
+	}
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	p.done = true
+	rd.series = append(rd.series, snapshot.MetricSeries{
+		Workload: p.key, Role: c.role, Origin: c.origin, Template: c.template, Query: q, Unit: c.unit,
+		Start: rd.r.Start, End: rd.r.End, Step: rd.r.Step, Result: raw, Samples: samples,
+	})
+	return nil
 }
 
 func (s *Source) unreachable(err error) snapshot.Visibility {
 	return snapshot.Visibility{Kind: VisibilityKind,
 		Reason: fmt.Sprintf("%s: %v; throughput and backlog not read", s.cfg.URL, err)}
-}
-
-// first runs the candidates in order and returns the first with a series; nil when none has.
-func (s *Source) first(ctx context.Context, w snapshot.ObjectKey, cands []candidate, r v1.Range) (*snapshot.MetricSeries, error) {
-	for _, c := range cands {
-		q := Expand(c.template, w)
-		raw, err := s.rangeQuery(ctx, q, r)
-		if err != nil {
-			return nil, err
-		}
-		samples, err := Samples(raw)
-		if err != nil {
-			return nil, fmt.Errorf("query %s: %w", q, err)
-		}
-		if len(samples) == 0 {
-			continue
-		}
-		return &snapshot.MetricSeries{
-			Workload: w, Role: c.role, Origin: c.origin, Template: c.template, Query: q, Unit: c.unit,
-			Start: r.Start, End: r.End, Step: r.Step, Result: raw, Samples: samples,
-		}, nil
-	}
-	return nil, nil
 }
 
 func (s *Source) instant(ctx context.Context, q string, at time.Time) (model.Value, error) {

@@ -36,6 +36,9 @@ func TestReadRealPrometheus(t *testing.T) {
 	// A Deployment named ingester-canary must not be counted as ingester.
 	exp.SetRate("readings_accepted_total", "dev", "ingester-canary-5c4b3a2d1-abcde", 1000)
 	exp.SetRate("http_requests_total", "dev", "web-6f5d4c3b2-h7j6k", 12)
+	// Asked in one batched query with web, each must get its own series back.
+	exp.SetRate("http_requests_total", "dev", "web-api-7c8d9e0f1-m3n4p", 300)
+	exp.SetRate("http_requests_total", "prod", "web-5b6c7d8e9-r5s6t", 900)
 	exp.SetRate("jobs_done_total", "dev", "worker-0", 3)
 	exp.SetGrowth("queue_depth", "dev", "worker-0", 5)
 	prom := promtest.StartPrometheus(t, exp.Addr)
@@ -47,6 +50,8 @@ func TestReadRealPrometheus(t *testing.T) {
 				AnnotationThroughputUnit: "readings/s",
 			}),
 			deployment("dev", "web", nil, nil),
+			deployment("dev", "web-api", nil, nil),
+			deployment("prod", "web", nil, nil),
 			deployment("dev", "quiet", nil, nil),
 			deployment("dev", "broken", nil, map[string]string{AnnotationThroughput: `sum(rate(x[5s]`}),
 		},
@@ -69,7 +74,7 @@ func TestReadRealPrometheus(t *testing.T) {
 		snap.Metrics, snap.Visibility = nil, nil
 		snap.ReferenceTime = time.Now()
 		src.Read(context.Background(), snap)
-		if n := len(snap.Metrics.Series); n == 4 && len(snap.MetricsFor("Deployment", "dev", "ingester", snapshot.RoleThroughput).Samples) >= 8 {
+		if n := len(snap.Metrics.Series); n == 6 && len(snap.MetricsFor("Deployment", "dev", "ingester", snapshot.RoleThroughput).Samples) >= 8 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -89,6 +94,16 @@ func TestReadRealPrometheus(t *testing.T) {
 		// The default queries rate over 2m, which a few seconds of scrapes only start to fill.
 		{"Deployment", "web", snapshot.RoleThroughput, snapshot.OriginDefault, "requests/s", 0},
 		{"StatefulSet", "worker", snapshot.RoleThroughput, snapshot.OriginConfig, "jobs/s", 3},
+	}
+	// The batch split: a 2m rate over a few seconds of scrapes reads low, but in proportion.
+	web, api := snap.MetricsFor("Deployment", "dev", "web", snapshot.RoleThroughput), snap.MetricsFor("Deployment", "dev", "web-api", snapshot.RoleThroughput)
+	if pw := snap.MetricsFor("Deployment", "prod", "web", snapshot.RoleThroughput); web == nil || api == nil || pw == nil {
+		t.Errorf("batched default query: web %v web-api %v prod/web %v, want a series each", web != nil, api != nil, pw != nil)
+	} else {
+		w, a, p := web.Samples[len(web.Samples)-1].Value, api.Samples[len(api.Samples)-1].Value, pw.Samples[len(pw.Samples)-1].Value
+		if a < 10*w || p < 2*a || !strings.Contains(api.Query, `pod=~"web-api-[a-z0-9]+-[a-z0-9]+"`) || !strings.Contains(pw.Query, `namespace="prod"`) {
+			t.Errorf("batched default query mixed the workloads up: web %.2f web-api %.2f prod/web %.2f (%s)", w, a, p, api.Query)
+		}
 	}
 	for _, tt := range tests {
 		m := snap.MetricsFor(tt.kind, "dev", tt.name, tt.role)
@@ -267,5 +282,20 @@ func TestValidate(t *testing.T) {
 				t.Errorf("Validate() = %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestBatchable(t *testing.T) {
+	for tmpl, want := range map[string]bool{
+		DefaultQueries[0].Template:                                                                                      true,
+		`sum(rate(x{namespace="$namespace",pod=~"$pods"}[2m])) / 2`:                                                     false,
+		`sum(rate(x{namespace="$namespace",pod=~"$pods",job="$workload"}[2m]))`:                                         false,
+		`rate(x{namespace="$namespace",pod=~"$pods"}[2m])`:                                                              false,
+		`sum(rate(x{namespace="$namespace"}[2m]))`:                                                                      false,
+		`sum(rate(a{namespace="$namespace",pod=~"$pods"}[2m])) + sum(rate(b{namespace="$namespace",pod=~"$pods"}[2m]))`: false,
+	} {
+		if got := batchable(tmpl); got != want {
+			t.Errorf("batchable(%s) = %v, want %v", tmpl, got, want)
+		}
 	}
 }

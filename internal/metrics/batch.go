@@ -76,33 +76,56 @@ func batchQuery(template string, ws []snapshot.ObjectKey) string {
 }
 
 // splitBatch hands each workload the series of its namespace whose pod its pattern matches,
-// as the API wrote them; a workload with none is absent.
+// as the API wrote them; a workload with none is absent. A pod's owner name is its name less
+// the suffixes its kind adds, so each series is looked up, not tested against every pattern.
 func splitBatch(raw json.RawMessage, ws []snapshot.ObjectKey) (map[snapshot.ObjectKey]json.RawMessage, error) {
 	var m model.Matrix
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, fmt.Errorf("read range result: %w", err)
 	}
-	out := map[snapshot.ObjectKey]json.RawMessage{}
+	type owner struct{ namespace, name string }
+	byOwner := map[owner][]snapshot.ObjectKey{}
+	res := map[snapshot.ObjectKey]*regexp.Regexp{}
 	for _, w := range ws {
+		byOwner[owner{w.Namespace, w.Name}] = append(byOwner[owner{w.Namespace, w.Name}], w)
 		// The pattern is written for a PromQL string: undo its doubled backslashes.
 		re, err := regexp.Compile("^(?:" + strings.ReplaceAll(podsPattern(w), `\\`, `\`) + ")$")
 		if err != nil {
 			return nil, fmt.Errorf("pods pattern of %s/%s: %w", w.Kind, w.Name, err)
 		}
-		var mine model.Matrix
-		for _, ss := range m {
-			if string(ss.Metric["namespace"]) == w.Namespace && re.MatchString(string(ss.Metric["pod"])) {
-				mine = append(mine, ss)
+		res[w] = re
+	}
+	mine := map[snapshot.ObjectKey]model.Matrix{}
+	for _, ss := range m {
+		ns, pod := string(ss.Metric["namespace"]), string(ss.Metric["pod"])
+		// A Deployment's copies add two segments, the other kinds one.
+		for _, name := range []string{trimSegments(pod, 1), trimSegments(pod, 2)} {
+			for _, w := range byOwner[owner{ns, name}] {
+				if res[w].MatchString(pod) {
+					mine[w] = append(mine[w], ss)
+				}
 			}
 		}
-		if len(mine) == 0 {
-			continue
-		}
-		b, err := json.Marshal(mine)
+	}
+	out := map[snapshot.ObjectKey]json.RawMessage{}
+	for w, ms := range mine {
+		b, err := json.Marshal(ms)
 		if err != nil {
 			return nil, fmt.Errorf("split range result: %w", err)
 		}
 		out[w] = b
 	}
 	return out, nil
+}
+
+// trimSegments drops the last n '-'-separated segments of s; "" when it has too few.
+func trimSegments(s string, n int) string {
+	for range n {
+		i := strings.LastIndexByte(s, '-')
+		if i < 0 {
+			return ""
+		}
+		s = s[:i]
+	}
+	return s
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -358,6 +360,7 @@ func (tr *throughputRead) settle(w *workload, d *Diagnosis) {
 	} else {
 		why += "fell to " + withUnit(*t.Current, t.Unit)
 	}
+	tr.blame(w, d)
 	switch {
 	case tr.tied != nil:
 		d.Cause = CauseSpec
@@ -376,6 +379,45 @@ func (tr *throughputRead) settle(w *workload, d *Diagnosis) {
 		d.Fix = fmt.Sprintf("kubectl describe %s%s; then check that its input reaches it", ref, ns)
 	}
 	d.Headline = fmt.Sprintf("%d of %d copies exist · %d serving — %s", c.Existing, c.Declared, c.Serving, why)
+}
+
+// blame replaces the suspects of a workload the throughput rules made live-but-idle: the
+// signal rules' suspects answer another question (a three-day-old OOMKill is not why the
+// output stopped now). A fall tied to a revision blames what that revision changed, and the
+// revision before it becomes the last that served; a fall with no rollout blames no field.
+func (tr *throughputRead) blame(w *workload, d *Diagnosis) {
+	d.Suspects = []Suspect{}
+	if tr.tied == nil || tr.tied.Template == nil || tr.prev.Template == nil {
+		return
+	}
+	prev, cur := tr.prev.Template.DeepCopy(), tr.tied.Template.DeepCopy()
+	delete(prev.Labels, podTemplateHashLabel)
+	delete(cur.Labels, podTemplateHashLabel)
+	root := w.TemplatePath
+	if root == nil {
+		root = field.NewPath("spec", "template")
+	}
+	changes := diffTemplates(root, prev, cur)
+	t := tr.report
+	paths := []string{}
+	for _, c := range changes {
+		d.Suspects = append(d.Suspects, Suspect{
+			Rule: RuleChangedField, Object: w.Kind + "/" + w.Name, Path: c.Path, Value: c.Current, PreviousValue: c.Previous,
+			Confidence: ConfidenceMedium,
+			Reason: fmt.Sprintf("revision %d changed it; the output fell from %s to %s after it rolled out",
+				tr.tied.Number, withUnit(*t.Baseline, t.Unit), withUnit(*t.Current, t.Unit)),
+		})
+		paths = append(paths, c.Path.String())
+	}
+	slices.SortStableFunc(d.Suspects, func(a, b Suspect) int { return strings.Compare(a.Path.String(), b.Path.String()) })
+	last, current := strconv.FormatInt(tr.prev.Number, 10), strconv.FormatInt(tr.tied.Number, 10)
+	if d.Revisions != nil {
+		current = d.Revisions.Current
+	}
+	d.Revisions = &Revisions{Current: current, LastServing: last, ChangedPaths: paths}
+	if d.Detail != nil {
+		d.Detail.LastServingRevision, d.Detail.Changes = last, changes
+	}
 }
 
 // annotationThroughput is the annotation the signal gap names (internal/metrics reads it).

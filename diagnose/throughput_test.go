@@ -294,6 +294,18 @@ func TestThroughputRules(t *testing.T) {
 			if gap != tt.gap {
 				t.Errorf("throughput signal gap %v, want %v (%v)", gap, tt.gap, d.SignalGaps)
 			}
+			switch {
+			case tt.cause == CauseSpec && tt.shape == ShapeLiveButIdle:
+				if len(d.Suspects) != 1 || d.Suspects[0].Path.String() != "spec.template.spec.containers[0].env[0].value" ||
+					d.Suspects[0].PreviousValue != "upstream.internal:8443" || d.Suspects[0].Rule != RuleChangedField {
+					t.Errorf("suspects = %+v, want the env value revision 2 changed", d.Suspects)
+				}
+				if d.Revisions == nil || d.Revisions.LastServing != "1" || d.Revisions.Current != "2" {
+					t.Errorf("revisions = %+v, want 2 current and 1 the last that served", d.Revisions)
+				}
+			case tt.shape == ShapeLiveButIdle && len(d.Suspects) > 0:
+				t.Errorf("suspects = %+v, want none for a fall no rollout explains", d.Suspects)
+			}
 			if tt.shape == ShapeLiveButIdle && !strings.Contains(d.Headline, "every copy is Ready, but its output") {
 				t.Errorf("headline %q does not say the output failed", d.Headline)
 			}

@@ -89,7 +89,6 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	d.Cause = decideCause(w, w.Shape, top)
 	d.Headline = headline(w, w.Shape)
 	d.Fix = fix(w, w.Shape, d.Cause, top)
-	tp.settle(w, &d)
 	if h := &w.cls.history; h.Current != nil {
 		d.Revisions = &Revisions{Current: w.CurrentRevision, LastServing: w.LastServingRevision, ChangedPaths: changedPaths(w.Changes)}
 	}
@@ -98,6 +97,7 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 		d.Detail.Copies = append(d.Detail.Copies, f.toCopy())
 	}
 	sortCopies(d.Detail.Copies, w.CurrentRevision)
+	tp.settle(w, &d)
 	return d
 }
 

@@ -29,6 +29,7 @@ type tpReport struct {
 		Headline   string      `json:"headline"`
 		Fix        string      `json:"fix"`
 		Evidence   []evidence  `json:"evidence"`
+		Suspects   []suspect   `json:"suspects"`
 		SignalGaps []signalGap `json:"signalGaps"`
 		Throughput *struct {
 			Query         string   `json:"query"`
@@ -267,12 +268,18 @@ func TestThroughputOnALiveCluster(t *testing.T) {
 				t.Errorf("idle throughput names query %q origin %q unit %q", w.Throughput.Query, w.Throughput.Origin, w.Throughput.Unit)
 			}
 		case "feeder":
+			if len(w.Suspects) != 0 {
+				t.Errorf("feeder suspects %+v, want none: no rollout explains the fall", w.Suspects)
+			}
 			if !evidenceSays(w.Evidence, "with no rollout") || w.Throughput.Baseline == nil || *w.Throughput.Baseline < 60 {
 				t.Errorf("feeder evidence %+v baseline %v, want the level before (about 100/s) and no rollout", w.Evidence, w.Throughput.Baseline)
 			}
 		case "halver":
 			if !evidenceSays(w.Evidence, "before revision 2") || !strings.Contains(w.Fix, "rollout undo deployment/halver --to-revision=1") {
 				t.Errorf("halver evidence %+v fix %q", w.Evidence, w.Fix)
+			}
+			if len(w.Suspects) == 0 || !strings.HasPrefix(w.Suspects[0].Path, "spec.template.spec.containers[0].env[1]") {
+				t.Errorf("halver suspects %+v, want the env var revision 2 added", w.Suspects)
 			}
 			if c := w.Throughput.Current; c == nil || *c < 35 || *c > 65 {
 				t.Errorf("halver current = %v, want about 50 readings/s", c)

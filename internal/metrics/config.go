@@ -17,6 +17,8 @@ const (
 	DefaultWindow  = time.Hour
 	// defaultPoints is how many samples a range query returns when no step is set.
 	defaultPoints = 120
+	// maxPoints is the most a Prometheus server returns per series of a range query.
+	maxPoints = 11000
 )
 
 // Config says which Prometheus to ask, how, and which query measures which workload.
@@ -149,6 +151,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Timeout < 0 || c.Window < 0 || c.Step < 0 {
 		return errors.New("the Prometheus timeout, window and step must be positive")
+	}
+	if d := c.withDefaults(); d.Window/d.Step > maxPoints {
+		return fmt.Errorf("a window of %s at a step of %s is %d points per series; Prometheus answers at most %d: use a larger step", d.Window, d.Step, d.Window/d.Step, maxPoints)
 	}
 	return nil
 }

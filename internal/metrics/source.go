@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"sort"
 	"strings"
 	"sync"
@@ -58,12 +60,51 @@ func New(cfg Config) (*Source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prometheus client: %w", err)
 	}
-	c, err := api.NewClient(api.Config{Address: cfg.URL, RoundTripper: rt})
+	c, err := api.NewClient(api.Config{Address: cfg.URL, RoundTripper: limitBody{rt}})
 	if err != nil {
 		return nil, fmt.Errorf("prometheus client: %w", err)
 	}
 	return &Source{cfg: cfg, api: v1.NewAPI(c)}, nil
 }
+
+// maxBody bounds one answer: 2,000 workloads of 240 samples take a few MiB; a server that
+// sends more is not answering a query of ours.
+const maxBody = 64 << 20
+
+// limitBody fails a response whose body grows past maxBody, so a hostile or broken server
+// cannot exhaust memory.
+type limitBody struct{ rt http.RoundTripper }
+
+func (l limitBody) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := l.rt.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = &limitedBody{rc: resp.Body, left: maxBody}
+	return resp, nil
+}
+
+type limitedBody struct {
+	rc   io.ReadCloser
+	left int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, fmt.Errorf("answer larger than %d MiB", maxBody>>20)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left+1]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return n, fmt.Errorf("answer larger than %d MiB", maxBody>>20)
+	}
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.rc.Close() }
 
 // URL is the server queried.
 func (s *Source) URL() string { return s.cfg.URL }

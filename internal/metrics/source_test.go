@@ -299,3 +299,53 @@ func TestBatchable(t *testing.T) {
 		}
 	}
 }
+
+// TestReadHostileServer: an answer that is not the API's JSON, or that never ends, is one
+// visibility entry, not a crash or memory exhausted.
+func TestReadHostileServer(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		handler http.HandlerFunc
+		want    string
+	}{
+		{"not JSON", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`<html>login</html>`))
+		}, "throughput and backlog not read"},
+		{"an answer without end", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"vector","result":[`))
+			chunk := []byte(strings.Repeat(`{"metric":{},"value":[1,"1"]},`, 1<<12))
+			for range (maxBody / len(chunk)) + 2 {
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+		}, "answer larger than 64 MiB"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(tt.handler)
+			defer srv.Close()
+			src, err := New(Config{URL: srv.URL, Timeout: 20 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			snap := &snapshot.Snapshot{ReferenceTime: time.Now(), Deployments: []*appsv1.Deployment{deployment("dev", "web", nil, nil)}}
+			src.Read(context.Background(), snap)
+			if len(snap.Visibility) != 1 || !strings.Contains(snap.Visibility[0].Reason, tt.want) {
+				t.Errorf("visibility = %v, want one entry saying %q", snap.Visibility, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidateResolution(t *testing.T) {
+	c := Config{URL: "http://p:9090", Window: 24 * time.Hour, Step: time.Second}
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "86400 points per series; Prometheus answers at most 11000") {
+		t.Errorf("Validate() = %v", err)
+	}
+	c.Step = 0 // the default step keeps any window within the limit
+	if err := c.Validate(); err != nil {
+		t.Errorf("Validate() with the default step = %v", err)
+	}
+}

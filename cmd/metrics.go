@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -26,6 +27,8 @@ type MetricsOptions struct {
 	KeyFile         string
 	ServerName      string
 	Insecure        bool
+	// Refresh is how often the live console reads Prometheus again.
+	Refresh time.Duration
 
 	// Config is the completed configuration; nil when no Prometheus is configured.
 	Config *metrics.Config
@@ -46,6 +49,7 @@ func (m *MetricsOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&m.KeyFile, "prometheus-key-file", "", "Client key file for Prometheus.")
 	fs.StringVar(&m.ServerName, "prometheus-server-name", "", "Server name to verify the Prometheus certificate against.")
 	fs.BoolVar(&m.Insecure, "prometheus-insecure-skip-tls-verify", false, "Do not verify the Prometheus server's certificate (insecure).")
+	fs.DurationVar(&m.Refresh, "prometheus-refresh", 30*time.Second, "How often the live console reads Prometheus again.")
 }
 
 // Complete reads the config file, lays the flags over it and validates the result; with
@@ -80,6 +84,12 @@ func (m *MetricsOptions) Complete() error {
 		if d.v != 0 {
 			*d.dst = d.v
 		}
+	}
+	if m.Refresh < 0 {
+		return usageErrorf("--prometheus-refresh must be positive, got %s", m.Refresh)
+	}
+	if m.Refresh == 0 {
+		m.Refresh = 30 * time.Second
 	}
 	if c.URL == "" {
 		if m.ConfigFile != "" || m.BearerTokenFile != "" || m.Username != "" || m.CAFile != "" {
@@ -119,6 +129,15 @@ func (m metricsSource) Snapshot(ctx context.Context) (*snapshot.Snapshot, error)
 	return snap, nil
 }
 
+// liveWatch adds the Prometheus readings to a live watch when a Prometheus is configured.
+func (m *MetricsOptions) liveWatch(watch func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error)) (func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error), error) {
+	prom, err := m.source()
+	if err != nil || prom == nil {
+		return watch, err
+	}
+	return watchWithMetrics(prom, m.Refresh, watch), nil
+}
+
 // withMetrics wraps src when a Prometheus is configured.
 func (m *MetricsOptions) withMetrics(src snapshot.Source) (snapshot.Source, error) {
 	prom, err := m.source()
@@ -126,4 +145,72 @@ func (m *MetricsOptions) withMetrics(src snapshot.Source) (snapshot.Source, erro
 		return src, err
 	}
 	return metricsSource{src: src, prom: prom}, nil
+}
+
+// watchWithMetrics attaches the newest Prometheus reading to every snapshot a live watch
+// sends, reads Prometheus again every interval in the background, and sends the last snapshot
+// again with each new reading, so a quiet cluster's console still sees its output change. A
+// Prometheus that fails is the reading's visibility entry; the watch goes on.
+func watchWithMetrics(prom *metrics.Source, interval time.Duration, watch func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error)) func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error) {
+	return func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error) {
+		in, errs := watch(ctx)
+		out := make(chan *snapshot.Snapshot, 1)
+		go func() {
+			defer close(out)
+			tick := time.NewTicker(interval)
+			defer tick.Stop()
+			var last, reading *snapshot.Snapshot
+			done := make(chan *snapshot.Snapshot, 1)
+			read := func(s *snapshot.Snapshot) {
+				// Only what choosing queries reads; the watch's snapshot stays untouched.
+				shell := &snapshot.Snapshot{ReferenceTime: time.Now(), Deployments: s.Deployments, StatefulSets: s.StatefulSets, DaemonSets: s.DaemonSets}
+				reading = shell
+				go func() {
+					prom.Read(ctx, shell)
+					done <- shell
+				}()
+			}
+			var cur *snapshot.Snapshot
+			send := func(s *snapshot.Snapshot) bool {
+				c := *s
+				if cur != nil {
+					c.Metrics = cur.Metrics
+					c.Visibility = append(slices.Clone(s.Visibility), cur.Visibility...)
+				}
+				select {
+				case out <- &c:
+					return true
+				case <-ctx.Done():
+					return false
+				}
+			}
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case s, ok := <-in:
+					if !ok {
+						return
+					}
+					last = s
+					if cur == nil && reading == nil {
+						read(s)
+					}
+					if !send(s) {
+						return
+					}
+				case r := <-done:
+					cur, reading = r, nil
+					if last != nil && !send(last) {
+						return
+					}
+				case <-tick.C:
+					if reading == nil && last != nil {
+						read(last)
+					}
+				}
+			}
+		}()
+		return out, errs
+	}
 }

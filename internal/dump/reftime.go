@@ -1,10 +1,14 @@
 package dump
 
 import (
+	"fmt"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
@@ -17,69 +21,130 @@ import (
 // It is the zero time when nothing in the dump carries a timestamp.
 func newestTime(s *snapshot.Snapshot) time.Time {
 	var t newest
+	each(s, t.object)
+	return t.t
+}
+
+// each calls f on every object of the snapshot.
+func each(s *snapshot.Snapshot, f func(runtime.Object)) {
 	for _, o := range s.Deployments {
+		f(o)
+	}
+	for _, o := range s.StatefulSets {
+		f(o)
+	}
+	for _, o := range s.DaemonSets {
+		f(o)
+	}
+	for _, o := range s.ReplicaSets {
+		f(o)
+	}
+	for _, o := range s.ControllerRevisions {
+		f(o)
+	}
+	for _, o := range s.Pods {
+		f(o)
+	}
+	for _, o := range s.Events {
+		f(o)
+	}
+	for _, o := range s.Services {
+		f(o)
+	}
+	for _, o := range s.PersistentVolumeClaims {
+		f(o)
+	}
+	for _, o := range s.Nodes {
+		f(o)
+	}
+	for _, o := range s.ResourceQuotas {
+		f(o)
+	}
+	for _, o := range s.EndpointSlices {
+		f(o)
+	}
+}
+
+// objectTime is the newest timestamp one object carries.
+func objectTime(o runtime.Object) time.Time {
+	var t newest
+	t.object(o)
+	return t.t
+}
+
+func (t *newest) object(obj runtime.Object) {
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
 		t.meta(&o.ObjectMeta)
 		for _, c := range o.Status.Conditions {
 			t.add(c.LastUpdateTime, c.LastTransitionTime)
 		}
-	}
-	for _, o := range s.StatefulSets {
+	case *appsv1.StatefulSet:
 		t.meta(&o.ObjectMeta)
 		for _, c := range o.Status.Conditions {
 			t.add(c.LastTransitionTime)
 		}
-	}
-	for _, o := range s.DaemonSets {
+	case *appsv1.DaemonSet:
 		t.meta(&o.ObjectMeta)
 		for _, c := range o.Status.Conditions {
 			t.add(c.LastTransitionTime)
 		}
-	}
-	for _, o := range s.ReplicaSets {
+	case *appsv1.ReplicaSet:
 		t.meta(&o.ObjectMeta)
 		for _, c := range o.Status.Conditions {
 			t.add(c.LastTransitionTime)
 		}
-	}
-	for _, o := range s.ControllerRevisions {
-		t.meta(&o.ObjectMeta)
-	}
-	for _, o := range s.Pods {
+	case *corev1.Pod:
 		t.pod(o)
-	}
-	for _, o := range s.Events {
+	case *corev1.Event:
 		t.meta(&o.ObjectMeta)
 		t.add(o.FirstTimestamp, o.LastTimestamp)
 		t.micro(o.EventTime)
 		if o.Series != nil {
 			t.micro(o.Series.LastObservedTime)
 		}
-	}
-	for _, o := range s.Services {
+	case *corev1.Service:
 		t.meta(&o.ObjectMeta)
 		for _, c := range o.Status.Conditions {
 			t.add(c.LastTransitionTime)
 		}
-	}
-	for _, o := range s.PersistentVolumeClaims {
+	case *corev1.PersistentVolumeClaim:
 		t.meta(&o.ObjectMeta)
 		for _, c := range o.Status.Conditions {
 			t.add(c.LastProbeTime, c.LastTransitionTime)
 		}
-	}
-	for _, o := range s.Nodes {
+	case *corev1.Node:
 		t.meta(&o.ObjectMeta)
 		for _, c := range o.Status.Conditions {
 			t.add(c.LastHeartbeatTime, c.LastTransitionTime)
 		}
+	default:
+		// ControllerRevisions, quotas and slices carry only their creation time.
+		if m, err := meta.Accessor(obj); err == nil {
+			t.at(m.GetCreationTimestamp().Time)
+		}
 	}
-	for _, o := range s.ResourceQuotas {
-		t.meta(&o.ObjectMeta)
+}
+
+// atTooEarly notes an --at before every object's creation: every age read from it is negative.
+func atTooEarly(s *snapshot.Snapshot, at time.Time) (snapshot.Visibility, bool) {
+	var oldest time.Time
+	each(s, func(o runtime.Object) {
+		m, err := meta.Accessor(o)
+		if err != nil {
+			return
+		}
+		if c := m.GetCreationTimestamp().Time; !c.IsZero() && (oldest.IsZero() || c.Before(oldest)) {
+			oldest = c
+		}
+	})
+	if oldest.IsZero() || !at.Before(oldest) {
+		return snapshot.Visibility{}, false
 	}
-	for _, o := range s.EndpointSlices {
-		t.meta(&o.ObjectMeta)
-	}
-	return t.t
+	return snapshot.Visibility{Reason: fmt.Sprintf(
+		"--at %s is before every object in the dump (the oldest was created at %s): every age, restart and event "+
+			"is in the future of --at, so ages and recent-failure rules read nothing; set --at within the dump's time",
+		at.Format(time.RFC3339), oldest.UTC().Format(time.RFC3339))}, true
 }
 
 type newest struct{ t time.Time }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -134,7 +135,7 @@ func (r *reader) value(raw []byte, at location, def schema.GroupVersionKind, dep
 	if err != nil {
 		return at.errorf("%s %s: %w", gvk.GroupVersion(), gvk.Kind, err)
 	}
-	return r.add(obj, gvk, at)
+	return r.add(obj, gvk, at, maphash.Bytes(textSeed, raw))
 }
 
 // maxMessage bounds an event's message as kept, its cut mark included. The API server takes
@@ -147,12 +148,16 @@ type seenObject struct {
 	obj  runtime.Object
 	idx  int
 	file string
+	sum  uint64 // of the text it was decoded from
 }
+
+// textSeed hashes objects' text, to tell a repeated object from an edited one cheaply.
+var textSeed = maphash.MakeSeed()
 
 // add files a decoded object into the snapshot. An object read twice with the same content is
 // read once; read twice with different content (dumps of two moments in one directory), the
 // newer copy is kept and the duplicate is noted.
-func (r *reader) add(obj runtime.Object, gvk schema.GroupVersionKind, at location) error {
+func (r *reader) add(obj runtime.Object, gvk schema.GroupVersionKind, at location, sum uint64) error {
 	if ev, ok := obj.(*eventsv1.Event); ok {
 		obj, gvk = coreEvent(ev), coreEventGVK
 	}
@@ -193,13 +198,13 @@ func (r *reader) add(obj runtime.Object, gvk schema.GroupVersionKind, at locatio
 		}
 	}
 	if prev := r.seen[key]; prev != nil {
-		return r.again(prev, key, obj, at)
+		return r.again(prev, key, obj, at, sum)
 	}
 	idx, err := r.put(obj, -1, at)
 	if err != nil {
 		return err
 	}
-	r.seen[key] = &seenObject{obj: obj, idx: idx, file: r.name}
+	r.seen[key] = &seenObject{obj: obj, idx: idx, file: r.name, sum: sum}
 	if ns != "" {
 		r.namespaces[ns] = true
 	}
@@ -208,8 +213,9 @@ func (r *reader) add(obj runtime.Object, gvk schema.GroupVersionKind, at locatio
 }
 
 // again handles an object read a second time.
-func (r *reader) again(prev *seenObject, key snapshot.ObjectKey, obj runtime.Object, at location) error {
-	if apiequality.Semantic.DeepEqual(prev.obj, obj) {
+func (r *reader) again(prev *seenObject, key snapshot.ObjectKey, obj runtime.Object, at location, sum uint64) error {
+	// The same text is the same object; other text may still be (YAML and JSON of one object).
+	if sum == prev.sum || apiequality.Semantic.DeepEqual(prev.obj, obj) {
 		return nil
 	}
 	d := duplicate{key: key, first: prev.file, second: r.name, firstRV: resourceVersion(prev.obj), secondRV: resourceVersion(obj)}
@@ -218,7 +224,7 @@ func (r *reader) again(prev *seenObject, key snapshot.ObjectKey, obj runtime.Obj
 			return err
 		}
 		d.kept = r.name
-		prev.obj, prev.file = obj, r.name
+		prev.obj, prev.file, prev.sum = obj, r.name, sum
 	} else {
 		d.kept = prev.file
 	}

@@ -20,8 +20,8 @@ func fuzzTemplate() *corev1.PodTemplateSpec {
 		NodeSelector: map[string]string{"disk": "ssd"},
 		Containers: []corev1.Container{{
 			Name: "web", Image: "registry.internal/web:1.0",
-			Env: []corev1.EnvVar{{Name: "A", Value: "1"}},
-			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
+			Env:            []corev1.EnvVar{{Name: "A", Value: "1"}},
+			Resources:      corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
 			ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/", Port: intstr.FromString("http")}}},
 		}},
 	}}

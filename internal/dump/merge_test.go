@@ -182,3 +182,13 @@ func TestReadEditedNameSameUID(t *testing.T) {
 		t.Errorf("%d deployments from two copies of one UID", len(s.Deployments))
 	}
 }
+
+// TestReadLargeYAMLObject reads one YAML object larger than a list is kept whole for, but
+// under the object limit.
+func TestReadLargeYAMLObject(t *testing.T) {
+	doc := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: shop\n  annotations:\n    big: " + strings.Repeat("x", yamlWhole+(1<<20)) + "\n"
+	s, err := ReadBytes("pod.yaml", []byte(doc))
+	if err != nil || len(s.Pods) != 1 || len(s.Pods[0].Annotations["big"]) != yamlWhole+(1<<20) {
+		t.Fatalf("ReadBytes: %v", err)
+	}
+}

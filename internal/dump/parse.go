@@ -416,10 +416,11 @@ func isDash(rest []byte) bool {
 func (d *yamlDoc) feed(text []byte, line int, off int64) error {
 	if !d.streaming {
 		d.whole = append(d.whole, text...)
-		if len(d.whole) > yamlWhole || int64(len(d.whole)) > d.r.budget.maxObject {
-			if !d.hasItems || d.state == yamlVerbatim {
-				return d.tooLarge(d.off)
-			}
+		splittable := d.hasItems && d.state != yamlVerbatim
+		if !splittable && int64(len(d.whole)) > d.r.budget.maxObject {
+			return d.tooLarge(d.off)
+		}
+		if splittable && (len(d.whole) > yamlWhole || int64(len(d.whole)) > d.r.budget.maxObject) {
 			d.streaming, d.whole = true, d.whole[:0]
 			for _, it := range d.queue {
 				if err := d.convertItem(it); err != nil {

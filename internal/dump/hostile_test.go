@@ -196,3 +196,15 @@ func TestReadManyEventsIsLinear(t *testing.T) {
 		t.Errorf("twice the events took %.1f times as long", float64(b)/float64(a))
 	}
 }
+
+// TestReadErrorAfterLogBlock places a JSON error after a log block by the file's own line and
+// offset, though the block was taken out before the parser saw the text.
+func TestReadErrorAfterLogBlock(t *testing.T) {
+	block := "==== START logs for container c of pod n/p ====\nline one\nline two\n==== END logs for container c of pod n/p ====\n"
+	obj := `{"apiVersion":"v1",,}`
+	_, err := ReadBytes("dump.txt", []byte(block+obj))
+	want := fmt.Sprintf("line 5, column 20 (offset %d)", len(block)+strings.Index(obj, ",,")+1)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error = %v, want %q", err, want)
+	}
+}

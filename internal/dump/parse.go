@@ -69,14 +69,6 @@ func (l location) errorf(format string, args ...any) error {
 	return fmt.Errorf("%s: "+format, append([]any{l}, args...)...)
 }
 
-// lineCol turns a byte offset into a 1-based line and column.
-func lineCol(text []byte, off int) (line, col int) {
-	off = min(max(off, 0), len(text))
-	line = 1 + bytes.Count(text[:off], []byte("\n"))
-	col = off - bytes.LastIndexByte(text[:off], '\n')
-	return line, col
-}
-
 func skipSpace(text []byte, i int) int {
 	for i < len(text) {
 		switch text[i] {

@@ -31,7 +31,7 @@ func binary(t *testing.T) string {
 		binPath = filepath.Join(dir, "kubectl-diagnose")
 		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
 		if err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+			binErr = fmt.Errorf("go build: %w\n%s", err, out)
 		}
 	})
 	if binErr != nil {
@@ -73,18 +73,24 @@ func TestUnboundedInputsEndWithOneLine(t *testing.T) {
 	}{
 		{name: "/dev/zero", args: []string{"audit", "--dump", "/dev/zero"}, want: "binary data"},
 		{name: "/dev/urandom", args: []string{"audit", "--dump", "/dev/urandom"}, want: "not JSON, YAML"},
-		{name: "endless text on stdin", args: []string{"audit", "--dump", "-"}, stdin: func() io.Reader { return endless("y\n") },
-			want: "object at stdin:0 is larger than 64 MiB; --max-object-size raises the limit"},
-		{name: "endless JSON string on stdin", args: []string{"audit", "--dump", "-", "--max-object-size", "8"},
+		{
+			name: "endless text on stdin", args: []string{"audit", "--dump", "-"}, stdin: func() io.Reader { return endless("y\n") },
+			want: "object at stdin:0 is larger than 64 MiB; --max-object-size raises the limit",
+		},
+		{
+			name: "endless JSON string on stdin", args: []string{"audit", "--dump", "-", "--max-object-size", "8"},
 			stdin: func() io.Reader {
 				return io.MultiReader(strings.NewReader(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"`), endless("a"))
 			},
-			want: "object at stdin:0 is larger than 8 MiB; --max-object-size raises the limit"},
-		{name: "endless list of pods on stdin", args: []string{"audit", "--dump", "-", "--max-dump-size", "8"},
+			want: "object at stdin:0 is larger than 8 MiB; --max-object-size raises the limit",
+		},
+		{
+			name: "endless list of pods on stdin", args: []string{"audit", "--dump", "-", "--max-dump-size", "8"},
 			stdin: func() io.Reader {
 				return io.MultiReader(strings.NewReader(`{"apiVersion":"v1","kind":"List","items":[`), endless(podJSON+","))
 			},
-			want: "the dump is larger than 8 MiB (reached in stdin); --max-dump-size raises the limit"},
+			want: "the dump is larger than 8 MiB (reached in stdin); --max-dump-size raises the limit",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -143,7 +149,7 @@ func TestSignalDuringSlowStdin(t *testing.T) {
 			}
 			stop := make(chan struct{})
 			go func() {
-				defer w.Close()
+				defer func() { _ = w.Close() }()
 				if _, err := io.WriteString(w, `{"apiVersion":"v1","kind":"List","items":[`); err != nil {
 					return
 				}
@@ -182,7 +188,7 @@ func TestSignalDuringSlowStdin(t *testing.T) {
 				}
 			case <-time.After(10 * time.Second):
 				_ = c.Process.Kill()
-				<-waited
+				t.Logf("killed: %v", <-waited)
 				t.Fatalf("still running 10 s after %s", sig)
 			}
 		})
@@ -193,23 +199,20 @@ func TestSignalDuringSlowStdin(t *testing.T) {
 // in the read or in the diagnosis, the process exits 130 quickly, never 0.
 func TestSignalDuringLargeAudit(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "pods.json")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprint(f, `{"apiVersion":"v1","kind":"List","items":[`)
+	var f strings.Builder
+	f.WriteString(`{"apiVersion":"v1","kind":"List","items":[`)
 	for i := 0; i < 20000; i++ {
 		if i > 0 {
-			fmt.Fprint(f, ",")
+			f.WriteString(",")
 		}
 		d := i / 10
 		if i%10 == 0 {
-			fmt.Fprintf(f, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d%d","namespace":"n","uid":"d%d","creationTimestamp":"2026-11-24T10:00:00Z"},"spec":{"replicas":10,"selector":{"matchLabels":{"app":"d%d"}},"template":{"metadata":{"labels":{"app":"d%d"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}},"status":{"replicas":10}},`, d, d, d, d)
+			fmt.Fprintf(&f, `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d%d","namespace":"n","uid":"d%d","creationTimestamp":"2026-11-24T10:00:00Z"},"spec":{"replicas":10,"selector":{"matchLabels":{"app":"d%d"}},"template":{"metadata":{"labels":{"app":"d%d"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}},"status":{"replicas":10}},`, d, d, d, d)
 		}
-		fmt.Fprintf(f, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"d%d-%d","namespace":"n","labels":{"app":"d%d"},"creationTimestamp":"2026-11-24T10:00:00Z"},"spec":{"containers":[{"name":"c","image":"busybox"}]},"status":{"phase":"Pending"}}`, d, i, d)
+		fmt.Fprintf(&f, `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"d%d-%d","namespace":"n","labels":{"app":"d%d"},"creationTimestamp":"2026-11-24T10:00:00Z"},"spec":{"containers":[{"name":"c","image":"busybox"}]},"status":{"phase":"Pending"}}`, d, i, d)
 	}
-	fmt.Fprint(f, "]}\n")
-	if err := f.Close(); err != nil {
+	f.WriteString("]}\n")
+	if err := os.WriteFile(path, []byte(f.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c := exec.Command(binary(t), "audit", "--dump", path, "-o", "json")
@@ -237,7 +240,7 @@ func TestSignalDuringLargeAudit(t *testing.T) {
 		}
 	case <-time.After(60 * time.Second):
 		_ = c.Process.Kill()
-		<-waited
+		t.Logf("killed: %v", <-waited)
 		t.Fatal("still running 60 s after SIGINT")
 	}
 }

@@ -131,7 +131,7 @@ func (s *openedSource) diagnose(ctx context.Context) (*snapshot.Snapshot, *diagn
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := diagnose.DiagnoseUntil(snap, ctx.Done())
+	r, err := diagnose.Until(snap, ctx.Done())
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", context.Cause(ctx), err)
 	}

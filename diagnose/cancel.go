@@ -6,13 +6,13 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
-// ErrCanceled is returned by DiagnoseUntil when done closed before the report was complete.
+// ErrCanceled is returned by Until when done closed before the report was complete.
 var ErrCanceled = errors.New("diagnosis canceled")
 
-// DiagnoseUntil is Diagnose that gives up when done closes: it checks done before each
+// Until is Diagnose that gives up when done closes: it checks done before each
 // workload, so a front end that was interrupted does not wait for the rest of a large cluster.
 // A nil done never closes.
-func DiagnoseUntil(s *snapshot.Snapshot, done <-chan struct{}) (*Report, error) {
+func Until(s *snapshot.Snapshot, done <-chan struct{}) (*Report, error) {
 	r := diagnose(s, done)
 	if closed(done) {
 		return nil, ErrCanceled

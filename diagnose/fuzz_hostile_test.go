@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -30,13 +31,15 @@ func fuzzTemplate() *corev1.PodTemplateSpec {
 // FuzzDescend walks the field-path walker down a pod template along any path text: it must
 // never panic, whatever brackets, dots and indexes the text holds.
 func FuzzDescend(f *testing.F) {
-	for _, s := range []string{".spec.containers[0].image", ".spec.nodeSelector[disk]", ".spec.containers[0].resources.requests[cpu]",
-		".spec.containers[9]", "[", ".spec.containers[-1]", ".spec.containers[0].readinessProbe.httpGet.port", "..", ".spec.containers[0"} {
+	for _, s := range []string{
+		".spec.containers[0].image", ".spec.nodeSelector[disk]", ".spec.containers[0].resources.requests[cpu]",
+		".spec.containers[9]", "[", ".spec.containers[-1]", ".spec.containers[0].readinessProbe.httpGet.port", "..", ".spec.containers[0",
+	} {
 		f.Add(s)
 	}
 	tmpl := fuzzTemplate()
 	root := field.NewPath("spec", "template")
-	f.Fuzz(func(t *testing.T, rest string) {
+	f.Fuzz(func(_ *testing.T, rest string) {
 		descend(reflect.ValueOf(tmpl), rest)
 		valueAt(root, tmpl, field.NewPath("spec", "template").Child(rest))
 	})
@@ -45,8 +48,10 @@ func FuzzDescend(f *testing.F) {
 // FuzzReduceLogLine feeds any line to the log-line reducer: it never panics, and what it keeps
 // is part of the line.
 func FuzzReduceLogLine(f *testing.F) {
-	for _, s := range []string{"panic: runtime error: index out of range", `{"level":"error","msg":"dial tcp 10.0.0.1:5432: connection refused"}`,
-		"Request log error: x", "level=fatal msg=\"boom\" err=\"x", "\xff\xfe error"} {
+	for _, s := range []string{
+		"panic: runtime error: index out of range", `{"level":"error","msg":"dial tcp 10.0.0.1:5432: connection refused"}`,
+		"Request log error: x", "level=fatal msg=\"boom\" err=\"x", "\xff\xfe error",
+	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
@@ -57,17 +62,17 @@ func FuzzReduceLogLine(f *testing.F) {
 	})
 }
 
-// TestDiagnoseUntilStops checks the cancellation hook: a closed channel stops the diagnosis
+// TestUntilStops checks the cancellation hook: a closed channel stops the diagnosis
 // with ErrCanceled, an open one changes nothing.
-func TestDiagnoseUntilStops(t *testing.T) {
+func TestUntilStops(t *testing.T) {
 	s := manyContainers(t, 3)
 	done := make(chan struct{})
-	r, err := DiagnoseUntil(s, done)
+	r, err := Until(s, done)
 	if err != nil || len(r.Workloads) != 1 {
 		t.Fatalf("open channel: %v workloads, %v", r, err)
 	}
 	close(done)
-	if r, err := DiagnoseUntil(s, done); err != ErrCanceled || r != nil {
+	if r, err := Until(s, done); !errors.Is(err, ErrCanceled) || r != nil {
 		t.Errorf("closed channel: %v, %v; want ErrCanceled", r, err)
 	}
 }

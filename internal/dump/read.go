@@ -198,8 +198,9 @@ func (r *reader) readFile(path string) error {
 	if err != nil {
 		return fmt.Errorf("read dump: %w", err)
 	}
-	defer f.Close()
-	if err := r.file(path, f); err != nil {
+	err = r.file(path, f)
+	_ = f.Close() // read-only: a close error loses nothing
+	if err != nil {
 		return fmt.Errorf("read dump %q: %w", path, err)
 	}
 	return nil

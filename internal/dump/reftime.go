@@ -20,9 +20,9 @@ import (
 // Timestamps inside log lines do not count: their format and time zone are the application's.
 // It is the zero time when nothing in the dump carries a timestamp.
 func newestTime(s *snapshot.Snapshot) time.Time {
-	var t newest
-	each(s, t.object)
-	return t.t
+	var n newest
+	each(s, n.object)
+	return n.t
 }
 
 // each calls f on every object of the snapshot.
@@ -67,61 +67,61 @@ func each(s *snapshot.Snapshot, f func(runtime.Object)) {
 
 // objectTime is the newest timestamp one object carries.
 func objectTime(o runtime.Object) time.Time {
-	var t newest
-	t.object(o)
-	return t.t
+	var n newest
+	n.object(o)
+	return n.t
 }
 
-func (t *newest) object(obj runtime.Object) {
+func (n *newest) object(obj runtime.Object) {
 	switch o := obj.(type) {
 	case *appsv1.Deployment:
-		t.meta(&o.ObjectMeta)
+		n.meta(&o.ObjectMeta)
 		for _, c := range o.Status.Conditions {
-			t.add(c.LastUpdateTime, c.LastTransitionTime)
+			n.add(c.LastUpdateTime, c.LastTransitionTime)
 		}
 	case *appsv1.StatefulSet:
-		t.meta(&o.ObjectMeta)
+		n.meta(&o.ObjectMeta)
 		for _, c := range o.Status.Conditions {
-			t.add(c.LastTransitionTime)
+			n.add(c.LastTransitionTime)
 		}
 	case *appsv1.DaemonSet:
-		t.meta(&o.ObjectMeta)
+		n.meta(&o.ObjectMeta)
 		for _, c := range o.Status.Conditions {
-			t.add(c.LastTransitionTime)
+			n.add(c.LastTransitionTime)
 		}
 	case *appsv1.ReplicaSet:
-		t.meta(&o.ObjectMeta)
+		n.meta(&o.ObjectMeta)
 		for _, c := range o.Status.Conditions {
-			t.add(c.LastTransitionTime)
+			n.add(c.LastTransitionTime)
 		}
 	case *corev1.Pod:
-		t.pod(o)
+		n.pod(o)
 	case *corev1.Event:
-		t.meta(&o.ObjectMeta)
-		t.add(o.FirstTimestamp, o.LastTimestamp)
-		t.micro(o.EventTime)
+		n.meta(&o.ObjectMeta)
+		n.add(o.FirstTimestamp, o.LastTimestamp)
+		n.micro(o.EventTime)
 		if o.Series != nil {
-			t.micro(o.Series.LastObservedTime)
+			n.micro(o.Series.LastObservedTime)
 		}
 	case *corev1.Service:
-		t.meta(&o.ObjectMeta)
+		n.meta(&o.ObjectMeta)
 		for _, c := range o.Status.Conditions {
-			t.add(c.LastTransitionTime)
+			n.add(c.LastTransitionTime)
 		}
 	case *corev1.PersistentVolumeClaim:
-		t.meta(&o.ObjectMeta)
+		n.meta(&o.ObjectMeta)
 		for _, c := range o.Status.Conditions {
-			t.add(c.LastProbeTime, c.LastTransitionTime)
+			n.add(c.LastProbeTime, c.LastTransitionTime)
 		}
 	case *corev1.Node:
-		t.meta(&o.ObjectMeta)
+		n.meta(&o.ObjectMeta)
 		for _, c := range o.Status.Conditions {
-			t.add(c.LastHeartbeatTime, c.LastTransitionTime)
+			n.add(c.LastHeartbeatTime, c.LastTransitionTime)
 		}
 	default:
 		// ControllerRevisions, quotas and slices carry only their creation time.
 		if m, err := meta.Accessor(obj); err == nil {
-			t.at(m.GetCreationTimestamp().Time)
+			n.at(m.GetCreationTimestamp().Time)
 		}
 	}
 }

@@ -40,7 +40,7 @@ func binary(t *testing.T) string {
 	return binPath
 }
 
-// limited runs the binary under a 2 GB address-space limit (ulimit -v), so that a read that
+// limited runs the binary under a 4 GB address-space limit (ulimit -v), so that a read that
 // grows without bound is killed early instead of taking the machine's memory.
 func limited(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
@@ -48,7 +48,7 @@ func limited(t *testing.T, args ...string) *exec.Cmd {
 	for i, a := range args {
 		quoted[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 	}
-	return exec.Command("bash", "-c", "ulimit -v 2000000 && exec '"+binary(t)+"' "+strings.Join(quoted, " "))
+	return exec.Command("bash", "-c", "ulimit -v 4000000 && exec '"+binary(t)+"' "+strings.Join(quoted, " "))
 }
 
 func exitCode(err error) int {

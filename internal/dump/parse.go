@@ -477,7 +477,12 @@ func (d *yamlDoc) feed(text []byte, line int, off int64) error {
 		}
 	case yamlTop:
 		if !d.hasItems && bytes.Equal(bytes.TrimRight(text, " \r\n"), []byte("items:")) {
+			// Until now the head was the whole document, which is kept anyway.
+			d.head = append(d.head[:0], d.whole[:len(d.whole)-len(text)]...)
 			d.state, d.hasItems, d.indent = yamlItems, true, -1
+			return nil
+		}
+		if !d.hasItems {
 			return nil
 		}
 		d.head = append(d.head, text...)

@@ -40,8 +40,15 @@ bench: ## run the Go benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem ./diagnose/ ./internal/dump/ ./internal/metrics/ ./tui/
 
 .PHONY: fuzz
-fuzz: ## fuzz the dump reader for a minute
-	$(GO) test -run '^$$' -fuzz FuzzRead -fuzztime 60s -fuzzminimizetime 5s ./internal/dump/
+# Each target fuzzes for FUZZTIME; the seed corpora are in each package's testdata/fuzz.
+FUZZTIME ?= 30s
+FUZZ_TARGETS = ./internal/dump/:FuzzRead ./internal/dump/:FuzzLogBlock ./internal/dump/:FuzzEvent \
+	./diagnose/:FuzzDescend ./diagnose/:FuzzReduceLogLine ./diagnose/:FuzzTokenize ./diagnose/:FuzzDecodeLogFields
+fuzz: ## fuzz the dump reader, the log and event parsers and the field-path walker, FUZZTIME each
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz $${t#*:} in $${t%%:*} for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s "$${t%%:*}"; \
+	done
 
 .PHONY: fixtures
 fixtures: e2e-assets ## rebuild the demo dump and testdata/fixtures on a real control plane (python3, PyYAML)

@@ -170,6 +170,13 @@ func failOn(r *diagnose.Report, shapes map[diagnose.Shape]bool) error {
 // presented as complete.
 func warnVisibility(w io.Writer, vis []snapshot.Visibility) error {
 	for _, v := range vis {
+		if v.Kind == "" {
+			// A note on the source as a whole, such as a dump of mixed moments.
+			if _, err := fmt.Fprintf(w, "warning: %s\n", report.Clean(v.Reason)); err != nil {
+				return fmt.Errorf("write warning: %w", err)
+			}
+			continue
+		}
 		where := v.Kind
 		if v.Namespace != "" {
 			where += " in namespace " + v.Namespace

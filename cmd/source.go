@@ -26,6 +26,11 @@ type SourceOptions struct {
 	AtRaw string
 	At    *time.Time
 
+	// MaxObjectSizeMiB and MaxDumpSizeMiB are --max-object-size and --max-dump-size: what a
+	// dump read may hold, per object and in all.
+	MaxObjectSizeMiB int64
+	MaxDumpSizeMiB   int64
+
 	// Namespace is -n, read from ConfigFlags by Complete.
 	Namespace string
 	// Stdin feeds --dump -.
@@ -36,7 +41,10 @@ type SourceOptions struct {
 
 // NewSourceOptions returns options with kubectl's flag defaults.
 func NewSourceOptions(stdin io.Reader) *SourceOptions {
-	return &SourceOptions{ConfigFlags: genericclioptions.NewConfigFlags(true), Stdin: stdin}
+	return &SourceOptions{
+		ConfigFlags: genericclioptions.NewConfigFlags(true), Stdin: stdin,
+		MaxObjectSizeMiB: dump.DefaultMaxObjectSize >> 20, MaxDumpSizeMiB: dump.DefaultMaxDumpSize >> 20,
+	}
 }
 
 // AddFlags binds the shared flags.
@@ -44,6 +52,8 @@ func (o *SourceOptions) AddFlags(fs *pflag.FlagSet) {
 	o.ConfigFlags.AddFlags(fs)
 	fs.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Diagnose every namespace (of the cluster, or of the dump, which is the default for a dump).")
 	fs.StringVar(&o.DumpPath, "dump", "", "Read a dump instead of a cluster: a file or directory of kubectl JSON/YAML output or 'kubectl cluster-info dump', or - for stdin.")
+	fs.Int64Var(&o.MaxObjectSizeMiB, "max-object-size", o.MaxObjectSizeMiB, "Largest object (list item or YAML document) a dump may hold, in MiB.")
+	fs.Int64Var(&o.MaxDumpSizeMiB, "max-dump-size", o.MaxDumpSizeMiB, "Most a dump read may read, all files together, in MiB.")
 	fs.StringVar(&o.AtRaw, "at", "", "Reference time (RFC3339) that ages are computed against; default: the newest timestamp in a dump, or now.")
 	o.Metrics.AddFlags(fs)
 }
@@ -69,6 +79,10 @@ func (o *SourceOptions) Complete() error {
 func (o *SourceOptions) Validate() error {
 	if o.AllNamespaces && o.Namespace != "" {
 		return usageErrorf("--namespace and --all-namespaces cannot be used together")
+	}
+	const maxMiB = 1 << 20 // 1 TiB, far past any dump and short of overflowing bytes
+	if o.MaxObjectSizeMiB <= 0 || o.MaxDumpSizeMiB <= 0 || o.MaxObjectSizeMiB > maxMiB || o.MaxDumpSizeMiB > maxMiB {
+		return usageErrorf("--max-object-size and --max-dump-size take 1 to %d MiB, got %d and %d", maxMiB, o.MaxObjectSizeMiB, o.MaxDumpSizeMiB)
 	}
 	return nil
 }
@@ -116,7 +130,10 @@ func (o *SourceOptions) open() (*openedSource, error) {
 
 func (o *SourceOptions) openKube() (*openedSource, error) {
 	if o.DumpPath != "" {
-		src := dump.Source{Path: o.DumpPath, Stdin: o.Stdin}
+		src := dump.Source{Path: o.DumpPath, Stdin: o.Stdin, Options: dump.Options{
+			MaxObjectSize: o.MaxObjectSizeMiB << 20, MaxDumpSize: o.MaxDumpSizeMiB << 20,
+			Namespace: o.Namespace, At: o.At,
+		}}
 		return &openedSource{Source: &scopedSource{src: src, namespaces: o.namespaces(), at: o.At, origin: o.dumpOrigin()}, Label: "dump"}, nil
 	}
 	return openLive(o)
@@ -128,7 +145,11 @@ func (s *openedSource) diagnose(ctx context.Context) (*snapshot.Snapshot, *diagn
 	if err != nil {
 		return nil, nil, err
 	}
-	return snap, diagnose.Diagnose(snap), nil
+	r, err := diagnose.Until(snap, ctx.Done())
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", context.Cause(ctx), err)
+	}
+	return snap, r, nil
 }
 
 // namespaceLabel names the one namespace read, or "" for several or all.

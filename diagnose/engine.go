@@ -10,7 +10,9 @@ import (
 // Diagnose classifies every Deployment, StatefulSet, DaemonSet and ownerless ReplicaSet of the
 // snapshot. It is pure: the snapshot's reference time is "now", and the snapshot is only read
 // (its indexes are built if they were not).
-func Diagnose(s *snapshot.Snapshot) *Report {
+func Diagnose(s *snapshot.Snapshot) *Report { return diagnose(s, nil) }
+
+func diagnose(s *snapshot.Snapshot, done <-chan struct{}) *Report {
 	s.Index()
 	r := &Report{
 		APIVersion: APIVersion, Kind: ReportKind, ReferenceTime: s.ReferenceTime, Source: s.Source,
@@ -21,6 +23,9 @@ func Diagnose(s *snapshot.Snapshot) *Report {
 		r.Summary[sh] = 0
 	}
 	for _, w := range collectWorkloads(s) {
+		if closed(done) {
+			return r
+		}
 		d := diagnoseWorkload(s, w)
 		r.Workloads = append(r.Workloads, d)
 		r.Summary[d.Shape]++

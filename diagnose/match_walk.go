@@ -193,6 +193,9 @@ func descend(v reflect.Value, rest string) (reflect.Value, bool) {
 		}
 		var step string
 		step, rest = nextStep(rest)
+		if step[0] == '[' && (len(step) < 2 || step[len(step)-1] != ']') {
+			return reflect.Value{}, false // an index or key without its ']'
+		}
 		switch v.Kind() {
 		case reflect.Struct:
 			switch v.Type() {

@@ -29,6 +29,16 @@
 // event first/last/event/series times. It is never later than the moment of the dump and, with
 // live nodes, within their five-minute status report of it.
 //
+// Files are read as a stream: a list's items are decoded one at a time, so memory holds the
+// objects kept, not the bytes read. Options.MaxObjectSize bounds one object (a list item, a YAML
+// document that is not a list) and Options.MaxDumpSize all bytes read; past either the read
+// fails with the file and offset. Log lines are kept up to 64 KiB and event messages up to
+// 16 KiB, each cut with a mark saying how many bytes were dropped. An object without
+// metadata.namespace is read into Options.Namespace, else "default", as kubectl reads it. An
+// object read twice with the same content is read once; with different content, the newer
+// (by resourceVersion, then timestamps) is kept and the duplicate is listed in Visibility, as
+// are files whose nodes report moments far apart and an Options.At before every object.
+//
 // Invariant: the package only reads files and writes the directory it is given; it never talks
 // to a cluster. A read either returns a complete snapshot or an error naming the file and the
 // position of the fault; it never returns part of a dump as if it were the whole.

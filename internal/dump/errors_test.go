@@ -83,8 +83,8 @@ func TestReadErrors(t *testing.T) {
 		},
 		{
 			name:  "YAML syntax error",
-			files: map[string][]byte{"x.yaml": []byte("kind: Pod\n---\napiVersion: v1\nkind: Pod\n metadata: [\n")}, path: "x.yaml",
-			want: []string{"x.yaml", "YAML document at line 3"},
+			files: map[string][]byte{"x.yaml": []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: a, namespace: b}\n---\napiVersion: v1\nkind: Pod\n metadata: [\n")}, path: "x.yaml",
+			want: []string{"x.yaml", "YAML document at line 5"},
 		},
 		{
 			name:  "kind of the wrong type",
@@ -102,9 +102,9 @@ func TestReadErrors(t *testing.T) {
 			want: []string{"logs.txt", "line 1", "no END line", "truncated"},
 		},
 		{
-			name:  "a manifest without a namespace",
-			files: map[string][]byte{"pod.yaml": []byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers: []\n")}, path: "pod.yaml",
-			want: []string{"pod.yaml", "Pod p has no metadata.namespace"},
+			name:  "a manifest without a namespace that is broken further on",
+			files: map[string][]byte{"pod.yaml": []byte("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: q\n")}, path: "pod.yaml",
+			want: []string{"pod.yaml", "YAML document at line 6"},
 		},
 		{
 			name:  "an object without a name",

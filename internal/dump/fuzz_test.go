@@ -1,11 +1,14 @@
 package dump
 
 import (
+	"bytes"
+	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -112,4 +115,62 @@ func TestFuzzSeeds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzLogBlock feeds any content inside and after a log block to the stream's log parser,
+// through chunk boundaries of any size: it never panics, keeps each line within maxLogLine,
+// and reads the same lines whether the input arrives whole or a byte at a time.
+func FuzzLogBlock(f *testing.F) {
+	f.Add([]byte("a\nb\n"), []byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"n"}}`))
+	f.Add([]byte("last line without newline"), []byte(""))
+	f.Add([]byte("==== END logs for container c of pod n/p ==== more\n\r\n"), []byte("kind: Pod\n"))
+	f.Fuzz(func(t *testing.T, content, after []byte) {
+		data := append([]byte("==== START logs for container c of pod n/p ====\n"), content...)
+		data = append(data, "\n==== END logs for container c of pod n/p ====\n"...)
+		data = append(data, after...)
+		whole, errWhole := ReadBytes("fuzz", data)
+		bytewise, errBytes := ReadContext(t.Context(), Stdin, iotest.OneByteReader(bytes.NewReader(data)), Options{})
+		if (errWhole == nil) != (errBytes == nil) {
+			t.Fatalf("whole: %v; a byte at a time: %v", errWhole, errBytes)
+		}
+		if errWhole != nil {
+			return
+		}
+		if diff := differences(whole, bytewise); len(diff) > 0 {
+			t.Fatalf("a byte at a time reads differently in %v", diff)
+		}
+		for _, l := range whole.Logs {
+			for _, line := range l.Lines {
+				if len(line) > maxLogLine {
+					t.Fatalf("line of %d bytes kept", len(line))
+				}
+			}
+		}
+	})
+}
+
+// FuzzEvent feeds any reason, message and counts to the event decoder: it never panics and
+// keeps the message within maxMessage.
+func FuzzEvent(f *testing.F) {
+	f.Add("BackOff", "Back-off restarting failed container web", int64(5), "2026-11-24T10:00:00Z")
+	f.Add("", strings.Repeat("x", 20000), int64(-1), "not a time")
+	f.Fuzz(func(t *testing.T, reason, message string, count int64, at string) {
+		ev := map[string]any{
+			"apiVersion": "v1", "kind": "Event",
+			"metadata":       map[string]any{"name": "e", "namespace": "n"},
+			"involvedObject": map[string]any{"kind": "Pod", "name": "p", "namespace": "n"},
+			"reason":         reason, "message": message, "count": count, "lastTimestamp": at,
+		}
+		data, err := json.Marshal(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := ReadBytes("fuzz", data)
+		if err != nil {
+			return
+		}
+		if len(s.Events) != 1 || len(s.Events[0].Message) > maxMessage {
+			t.Fatalf("%d events, message %d bytes", len(s.Events), len(s.Events[0].Message))
+		}
+	})
 }

@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -97,6 +101,14 @@ func (r *reader) value(raw []byte, at location, def schema.GroupVersionKind, dep
 		gvk.Kind = head.Kind
 	}
 	if gvk.Kind == "" || gvk.Version == "" {
+		if depth == 1 && r.deferred != nil {
+			raw = bytes.Clone(raw)
+			if at.text != nil {
+				at.text = raw
+			}
+			*r.deferred = append(*r.deferred, pendingItem{raw: raw, at: at})
+			return nil
+		}
 		return at.errorf("not a Kubernetes object: it has no apiVersion and kind")
 	}
 	if strings.HasSuffix(gvk.Kind, "List") {
@@ -129,12 +141,29 @@ func (r *reader) value(raw []byte, at location, def schema.GroupVersionKind, dep
 	if err != nil {
 		return at.errorf("%s %s: %w", gvk.GroupVersion(), gvk.Kind, err)
 	}
-	return r.add(obj, gvk, at)
+	return r.add(obj, gvk, at, maphash.Bytes(textSeed, raw))
 }
 
-// add files a decoded object into the snapshot. The first copy of an object wins, so a
-// directory that holds the same object twice reads as if it held it once.
-func (r *reader) add(obj runtime.Object, gvk schema.GroupVersionKind, at location) error {
+// maxMessage bounds an event's message as kept, its cut mark included. The API server takes
+// messages of up to 1 KiB from the kubelet's recorder; only a hand-made event is longer.
+const maxMessage = 16 << 10
+
+// seenObject is an object filed in the snapshot: where it is in its kind's list, and where it
+// was read.
+type seenObject struct {
+	obj  runtime.Object
+	idx  int
+	file string
+	sum  uint64 // of the text it was decoded from
+}
+
+// textSeed hashes objects' text, to tell a repeated object from an edited one cheaply.
+var textSeed = maphash.MakeSeed()
+
+// add files a decoded object into the snapshot. An object read twice with the same content is
+// read once; read twice with different content (dumps of two moments in one directory), the
+// newer copy is kept and the duplicate is noted.
+func (r *reader) add(obj runtime.Object, gvk schema.GroupVersionKind, at location, sum uint64) error {
 	if ev, ok := obj.(*eventsv1.Event); ok {
 		obj, gvk = coreEvent(ev), coreEventGVK
 	}
@@ -150,58 +179,147 @@ func (r *reader) add(obj runtime.Object, gvk schema.GroupVersionKind, at locatio
 	ns := m.GetNamespace()
 	if gvk.Kind == "Node" {
 		ns = ""
+		m.SetNamespace("")
 	} else if ns == "" {
-		return at.errorf("%s %s has no metadata.namespace; is this a manifest rather than kubectl get output?", gvk.Kind, m.GetName())
+		// kubectl places an object without a namespace in -n, else in "default".
+		ns = r.opts.Namespace
+		m.SetNamespace(ns)
+	}
+	if ev, ok := obj.(*corev1.Event); ok {
+		ev.Message = cutText(ev.Message, maxMessage)
+	}
+	if n, ok := obj.(*corev1.Node); ok {
+		if t := objectTime(n); t.After(r.clocks[r.name]) {
+			r.clocks[r.name] = t
+		}
 	}
 	key := snapshot.ObjectKey{Kind: gvk.Kind, Namespace: ns, Name: m.GetName()}
-	if r.seen[key] {
+	if uid := m.GetUID(); uid != "" {
+		ukey := gvk.Kind + "/" + string(uid)
+		if k, ok := r.uids[ukey]; ok && k != key {
+			// The same object under another name: one of the copies was edited.
+			key = k
+		} else if !ok {
+			r.uids[ukey] = key
+		}
+	}
+	if prev := r.seen[key]; prev != nil {
+		return r.again(prev, key, obj, at, sum)
+	}
+	idx, err := r.put(obj, -1, at)
+	if err != nil {
+		return err
+	}
+	r.seen[key] = &seenObject{obj: obj, idx: idx, file: r.name, sum: sum}
+	if ns != "" {
+		r.namespaces[ns] = true
+	}
+	r.objects++
+	return nil
+}
+
+// again handles an object read a second time.
+func (r *reader) again(prev *seenObject, key snapshot.ObjectKey, obj runtime.Object, at location, sum uint64) error {
+	// The same text is the same object; other text may still be (YAML and JSON of one object).
+	if sum == prev.sum || apiequality.Semantic.DeepEqual(prev.obj, obj) {
 		return nil
 	}
-	r.seen[key] = true
+	d := duplicate{key: key, first: prev.file, second: r.name, firstRV: resourceVersion(prev.obj), secondRV: resourceVersion(obj)}
+	if newer(obj, prev.obj) {
+		if _, err := r.put(obj, prev.idx, at); err != nil {
+			return err
+		}
+		d.kept = r.name
+		prev.obj, prev.file, prev.sum = obj, r.name, sum
+	} else {
+		d.kept = prev.file
+	}
+	r.duplicates = append(r.duplicates, d)
+	return nil
+}
+
+// newer reports whether a is a later copy of the same object than b: by resourceVersion, which
+// etcd makes increase, then by the newest timestamp each carries. A tie keeps b, the first read.
+func newer(a, b runtime.Object) bool {
+	ra, errA := strconv.ParseUint(resourceVersion(a), 10, 64)
+	rb, errB := strconv.ParseUint(resourceVersion(b), 10, 64)
+	if errA == nil && errB == nil && ra != rb {
+		return ra > rb
+	}
+	return objectTime(a).After(objectTime(b))
+}
+
+func resourceVersion(o runtime.Object) string {
+	m, err := meta.Accessor(o)
+	if err != nil {
+		return ""
+	}
+	return m.GetResourceVersion()
+}
+
+// put appends obj to its kind's list, or replaces the element at idx when idx >= 0, and
+// returns its index.
+func (r *reader) put(obj runtime.Object, idx int, at location) (int, error) {
 	s := r.snap
 	switch o := obj.(type) {
 	case *appsv1.Deployment:
-		s.Deployments = append(s.Deployments, o)
+		return place(&s.Deployments, o, idx), nil
 	case *appsv1.StatefulSet:
-		s.StatefulSets = append(s.StatefulSets, o)
+		return place(&s.StatefulSets, o, idx), nil
 	case *appsv1.DaemonSet:
-		s.DaemonSets = append(s.DaemonSets, o)
+		return place(&s.DaemonSets, o, idx), nil
 	case *appsv1.ReplicaSet:
-		s.ReplicaSets = append(s.ReplicaSets, o)
+		return place(&s.ReplicaSets, o, idx), nil
 	case *appsv1.ControllerRevision:
 		// Data keeps its JSON verbatim, indentation included; compacted, it is the same bytes
 		// whichever form and layout it was read from.
 		if len(o.Data.Raw) > 0 {
 			var b bytes.Buffer
 			if err := json.Compact(&b, o.Data.Raw); err != nil {
-				return at.errorf("ControllerRevision %s data: %w", o.Name, err)
+				return 0, at.errorf("ControllerRevision %s data: %w", o.Name, err)
 			}
 			o.Data.Raw = b.Bytes()
 		}
-		s.ControllerRevisions = append(s.ControllerRevisions, o)
+		return place(&s.ControllerRevisions, o, idx), nil
 	case *corev1.Pod:
-		s.Pods = append(s.Pods, o)
 		r.podList = true
+		return place(&s.Pods, o, idx), nil
 	case *corev1.Event:
-		s.Events = append(s.Events, o)
+		return place(&s.Events, o, idx), nil
 	case *corev1.Service:
-		s.Services = append(s.Services, o)
+		return place(&s.Services, o, idx), nil
 	case *corev1.PersistentVolumeClaim:
-		s.PersistentVolumeClaims = append(s.PersistentVolumeClaims, o)
+		return place(&s.PersistentVolumeClaims, o, idx), nil
 	case *corev1.Node:
-		s.Nodes = append(s.Nodes, o)
+		return place(&s.Nodes, o, idx), nil
 	case *corev1.ResourceQuota:
-		s.ResourceQuotas = append(s.ResourceQuotas, o)
+		return place(&s.ResourceQuotas, o, idx), nil
 	case *discoveryv1.EndpointSlice:
-		s.EndpointSlices = append(s.EndpointSlices, o)
+		return place(&s.EndpointSlices, o, idx), nil
 	default:
-		return at.errorf("%s decoded to unexpected type %T", gvk.Kind, obj)
+		return 0, at.errorf("%s decoded to unexpected type %T", obj.GetObjectKind().GroupVersionKind().Kind, obj)
 	}
-	if ns != "" {
-		r.namespaces[ns] = true
+}
+
+func place[T any](list *[]T, v T, idx int) int {
+	if idx >= 0 {
+		(*list)[idx] = v
+		return idx
 	}
-	r.objects++
-	return nil
+	*list = append(*list, v)
+	return len(*list) - 1
+}
+
+// cutText keeps at most limit bytes of s, its cut mark included, on a rune boundary.
+func cutText(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	keep := limit - 80
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return s[:keep] + fmt.Sprintf(" [kubectl-diagnose cut %d more bytes]", len(s)-keep)
 }
 
 // coreEvent converts an events.k8s.io/v1 Event as the API server does

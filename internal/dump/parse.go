@@ -2,40 +2,53 @@ package dump
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"unicode/utf8"
+	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	sigsyaml "sigs.k8s.io/yaml"
 )
 
-// document is one top-level JSON value found in a file.
-type document struct {
-	data []byte
-	at   location
-}
-
-// location says where a value sits in a file, for error messages. Offsets are only known for
-// JSON; a value converted from YAML is placed by the line its document starts on.
+// location says where a value sits in a file, for error messages. A JSON value is placed by
+// line and column; text is the value itself and rel the place inside it, so that a part of the
+// value is placed without the file at hand. A value converted from YAML is placed by the line its
+// document (or its list item) starts on.
 type location struct {
-	text    []byte // the file, nil for YAML
-	offset  int
-	docLine int
-	item    string
+	line, col int
+	offset    int64
+	text      []byte
+	rel       int
+	yaml      bool
+	docLine   int
+	itemLine  int
+	item      string
 }
 
 func (l location) String() string {
 	var s string
-	if l.text != nil {
-		line, col := lineCol(l.text, l.offset)
+	if !l.yaml {
+		line, col := l.line, l.col
+		if l.rel > 0 {
+			seg := l.text[:min(l.rel, len(l.text))]
+			if nl := bytes.Count(seg, []byte{'\n'}); nl > 0 {
+				line, col = line+nl, len(seg)-bytes.LastIndexByte(seg, '\n')
+			} else {
+				col += len(seg)
+			}
+		}
 		s = fmt.Sprintf("line %d, column %d", line, col)
 	} else {
 		s = fmt.Sprintf("YAML document at line %d", l.docLine)
 	}
 	if l.item != "" {
 		s += ", " + l.item
+	}
+	if l.itemLine > 0 {
+		s += fmt.Sprintf(" (line %d)", l.itemLine)
 	}
 	return s
 }
@@ -48,57 +61,12 @@ func (l location) child(i, off int) location {
 	} else {
 		c.item = fmt.Sprintf("items[%d]", i)
 	}
-	c.offset = l.offset + off
+	c.rel = l.rel + off
 	return c
 }
 
 func (l location) errorf(format string, args ...any) error {
 	return fmt.Errorf("%s: "+format, append([]any{l}, args...)...)
-}
-
-// lineCol turns a byte offset into a 1-based line and column.
-func lineCol(text []byte, off int) (line, col int) {
-	off = min(max(off, 0), len(text))
-	line = 1 + bytes.Count(text[:off], []byte("\n"))
-	col = off - bytes.LastIndexByte(text[:off], '\n')
-	return line, col
-}
-
-// splitDocuments finds the JSON or YAML documents of a file whose log blocks are already blanked.
-// A file whose first character is '{' or '[' is a stream of JSON values, which is what kubectl
-// cluster-info dump writes to stdout; anything else is YAML, one or more documents.
-func splitDocuments(text []byte) ([]document, error) {
-	if err := checkText(text); err != nil {
-		return nil, err
-	}
-	start := skipSpace(text, 0)
-	if start == len(text) {
-		return nil, nil
-	}
-	if text[start] == '{' || text[start] == '[' {
-		return jsonDocuments(text)
-	}
-	return yamlDocuments(text)
-}
-
-// checkText rejects binary input before a parser reports something less helpful about it.
-func checkText(text []byte) error {
-	if i := bytes.IndexByte(text, 0); i >= 0 {
-		line, col := lineCol(text, i)
-		return fmt.Errorf("line %d, column %d (offset %d): binary data, not JSON, YAML or kubectl log output", line, col, i)
-	}
-	if utf8.Valid(text) {
-		return nil
-	}
-	for i := 0; i < len(text); {
-		r, n := utf8.DecodeRune(text[i:])
-		if r == utf8.RuneError && n <= 1 {
-			line, col := lineCol(text, i)
-			return fmt.Errorf("line %d, column %d (offset %d): invalid UTF-8, not JSON, YAML or kubectl log output", line, col, i)
-		}
-		i += n
-	}
-	return nil
 }
 
 func skipSpace(text []byte, i int) int {
@@ -126,75 +94,477 @@ func skipSeparator(text []byte, i int) int {
 	return i
 }
 
-func jsonDocuments(text []byte) ([]document, error) {
-	dec := json.NewDecoder(bytes.NewReader(text))
-	var docs []document
+// pendingItem is a list item without apiVersion or kind met before the list's own kind, read
+// once the list ends.
+type pendingItem struct {
+	raw []byte
+	at  location
+}
+
+// listKind checks the apiVersion and kind of a list read around its items and returns the
+// kind its items default to (none for a plain List). A PodList, even an empty one, tells that
+// the dump holds the pods it was asked for.
+func (r *reader) listKind(at location, apiVersion, kind string) (schema.GroupVersionKind, error) {
+	if apiVersion == "" || kind == "" {
+		return emptyGVK, at.errorf("not a Kubernetes object: it has no apiVersion and kind")
+	}
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return emptyGVK, at.errorf("%w", err)
+	}
+	if !strings.HasSuffix(kind, "List") {
+		return emptyGVK, at.errorf("%s %s has an items list, which only a List has", apiVersion, kind)
+	}
+	if kind == "List" {
+		return emptyGVK, nil
+	}
+	def := gv.WithKind(strings.TrimSuffix(kind, "List"))
+	if def.Kind == "Pod" && def.Group == "" {
+		r.podList = true
+	}
+	return def, nil
+}
+
+// items reads pending items once the list's kind is known.
+func (r *reader) pendingItems(pending []pendingItem, def schema.GroupVersionKind) error {
+	for _, p := range pending {
+		if err := r.value(p.raw, p.at, def, 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// jsonStream reads a stream of JSON values: what kubectl get -o json writes, and what
+// kubectl cluster-info dump writes to stdout. The items of a list are decoded one at a time, so
+// memory holds the objects kept and one item's text, never the file.
+func (r *reader) jsonStream(s *stream) error {
+	s.retain = true
+	dec := json.NewDecoder(s)
 	for {
-		start := skipSpace(text, int(dec.InputOffset()))
-		if start >= len(text) {
-			return docs, nil
+		prev := dec.InputOffset()
+		s.setMark(prev)
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			return nil
 		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, jsonError(text, err, int(dec.InputOffset()))
+		if err != nil {
+			return tokenError(s, err, dec.InputOffset())
 		}
-		docs = append(docs, document{data: raw, at: location{text: text, offset: start}})
+		start := s.skip(prev, false)
+		at := s.locate(start)
+		switch tok {
+		case json.Delim('{'):
+			err = r.jsonObject(s, dec, start, at)
+		case json.Delim('['):
+			err = r.jsonArray(s, dec)
+		default:
+			err = at.errorf("expected a Kubernetes object, found %s", describeToken(tok))
+		}
+		if err != nil {
+			return err
+		}
 	}
 }
 
-// jsonError places a JSON decoding error in the file.
-func jsonError(text []byte, err error, off int) error {
+func describeToken(t json.Token) string {
+	switch t.(type) {
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case nil:
+		return "null"
+	case float64, json.Number:
+		return "a number"
+	default:
+		return fmt.Sprintf("%v", t)
+	}
+}
+
+// jsonArray reads the values of a top-level array, one at a time.
+func (r *reader) jsonArray(s *stream, dec *json.Decoder) error {
+	var raw json.RawMessage
+	for i := 0; dec.More(); i++ {
+		off := s.skip(dec.InputOffset(), true)
+		s.setMark(off)
+		if err := dec.Decode(&raw); err != nil {
+			return jsonError(s, err, dec.InputOffset())
+		}
+		at := s.locate(off)
+		at.text, at.item = raw, fmt.Sprintf("items[%d]", i)
+		if err := r.value(raw, at, emptyGVK, 1); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return jsonError(s, err, dec.InputOffset())
+	}
+	return nil
+}
+
+// jsonObject reads a top-level object whose '{' dec has just returned. A list's items are read
+// as they come; any other object is read whole.
+func (r *reader) jsonObject(s *stream, dec *json.Decoder, start int64, at location) error {
+	var apiVersion, kind string
+	var isList bool
+	var pending []pendingItem
+	var raw json.RawMessage
+	n := 0
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return tokenError(s, err, dec.InputOffset())
+		}
+		switch key, _ := t.(string); key {
+		case "apiVersion", "kind":
+			var v string
+			if err := dec.Decode(&v); err != nil {
+				var te *json.UnmarshalTypeError
+				if errors.As(err, &te) {
+					return at.errorf("read apiVersion and kind: %w", err)
+				}
+				return jsonError(s, err, dec.InputOffset())
+			}
+			if key == "kind" {
+				kind = v
+			} else {
+				apiVersion = v
+			}
+		case "items":
+			isList = true
+			t, err := dec.Token()
+			if err != nil {
+				return jsonError(s, err, dec.InputOffset())
+			}
+			if t == nil {
+				continue
+			}
+			if t != json.Delim('[') {
+				if kind != "" {
+					return at.errorf("%s: items is not a list", kind)
+				}
+				return at.errorf("items is not a list")
+			}
+			// With the list's kind already read, its typed items are read at once.
+			def, known := emptyGVK, false
+			if apiVersion != "" && kind != "" {
+				if d, err := r.listKind(at, apiVersion, kind); err == nil {
+					def, known = d, true
+				}
+			}
+			for dec.More() {
+				off := s.skip(dec.InputOffset(), true)
+				s.setMark(off)
+				if err := dec.Decode(&raw); err != nil {
+					return jsonError(s, err, dec.InputOffset())
+				}
+				it := s.locate(off)
+				it.text, it.item = raw, fmt.Sprintf("items[%d]", n)
+				n++
+				if !known {
+					r.deferred = &pending
+				}
+				err := r.value(raw, it, def, 1)
+				r.deferred = nil
+				if err != nil {
+					return err
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return jsonError(s, err, dec.InputOffset())
+			}
+		default:
+			if err := dec.Decode(&raw); err != nil {
+				return jsonError(s, err, dec.InputOffset())
+			}
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return jsonError(s, err, dec.InputOffset())
+	}
+	if !isList {
+		obj := s.slice(start, dec.InputOffset())
+		at.text = obj
+		return r.value(obj, at, emptyGVK, 0)
+	}
+	def, err := r.listKind(at, apiVersion, kind)
+	if err != nil {
+		return err
+	}
+	return r.pendingItems(pending, def)
+}
+
+// tokenError is jsonError for an error of Decoder.Token, whose syntax errors give the offset of
+// the offending byte itself.
+func tokenError(s *stream, err error, off int64) error {
+	var syntax *json.SyntaxError
+	if errors.As(err, &syntax) {
+		syntax.Offset++
+	}
+	return jsonError(s, err, off)
+}
+
+// jsonError places a JSON decoding error in the file; a fault of the input met below the
+// parser is already placed.
+func jsonError(s *stream, err error, off int64) error {
+	var in *inputError
+	if errors.As(err, &in) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
 	var syntax *json.SyntaxError
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		off = len(text)
+		off = s.end()
 		err = fmt.Errorf("unexpected end of JSON input, the file is truncated: %w", err)
 	case errors.As(err, &syntax):
 		// Offset counts the bytes read, the offending one included.
-		off = max(int(syntax.Offset)-1, 0)
+		off = max(syntax.Offset-1, 0)
 	}
-	line, col := lineCol(text, off)
-	return fmt.Errorf("line %d, column %d (offset %d): %w", line, col, off, err)
+	line, col := s.position(off)
+	return fmt.Errorf("line %d, column %d (offset %d): %w", line, col, s.fileOffset(off), err)
 }
 
-// yamlDocuments splits a YAML stream on "---" lines itself so that each document keeps the line
-// it starts on, and converts each to JSON.
-func yamlDocuments(text []byte) ([]document, error) {
-	var docs []document
-	add := func(chunk []byte, line int) error {
-		if len(bytes.TrimSpace(chunk)) == 0 {
+// yamlWhole is how large a YAML document may grow before its list items are read one at a time
+// rather than the document converted whole; below it, a document reads exactly as the YAML
+// library reads it, anchors shared between items included.
+const yamlWhole = 4 << 20
+
+// yamlStream splits a YAML stream on "---" lines itself, so that each document keeps the line
+// it starts on, and converts each to JSON. A large list is read an item at a time: kubectl
+// writes its items as a block sequence under a top-level "items:" key.
+func (r *reader) yamlStream(s *stream) error {
+	d := yamlDoc{r: r, s: s}
+	d.reset(1, 0)
+	line, off := 0, int64(0)
+	for {
+		text, err := s.readLine()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		line++
+		if isSeparator(text) {
+			if err := d.finish(); err != nil {
+				return err
+			}
+			d.reset(line+1, off+int64(len(text)))
+		} else if err := d.feed(text, line, off); err != nil {
+			return err
+		}
+		off += int64(len(text))
+	}
+	return d.finish()
+}
+
+const (
+	yamlTop      = iota // outside items
+	yamlItems           // inside the items sequence
+	yamlVerbatim        // items in a form other than a block sequence: read whole
+)
+
+// yamlDoc is one YAML document being read.
+type yamlDoc struct {
+	r         *reader
+	s         *stream
+	line      int
+	off       int64
+	whole     []byte // the document, until it is too large to keep whole
+	streaming bool
+	head      []byte // the document without its items
+	state     int
+	hasItems  bool
+	indent    int
+	item      []byte
+	itemLine  int
+	itemOff   int64
+	n         int
+	queue     []yamlItem // items complete, while the document is still kept whole
+	pending   []pendingItem
+}
+
+type yamlItem struct {
+	text      []byte
+	line, idx int
+}
+
+func (d *yamlDoc) reset(line int, off int64) {
+	*d = yamlDoc{r: d.r, s: d.s, line: line, off: off, whole: d.whole[:0], head: d.head[:0], item: d.item[:0]}
+}
+
+func (d *yamlDoc) at() location { return location{yaml: true, docLine: d.line} }
+
+func (d *yamlDoc) tooLarge(off int64) error { return d.s.tooLarge(off) }
+
+func leadingSpaces(b []byte) int {
+	n := 0
+	for n < len(b) && b[n] == ' ' {
+		n++
+	}
+	return n
+}
+
+func isDash(rest []byte) bool {
+	return len(rest) > 0 && rest[0] == '-' && (len(rest) == 1 || rest[1] == ' ' || rest[1] == '\n' || rest[1] == '\r')
+}
+
+func (d *yamlDoc) feed(text []byte, line int, off int64) error {
+	if !d.streaming {
+		d.whole = append(d.whole, text...)
+		splittable := d.hasItems && d.state != yamlVerbatim
+		if !splittable && int64(len(d.whole)) > d.r.budget.maxObject {
+			return d.tooLarge(d.off)
+		}
+		if splittable && (len(d.whole) > yamlWhole || int64(len(d.whole)) > d.r.budget.maxObject) {
+			d.streaming, d.whole = true, d.whole[:0]
+			for _, it := range d.queue {
+				if err := d.convertItem(it); err != nil {
+					return err
+				}
+			}
+			d.queue = nil
+		}
+	}
+	switch d.state {
+	case yamlItems:
+		ind := leadingSpaces(text)
+		rest := text[ind:]
+		switch {
+		case isBlank(rest) || rest[0] == '#':
+			if d.indent >= 0 && d.itemLine != 0 {
+				if ind >= d.indent+2 {
+					d.item = append(d.item, text[d.indent+2:]...)
+				} else {
+					d.item = append(d.item, '\n')
+				}
+			}
+			return nil
+		case d.indent < 0 && isDash(rest):
+			d.indent = ind
+		case d.indent < 0:
+			// items: with something other than a block sequence under it.
+			d.state = yamlVerbatim
+			if d.streaming {
+				return d.tooLarge(d.off)
+			}
 			return nil
 		}
-		at := location{docLine: line}
-		data, err := sigsyaml.YAMLToJSON(chunk)
+		switch {
+		case ind == d.indent && isDash(rest):
+			if err := d.endItem(); err != nil {
+				return err
+			}
+			d.itemLine, d.itemOff = line, off
+			if len(rest) > 2 {
+				d.item = append(d.item, rest[2:]...)
+			} else {
+				d.item = append(d.item, '\n')
+			}
+		case ind >= d.indent+2:
+			d.item = append(d.item, text[d.indent+2:]...)
+		case ind == 0:
+			if err := d.endItem(); err != nil {
+				return err
+			}
+			d.state = yamlTop
+			d.head = append(d.head, text...)
+		default:
+			d.state = yamlVerbatim
+			if d.streaming {
+				return d.at().errorf("line %d: list item indented %d spaces, want %d", line, ind, d.indent)
+			}
+			return nil
+		}
+		if int64(len(d.item)) > d.r.budget.maxObject {
+			return d.tooLarge(d.itemOff)
+		}
+	case yamlTop:
+		if !d.hasItems && bytes.Equal(bytes.TrimRight(text, " \r\n"), []byte("items:")) {
+			// Until now the head was the whole document, which is kept anyway.
+			d.head = append(d.head[:0], d.whole[:len(d.whole)-len(text)]...)
+			d.state, d.hasItems, d.indent = yamlItems, true, -1
+			return nil
+		}
+		if !d.hasItems {
+			return nil
+		}
+		d.head = append(d.head, text...)
+		if int64(len(d.head)) > d.r.budget.maxObject {
+			return d.tooLarge(d.off)
+		}
+	}
+	return nil
+}
+
+// endItem closes the current item: it is queued while the document is kept whole, and read
+// at once when not.
+func (d *yamlDoc) endItem() error {
+	if d.itemLine == 0 {
+		return nil
+	}
+	it := yamlItem{text: d.item, line: d.itemLine, idx: d.n}
+	d.n++
+	d.itemLine = 0
+	if !d.streaming {
+		d.queue = append(d.queue, yamlItem{text: bytes.Clone(it.text), line: it.line, idx: it.idx})
+		d.item = d.item[:0]
+		return nil
+	}
+	err := d.convertItem(it)
+	d.item = d.item[:0]
+	return err
+}
+
+func (d *yamlDoc) convertItem(it yamlItem) error {
+	at := location{yaml: true, docLine: d.line, itemLine: it.line, item: fmt.Sprintf("items[%d]", it.idx)}
+	data, err := sigsyaml.YAMLToJSON(it.text)
+	if err != nil {
+		return at.errorf("%w", err)
+	}
+	d.r.deferred = &d.pending
+	err = d.r.value(bytes.TrimSpace(data), at, emptyGVK, 1)
+	d.r.deferred = nil
+	return err
+}
+
+func (d *yamlDoc) finish() error {
+	if !d.streaming {
+		if isBlank(d.whole) {
+			return nil
+		}
+		data, err := sigsyaml.YAMLToJSON(d.whole)
 		if err != nil {
-			return at.errorf("%w", err)
+			return d.at().errorf("%w", err)
 		}
 		data = bytes.TrimSpace(data)
 		if bytes.Equal(data, []byte("null")) {
 			return nil // only comments
 		}
-		docs = append(docs, document{data: data, at: at})
-		return nil
+		return d.r.value(data, d.at(), emptyGVK, 0)
 	}
-	docStart, docLine, line := 0, 1, 1
-	for pos := 0; pos < len(text); line++ {
-		next := len(text)
-		if i := bytes.IndexByte(text[pos:], '\n'); i >= 0 {
-			next = pos + i + 1
+	if d.state == yamlItems {
+		if err := d.endItem(); err != nil {
+			return err
 		}
-		if isSeparator(text[pos:next]) {
-			if err := add(text[docStart:pos], docLine); err != nil {
-				return nil, err
-			}
-			docStart, docLine = next, line+1
-		}
-		pos = next
 	}
-	if err := add(text[docStart:], docLine); err != nil {
-		return nil, err
+	data, err := sigsyaml.YAMLToJSON(d.head)
+	if err != nil {
+		return d.at().errorf("%w", err)
 	}
-	return docs, nil
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return d.at().errorf("read apiVersion and kind: %w", err)
+	}
+	def, err := d.r.listKind(d.at(), head.APIVersion, head.Kind)
+	if err != nil {
+		return err
+	}
+	return d.r.pendingItems(d.pending, def)
 }
 
 func isSeparator(line []byte) bool {

@@ -1,6 +1,7 @@
 package dump
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
@@ -17,38 +19,89 @@ import (
 // Stdin is the path that makes Read read standard input.
 const Stdin = "-"
 
+// Default limits of a read. No object the API server stores is near DefaultMaxObjectSize
+// (etcd refuses requests over 1.5 MiB); DefaultMaxDumpSize is far above a dump of a large
+// cluster and far below what would exhaust a laptop.
+const (
+	DefaultMaxObjectSize = 64 << 20
+	DefaultMaxDumpSize   = 4 << 30
+)
+
 // readExtensions are the files a directory walk reads: what kubectl writes (.json, .yaml, the
 // logs.txt of cluster-info dump) and saved log files.
 var readExtensions = map[string]bool{".json": true, ".yaml": true, ".yml": true, ".txt": true, ".log": true}
 
+// Options tune a read; the zero value reads with the defaults.
+type Options struct {
+	// MaxObjectSize bounds one object (one list item, one YAML document that is not a list), in
+	// bytes; 0 means DefaultMaxObjectSize.
+	MaxObjectSize int64
+	// MaxDumpSize bounds the bytes read, all files together; 0 means DefaultMaxDumpSize.
+	MaxDumpSize int64
+	// Namespace is given to namespaced objects without metadata.namespace, as kubectl gives
+	// its -n; empty means "default".
+	Namespace string
+	// At, when set, is the reference time instead of the newest timestamp of the dump.
+	At *time.Time
+}
+
+func (o Options) budget() *budget {
+	b := &budget{maxObject: o.MaxObjectSize, maxDump: o.MaxDumpSize}
+	if b.maxObject <= 0 {
+		b.maxObject = DefaultMaxObjectSize
+	}
+	if b.maxDump <= 0 {
+		b.maxDump = DefaultMaxDumpSize
+	}
+	return b
+}
+
 // Source reads a dump on every call to Snapshot. With Path "-" it reads Stdin, which only the
 // first call can consume.
 type Source struct {
-	Path  string
-	Stdin io.Reader
+	Path    string
+	Stdin   io.Reader
+	Options Options
 }
 
-// Snapshot reads the dump.
+type result struct {
+	snap *snapshot.Snapshot
+	err  error
+}
+
+// Snapshot reads the dump. It returns as soon as ctx ends, even while a read from a pipe
+// blocks; the abandoned read stops at its next chunk, or with the process.
 func (s Source) Snapshot(ctx context.Context) (*snapshot.Snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return Read(s.Path, s.Stdin)
+	done := make(chan result, 1)
+	go func() {
+		snap, err := ReadContext(ctx, s.Path, s.Stdin, s.Options)
+		done <- result{snap, err}
+	}()
+	select {
+	case r := <-done:
+		return r.snap, r.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("read dump: %w", ctx.Err())
+	}
 }
 
 // Read reads a dump from a file, from every file of a directory tree with a .json, .yaml, .yml,
-// .txt or .log name, or from stdin when path is "-".
+// .txt or .log name, or from stdin when path is "-", with the default options.
 func Read(path string, stdin io.Reader) (*snapshot.Snapshot, error) {
-	r := newReader()
+	return ReadContext(context.Background(), path, stdin, Options{})
+}
+
+// ReadContext is Read with options; it stops with ctx's error when ctx ends.
+func ReadContext(ctx context.Context, path string, stdin io.Reader, opts Options) (*snapshot.Snapshot, error) {
+	r := newReader(ctx, opts)
 	if path == Stdin {
 		if stdin == nil {
 			return nil, errors.New("read dump from stdin: no standard input")
 		}
-		data, err := io.ReadAll(stdin)
-		if err != nil {
-			return nil, fmt.Errorf("read dump from stdin: %w", err)
-		}
-		if err := r.file(data); err != nil {
+		if err := r.file("stdin", stdin); err != nil {
 			return nil, fmt.Errorf("read dump from stdin: %w", err)
 		}
 		return r.finish("stdin", path)
@@ -87,8 +140,8 @@ func Read(path string, stdin io.Reader) (*snapshot.Snapshot, error) {
 
 // ReadBytes reads one in-memory file; name is used in errors and as the snapshot's source path.
 func ReadBytes(name string, data []byte) (*snapshot.Snapshot, error) {
-	r := newReader()
-	if err := r.file(data); err != nil {
+	r := newReader(context.Background(), Options{})
+	if err := r.file(name, bytes.NewReader(data)); err != nil {
 		return nil, fmt.Errorf("read dump %q: %w", name, err)
 	}
 	return r.finish(fmt.Sprintf("%q", name), name)
@@ -100,8 +153,12 @@ type logKey struct {
 }
 
 type reader struct {
+	ctx        context.Context
+	opts       Options
+	budget     *budget
 	snap       *snapshot.Snapshot
-	seen       map[snapshot.ObjectKey]bool
+	seen       map[snapshot.ObjectKey]*seenObject
+	uids       map[string]snapshot.ObjectKey
 	logSeen    map[logKey]bool
 	skipped    map[string]int
 	namespaces map[string]bool
@@ -110,46 +167,67 @@ type reader struct {
 	// podList is true once a PodList (even an empty one) or a pod was read: the dump then
 	// shows the pods it was asked for, and none of them is a fact, not a gap.
 	podList bool
+	// name is the file being read, as the snapshot's notes name it.
+	name string
+	// deferred, when set, collects list items without apiVersion or kind, read once the
+	// list's own kind is known.
+	deferred *[]pendingItem
+	// duplicates are objects met twice with different content.
+	duplicates []duplicate
+	// clocks are the newest node heartbeat of each file, to tell dumps of different moments.
+	clocks map[string]time.Time
 }
 
-func newReader() *reader {
+func newReader(ctx context.Context, opts Options) *reader {
+	if opts.Namespace == "" {
+		opts.Namespace = "default"
+	}
 	return &reader{
+		ctx:        ctx,
+		opts:       opts,
+		budget:     opts.budget(),
 		snap:       &snapshot.Snapshot{},
-		seen:       map[snapshot.ObjectKey]bool{},
+		seen:       map[snapshot.ObjectKey]*seenObject{},
+		uids:       map[string]snapshot.ObjectKey{},
 		logSeen:    map[logKey]bool{},
 		skipped:    map[string]int{},
 		namespaces: map[string]bool{},
+		clocks:     map[string]time.Time{},
 	}
 }
 
 func (r *reader) readFile(path string) error {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("read dump: %w", err)
 	}
-	if err := r.file(data); err != nil {
+	err = r.file(path, f)
+	_ = f.Close() // read-only: a close error loses nothing
+	if err != nil {
 		return fmt.Errorf("read dump %q: %w", path, err)
 	}
 	return nil
 }
 
-// file reads one file's content: its log blocks, then the JSON or YAML around them.
-func (r *reader) file(data []byte) error {
+// file reads one file: JSON when it starts with '{' or '[' (a stream of values, which is what
+// kubectl cluster-info dump writes to stdout), YAML otherwise, with log blocks anywhere.
+func (r *reader) file(name string, src io.Reader) error {
 	r.files++
-	logs, text, err := extractLogs(data)
+	r.name = name
+	s := newStream(r.ctx, src, name, r.budget)
+	first, err := s.firstByte()
 	if err != nil {
 		return err
 	}
-	docs, err := splitDocuments(text)
+	if first == '{' || first == '[' {
+		err = r.jsonStream(s)
+	} else {
+		err = r.yamlStream(s)
+	}
 	if err != nil {
 		return err
 	}
-	for _, d := range docs {
-		if err := r.value(d.data, d.at, emptyGVK, 0); err != nil {
-			return err
-		}
-	}
-	for _, l := range logs {
+	for _, l := range s.logs {
 		k := logKey{l.Namespace, l.Pod, l.Container, l.Previous}
 		if r.logSeen[k] {
 			continue
@@ -191,6 +269,13 @@ func (r *reader) finish(name, path string) (*snapshot.Snapshot, error) {
 	s.Visibility = missingOwners(s)
 	if v, ok := missingPods(s, r.podList); ok {
 		s.Visibility = append(s.Visibility, v)
+	}
+	s.Visibility = append(s.Visibility, r.notes()...)
+	if r.opts.At != nil {
+		s.ReferenceTime = r.opts.At.UTC()
+		if v, ok := atTooEarly(s, s.ReferenceTime); ok {
+			s.Visibility = append(s.Visibility, v)
+		}
 	}
 	return s, nil
 }

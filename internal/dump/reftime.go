@@ -1,10 +1,14 @@
 package dump
 
 import (
+	"fmt"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
@@ -16,70 +20,131 @@ import (
 // Timestamps inside log lines do not count: their format and time zone are the application's.
 // It is the zero time when nothing in the dump carries a timestamp.
 func newestTime(s *snapshot.Snapshot) time.Time {
-	var t newest
+	var n newest
+	each(s, n.object)
+	return n.t
+}
+
+// each calls f on every object of the snapshot.
+func each(s *snapshot.Snapshot, f func(runtime.Object)) {
 	for _, o := range s.Deployments {
-		t.meta(&o.ObjectMeta)
-		for _, c := range o.Status.Conditions {
-			t.add(c.LastUpdateTime, c.LastTransitionTime)
-		}
+		f(o)
 	}
 	for _, o := range s.StatefulSets {
-		t.meta(&o.ObjectMeta)
-		for _, c := range o.Status.Conditions {
-			t.add(c.LastTransitionTime)
-		}
+		f(o)
 	}
 	for _, o := range s.DaemonSets {
-		t.meta(&o.ObjectMeta)
-		for _, c := range o.Status.Conditions {
-			t.add(c.LastTransitionTime)
-		}
+		f(o)
 	}
 	for _, o := range s.ReplicaSets {
-		t.meta(&o.ObjectMeta)
-		for _, c := range o.Status.Conditions {
-			t.add(c.LastTransitionTime)
-		}
+		f(o)
 	}
 	for _, o := range s.ControllerRevisions {
-		t.meta(&o.ObjectMeta)
+		f(o)
 	}
 	for _, o := range s.Pods {
-		t.pod(o)
+		f(o)
 	}
 	for _, o := range s.Events {
-		t.meta(&o.ObjectMeta)
-		t.add(o.FirstTimestamp, o.LastTimestamp)
-		t.micro(o.EventTime)
-		if o.Series != nil {
-			t.micro(o.Series.LastObservedTime)
-		}
+		f(o)
 	}
 	for _, o := range s.Services {
-		t.meta(&o.ObjectMeta)
-		for _, c := range o.Status.Conditions {
-			t.add(c.LastTransitionTime)
-		}
+		f(o)
 	}
 	for _, o := range s.PersistentVolumeClaims {
-		t.meta(&o.ObjectMeta)
-		for _, c := range o.Status.Conditions {
-			t.add(c.LastProbeTime, c.LastTransitionTime)
-		}
+		f(o)
 	}
 	for _, o := range s.Nodes {
-		t.meta(&o.ObjectMeta)
-		for _, c := range o.Status.Conditions {
-			t.add(c.LastHeartbeatTime, c.LastTransitionTime)
-		}
+		f(o)
 	}
 	for _, o := range s.ResourceQuotas {
-		t.meta(&o.ObjectMeta)
+		f(o)
 	}
 	for _, o := range s.EndpointSlices {
-		t.meta(&o.ObjectMeta)
+		f(o)
 	}
-	return t.t
+}
+
+// objectTime is the newest timestamp one object carries.
+func objectTime(o runtime.Object) time.Time {
+	var n newest
+	n.object(o)
+	return n.t
+}
+
+func (n *newest) object(obj runtime.Object) {
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		n.meta(&o.ObjectMeta)
+		for _, c := range o.Status.Conditions {
+			n.add(c.LastUpdateTime, c.LastTransitionTime)
+		}
+	case *appsv1.StatefulSet:
+		n.meta(&o.ObjectMeta)
+		for _, c := range o.Status.Conditions {
+			n.add(c.LastTransitionTime)
+		}
+	case *appsv1.DaemonSet:
+		n.meta(&o.ObjectMeta)
+		for _, c := range o.Status.Conditions {
+			n.add(c.LastTransitionTime)
+		}
+	case *appsv1.ReplicaSet:
+		n.meta(&o.ObjectMeta)
+		for _, c := range o.Status.Conditions {
+			n.add(c.LastTransitionTime)
+		}
+	case *corev1.Pod:
+		n.pod(o)
+	case *corev1.Event:
+		n.meta(&o.ObjectMeta)
+		n.add(o.FirstTimestamp, o.LastTimestamp)
+		n.micro(o.EventTime)
+		if o.Series != nil {
+			n.micro(o.Series.LastObservedTime)
+		}
+	case *corev1.Service:
+		n.meta(&o.ObjectMeta)
+		for _, c := range o.Status.Conditions {
+			n.add(c.LastTransitionTime)
+		}
+	case *corev1.PersistentVolumeClaim:
+		n.meta(&o.ObjectMeta)
+		for _, c := range o.Status.Conditions {
+			n.add(c.LastProbeTime, c.LastTransitionTime)
+		}
+	case *corev1.Node:
+		n.meta(&o.ObjectMeta)
+		for _, c := range o.Status.Conditions {
+			n.add(c.LastHeartbeatTime, c.LastTransitionTime)
+		}
+	default:
+		// ControllerRevisions, quotas and slices carry only their creation time.
+		if m, err := meta.Accessor(obj); err == nil {
+			n.at(m.GetCreationTimestamp().Time)
+		}
+	}
+}
+
+// atTooEarly notes an --at before every object's creation: every age read from it is negative.
+func atTooEarly(s *snapshot.Snapshot, at time.Time) (snapshot.Visibility, bool) {
+	var oldest time.Time
+	each(s, func(o runtime.Object) {
+		m, err := meta.Accessor(o)
+		if err != nil {
+			return
+		}
+		if c := m.GetCreationTimestamp().Time; !c.IsZero() && (oldest.IsZero() || c.Before(oldest)) {
+			oldest = c
+		}
+	})
+	if oldest.IsZero() || !at.Before(oldest) {
+		return snapshot.Visibility{}, false
+	}
+	return snapshot.Visibility{Reason: fmt.Sprintf(
+		"--at %s is before every object in the dump (the oldest was created at %s): every age, restart and event "+
+			"is in the future of --at, so ages and recent-failure rules read nothing; set --at within the dump's time",
+		at.Format(time.RFC3339), oldest.UTC().Format(time.RFC3339))}, true
 }
 
 type newest struct{ t time.Time }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -90,4 +91,54 @@ func missingPods(s *snapshot.Snapshot, podList bool) (snapshot.Visibility, bool)
 		return snapshot.Visibility{}, false
 	}
 	return snapshot.Visibility{Kind: "Pod", Reason: "not in the dump"}, true
+}
+
+// mixedMoments is how far apart two files' node heartbeats may be in one dump; nodes report at
+// least every five minutes, so a dump taken at one moment holds heartbeats within that.
+const mixedMoments = 15 * time.Minute
+
+// duplicate is an object read twice with different content.
+type duplicate struct {
+	key               snapshot.ObjectKey
+	first, second     string
+	firstRV, secondRV string
+	kept              string
+}
+
+// notes are what the reader saw that makes the dump less than one moment of one cluster:
+// objects read twice with different content, and files whose nodes report different moments.
+func (r *reader) notes() []snapshot.Visibility {
+	var out []snapshot.Visibility
+	for _, d := range r.duplicates {
+		out = append(out, snapshot.Visibility{
+			Kind: d.key.Kind, Namespace: d.key.Namespace,
+			Reason: fmt.Sprintf("%s is in the dump twice with different content (resourceVersion %s in %s, %s in %s); the copy from %s is used, as the newer",
+				d.key.Name, orNone(d.firstRV), d.first, orNone(d.secondRV), d.second, d.kept),
+		})
+	}
+	if len(r.clocks) > 1 {
+		var oldFile, newFile string
+		var oldT, newT time.Time
+		for f, t := range r.clocks {
+			if oldT.IsZero() || t.Before(oldT) || (t.Equal(oldT) && f < oldFile) {
+				oldFile, oldT = f, t
+			}
+			if t.After(newT) || (t.Equal(newT) && f < newFile) {
+				newFile, newT = f, t
+			}
+		}
+		if gap := newT.Sub(oldT); gap > mixedMoments {
+			out = append(out, snapshot.Visibility{Reason: fmt.Sprintf(
+				"the dump mixes moments: nodes in %s last reported at %s, in %s at %s, %s apart; ages count from the newer, so objects dumped with %s read up to %s older than they were",
+				oldFile, oldT.Format(time.RFC3339), newFile, newT.Format(time.RFC3339), gap.Round(time.Second), oldFile, gap.Round(time.Second))})
+		}
+	}
+	return out
+}
+
+func orNone(rv string) string {
+	if rv == "" {
+		return "none"
+	}
+	return rv
 }

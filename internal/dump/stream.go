@@ -1,0 +1,502 @@
+package dump
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+)
+
+const (
+	// chunkSize is how much one read from the file asks for.
+	chunkSize = 64 << 10
+	// maxLogLine bounds one log line as kept, its cut mark included; kubelet itself splits what a
+	// container writes into 16 KiB records, and no rule reads further into a line.
+	maxLogLine = 64 << 10
+	// maxStartLine bounds a line that begins like a log block's START line; a longer one is text.
+	maxStartLine = 4 << 10
+)
+
+var (
+	startMarkerBytes = []byte(startMarker)
+	// nlStartMarker finds the next START line in a chunk with one fast search.
+	nlStartMarker = []byte("\n" + startMarker)
+)
+
+// inputError is a fault of the input itself, placed in the file; it is reported as is, never
+// re-placed by the parser that met it.
+type inputError struct{ msg string }
+
+func (e *inputError) Error() string { return e.msg }
+
+// budget is what a whole read may still consume, shared by the files of a directory.
+type budget struct {
+	maxObject, maxDump int64
+	read               int64
+}
+
+// stream reads one file as the parsers see it: log blocks are taken out (each leaves its
+// newlines, so lines keep their numbers), binary data and invalid UTF-8 are rejected, and no
+// object may exceed the budget's limit. It keeps in memory only the bytes from the mark (the
+// start of the value being parsed) on, which is what places an error in the file.
+type stream struct {
+	ctx    context.Context
+	src    io.Reader
+	name   string // the file as errors name it
+	budget *budget
+	logs   []snapshot.ContainerLog
+
+	raw  []byte // read, not yet processed: raw[rawR:]
+	rawR int
+	eof  bool
+	bol  bool // raw[rawR] starts a line
+	blk  *block
+
+	out     []byte // clean bytes from outBase on; out[outR:] are not yet delivered
+	outBase int64
+	outR    int
+	// retain keeps the bytes from mark on for the JSON parser; without it the mark follows
+	// what was delivered.
+	retain            bool
+	mark              int64
+	markLine, markCol int
+	// removed maps clean offsets back to the file's: from clean offset at on, removed bytes of
+	// log blocks precede.
+	removed []shift
+	err     error
+}
+
+type shift struct{ at, removed int64 }
+
+// block is a log block being read.
+type block struct {
+	log       snapshot.ContainerLog
+	end       []byte
+	startLine int
+	startOff  int64 // clean offset where it began
+	line      []byte
+	cut       int64  // bytes of the current line not kept
+	tail      []byte // the current line's last bytes, once it is cut, to find END on it
+	newlines  int
+	size      int64
+}
+
+func newStream(ctx context.Context, src io.Reader, name string, b *budget) *stream {
+	return &stream{ctx: ctx, src: src, name: name, budget: b, bol: true, markLine: 1, markCol: 1, raw: make([]byte, 0, chunkSize)}
+}
+
+func (s *stream) tooLarge(at int64) error {
+	return &inputError{fmt.Sprintf("object at %s:%d is larger than %s; --max-object-size raises the limit", s.name, s.fileOffset(at), mib(s.budget.maxObject))}
+}
+
+func mib(n int64) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
+}
+
+// end is the clean offset after the last byte produced.
+func (s *stream) end() int64 { return s.outBase + int64(len(s.out)) }
+
+// delivered is the clean offset of the next byte to deliver.
+func (s *stream) delivered() int64 { return s.outBase + int64(s.outR) }
+
+// fill produces more clean bytes; it returns io.EOF when the file has none left.
+func (s *stream) fill() error {
+	if s.err != nil {
+		return s.err
+	}
+	s.err = s.fillOnce()
+	return s.err
+}
+
+func (s *stream) fillOnce() error {
+	if err := s.ctx.Err(); err != nil {
+		return err
+	}
+	if !s.retain {
+		s.setMark(s.delivered())
+	}
+	// Bytes before the mark are no longer needed.
+	if drop := int(s.mark - s.outBase); drop > 0 && drop >= len(s.out)/2 {
+		n := copy(s.out, s.out[drop:])
+		s.out = s.out[:n]
+		s.outBase += int64(drop)
+		s.outR -= drop
+	}
+	if s.retain && s.end()-s.mark > s.budget.maxObject+chunkSize {
+		return s.tooLarge(s.mark)
+	}
+	for before := len(s.out); len(s.out) == before; {
+		if s.eof && s.rawR == len(s.raw) && s.blk == nil {
+			return io.EOF
+		}
+		if !s.eof {
+			if err := s.readRaw(); err != nil {
+				return err
+			}
+		}
+		if err := s.process(); err != nil {
+			return err
+		}
+		if err := s.ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *stream) readRaw() error {
+	if s.rawR > 0 {
+		n := copy(s.raw, s.raw[s.rawR:])
+		s.raw, s.rawR = s.raw[:n], 0
+	}
+	if cap(s.raw)-len(s.raw) < chunkSize/2 {
+		s.raw = append(s.raw, make([]byte, chunkSize)...)[:len(s.raw)]
+	}
+	n, err := s.src.Read(s.raw[len(s.raw):cap(s.raw)])
+	s.raw = s.raw[:len(s.raw)+n]
+	s.budget.read += int64(n)
+	if s.budget.read > s.budget.maxDump {
+		return &inputError{fmt.Sprintf("the dump is larger than %s (reached in %s); --max-dump-size raises the limit", mib(s.budget.maxDump), s.name)}
+	}
+	switch {
+	case errors.Is(err, io.EOF):
+		s.eof = true
+	case err != nil:
+		return err
+	}
+	return nil
+}
+
+// process turns what raw holds into clean bytes and log blocks, leaving in raw only what needs
+// more input to be decided.
+func (s *stream) process() error {
+	for {
+		if s.blk != nil {
+			done, err := s.blockLines()
+			if err != nil || !done {
+				return err
+			}
+			continue
+		}
+		data := s.raw[s.rawR:]
+		if len(data) == 0 {
+			return nil
+		}
+		if s.bol && (bytes.HasPrefix(data, startMarkerBytes) || (!s.eof && bytes.HasPrefix(startMarkerBytes, data))) {
+			if len(data) < len(startMarkerBytes) {
+				return nil
+			}
+			i := bytes.IndexByte(data, '\n')
+			if i < 0 && !s.eof && len(data) < maxStartLine {
+				return nil
+			}
+			line := data
+			if i >= 0 {
+				line = data[:i+1]
+			}
+			if m := startLine.FindSubmatch(bytes.TrimRight(line, "\n")); m != nil {
+				l := snapshot.ContainerLog{Container: string(m[1]), Namespace: string(m[2]), Pod: string(m[3]), Previous: len(m[4]) > 0}
+				line, _ := s.position(s.end())
+				s.blk = &block{log: l, end: []byte(endMarker(&l)), startLine: line, startOff: s.end(), size: int64(len(data[:min(i+1, len(data))]))}
+				if i >= 0 {
+					s.blk.newlines = 1
+				}
+				s.rawR += min(i+1, len(data))
+				if i < 0 {
+					s.rawR = len(s.raw)
+				}
+				continue
+			}
+			// Not a START line after all: it is text.
+			if err := s.emit(line); err != nil {
+				return err
+			}
+			s.rawR += len(line)
+			s.bol = line[len(line)-1] == '\n'
+			continue
+		}
+		if i := bytes.Index(data, nlStartMarker); i >= 0 {
+			if err := s.emit(data[:i+1]); err != nil {
+				return err
+			}
+			s.rawR += i + 1
+			s.bol = true
+			continue
+		}
+		cut := len(data)
+		if !s.eof {
+			// Keep back what may be the start of "\n==== START", and never split a rune.
+			cut -= len(nlStartMarker) - 1
+			for k := 0; k < utf8.UTFMax-1 && cut > 0 && !utf8.RuneStart(data[cut]); k++ {
+				cut--
+			}
+			if cut <= 0 {
+				return nil
+			}
+		}
+		if err := s.emit(data[:cut]); err != nil {
+			return err
+		}
+		s.rawR += cut
+		s.bol = data[cut-1] == '\n'
+		if cut == len(data) || !s.eof {
+			return nil
+		}
+	}
+}
+
+// emit appends text to the clean bytes, rejecting binary data and invalid UTF-8.
+func (s *stream) emit(seg []byte) error {
+	at := s.end()
+	s.out = append(s.out, seg...)
+	if i := bytes.IndexByte(seg, 0); i >= 0 {
+		return s.faultAt(at+int64(i), "binary data, not JSON, YAML or kubectl log output")
+	}
+	if utf8.Valid(seg) {
+		return nil
+	}
+	for i := 0; i < len(seg); {
+		r, n := utf8.DecodeRune(seg[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return s.faultAt(at+int64(i), "invalid UTF-8, not JSON, YAML or kubectl log output")
+		}
+		i += n
+	}
+	return nil
+}
+
+func (s *stream) faultAt(off int64, what string) error {
+	line, col := s.position(off)
+	return &inputError{fmt.Sprintf("line %d, column %d (offset %d): %s", line, col, s.fileOffset(off), what)}
+}
+
+// blockLines reads the lines of the current log block; it reports whether the block ended.
+func (s *stream) blockLines() (bool, error) {
+	b := s.blk
+	for {
+		data := s.raw[s.rawR:]
+		i := bytes.IndexByte(data, '\n')
+		piece := data
+		if i >= 0 {
+			piece = data[:i]
+		}
+		b.add(piece)
+		s.rawR += len(piece)
+		b.size += int64(len(piece))
+		if i < 0 && !s.eof {
+			return false, nil
+		}
+		if i >= 0 {
+			s.rawR++
+			b.size++
+			b.newlines++
+		}
+		if b.finishLine() {
+			s.endBlock()
+			return true, nil
+		}
+		if i < 0 {
+			return false, &inputError{fmt.Sprintf("line %d: log block of container %s of pod %s/%s has no END line; the file is truncated",
+				b.startLine, b.log.Container, b.log.Namespace, b.log.Pod)}
+		}
+	}
+}
+
+// add appends part of the current line, keeping at most maxLogLine bytes of it.
+func (b *block) add(p []byte) {
+	keep := maxLogLine - 80 // room for the cut mark
+	if b.cut == 0 && len(b.line)+len(p) <= keep {
+		b.line = append(b.line, p...)
+		return
+	}
+	if b.cut == 0 {
+		// tail holds the line's last bytes from here on, to find the END marker on it.
+		b.tail = append(b.tail[:0], b.line[max(0, len(b.line)-len(b.end)-16):]...)
+	}
+	if room := keep - len(b.line); room > 0 {
+		// Cut on a rune boundary so the line stays valid text.
+		n := min(room, len(p))
+		for n > 0 && n < len(p) && !utf8.RuneStart(p[n]) {
+			n--
+		}
+		b.line = append(b.line, p[:n]...)
+		p = p[n:]
+	}
+	b.cut += int64(len(p))
+	b.tail = append(b.tail, p...)
+	if over := len(b.tail) - (len(b.end) + 16); over > 0 {
+		b.tail = b.tail[over:]
+	}
+}
+
+// finishLine ends the current line; it reports whether the line was the END line, which may
+// follow the last log line without a newline.
+func (b *block) finishLine() bool {
+	full := b.line
+	if b.cut > 0 {
+		full = b.tail
+	}
+	trimmed := bytes.TrimRight(full, "\r")
+	if !bytes.HasSuffix(trimmed, b.end) {
+		b.keepLine()
+		return false
+	}
+	drop := int64(len(full) - len(trimmed) + len(b.end))
+	if drop <= b.cut {
+		b.cut -= drop
+	} else {
+		b.line = b.line[:len(b.line)-int(drop-b.cut)]
+		b.cut = 0
+	}
+	if len(b.line) > 0 || b.cut > 0 {
+		b.keepLine()
+	}
+	return true
+}
+
+func (b *block) keepLine() {
+	line := string(b.line)
+	if b.cut > 0 {
+		line += fmt.Sprintf(" [kubectl-diagnose cut %d more bytes of this line]", b.cut)
+	}
+	b.log.Lines = append(b.log.Lines, line)
+	b.line, b.tail, b.cut = b.line[:0], b.tail[:0], 0
+}
+
+// endBlock replaces the block by its newlines and files its log.
+func (s *stream) endBlock() {
+	b := s.blk
+	s.blk = nil
+	s.logs = append(s.logs, b.log)
+	s.out = append(s.out, bytes.Repeat([]byte{'\n'}, b.newlines)...)
+	prev := int64(0)
+	if n := len(s.removed); n > 0 {
+		prev = s.removed[n-1].removed
+	}
+	s.removed = append(s.removed, shift{at: s.end(), removed: prev + b.size - int64(b.newlines)})
+	s.bol = true
+}
+
+// fileOffset turns a clean offset into the file's.
+func (s *stream) fileOffset(off int64) int64 {
+	i := sort.Search(len(s.removed), func(i int) bool { return s.removed[i].at > off })
+	if i == 0 {
+		return off
+	}
+	return off + s.removed[i-1].removed
+}
+
+// position is the line and column of a clean offset at or after the mark.
+func (s *stream) position(off int64) (line, col int) {
+	off = min(max(off, s.mark), s.end())
+	seg := s.out[s.mark-s.outBase : off-s.outBase]
+	nl := bytes.Count(seg, []byte{'\n'})
+	if nl == 0 {
+		return s.markLine, s.markCol + len(seg)
+	}
+	return s.markLine + nl, len(seg) - bytes.LastIndexByte(seg, '\n')
+}
+
+// setMark moves the mark forward to off: bytes before it are no longer kept.
+func (s *stream) setMark(off int64) {
+	if off <= s.mark {
+		return
+	}
+	s.markLine, s.markCol = s.position(off)
+	s.mark = min(off, s.end())
+}
+
+// Read delivers clean bytes, for the JSON decoder.
+func (s *stream) Read(p []byte) (int, error) {
+	for s.outR == len(s.out) {
+		if err := s.fill(); err != nil {
+			return 0, err
+		}
+	}
+	n := copy(p, s.out[s.outR:])
+	s.outR += n
+	return n, nil
+}
+
+// readLine delivers the next line, its newline included, for the YAML reader; the slice is
+// valid until the next call. It returns io.EOF after the last line.
+func (s *stream) readLine() ([]byte, error) {
+	for searched := 0; ; {
+		rest := s.out[s.outR:]
+		if i := bytes.IndexByte(rest[searched:], '\n'); i >= 0 {
+			line := rest[:searched+i+1]
+			s.outR += len(line)
+			return line, nil
+		}
+		searched = len(rest)
+		if int64(len(rest)) > s.budget.maxObject {
+			return nil, s.tooLarge(s.delivered())
+		}
+		if err := s.fill(); err != nil {
+			if errors.Is(err, io.EOF) && len(rest) > 0 {
+				s.outR = len(s.out)
+				return s.out[len(s.out)-len(rest):], nil
+			}
+			return nil, err
+		}
+	}
+}
+
+// firstByte is the first byte that is not white space, or 0 for a blank file.
+func (s *stream) firstByte() (byte, error) {
+	for i := s.outR; ; i++ {
+		for i == len(s.out) {
+			if err := s.fill(); err != nil {
+				if errors.Is(err, io.EOF) {
+					return 0, nil
+				}
+				return 0, err
+			}
+			i = max(i, s.outR)
+		}
+		switch c := s.out[i]; c {
+		case ' ', '\t', '\r', '\n':
+		default:
+			return c, nil
+		}
+	}
+}
+
+// skip returns the offset of the first byte at or after off that is not white space (nor a
+// separator, with seps); off must have been delivered.
+func (s *stream) skip(off int64, seps bool) int64 {
+	for i := off - s.outBase; i < int64(len(s.out)); i++ {
+		switch s.out[i] {
+		case ' ', '\t', '\r', '\n':
+		case ',', ':':
+			if !seps {
+				return s.outBase + i
+			}
+		default:
+			return s.outBase + i
+		}
+	}
+	return s.end()
+}
+
+// slice is the clean bytes from a to b, both at or after the mark.
+func (s *stream) slice(a, b int64) []byte {
+	return s.out[a-s.outBase : b-s.outBase]
+}
+
+// locate places a clean offset at or after the mark.
+func (s *stream) locate(off int64) location {
+	line, col := s.position(off)
+	return location{line: line, col: col, offset: s.fileOffset(off)}
+}
+
+func isBlank(b []byte) bool { return len(strings.TrimSpace(string(b))) == 0 }

@@ -168,12 +168,17 @@ func kubeconfigError(err error) error {
 	return fmt.Errorf("load kubeconfig: %s", oneLine(err))
 }
 
+// host is the server's host:port, as messages name it.
+func (s *Source) host() string {
+	if u, err := url.Parse(s.info.Server); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return s.info.Server
+}
+
 // unreachable turns a transport failure into one line naming the server.
 func (s *Source) unreachable(err error) error {
-	server := s.info.Server
-	if u, perr := url.Parse(server); perr == nil && u.Host != "" {
-		server = u.Host
-	}
+	server := s.host()
 	if server == "" {
 		return fmt.Errorf("cannot reach the API server: %w", err)
 	}

@@ -27,6 +27,8 @@ type job struct {
 	namespace string
 	objs      []runtime.Object
 	vis       *snapshot.Visibility
+	// err is what the API server answered when vis is set.
+	err error
 }
 
 // Snapshot lists every kind the tool reads in parallel, then fetches the log tails of failing
@@ -69,7 +71,7 @@ func (s *Source) SnapshotWithProgress(ctx context.Context, progress func(what st
 				return
 			}
 			if v, ok := s.visibility(j.kind, j.namespace, err); ok {
-				j.vis = &v
+				j.vis, j.err = &v, err
 				return
 			}
 			mu.Lock()
@@ -85,6 +87,9 @@ func (s *Source) SnapshotWithProgress(ctx context.Context, progress func(what st
 		return nil, s.fatal(firstErr)
 	}
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.noWorkloads(jobs); err != nil {
 		return nil, err
 	}
 
@@ -150,13 +155,14 @@ func stripManagedFields(obj any) {
 }
 
 // visibility classifies an error the API server answered with; ok is false for anything that
-// means the read as a whole failed.
+// means the read as a whole failed. A 404 on pods is never a kind the server does not serve:
+// every Kubernetes API server serves v1 pods, so the server is something else.
 func (s *Source) visibility(k *kind, namespace string, err error) (snapshot.Visibility, bool) {
 	v := snapshot.Visibility{Kind: k.Kind, Namespace: namespace}
 	switch {
 	case apierrors.IsForbidden(err):
-		v.Reason = "forbidden: " + forbiddenDetail(err)
-	case apierrors.IsNotFound(err), apierrors.IsMethodNotSupported(err):
+		v.Reason = forbiddenReason(err)
+	case (apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err)) && k.Kind != "Pod":
 		v.Reason = fmt.Sprintf("not served by this API server (%s)", k.Resource)
 	default:
 		return v, false
@@ -164,14 +170,73 @@ func (s *Source) visibility(k *kind, namespace string, err error) (snapshot.Visi
 	return v, true
 }
 
-// forbiddenDetail drops the "<resource> is forbidden: " prefix the API server puts in front of
-// the reason, which the Visibility entry already says.
-func forbiddenDetail(err error) string {
+// noWorkloads fails a read in which no workload kind could be listed: the report would say
+// "No workloads found" about a namespace the tool could not see, and pass --fail-on.
+func (s *Source) noWorkloads(jobs []*job) error {
+	var first *job
+	for _, j := range jobs {
+		if !j.kind.Workload {
+			continue
+		}
+		if j.vis == nil {
+			return nil
+		}
+		if first == nil {
+			first = j
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	where := "in any namespace"
+	if first.namespace != "" {
+		where = "in namespace " + first.namespace
+	}
+	msg := fmt.Sprintf("cannot list any workload %s: %s", where, serverMessage(first.err))
+	if apierrors.IsForbidden(first.err) {
+		check := "kubectl auth can-i list " + first.kind.qualified()
+		if first.namespace != "" {
+			check += " -n " + first.namespace
+		} else {
+			check += " -A"
+		}
+		msg += "; check the kubeconfig user's permissions with: " + check
+	}
+	return errors.New(msg)
+}
+
+// serverMessage words an API server's answer as kubectl does: "Error from server (Forbidden):
+// deployments.apps is forbidden: ...".
+func serverMessage(err error) string {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		if r := status.Status().Reason; r != "" {
+			return fmt.Sprintf("Error from server (%s): %s", r, oneLine(err))
+		}
+		return "Error from server: " + oneLine(err)
+	}
+	return oneLine(err)
+}
+
+// forbiddenReason is the Visibility reason of a refused list: "forbidden: User "x" cannot list
+// resource ...". The "<resource> is forbidden: " the API server puts in front repeats the kind
+// the entry already names, and a proxy's bare "Forbidden" must not read "forbidden: Forbidden".
+func forbiddenReason(err error) string {
 	msg := oneLine(err)
 	if i := strings.Index(msg, " is forbidden: "); i >= 0 {
-		return msg[i+len(" is forbidden: "):]
+		msg = msg[i+len(" is forbidden: "):]
 	}
-	return msg
+	const word = "forbidden"
+	if len(msg) >= len(word) && strings.EqualFold(msg[:len(word)], word) {
+		msg = strings.TrimLeft(msg[len(word):], ": ")
+	}
+	if msg == "" {
+		return word
+	}
+	if strings.HasPrefix(msg, "(") {
+		return word + " " + msg
+	}
+	return word + ": " + msg
 }
 
 // fatal turns the error that stopped a read into one line that says what to do.
@@ -180,6 +245,10 @@ func (s *Source) fatal(err error) error {
 	switch {
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("the API server rejected the credentials of context %q; check the kubeconfig user: %w", s.info.Context, err)
+	case apierrors.IsNotFound(err):
+		// Only a list every API server serves ends here (see visibility): a web server, a proxy
+		// or a wrong port answered, not Kubernetes.
+		return fmt.Errorf("the server at %s is not a Kubernetes API server: %s", s.host(), serverMessage(err))
 	case errors.As(err, &status):
 		return fmt.Errorf("read from %s: %w", s.info.Server, err)
 	case errors.Is(err, context.Canceled):

@@ -192,3 +192,13 @@ func TestNoWorkloadKindListedFailsTheRead(t *testing.T) {
 		t.Fatalf("err = %v\nwant %s", err, want)
 	}
 }
+
+func TestMissingKubeconfigNamesThePathTried(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	t.Setenv("KUBECONFIG", missing)
+	_, err := New(genericclioptions.NewConfigFlags(false), Options{})
+	want := "no kubeconfig found at " + missing + " (from KUBECONFIG); set KUBECONFIG or pass --kubeconfig"
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+}

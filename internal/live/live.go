@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -71,7 +72,7 @@ func New(flags *genericclioptions.ConfigFlags, opts Options) (*Source, error) {
 	if !set(flags.APIServer) && !set(flags.ClusterName) && !inCluster() {
 		switch {
 		case len(raw.Clusters) == 0:
-			return nil, errors.New("no kubeconfig found; set KUBECONFIG or pass --kubeconfig")
+			return nil, noKubeconfig(loader.ConfigAccess())
 		case current == "":
 			return nil, errors.New("no current context; run kubectl config use-context or pass --context")
 		}
@@ -160,6 +161,34 @@ func (s *Source) NamespaceNames(ctx context.Context) ([]string, error) {
 
 // Info describes the source as reports show it.
 func (s *Source) Info() snapshot.SourceInfo { return s.info }
+
+// noKubeconfig names the files that were tried and held no cluster, so a mistyped KUBECONFIG
+// shows as such.
+func noKubeconfig(access clientcmd.ConfigAccess) error {
+	paths := access.GetLoadingPrecedence()
+	if access.IsExplicitFile() {
+		paths = []string{access.GetExplicitFile()}
+	}
+	var missing, present []string
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			missing = append(missing, p)
+		} else {
+			present = append(present, p)
+		}
+	}
+	from := ""
+	if !access.IsExplicitFile() && os.Getenv(clientcmd.RecommendedConfigPathEnvVar) != "" {
+		from = " (from KUBECONFIG)"
+	}
+	switch {
+	case len(present) > 0:
+		return fmt.Errorf("no cluster in kubeconfig %s%s; set KUBECONFIG or pass --kubeconfig", strings.Join(present, ", "), from)
+	case len(missing) > 0:
+		return fmt.Errorf("no kubeconfig found at %s%s; set KUBECONFIG or pass --kubeconfig", strings.Join(missing, ", "), from)
+	}
+	return errors.New("no kubeconfig found; set KUBECONFIG or pass --kubeconfig")
+}
 
 func kubeconfigError(err error) error {
 	if clientcmd.IsEmptyConfig(err) {

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -15,12 +16,27 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		// A second signal kills at once, as it would without this handler.
+		signal.Stop(sigs)
+		if sig, ok := s.(syscall.Signal); ok {
+			cancel(&cmd.Interrupted{Signal: sig})
+		}
+	}()
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	err := cmd.NewRootCmd(streams).ExecuteContext(ctx)
-	stop()
-	if err != nil {
+	var intr *cmd.Interrupted
+	if cause := context.Cause(ctx); errors.As(cause, &intr) {
+		// Whatever the command returned on its way out ("context canceled") is not news to the
+		// person who pressed Ctrl-C; the exit status says it.
+		err = intr
+	} else if err != nil {
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
 	}
+	cancel(nil)
 	os.Exit(cmd.ExitCode(err))
 }

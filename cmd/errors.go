@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 )
@@ -50,13 +51,25 @@ func (e *FailOnError) Error() string {
 	return fmt.Sprintf("%d %s --fail-on: %s", total, noun, strings.Join(parts, ", "))
 }
 
+// Interrupted is the cause the root context is cancelled with when a signal stops the command;
+// it exits 128 plus the signal's number, as a shell reports a process the signal killed (130 for
+// Ctrl-C, 143 for SIGTERM).
+type Interrupted struct {
+	Signal syscall.Signal
+}
+
+func (e *Interrupted) Error() string { return "interrupted by " + e.Signal.String() }
+
 // ExitCode maps an error returned by the root command to the process exit code.
 func ExitCode(err error) int {
 	var usage *UsageError
 	var failOn *FailOnError
+	var intr *Interrupted
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.As(err, &intr):
+		return 128 + int(intr.Signal)
 	case errors.As(err, &failOn):
 		return ExitFailedOn
 	case errors.As(err, &usage):

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"sync"
@@ -253,6 +254,10 @@ func (s *Source) fatal(err error) error {
 		return fmt.Errorf("read from %s: %w", s.info.Server, err)
 	case errors.Is(err, context.Canceled):
 		return err
+	}
+	var nerr net.Error
+	if errors.As(err, &nerr) && nerr.Timeout() || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("cannot reach the API server at %s: no answer within %s; raise --request-timeout if it is slow", s.host(), s.timeout)
 	}
 	var uerr *url.Error
 	if errors.As(err, &uerr) {

@@ -82,6 +82,24 @@ func TestHostileServersFailTheReadInOneLine(t *testing.T) {
 			want:    []string{"is not a Kubernetes API server", "the server could not find the requested resource"},
 		},
 		{
+			// A web server's catch-all page.
+			name: "HTML page to every request",
+			handler: func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "text/html; charset=utf-8")
+				fmt.Fprint(w, "<html><body>It works!</body></html>\n")
+			},
+			want: []string{"is not a Kubernetes API server", "text/html"},
+		},
+		{
+			// A JSON health endpoint answering every path: decodes as an empty list.
+			name: "200 JSON to every request",
+			handler: func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				fmt.Fprint(w, `{"status":"ok"}`+"\n")
+			},
+			want: []string{"is not a Kubernetes API server: it answered the list of", "with no resourceVersion"},
+		},
+		{
 			// A reverse proxy that refuses everything with a plain-text 403.
 			name: "plain 403 to every request",
 			handler: func(w http.ResponseWriter, _ *http.Request) {

@@ -134,10 +134,17 @@ func (s *Source) listKind(ctx context.Context, j *job, prog *progress) error {
 	list, what := j.kind.list(s.client, j.namespace), j.kind.plural()
 	p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 		page, err := list(ctx, opts)
-		if err == nil {
-			prog.add(what, meta.LenList(page))
+		if err != nil {
+			return page, err
 		}
-		return page, err
+		// Every list an API server answers carries the resourceVersion it was read at; a
+		// server that answers anything else with 200 ("{}", a health check's JSON) is not one,
+		// and its empty list must not read as an empty namespace.
+		if lm, lerr := meta.ListAccessor(page); lerr != nil || lm.GetResourceVersion() == "" {
+			return page, fmt.Errorf("%w: it answered the list of %s with no resourceVersion", errNotAPIServer, what)
+		}
+		prog.add(what, meta.LenList(page))
+		return page, nil
 	})
 	// resourceVersion=0 lets the API server answer from its watch cache instead of a quorum
 	// read of etcd; a diagnosis does not need a consistent cut across kinds.
@@ -240,6 +247,9 @@ func forbiddenReason(err error) string {
 	return word + ": " + msg
 }
 
+// errNotAPIServer marks an answer no Kubernetes API server gives.
+var errNotAPIServer = errors.New("not a Kubernetes API server")
+
 // fatal turns the error that stopped a read into one line that says what to do.
 func (s *Source) fatal(err error) error {
 	var status apierrors.APIStatus
@@ -254,16 +264,20 @@ func (s *Source) fatal(err error) error {
 		return fmt.Errorf("read from %s: %w", s.info.Server, err)
 	case errors.Is(err, context.Canceled):
 		return err
+	case errors.Is(err, errNotAPIServer):
+		return fmt.Errorf("the server at %s is %w", s.host(), err)
 	}
 	var nerr net.Error
 	if errors.As(err, &nerr) && nerr.Timeout() || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("cannot reach the API server at %s: no answer within %s; raise --request-timeout if it is slow", s.host(), s.timeout)
 	}
 	var uerr *url.Error
-	if errors.As(err, &uerr) {
-		// "Get https://host/apis/...?limit=500&resourceVersion=0: dial tcp ..." repeats the host
-		// and a URL the user never typed; the transport error alone says it.
-		err = uerr.Err
+	if !errors.As(err, &uerr) {
+		// Not a transport error: the server answered, with something client-go could not
+		// decode as a list ("serializer for text/html doesn't exist").
+		return fmt.Errorf("the server at %s is %w: %s", s.host(), errNotAPIServer, oneLine(err))
 	}
-	return s.unreachable(err)
+	// "Get https://host/apis/...?limit=500&resourceVersion=0: dial tcp ..." repeats the host
+	// and a URL the user never typed; the transport error alone says it.
+	return s.unreachable(uerr.Err)
 }

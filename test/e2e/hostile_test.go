@@ -69,6 +69,15 @@ func TestServersThatAreNotAnAPIServerExit1(t *testing.T) {
 	}{
 		// A web server, or a wrong port: Go's own 404 page.
 		{"404 to every request", http.NotFound, "is not a Kubernetes API server: Error from server (NotFound): the server could not find the requested resource"},
+		// A web server's catch-all page, and a JSON health endpoint answering every path.
+		{"HTML page to every request", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, "<html><body>It works!</body></html>\n")
+		}, "is not a Kubernetes API server: serializer for text/html"},
+		{"200 JSON to every request", func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"status":"ok"}`+"\n")
+		}, "is not a Kubernetes API server: it answered the list of"},
 		// A proxy in front of the API server refusing everything as text/plain.
 		{"plain 403 to every request", func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "Forbidden", http.StatusForbidden) },
 			"cannot list any workload in namespace default: Error from server (Forbidden): Forbidden"},

@@ -432,3 +432,26 @@ func TestSlowAPIServer(t *testing.T) {
 		})
 	}
 }
+
+// TestMessagesNameWhatWasWrong runs the binary with the mistakes whose messages used to say
+// too little or the wrong thing.
+func TestMessagesNameWhatWasWrong(t *testing.T) {
+	t.Parallel()
+	missing := filepath.Join(t.TempDir(), "missing")
+	res := diagnoseEnv(t, missing, "audit")
+	oneErrorLine(t, res, "no kubeconfig found at "+missing+" (from KUBECONFIG); set KUBECONFIG or pass --kubeconfig")
+
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"explain", "deploy/a", "deploy/b"}, "error: explain takes one workload, got 2: deploy/a deploy/b"},
+		{[]string{"dump", "--dump", "./incident", "--output-directory", filepath.Join(t.TempDir(), "out")}, "error: --dump cannot be used with dump, which reads the live cluster"},
+	}
+	for _, tt := range tests {
+		res := diagnoseCmd(t, tt.args...)
+		if res.code != 2 || !strings.HasPrefix(res.stderr, tt.want) || strings.Count(res.stderr, "\n") != 1 {
+			t.Errorf("%s: exit %d stderr %q; want exit 2 and one line starting %q", strings.Join(tt.args, " "), res.code, res.stderr, tt.want)
+		}
+	}
+}

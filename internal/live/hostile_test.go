@@ -100,6 +100,16 @@ func TestHostileServersFailTheReadInOneLine(t *testing.T) {
 			want: []string{"is not a Kubernetes API server: it answered the list of", "with no resourceVersion"},
 		},
 		{
+			// A proxy whose backend fails, with its multi-line error page (client-go quotes it).
+			name: "500 error page to every request",
+			handler: func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "text/html")
+				w.WriteHeader(http.StatusInternalServerError)
+				fmt.Fprint(w, "<html>\n<head><title>500 Internal Server Error</title></head>\n<body>\n<center><h1>500 Internal Server Error</h1></center>\n</body>\n</html>\n")
+			},
+			want: []string{"read from http://", "an error on the server", "has prevented the request from succeeding"},
+		},
+		{
 			// A reverse proxy that refuses everything with a plain-text 403.
 			name: "plain 403 to every request",
 			handler: func(w http.ResponseWriter, _ *http.Request) {

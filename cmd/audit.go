@@ -96,6 +96,7 @@ func (o *AuditOptions) Run(c *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	src.progressOut = progressTo(o.ErrOut)
 	snap, r, err := src.diagnose(c.Context())
 	if err != nil {
 		return err

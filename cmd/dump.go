@@ -119,7 +119,7 @@ func (o *DumpOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	snap, err := src.Snapshot(ctx)
+	snap, err := readWithProgress(ctx, src, progressTo(o.ErrOut))
 	if err != nil {
 		return err
 	}

@@ -108,6 +108,7 @@ func (o *ExplainOptions) Run(c *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	src.progressOut = progressTo(o.ErrOut)
 	_, r, err := src.diagnose(c.Context())
 	if err != nil {
 		return err

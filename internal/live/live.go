@@ -51,6 +51,8 @@ type Source struct {
 	now        func() time.Time
 	// retry paces Watch's first read while the server is unreachable; zero means retryInterval.
 	retry time.Duration
+	// throttle counts the server's requests to retry later; nil for a fake client.
+	throttle *throttle
 }
 
 var _ snapshot.Source = (*Source)(nil)
@@ -95,6 +97,8 @@ func New(flags *genericclioptions.ConfigFlags, opts Options) (*Source, error) {
 	}
 	cfg = tune(cfg)
 	src.timeout = cfg.Timeout
+	src.throttle = &throttle{}
+	cfg.Wrap(src.throttle.wrap)
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("build client for %s: %w", cfg.Host, err)

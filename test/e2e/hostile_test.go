@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -22,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -308,18 +310,16 @@ func TestAPIServerStopsMidList(t *testing.T) {
 	}
 }
 
-// TestThrottlingAPIServerIsWaitedOut puts a proxy in front of the API server that answers the
-// first attempt of every list as kube-apiserver's priority and fairness filter answers when it is
-// saturated (429, Retry-After: 1, its text): the read waits as told and gives the full report.
-func TestThrottlingAPIServerIsWaitedOut(t *testing.T) {
-	t.Parallel()
-	ns := pendingCopies(t, 2)
+// throttlingProxy answers the first attempt of every request as kube-apiserver's priority and
+// fairness filter answers when it is saturated (429, Retry-After: 1, its text), and forwards
+// the retries; refused counts the 429s.
+func throttlingProxy(t *testing.T, ns string) (p *proxy, refused *atomic.Int64) {
 	var (
 		mu        sync.Mutex
 		throttled = map[string]bool{}
-		refused   atomic.Int64
 	)
-	p := newProxy(t, ns, func(w http.ResponseWriter, r *http.Request) bool {
+	refused = new(atomic.Int64)
+	p = newProxy(t, ns, func(w http.ResponseWriter, r *http.Request) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		key := r.URL.Path + "?" + r.URL.RawQuery
@@ -332,6 +332,15 @@ func TestThrottlingAPIServerIsWaitedOut(t *testing.T) {
 		http.Error(w, "Too many requests, please try again later.", http.StatusTooManyRequests)
 		return true
 	})
+	return p, refused
+}
+
+// TestThrottlingAPIServerIsWaitedOut: the read waits as the server tells it and gives the full
+// report; on a terminal the progress line says the server is throttling.
+func TestThrottlingAPIServerIsWaitedOut(t *testing.T) {
+	t.Parallel()
+	ns := pendingCopies(t, 2)
+	p, refused := throttlingProxy(t, ns)
 	res := diagnoseCmd(t, "audit", "-o", "json", "--kubeconfig", p.kubeconfig, "--request-timeout", "10s")
 	if res.code != 0 {
 		t.Fatalf("exit %d stderr %q; want the read to back off and finish", res.code, res.stderr)
@@ -350,6 +359,66 @@ func TestThrottlingAPIServerIsWaitedOut(t *testing.T) {
 	if res.took < time.Second {
 		t.Errorf("took %v, want at least the 1s the server asked to wait", res.took)
 	}
+
+	t.Run("on a terminal the progress line shows the time and the throttling", func(t *testing.T) {
+		p, _ := throttlingProxy(t, ns)
+		stdout, stderr := runOnTerminal(t, "audit", "-o", "json", "--kubeconfig", p.kubeconfig)
+		t.Logf("terminal: %q", stderr)
+		if _, err := decodeReport(stdout); err != nil {
+			t.Error(err)
+		}
+		for _, want := range []string{"reading", " · 1s", "the API server throttled ", "retrying after up to 1s"} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("the terminal never showed %q: %q", want, stderr)
+			}
+		}
+		if !strings.HasSuffix(stderr, "\r\x1b[K") {
+			t.Errorf("the progress line is left on the terminal: %q", stderr)
+		}
+	})
+}
+
+// runOnTerminal runs the binary with stderr on a pseudo-terminal, as a person at a shell runs
+// it, and stdout on a pipe; it returns both.
+func runOnTerminal(t *testing.T, args ...string) (stdout, terminal string) {
+	t.Helper()
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = master.Close() }()
+	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetUint32(int(master.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slave, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, term bytes.Buffer
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(&term, master) // ends with EIO once the last writer is gone
+	}()
+	cmd := exec.Command(binary, args...)
+	cmd.Stdout, cmd.Stderr = &out, slave
+	cmd.Env = append(os.Environ(), "KUBECONFIG=/nonexistent/kubeconfig")
+	runErr := cmd.Run()
+	_ = slave.Close()
+	select {
+	case <-copied:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the terminal did not close after the binary exited")
+	}
+	if runErr != nil {
+		t.Fatalf("run on a terminal: %v; terminal %q", runErr, term.String())
+	}
+	// The terminal turns "\n" into "\r\n"; the line's own "\r" are the tool's.
+	return out.String(), strings.ReplaceAll(term.String(), "\r\n", "\n")
 }
 
 // slowProxy delays every answer of the API server by delay.

@@ -200,30 +200,33 @@ func (s *Source) noWorkloads(jobs []*job) error {
 	if first.namespace != "" {
 		where = "in namespace " + first.namespace
 	}
-	msg := fmt.Sprintf("cannot list any workload %s: %s", where, serverMessage(first.err))
+	hint := ""
 	if apierrors.IsForbidden(first.err) {
-		check := "kubectl auth can-i list " + first.kind.qualified()
+		hint = "; check the kubeconfig user's permissions with: kubectl auth can-i list " + first.kind.qualified()
 		if first.namespace != "" {
-			check += " -n " + first.namespace
+			hint += " -n " + first.namespace
 		} else {
-			check += " -A"
+			hint += " -A"
 		}
-		msg += "; check the kubeconfig user's permissions with: " + check
 	}
-	return errors.New(msg)
+	return fmt.Errorf("cannot list any workload %s: %w%s", where, fromServer{first.err}, hint)
 }
 
-// serverMessage words an API server's answer as kubectl does: "Error from server (Forbidden):
+// fromServer words an API server's answer as kubectl does: "Error from server (Forbidden):
 // deployments.apps is forbidden: ...".
-func serverMessage(err error) string {
+type fromServer struct{ err error }
+
+func (f fromServer) Unwrap() error { return f.err }
+
+func (f fromServer) Error() string {
 	var status apierrors.APIStatus
-	if errors.As(err, &status) {
+	if errors.As(f.err, &status) {
 		if r := status.Status().Reason; r != "" {
-			return fmt.Sprintf("Error from server (%s): %s", r, oneLine(err))
+			return fmt.Sprintf("Error from server (%s): %s", r, oneLine(f.err))
 		}
-		return "Error from server: " + oneLine(err)
+		return "Error from server: " + oneLine(f.err)
 	}
-	return oneLine(err)
+	return oneLine(f.err)
 }
 
 // forbiddenReason is the Visibility reason of a refused list: "forbidden: User "x" cannot list
@@ -259,7 +262,7 @@ func (s *Source) fatal(err error) error {
 	case apierrors.IsNotFound(err):
 		// Only a list every API server serves ends here (see visibility): a web server, a proxy
 		// or a wrong port answered, not Kubernetes.
-		return fmt.Errorf("the server at %s is not a Kubernetes API server: %s", s.host(), serverMessage(err))
+		return fmt.Errorf("the server at %s is %w: %w", s.host(), errNotAPIServer, fromServer{err})
 	case errors.As(err, &status):
 		return fmt.Errorf("read from %s: %w", s.info.Server, err)
 	case errors.Is(err, context.Canceled):
@@ -275,7 +278,7 @@ func (s *Source) fatal(err error) error {
 	if !errors.As(err, &uerr) {
 		// Not a transport error: the server answered, with something client-go could not
 		// decode as a list ("serializer for text/html doesn't exist").
-		return fmt.Errorf("the server at %s is %w: %s", s.host(), errNotAPIServer, oneLine(err))
+		return fmt.Errorf("the server at %s is %w: %w", s.host(), errNotAPIServer, fromServer{err})
 	}
 	// "Get https://host/apis/...?limit=500&resourceVersion=0: dial tcp ..." repeats the host
 	// and a URL the user never typed; the transport error alone says it.

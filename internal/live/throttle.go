@@ -36,6 +36,10 @@ type throttleRoundTripper struct {
 	next http.RoundTripper
 }
 
+// WrappedRoundTripper returns the transport the wrapper sends through. client-go cancels a
+// timed-out request through it, and logs a warning for a wrapper it cannot see through.
+func (r throttleRoundTripper) WrappedRoundTripper() http.RoundTripper { return r.next }
+
 func (r throttleRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := r.next.RoundTrip(req)
 	if err != nil || resp == nil {

@@ -253,7 +253,7 @@ func pendingCopies(t *testing.T, n int32) string {
 // Not parallel: it stops the package's one API server, and parallel tests wait until it is back.
 func TestAPIServerStopsMidList(t *testing.T) {
 	ns := pendingCopies(t, 3)
-	for _, args := range [][]string{{"audit"}, {"explain", "deploy/many"}, {"dump", "--output-directory", filepath.Join(t.TempDir(), "dump")}} {
+	for i, args := range [][]string{{"audit"}, {"explain", "deploy/many"}, {"dump", "--output-directory", filepath.Join(t.TempDir(), "dump")}} {
 		t.Run(args[0], func(t *testing.T) {
 			var (
 				once      sync.Once
@@ -268,6 +268,7 @@ func TestAPIServerStopsMidList(t *testing.T) {
 					if err := cp.StartAPIServer(ctx); err != nil {
 						t.Fatalf("restart kube-apiserver: %v", err)
 					}
+					controllersBack(t, ns, fmt.Sprintf("canary-%d", i))
 				}
 			})
 			p = newProxy(t, ns, func(w http.ResponseWriter, r *http.Request) bool {
@@ -333,6 +334,28 @@ func throttlingProxy(t *testing.T, ns string) (p *proxy, refused *atomic.Int64) 
 		return true
 	})
 	return p, refused
+}
+
+// controllersBack waits until kube-controller-manager acts again after an outage of the API
+// server: its informers back off while the server is down (up to 30s between retries), and the
+// tests that run after this one need controllers that create copies.
+func controllersBack(t *testing.T, ns, name string) {
+	t.Helper()
+	cs := kubernetes.NewForConfigOrDie(cp.AdminConfig())
+	ctx := context.Background()
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, deployment(name, missingImage, 1, nil), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, func() string {
+		pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
+		if err != nil {
+			return err.Error()
+		}
+		if len(pods.Items) == 0 {
+			return "kube-controller-manager has not created the canary's copy since the API server came back"
+		}
+		return ""
+	})
 }
 
 // TestThrottlingAPIServerIsWaitedOut: the read waits as the server tells it and gives the full

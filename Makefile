@@ -37,7 +37,7 @@ test-unit: ## run the tests that need no control plane or terminal, with the rac
 
 .PHONY: bench
 bench: ## run the Go benchmarks
-	$(GO) test -run '^$$' -bench . -benchmem ./diagnose/ ./internal/dump/ ./tui/
+	$(GO) test -run '^$$' -bench . -benchmem ./diagnose/ ./internal/dump/ ./internal/metrics/ ./tui/
 
 .PHONY: fuzz
 fuzz: ## fuzz the dump reader for a minute

@@ -27,6 +27,8 @@ type DumpOptions struct {
 	// Namespaces is -n (read from ConfigFlags by Complete); AllNamespaces is -A.
 	Namespaces    []string
 	AllNamespaces bool
+	// Metrics are the Prometheus flags; with a Prometheus the dump also saves its answers.
+	Metrics MetricsOptions
 
 	// newSource opens the cluster; tests replace it with an offline source.
 	newSource func(flags *genericclioptions.ConfigFlags, opts live.Options) (snapshot.Source, error)
@@ -74,6 +76,9 @@ are never read.`,
 	// The root command's -A, when there is one, is the same flag; this one serves the command
 	// on its own.
 	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Dump every namespace.")
+	// The root command's Prometheus flags, when there is one, are these same names; these serve
+	// the command on its own.
+	o.Metrics.AddFlags(cmd.Flags())
 	return cmd
 }
 
@@ -93,7 +98,7 @@ func (o *DumpOptions) Complete(c *cobra.Command) error {
 	if f := c.Flags().Lookup("all-namespaces"); f != nil && f.Changed && f.Value.String() == "true" {
 		o.AllNamespaces = true
 	}
-	return nil
+	return o.Metrics.Complete()
 }
 
 // Validate rejects a missing directory and contradictory flags.
@@ -115,7 +120,11 @@ func (o *DumpOptions) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	src, err := o.newSource(o.ConfigFlags, live.Options{Namespaces: o.Namespaces, AllNamespaces: o.AllNamespaces})
+	kube, err := o.newSource(o.ConfigFlags, live.Options{Namespaces: o.Namespaces, AllNamespaces: o.AllNamespaces})
+	if err != nil {
+		return err
+	}
+	src, err := o.Metrics.withMetrics(kube)
 	if err != nil {
 		return err
 	}
@@ -182,6 +191,9 @@ func dumpedWhat(s *snapshot.Snapshot) string {
 		scope = "namespace " + s.Namespaces[0]
 	default:
 		scope = fmt.Sprintf("%d namespaces", len(s.Namespaces))
+	}
+	if s.Metrics != nil {
+		return fmt.Sprintf("%d objects, %d log tails and %d Prometheus series of %s", n, len(s.Logs), len(s.Metrics.Series), scope)
 	}
 	return fmt.Sprintf("%d objects and %d log tails of %s", n, len(s.Logs), scope)
 }

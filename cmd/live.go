@@ -14,13 +14,19 @@ func openLive(o *SourceOptions) (*openedSource, error) {
 		return nil, err
 	}
 	flags := o.ConfigFlags
+	// The console reads the live source itself (progress, watches); the watch carries the
+	// Prometheus readings to it.
+	watch, err := o.Metrics.liveWatch(src.Watch)
+	if err != nil {
+		return nil, err
+	}
 	return &openedSource{
 		Source:         &scopedSource{src: src, at: o.At},
 		Label:          "live",
 		Context:        src.Info().Context,
 		live:           src,
 		liveNamespaces: src.Namespaces(),
-		watch:          src.Watch,
+		watch:          watch,
 		listNamespaces: src.NamespaceNames,
 		switchNamespace: func(ns string) snapshot.Source {
 			s, err := live.New(flags, live.Options{Namespaces: []string{ns}})

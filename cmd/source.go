@@ -30,6 +30,8 @@ type SourceOptions struct {
 	Namespace string
 	// Stdin feeds --dump -.
 	Stdin io.Reader
+	// Metrics are the Prometheus flags.
+	Metrics MetricsOptions
 }
 
 // NewSourceOptions returns options with kubectl's flag defaults.
@@ -43,6 +45,7 @@ func (o *SourceOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Diagnose every namespace (of the cluster, or of the dump, which is the default for a dump).")
 	fs.StringVar(&o.DumpPath, "dump", "", "Read a dump instead of a cluster: a file or directory of kubectl JSON/YAML output or 'kubectl cluster-info dump', or - for stdin.")
 	fs.StringVar(&o.AtRaw, "at", "", "Reference time (RFC3339) that ages are computed against; default: the newest timestamp in a dump, or now.")
+	o.Metrics.AddFlags(fs)
 }
 
 // Complete reads the namespace and parses --at.
@@ -59,7 +62,7 @@ func (o *SourceOptions) Complete() error {
 		t = t.UTC()
 		o.At = &t
 	}
-	return nil
+	return o.Metrics.Complete()
 }
 
 // Validate rejects contradictory flags.
@@ -103,6 +106,17 @@ type openedSource struct {
 
 // open returns the source the flags select: the dump, else the live cluster.
 func (o *SourceOptions) open() (*openedSource, error) {
+	src, err := o.openKube()
+	if err != nil {
+		return nil, err
+	}
+	if src.Source, err = o.Metrics.withMetrics(src.Source); err != nil {
+		return nil, err
+	}
+	return src, nil
+}
+
+func (o *SourceOptions) openKube() (*openedSource, error) {
 	if o.DumpPath != "" {
 		src := dump.Source{Path: o.DumpPath, Stdin: o.Stdin}
 		return &openedSource{Source: &scopedSource{src: src, namespaces: o.namespaces(), at: o.At, origin: o.dumpOrigin()}, Label: "dump"}, nil

@@ -29,5 +29,8 @@
 //   - Cause: spec, dependency, unknown.
 //   - Confidence: high, medium, low.
 //   - EvidenceSource: pod-status, event, log, revision-history, service, controller-status,
-//     visibility (what the source could not read).
+//     visibility (what the source could not read), metrics (the workload's own output).
+//   - ThroughputVerdict: steady, zero, fell, no-data. A zero or fallen throughput while every
+//     copy is Ready turns a healthy workload live-but-idle (throughput.go); a backlog rising at
+//     full count is a capacity finding in the throughput section, not a shape.
 package diagnose

@@ -56,6 +56,7 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	w.cls.failedCreate = readFailedCreate(w)
 	w.Shape = classify(w, ref)
 	w.Evidence = gatherEvidence(s, w, ref)
+	tp := readThroughput(s, w)
 
 	d := Diagnosis{
 		Kind: w.Kind, Namespace: w.Namespace, Name: w.Name, Shape: w.Shape, Counts: w.Counts,
@@ -96,6 +97,7 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 		d.Detail.Copies = append(d.Detail.Copies, f.toCopy())
 	}
 	sortCopies(d.Detail.Copies, w.CurrentRevision)
+	tp.settle(w, &d)
 	return d
 }
 

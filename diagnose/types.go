@@ -122,7 +122,9 @@ type Diagnosis struct {
 	Revisions           *Revisions  `json:"revisions"`
 	SignalGaps          []SignalGap `json:"signalGaps"`
 	Fix                 string      `json:"fix"`
-	Detail              *Detail     `json:"-"`
+	// Throughput is the workload's own output and backlog; absent without a metrics source.
+	Throughput *Throughput `json:"throughput,omitempty"`
+	Detail     *Detail     `json:"-"`
 }
 
 // Detail carries what front ends show beyond the report schema.

@@ -37,24 +37,28 @@ type dataset struct {
 	// multiNS is true when the rows span more than one namespace.
 	multiNS    bool
 	namespaces []string
+	// throughput is true when any workload has a throughput section (metrics were read).
+	throughput bool
 	// counts are workloads per shape, for the header.
 	counts map[diagnose.Shape]int
 }
 
 // row is one workload on the workloads screen; every string is sanitized.
 type row struct {
-	diag       *diagnose.Diagnosis
-	key        workloadKey
-	shape      diagnose.Shape
-	namespace  string
-	workload   string
-	name       string
-	copies     string
-	serving    string
-	youngest   string
-	restarts   string
-	suspect    string
-	cause      string
+	diag      *diagnose.Diagnosis
+	key       workloadKey
+	shape     diagnose.Shape
+	namespace string
+	workload  string
+	name      string
+	copies    string
+	serving   string
+	youngest  string
+	restarts  string
+	suspect   string
+	cause     string
+	// throughput is the THROUGHPUT cell; "" when the report has no throughput section.
+	throughput string
 	filterText string
 }
 
@@ -107,6 +111,10 @@ func datasetOf(snap *snapshot.Snapshot, rep *diagnose.Report) *dataset {
 			youngest:  report.Age(d.YoungestCopySeconds),
 			restarts:  strconv.Itoa(int(d.Counts.Restarts)),
 			cause:     report.CauseLabel(d),
+		}
+		if d.Throughput != nil {
+			r.throughput = throughputCell(d.Throughput)
+			ds.throughput = true
 		}
 		// The audit table names suspects through the same function, so both read alike.
 		r.suspect = orDash(report.ShortSuspectIn(d, ds.objects[k].Template))

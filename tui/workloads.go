@@ -32,6 +32,8 @@ type workloadsScreen struct {
 	cursor  int
 	offset  int
 	multiNS bool
+	// throughput shows the THROUGHPUT column: metrics were read.
+	throughput bool
 
 	filtering   bool
 	filter      textinput.Model
@@ -67,6 +69,7 @@ func (s *workloadsScreen) SetRows(ds *dataset) {
 	prevCursor, prevOffset := s.cursor, s.offset
 	s.rows = ds.rows
 	s.multiNS = ds.multiNS
+	s.throughput = ds.throughput
 	s.layout()
 	s.applyFilter()
 	s.cursor, s.offset = prevCursor, prevOffset
@@ -247,6 +250,11 @@ func (s *workloadsScreen) layout() {
 		{column{"RESTARTS", 8, func(r *row) string { return r.restarts }}, 6, false},
 		{column{"SUSPECT", suspectW, func(r *row) string { return r.suspect }}, 3, true},
 		{column{"CAUSE", 10, func(r *row) string { return r.cause }}, 4, false},
+	}
+	if s.throughput {
+		// Before CAUSE at the same priority, so it is dropped first.
+		tp := cand{column{"THROUGHPUT", sparkWidth + 9, func(r *row) string { return orDash(r.throughput) }}, 4, false}
+		cands = append(cands[:len(cands)-1], tp, cands[len(cands)-1])
 	}
 	if !s.multiNS {
 		cands = cands[1:]

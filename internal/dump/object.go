@@ -118,6 +118,9 @@ func (r *reader) value(raw []byte, at location, def schema.GroupVersionKind, dep
 		}
 		return nil
 	}
+	if gvk == metricsGVK {
+		return r.metrics(raw, at)
+	}
 	if !readKinds[gvk] {
 		r.skipped[gvk.Kind]++
 		return nil

@@ -44,6 +44,7 @@ func Write(dir string, s *snapshot.Snapshot, force bool) error {
 	for _, ns := range namespacesOf(s) {
 		w.namespace(s, ns)
 	}
+	w.metrics(s)
 	return w.err
 }
 

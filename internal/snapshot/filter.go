@@ -52,6 +52,14 @@ func (s *Snapshot) FilterNamespaces(ns []string) *Snapshot {
 			out.Logs = append(out.Logs, l)
 		}
 	}
+	if s.Metrics != nil {
+		out.Metrics = &Metrics{Source: s.Metrics.Source}
+		for _, m := range s.Metrics.Series {
+			if keep(m.Workload.Namespace) {
+				out.Metrics.Series = append(out.Metrics.Series, m)
+			}
+		}
+	}
 	return out
 }
 

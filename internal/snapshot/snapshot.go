@@ -75,6 +75,9 @@ type Snapshot struct {
 	ResourceQuotas         []*corev1.ResourceQuota
 	EndpointSlices         []*discoveryv1.EndpointSlice
 	Logs                   []ContainerLog
+	// Metrics holds the workloads' throughput and backlog series; nil when no metrics source
+	// was configured.
+	Metrics *Metrics
 
 	index *index
 }

@@ -4,10 +4,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
-	"sync/atomic"
 	"syscall"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -16,47 +16,28 @@ import (
 )
 
 func main() {
-	ctx, cancel := context.WithCancel(context.Background())
-	var caught atomic.Value // the first signal, a syscall.Signal
-	sigs := make(chan os.Signal, 2)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		sig := <-sigs
-		caught.Store(sig)
-		cancel()
-		// A second signal means the user will not wait for the first to be honoured.
-		if sig, ok := <-sigs; ok {
-			os.Exit(signalCode(sig))
+		s := <-sigs
+		// A second signal kills at once, as it would without this handler.
+		signal.Stop(sigs)
+		if sig, ok := s.(syscall.Signal); ok {
+			cancel(&cmd.Interrupted{Signal: sig})
 		}
 	}()
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	err := cmd.NewRootCmd(streams).ExecuteContext(ctx)
-	cancel()
-	// An interrupted run exits as a shell reports a process the signal killed, whatever the
-	// command returned: its output is incomplete.
-	if sig, ok := caught.Load().(os.Signal); ok {
-		fmt.Fprintf(os.Stderr, "error: interrupted by %s\n", signalName(sig))
-		os.Exit(signalCode(sig))
+	var intr *cmd.Interrupted
+	if cause := context.Cause(ctx); errors.As(cause, &intr) {
+		// Whatever the command returned on its way out ("context canceled") is not news; one
+		// line says the output is incomplete because of the signal, and the status says which.
+		err = intr
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
 	}
+	cancel(nil)
 	os.Exit(cmd.ExitCode(err))
-}
-
-// signalCode is 128 plus the signal's number: 130 for SIGINT, 143 for SIGTERM.
-func signalCode(sig os.Signal) int {
-	if s, ok := sig.(syscall.Signal); ok {
-		return 128 + int(s)
-	}
-	return 128 + int(syscall.SIGINT)
-}
-
-func signalName(sig os.Signal) string {
-	switch sig {
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	default:
-		return "SIGINT"
-	}
 }

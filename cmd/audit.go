@@ -96,6 +96,7 @@ func (o *AuditOptions) Run(c *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	src.progressOut = progressTo(o.ErrOut)
 	snap, r, err := src.diagnose(c.Context())
 	if err != nil {
 		return err
@@ -112,7 +113,7 @@ func (o *AuditOptions) print(snap *snapshot.Snapshot, r *diagnose.Report, namesp
 		if _, err := fmt.Fprintln(o.ErrOut, noWorkloadsNotice(namespace)); err != nil {
 			return fmt.Errorf("write notice: %w", err)
 		}
-		return nil
+		return failOnUnseen(r.Visibility, o.FailOn)
 	}
 	p, err := report.NewPrinter(o.Output, report.Options{Templates: report.TemplatesOf(snap)})
 	if err != nil {
@@ -121,7 +122,43 @@ func (o *AuditOptions) print(snap *snapshot.Snapshot, r *diagnose.Report, namesp
 	if err := p.PrintReport(o.Out, r); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
-	return failOn(r, o.FailOn)
+	if err := failOn(r, o.FailOn); err != nil {
+		return err
+	}
+	return failOnUnseen(r.Visibility, o.FailOn)
+}
+
+// failOnUnseen refuses to pass --fail-on when a workload kind could not be listed: a workload
+// the tool did not see may have the shape asked about.
+func failOnUnseen(vis []snapshot.Visibility, shapes map[diagnose.Shape]bool) error {
+	if len(shapes) == 0 {
+		return nil
+	}
+	var unseen []string
+	for _, v := range vis {
+		if !isWorkloadKind(v.Kind) {
+			continue
+		}
+		where := v.Kind + "s"
+		if v.Namespace != "" {
+			where += " in namespace " + v.Namespace
+		}
+		unseen = append(unseen, report.Clean(where))
+	}
+	if len(unseen) == 0 {
+		return nil
+	}
+	return fmt.Errorf("--fail-on cannot pass: could not list %s (see the warnings above)", strings.Join(unseen, ", "))
+}
+
+// isWorkloadKind reports whether kind is one a diagnosis is about, one explain accepts.
+func isWorkloadKind(kind string) bool {
+	for _, k := range kindAliases {
+		if k == kind {
+			return true
+		}
+	}
+	return false
 }
 
 // parseFailOn turns the --fail-on words into shapes.

@@ -82,8 +82,15 @@ are never read.`,
 	return cmd
 }
 
-// Complete reads -n from the kubeconfig flags.
+// Complete reads -n from the kubeconfig flags and refuses the shared flags that only mean
+// something to a command reading a dump.
 func (o *DumpOptions) Complete(c *cobra.Command) error {
+	if f := c.Flags().Lookup("dump"); f != nil && f.Changed {
+		return usageErrorf("--dump cannot be used with dump, which reads the live cluster; to diagnose %s run: kubectl-diagnose audit --dump %s", f.Value, f.Value)
+	}
+	if f := c.Flags().Lookup("at"); f != nil && f.Changed {
+		return usageErrorf("--at cannot be used with dump: a dump records the time it was read, and audit --dump --at sets another")
+	}
 	o.Namespaces = nil
 	if o.ConfigFlags != nil && o.ConfigFlags.Namespace != nil && *o.ConfigFlags.Namespace != "" {
 		o.Namespaces = []string{*o.ConfigFlags.Namespace}
@@ -121,7 +128,7 @@ func (o *DumpOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	snap, err := src.Snapshot(ctx)
+	snap, err := readWithProgress(ctx, src, progressTo(o.ErrOut))
 	if err != nil {
 		return err
 	}

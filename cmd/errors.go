@@ -3,8 +3,10 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
@@ -80,6 +82,20 @@ func (e *RolloutTimeoutError) Error() string {
 	return fmt.Sprintf("rollout of %s undecided after --timeout %s", e.Workload, e.Timeout)
 }
 
+// Interrupted is the cause the root context is cancelled with when a signal stops the command;
+// it exits 128 plus the signal's number, as a shell reports a process the signal killed (130 for
+// Ctrl-C, 143 for SIGTERM).
+type Interrupted struct {
+	Signal syscall.Signal
+}
+
+func (e *Interrupted) Error() string {
+	if name := unix.SignalName(e.Signal); name != "" {
+		return "interrupted by " + name
+	}
+	return "interrupted by " + e.Signal.String()
+}
+
 // InterruptedError says a signal ended the command before it decided; it exits 130.
 type InterruptedError struct{}
 
@@ -92,9 +108,12 @@ func ExitCode(err error) int {
 	var failed *RolloutFailedError
 	var timedOut *RolloutTimeoutError
 	var interrupted *InterruptedError
+	var intr *Interrupted
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.As(err, &intr):
+		return 128 + int(intr.Signal)
 	case errors.As(err, &failOn):
 		return ExitFailedOn
 	case errors.As(err, &failed):

@@ -76,6 +76,9 @@ func (o *ExplainOptions) Complete(args []string) error {
 			return usageErrorf("want KIND/NAME, e.g. deploy/%s", args[0])
 		}
 	case 2:
+		if strings.Contains(args[0], "/") || strings.Contains(args[1], "/") {
+			return usageErrorf("explain takes one workload, got %d: %s", len(args), strings.Join(args, " "))
+		}
 		kind, name = args[0], args[1]
 	default:
 		return usageErrorf("explain takes one workload as KIND/NAME, e.g. deploy/telemetry-ingester")
@@ -105,6 +108,7 @@ func (o *ExplainOptions) Run(c *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	src.progressOut = progressTo(o.ErrOut)
 	_, r, err := src.diagnose(c.Context())
 	if err != nil {
 		return err

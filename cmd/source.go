@@ -114,6 +114,8 @@ type openedSource struct {
 	watch func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error)
 	// listNamespaces names the cluster's namespaces for the console's prompt.
 	listNamespaces func(ctx context.Context) ([]string, error)
+	// progressOut, when set, is where diagnose draws its progress line.
+	progressOut io.Writer
 }
 
 // open returns the source the flags select: the dump, else the live cluster.
@@ -141,7 +143,7 @@ func (o *SourceOptions) openKube() (*openedSource, error) {
 
 // diagnose reads one snapshot and runs the engine on it.
 func (s *openedSource) diagnose(ctx context.Context) (*snapshot.Snapshot, *diagnose.Report, error) {
-	snap, err := s.Snapshot(ctx)
+	snap, err := readWithProgress(ctx, s.Source, s.progressOut)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -179,7 +181,26 @@ type scopedSource struct {
 
 // Snapshot reads and scopes one snapshot.
 func (s *scopedSource) Snapshot(ctx context.Context) (*snapshot.Snapshot, error) {
-	snap, err := s.src.Snapshot(ctx)
+	return s.scope(s.src.Snapshot(ctx))
+}
+
+// SnapshotWithProgress reads as Snapshot does, passing progress to a source that reports it.
+func (s *scopedSource) SnapshotWithProgress(ctx context.Context, progress func(what string, n int)) (*snapshot.Snapshot, error) {
+	if ps, ok := s.src.(progressSource); ok {
+		return s.scope(ps.SnapshotWithProgress(ctx, progress))
+	}
+	return s.Snapshot(ctx)
+}
+
+// Throttled passes on the count of a source that keeps one.
+func (s *scopedSource) Throttled() (int, time.Duration) {
+	if ts, ok := s.src.(throttledSource); ok {
+		return ts.Throttled()
+	}
+	return 0, 0
+}
+
+func (s *scopedSource) scope(snap *snapshot.Snapshot, err error) (*snapshot.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}

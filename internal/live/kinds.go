@@ -2,6 +2,7 @@ package live
 
 import (
 	"context"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -22,10 +23,22 @@ type kind struct {
 	Kind     string
 	Resource string // group/version/resource, for messages
 	Cluster  bool
+	// Workload marks the kinds a diagnosis is about: a read that could list none of them has
+	// nothing to say and fails instead of reporting an empty namespace.
+	Workload bool
 	list     func(c kubernetes.Interface, ns string) pager.ListPageFunc
 	add      func(s *snapshot.Snapshot, objs []runtime.Object)
 	watch    func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext
 	object   runtime.Object // an example, for the informer's type checks
+}
+
+// qualified is the resource as kubectl names it with its group: "deployments.apps", "pods".
+func (k *kind) qualified() string {
+	gv, resource, _ := strings.Cut(k.Resource, " ")
+	if group, _, ok := strings.Cut(gv, "/"); ok {
+		return resource + "." + group
+	}
+	return resource
 }
 
 func pageFunc[L runtime.Object](fn func(ctx context.Context, opts metav1.ListOptions) (L, error)) pager.ListPageFunc {
@@ -44,7 +57,7 @@ func appendAs[T any](dst *[]*T, objs []runtime.Object) {
 
 var kinds = []kind{
 	{
-		Kind: "Deployment", Resource: "apps/v1 deployments",
+		Kind: "Deployment", Resource: "apps/v1 deployments", Workload: true,
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
 			return pageFunc(c.AppsV1().Deployments(ns).List)
 		},
@@ -55,7 +68,7 @@ var kinds = []kind{
 		object: &appsv1.Deployment{},
 	},
 	{
-		Kind: "StatefulSet", Resource: "apps/v1 statefulsets",
+		Kind: "StatefulSet", Resource: "apps/v1 statefulsets", Workload: true,
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
 			return pageFunc(c.AppsV1().StatefulSets(ns).List)
 		},
@@ -66,7 +79,7 @@ var kinds = []kind{
 		object: &appsv1.StatefulSet{},
 	},
 	{
-		Kind: "DaemonSet", Resource: "apps/v1 daemonsets",
+		Kind: "DaemonSet", Resource: "apps/v1 daemonsets", Workload: true,
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
 			return pageFunc(c.AppsV1().DaemonSets(ns).List)
 		},
@@ -77,7 +90,7 @@ var kinds = []kind{
 		object: &appsv1.DaemonSet{},
 	},
 	{
-		Kind: "ReplicaSet", Resource: "apps/v1 replicasets",
+		Kind: "ReplicaSet", Resource: "apps/v1 replicasets", Workload: true,
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
 			return pageFunc(c.AppsV1().ReplicaSets(ns).List)
 		},

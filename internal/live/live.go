@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -50,6 +51,8 @@ type Source struct {
 	now        func() time.Time
 	// retry paces Watch's first read while the server is unreachable; zero means retryInterval.
 	retry time.Duration
+	// throttle counts the server's requests to retry later; nil for a fake client.
+	throttle *throttle
 }
 
 var _ snapshot.Source = (*Source)(nil)
@@ -71,7 +74,7 @@ func New(flags *genericclioptions.ConfigFlags, opts Options) (*Source, error) {
 	if !set(flags.APIServer) && !set(flags.ClusterName) && !inCluster() {
 		switch {
 		case len(raw.Clusters) == 0:
-			return nil, errors.New("no kubeconfig found; set KUBECONFIG or pass --kubeconfig")
+			return nil, noKubeconfig(loader.ConfigAccess())
 		case current == "":
 			return nil, errors.New("no current context; run kubectl config use-context or pass --context")
 		}
@@ -94,6 +97,8 @@ func New(flags *genericclioptions.ConfigFlags, opts Options) (*Source, error) {
 	}
 	cfg = tune(cfg)
 	src.timeout = cfg.Timeout
+	src.throttle = &throttle{}
+	cfg.Wrap(src.throttle.wrap)
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("build client for %s: %w", cfg.Host, err)
@@ -161,6 +166,34 @@ func (s *Source) NamespaceNames(ctx context.Context) ([]string, error) {
 // Info describes the source as reports show it.
 func (s *Source) Info() snapshot.SourceInfo { return s.info }
 
+// noKubeconfig names the files that were tried and held no cluster, so a mistyped KUBECONFIG
+// shows as such.
+func noKubeconfig(access clientcmd.ConfigAccess) error {
+	paths := access.GetLoadingPrecedence()
+	if access.IsExplicitFile() {
+		paths = []string{access.GetExplicitFile()}
+	}
+	var missing, present []string
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			missing = append(missing, p)
+		} else {
+			present = append(present, p)
+		}
+	}
+	from := ""
+	if !access.IsExplicitFile() && os.Getenv(clientcmd.RecommendedConfigPathEnvVar) != "" {
+		from = " (from KUBECONFIG)"
+	}
+	switch {
+	case len(present) > 0:
+		return fmt.Errorf("no cluster in kubeconfig %s%s; set KUBECONFIG or pass --kubeconfig", strings.Join(present, ", "), from)
+	case len(missing) > 0:
+		return fmt.Errorf("no kubeconfig found at %s%s; set KUBECONFIG or pass --kubeconfig", strings.Join(missing, ", "), from)
+	}
+	return errors.New("no kubeconfig found; set KUBECONFIG or pass --kubeconfig")
+}
+
 func kubeconfigError(err error) error {
 	if clientcmd.IsEmptyConfig(err) {
 		return errors.New("no kubeconfig found; set KUBECONFIG or pass --kubeconfig")
@@ -168,12 +201,17 @@ func kubeconfigError(err error) error {
 	return fmt.Errorf("load kubeconfig: %s", oneLine(err))
 }
 
+// host is the server's host:port, as messages name it.
+func (s *Source) host() string {
+	if u, err := url.Parse(s.info.Server); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return s.info.Server
+}
+
 // unreachable turns a transport failure into one line naming the server.
 func (s *Source) unreachable(err error) error {
-	server := s.info.Server
-	if u, perr := url.Parse(server); perr == nil && u.Host != "" {
-		server = u.Host
-	}
+	server := s.host()
 	if server == "" {
 		return fmt.Errorf("cannot reach the API server: %w", err)
 	}

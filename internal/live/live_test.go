@@ -581,7 +581,7 @@ func TestMissingKubeconfigAndContextAreNamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []struct{ name, kubeconfig, want string }{
-		{"no clusters at all", empty, "no kubeconfig found; set KUBECONFIG or pass --kubeconfig"},
+		{"no clusters at all", empty, "no cluster in kubeconfig " + empty + "; set KUBECONFIG or pass --kubeconfig"},
 		{"no current context", noContext, "no current context; run kubectl config use-context or pass --context"},
 	}
 	for _, tt := range tests {

@@ -176,7 +176,7 @@ func collectLogs(reqs []logRequest, logs []*snapshot.ContainerLog, errs []error,
 
 func reason(err error) string {
 	if apierrors.IsForbidden(err) {
-		return "forbidden: " + forbiddenDetail(err)
+		return forbiddenReason(err)
 	}
 	return oneLine(err)
 }

@@ -25,7 +25,8 @@ func paginatePods(t *testing.T, client *fake.Clientset, size int) {
 		if err != nil {
 			return true, nil, err
 		}
-		items := all.(*corev1.PodList).Items
+		list := all.(*corev1.PodList)
+		items := list.Items
 		from := 0
 		if c := la.ListOptions.Continue; c != "" {
 			if from, err = strconv.Atoi(c); err != nil {
@@ -33,7 +34,8 @@ func paginatePods(t *testing.T, client *fake.Clientset, size int) {
 			}
 		}
 		to := min(from+size, len(items))
-		page := &corev1.PodList{Items: items[from:to]}
+		// Every page carries the resourceVersion of the list, as the API server's pages do.
+		page := &corev1.PodList{ListMeta: metav1.ListMeta{ResourceVersion: list.ResourceVersion}, Items: items[from:to]}
 		if to < len(items) {
 			page.Continue = strconv.Itoa(to)
 		}

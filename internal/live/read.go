@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 	"sync"
@@ -27,6 +28,8 @@ type job struct {
 	namespace string
 	objs      []runtime.Object
 	vis       *snapshot.Visibility
+	// err is what the API server answered when vis is set.
+	err error
 }
 
 // Snapshot lists every kind the tool reads in parallel, then fetches the log tails of failing
@@ -69,7 +72,7 @@ func (s *Source) SnapshotWithProgress(ctx context.Context, progress func(what st
 				return
 			}
 			if v, ok := s.visibility(j.kind, j.namespace, err); ok {
-				j.vis = &v
+				j.vis, j.err = &v, err
 				return
 			}
 			mu.Lock()
@@ -85,6 +88,9 @@ func (s *Source) SnapshotWithProgress(ctx context.Context, progress func(what st
 		return nil, s.fatal(firstErr)
 	}
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.noWorkloads(jobs); err != nil {
 		return nil, err
 	}
 
@@ -128,10 +134,17 @@ func (s *Source) listKind(ctx context.Context, j *job, prog *progress) error {
 	list, what := j.kind.list(s.client, j.namespace), j.kind.plural()
 	p := pager.New(func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 		page, err := list(ctx, opts)
-		if err == nil {
-			prog.add(what, meta.LenList(page))
+		if err != nil {
+			return page, err
 		}
-		return page, err
+		// Every list an API server answers carries the resourceVersion it was read at; a
+		// server that answers anything else with 200 ("{}", a health check's JSON) is not one,
+		// and its empty list must not read as an empty namespace.
+		if lm, lerr := meta.ListAccessor(page); lerr != nil || lm.GetResourceVersion() == "" {
+			return page, fmt.Errorf("%w: it answered the list of %s with no resourceVersion", errNotAPIServer, what)
+		}
+		prog.add(what, meta.LenList(page))
+		return page, nil
 	})
 	// resourceVersion=0 lets the API server answer from its watch cache instead of a quorum
 	// read of etcd; a diagnosis does not need a consistent cut across kinds.
@@ -150,13 +163,14 @@ func stripManagedFields(obj any) {
 }
 
 // visibility classifies an error the API server answered with; ok is false for anything that
-// means the read as a whole failed.
+// means the read as a whole failed. A 404 on pods is never a kind the server does not serve:
+// every Kubernetes API server serves v1 pods, so the server is something else.
 func (s *Source) visibility(k *kind, namespace string, err error) (snapshot.Visibility, bool) {
 	v := snapshot.Visibility{Kind: k.Kind, Namespace: namespace}
 	switch {
 	case apierrors.IsForbidden(err):
-		v.Reason = "forbidden: " + forbiddenDetail(err)
-	case apierrors.IsNotFound(err), apierrors.IsMethodNotSupported(err):
+		v.Reason = forbiddenReason(err)
+	case (apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err)) && k.Kind != "Pod":
 		v.Reason = fmt.Sprintf("not served by this API server (%s)", k.Resource)
 	default:
 		return v, false
@@ -164,15 +178,80 @@ func (s *Source) visibility(k *kind, namespace string, err error) (snapshot.Visi
 	return v, true
 }
 
-// forbiddenDetail drops the "<resource> is forbidden: " prefix the API server puts in front of
-// the reason, which the Visibility entry already says.
-func forbiddenDetail(err error) string {
+// noWorkloads fails a read in which no workload kind could be listed: the report would say
+// "No workloads found" about a namespace the tool could not see, and pass --fail-on.
+func (s *Source) noWorkloads(jobs []*job) error {
+	var first *job
+	for _, j := range jobs {
+		if !j.kind.Workload {
+			continue
+		}
+		if j.vis == nil {
+			return nil
+		}
+		if first == nil {
+			first = j
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	where := "in any namespace"
+	if first.namespace != "" {
+		where = "in namespace " + first.namespace
+	}
+	hint := ""
+	if apierrors.IsForbidden(first.err) {
+		hint = "; check the kubeconfig user's permissions with: kubectl auth can-i list " + first.kind.qualified()
+		if first.namespace != "" {
+			hint += " -n " + first.namespace
+		} else {
+			hint += " -A"
+		}
+	}
+	return fmt.Errorf("cannot list any workload %s: %w%s", where, fromServer{first.err}, hint)
+}
+
+// fromServer words an API server's answer as kubectl does: "Error from server (Forbidden):
+// deployments.apps is forbidden: ...".
+type fromServer struct{ err error }
+
+func (f fromServer) Unwrap() error { return f.err }
+
+func (f fromServer) Error() string {
+	var status apierrors.APIStatus
+	if errors.As(f.err, &status) {
+		if r := status.Status().Reason; r != "" {
+			return fmt.Sprintf("Error from server (%s): %s", r, oneLine(f.err))
+		}
+		return "Error from server: " + oneLine(f.err)
+	}
+	return oneLine(f.err)
+}
+
+// forbiddenReason is the Visibility reason of a refused list: "forbidden: User "x" cannot list
+// resource ...". The "<resource> is forbidden: " the API server puts in front repeats the kind
+// the entry already names, and a proxy's bare "Forbidden" must not read "forbidden: Forbidden".
+func forbiddenReason(err error) string {
 	msg := oneLine(err)
 	if i := strings.Index(msg, " is forbidden: "); i >= 0 {
-		return msg[i+len(" is forbidden: "):]
+		msg = msg[i+len(" is forbidden: "):]
 	}
-	return msg
+	const word = "forbidden"
+	if len(msg) >= len(word) && strings.EqualFold(msg[:len(word)], word) {
+		msg = strings.TrimLeft(msg[len(word):], ": ")
+	}
+	if msg == "" {
+		return word
+	}
+	if strings.HasPrefix(msg, "(") {
+		return word + " " + msg
+	}
+	return word + ": " + msg
 }
+
+// errNotAPIServer marks an answer no Kubernetes API server gives.
+var errNotAPIServer = errors.New("not a Kubernetes API server")
 
 // fatal turns the error that stopped a read into one line that says what to do.
 func (s *Source) fatal(err error) error {
@@ -180,16 +259,28 @@ func (s *Source) fatal(err error) error {
 	switch {
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("the API server rejected the credentials of context %q; check the kubeconfig user: %w", s.info.Context, err)
+	case apierrors.IsNotFound(err):
+		// Only a list every API server serves ends here (see visibility): a web server, a proxy
+		// or a wrong port answered, not Kubernetes.
+		return fmt.Errorf("the server at %s is %w: %w", s.host(), errNotAPIServer, fromServer{err})
 	case errors.As(err, &status):
 		return fmt.Errorf("read from %s: %w", s.info.Server, err)
 	case errors.Is(err, context.Canceled):
 		return err
+	case errors.Is(err, errNotAPIServer):
+		return fmt.Errorf("the server at %s is %w", s.host(), err)
+	}
+	var nerr net.Error
+	if errors.As(err, &nerr) && nerr.Timeout() || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("cannot reach the API server at %s: no answer within %s; raise --request-timeout if it is slow", s.host(), s.timeout)
 	}
 	var uerr *url.Error
-	if errors.As(err, &uerr) {
-		// "Get https://host/apis/...?limit=500&resourceVersion=0: dial tcp ..." repeats the host
-		// and a URL the user never typed; the transport error alone says it.
-		err = uerr.Err
+	if !errors.As(err, &uerr) {
+		// Not a transport error: the server answered, with something client-go could not
+		// decode as a list ("serializer for text/html doesn't exist").
+		return fmt.Errorf("the server at %s is %w: %w", s.host(), errNotAPIServer, fromServer{err})
 	}
-	return s.unreachable(err)
+	// "Get https://host/apis/...?limit=500&resourceVersion=0: dial tcp ..." repeats the host
+	// and a URL the user never typed; the transport error alone says it.
+	return s.unreachable(uerr.Err)
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 
@@ -25,15 +26,30 @@ func (yamlPrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
 }
 
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(escapeJSON(buf.Bytes()))
+	return err
 }
 
+// writeYAML writes v as sigs.k8s.io/yaml does, with every invisible character escaped in a
+// double-quoted string.
 func writeYAML(w io.Writer, v any) error {
-	b, err := yaml.Marshal(v)
+	j, err := json.Marshal(v)
 	if err != nil {
 		return err
+	}
+	j, marked := markInvisibleJSON(j)
+	b, err := yaml.JSONToYAML(j)
+	if err != nil {
+		return err
+	}
+	if marked {
+		b = unmarkYAML(b)
 	}
 	_, err = w.Write(b)
 	return err

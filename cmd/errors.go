@@ -3,11 +3,12 @@ package cmd
 import (
 	"errors"
 	"fmt"
-	"golang.org/x/sys/unix"
 	"sort"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 )

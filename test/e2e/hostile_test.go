@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"

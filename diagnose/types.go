@@ -122,7 +122,9 @@ type Diagnosis struct {
 	Revisions           *Revisions  `json:"revisions"`
 	SignalGaps          []SignalGap `json:"signalGaps"`
 	Fix                 string      `json:"fix"`
-	Detail              *Detail     `json:"-"`
+	// Timeline lists the moments the snapshot can date, oldest first.
+	Timeline []TimelineEntry `json:"timeline"`
+	Detail   *Detail         `json:"-"`
 }
 
 // Detail carries what front ends show beyond the report schema.

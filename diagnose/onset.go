@@ -139,8 +139,10 @@ func logLineTime(line string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// availableAfterRollout reports the Deployment's own record that the current revision served:
-// its Available condition went False long after the revision's ReplicaSet was created, and every
+// availableAfterRollout reports the Deployment's own record that the current revision served
+// when its copies now crash (a crash loop is Ready between kills, so the ReplicaSet's counts prove
+// nothing): its rollout completed long before every copy that exists now was created; or its
+// Available condition went False long after the revision's ReplicaSet was created, and every
 // copy of the revision that exists now was created at or after that moment. The condition
 // changes only when availability does, so it was True in between; the copies that failed are
 // replacements, not the ones that were available. A revision crash-looping from its start
@@ -149,6 +151,29 @@ func availableAfterRollout(w *workload, rev *revision) string {
 	d, ok := w.Object.(*appsv1.Deployment)
 	if !ok || rev == nil || rev.ReplicaSet == nil || len(rev.Pods) == 0 {
 		return ""
+	}
+	createdSince := func(at time.Time) bool {
+		for _, p := range rev.Pods {
+			if p.CreationTimestamp.Time.Before(at) {
+				return false
+			}
+		}
+		return true
+	}
+	// The rollout completed with copies that are gone: those failing now came later. Its reason
+	// is set once (lastUpdateTime), and not touched again while the rollout stays complete.
+	for _, c := range d.Status.Conditions {
+		if c.Type != appsv1.DeploymentProgressing || c.Reason != reasonNewRSAvailable || !strings.Contains(c.Message, `"`+rev.Name+`"`) {
+			continue
+		}
+		at := c.LastUpdateTime.Time
+		if at.IsZero() {
+			at = c.LastTransitionTime.Time
+		}
+		if !at.IsZero() && createdSince(at.Add(servedReady)) {
+			return fmt.Sprintf("its rollout completed at %s (NewReplicaSetAvailable) and every copy that fails now was created since",
+				at.UTC().Format(time.RFC3339))
+		}
 	}
 	for _, c := range d.Status.Conditions {
 		if c.Type != appsv1.DeploymentAvailable || c.Status != corev1.ConditionFalse {

@@ -105,7 +105,7 @@ func TestFailureFromARevisionsFirstMoments(t *testing.T) {
 					c.logEvery(pod, 9*minute, 20*time.Second, jsonDial("upstream.internal:8443", "8443"))
 				}
 			},
-			wantCause: CauseDependency, wantPath: "spec.template.spec.containers[0].env[0].value", wantLast: "1",
+			wantCause: CauseDependency, wantPath: "spec.template.spec.containers[0].env[0].value", wantPrev: "upstream.internal:8443", wantLast: "1",
 		},
 		{
 			name: "a warning at start-up that is not the failure it logs now leaves the revision served",
@@ -125,7 +125,7 @@ func TestFailureFromARevisionsFirstMoments(t *testing.T) {
 					c.s.Logs = append(c.s.Logs, snapshot.ContainerLog{Namespace: testNS, Pod: pod.Name, Container: "app", Lines: lines})
 				}
 			},
-			wantCause: CauseDependency, wantPath: "spec.template.spec.containers[0].env[0].value", wantLast: "2",
+			wantCause: CauseDependency, wantPath: "spec.template.spec.containers[0].env[0].value", wantPrev: "upstream.internal:8443", wantLast: "2",
 		},
 	}
 	for _, tt := range tests {

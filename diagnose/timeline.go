@@ -97,7 +97,7 @@ func findOnset(w *workload) onset {
 		if first.IsZero() {
 			first = e.EventTime.Time
 		}
-		consider(first, e.InvolvedObject.Kind+" "+e.InvolvedObject.Name+": "+e.Reason, podNameOf(e), "")
+		consider(first, e.InvolvedObject.Kind+" "+e.InvolvedObject.Name+": "+e.Reason+": "+clip(e.Message, 120), podNameOf(e), "")
 	}
 	return o
 }

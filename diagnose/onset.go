@@ -160,6 +160,23 @@ func availableAfterRollout(w *workload, rev *revision) string {
 		}
 		return true
 	}
+	for _, c := range d.Status.Conditions {
+		// A rollout that timed out never completed: old copies kept it Available.
+		if c.Type == appsv1.DeploymentProgressing && c.Reason == reasonTimedOut {
+			return ""
+		}
+	}
+	for _, c := range d.Status.Conditions {
+		if c.Type != appsv1.DeploymentAvailable || c.Status != corev1.ConditionFalse {
+			continue
+		}
+		at := c.LastTransitionTime.Time
+		if at.Sub(rev.Created) <= servedReady || !createdSince(at.Add(-endpointGrace)) {
+			break
+		}
+		return fmt.Sprintf("the Deployment was Available until %s, %s after revision %d rolled out; its copies were recreated since",
+			at.UTC().Format(time.RFC3339), humanDuration(at.Sub(rev.Created)), rev.Number)
+	}
 	// The rollout completed with copies that are gone: those failing now came later. Its reason
 	// is set once (lastUpdateTime), and not touched again while the rollout stays complete.
 	for _, c := range d.Status.Conditions {
@@ -174,22 +191,6 @@ func availableAfterRollout(w *workload, rev *revision) string {
 			return fmt.Sprintf("its rollout completed at %s (NewReplicaSetAvailable) and every copy that fails now was created since",
 				at.UTC().Format(time.RFC3339))
 		}
-	}
-	for _, c := range d.Status.Conditions {
-		if c.Type != appsv1.DeploymentAvailable || c.Status != corev1.ConditionFalse {
-			continue
-		}
-		at := c.LastTransitionTime.Time
-		if at.Sub(rev.Created) <= servedReady {
-			return ""
-		}
-		for _, p := range rev.Pods {
-			if p.CreationTimestamp.Time.Before(at.Add(-endpointGrace)) {
-				return ""
-			}
-		}
-		return fmt.Sprintf("the Deployment was Available until %s, %s after revision %d rolled out; its copies were recreated since",
-			at.UTC().Format(time.RFC3339), humanDuration(at.Sub(rev.Created)), rev.Number)
 	}
 	return ""
 }

@@ -208,6 +208,22 @@ func TestGoneUnderAServingRevision(t *testing.T) {
 			want: CauseDependency,
 		},
 		{
+			name: "a rollout that timed out: old copies kept it Available, the new revision never served",
+			build: func(c *cluster) {
+				d := c.deployment("flags", 2, 2, reasonTimedOut, 20*day)
+				c.replicaSet(d, 1, 0, 20*day, nil)
+				rs := c.replicaSet(d, 2, 2, 3*day, nil)
+				d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{
+					Type: appsv1.DeploymentAvailable, Status: corev1.ConditionFalse, Reason: "MinimumReplicasUnavailable",
+					LastTransitionTime: ago(6 * minute), LastUpdateTime: ago(6 * minute),
+				})
+				for _, s := range []string{"a", "b"} {
+					c.pod(rs, s, 6*minute, crashLooping("Error", 1, 5))
+				}
+			},
+			want: CauseUnknown,
+		},
+		{
 			name: "crash-looping since the rollout: the condition flapped under its first copies",
 			build: func(c *cluster) {
 				d := c.deployment("flags", 2, 1, "", 20*minute)

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -124,43 +125,52 @@ func servingFell(w *workload) (from, to int32, at time.Time, ok bool) {
 
 // buildTimeline lists the moments the snapshot can date, oldest first.
 func buildTimeline(w *workload, top *Suspect) []TimelineEntry {
-	out := []TimelineEntry{}
+	h := &w.cls.history
+	n := len(h.Revisions) + 4
+	d, isDeployment := w.Object.(*appsv1.Deployment)
+	if isDeployment {
+		n += len(d.Status.Conditions)
+	}
+	out := make([]TimelineEntry, 0, n)
 	add := func(at time.Time, kind TimelineKind, object, msg string) {
 		if !at.IsZero() {
 			out = append(out, TimelineEntry{At: at.UTC(), Kind: kind, Object: object, Message: msg})
 		}
 	}
 	self := w.Kind + "/" + w.Name
-	h := &w.cls.history
+	// Built for every workload, healthy ones too: plain concatenation, one allocation a message.
 	for _, rev := range h.Revisions {
 		obj := self
 		if rev.ReplicaSet != nil {
 			obj = "ReplicaSet/" + rev.Name
 		}
-		msg := fmt.Sprintf("revision %d rolled out", rev.Number)
+		num := strconv.FormatInt(rev.Number, 10)
 		switch {
 		case rev.Served != "":
-			msg += "; served (" + rev.Served + ")"
+			add(rev.Created, TimelineRevision, obj, "revision "+num+" rolled out; served ("+rev.Served+")")
 		case rev.FailedFromStart != nil:
-			msg += "; its copies failed from their first moments"
+			add(rev.Created, TimelineRevision, obj, "revision "+num+" rolled out; its copies failed from their first moments")
+		default:
+			add(rev.Created, TimelineRevision, obj, "revision "+num+" rolled out")
 		}
-		add(rev.Created, TimelineRevision, obj, msg)
 	}
-	if d, ok := w.Object.(*appsv1.Deployment); ok {
+	if isDeployment {
 		for _, c := range d.Status.Conditions {
-			msg := fmt.Sprintf("%s became %s", c.Type, c.Status)
+			msg := string(c.Type) + " became " + string(c.Status)
 			if c.Reason != "" {
-				msg += ": " + c.Reason
+				msg = string(c.Type) + " became " + string(c.Status) + ": " + c.Reason
 			}
 			add(c.LastTransitionTime.Time, TimelineCondition, self, msg)
 		}
 	}
-	if o := findOnset(w); !o.At.IsZero() && w.Shape.Broken() {
-		msg := "the failure began: " + o.What
-		if o.Line != "" {
-			msg += ": " + clip(logText(o.Line), 160)
+	if w.Shape.Broken() {
+		if o := findOnset(w); !o.At.IsZero() {
+			msg := "the failure began: " + o.What
+			if o.Line != "" {
+				msg += ": " + clip(logText(o.Line), 160)
+			}
+			add(o.At, TimelineOnset, "Pod/"+o.Pod, msg)
 		}
-		add(o.At, TimelineOnset, "Pod/"+o.Pod, msg)
 	}
 	if from, to, at, ok := servingFell(w); ok {
 		add(at, TimelineServing, self, fmt.Sprintf("serving fell %d→%d", from, to))
@@ -182,8 +192,12 @@ func buildTimeline(w *workload, top *Suspect) []TimelineEntry {
 		}
 		add(c.At, TimelineDependency, c.Object, msg)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
+	sortTimeline(out)
 	return out
+}
+
+func sortTimeline(out []TimelineEntry) {
+	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
 }
 
 // onsetEvidence puts the key moments in one sentence: when serving fell, how long after the

@@ -97,6 +97,9 @@ func gatherEvidence(s *snapshot.Snapshot, w *workload, ref time.Time) []Evidence
 	logEvidence(b, w)
 	revisionEvidence(b, w)
 	visibilityEvidence(s, b, w)
+	if n, ok := failingLogsUnread(w); ok {
+		b.add(SourceVisibility, "LogsNotRead", "", fmt.Sprintf("the logs of the %d failing copies were not read: the suspects are the fields changed in the revision current when the failure began, ranked by what the failure looks like", n), "", 1, nil)
+	}
 	if len(w.Events) == 0 && (w.Shape.Broken() || w.Shape == ShapeUnknown) {
 		// Events are support, never the verdict; still say they are missing so nobody reads
 		// their absence as calm.

@@ -39,6 +39,7 @@ func rankSuspects(w *workload) []Suspect {
 	r.namedInFailure()
 	r.namedVariables()
 	r.changedFields()
+	r.changesByFailureLook()
 	return r.ranked()
 }
 

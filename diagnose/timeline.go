@@ -37,6 +37,9 @@ type TimelineEntry struct {
 	Message string       `json:"message"`
 	// Object is what the moment concerns: ReplicaSet/x, Pod/x, Service/x, the workload.
 	Object string `json:"object"`
+	// ServingFrom and ServingTo are the serving count before and after a serving entry.
+	ServingFrom *int32 `json:"servingFrom,omitempty"`
+	ServingTo   *int32 `json:"servingTo,omitempty"`
 }
 
 // onset is the first failure signal of the copies that fail now.
@@ -156,11 +159,17 @@ func buildTimeline(w *workload, top *Suspect) []TimelineEntry {
 	}
 	if isDeployment {
 		for _, c := range d.Status.Conditions {
-			msg := string(c.Type) + " became " + string(c.Status)
-			if c.Reason != "" {
-				msg = string(c.Type) + " became " + string(c.Status) + ": " + c.Reason
+			// The reason can change without the status (Progressing stays True from
+			// ReplicaSetUpdated to NewReplicaSetAvailable): the update is the later moment.
+			at := c.LastTransitionTime.Time
+			if c.LastUpdateTime.After(at) {
+				at = c.LastUpdateTime.Time
 			}
-			add(c.LastTransitionTime.Time, TimelineCondition, self, msg)
+			msg := string(c.Type) + " is " + string(c.Status)
+			if c.Reason != "" {
+				msg = string(c.Type) + " is " + string(c.Status) + ": " + c.Reason
+			}
+			add(at, TimelineCondition, self, msg)
 		}
 	}
 	if w.Shape.Broken() {
@@ -174,6 +183,7 @@ func buildTimeline(w *workload, top *Suspect) []TimelineEntry {
 	}
 	if from, to, at, ok := servingFell(w); ok {
 		add(at, TimelineServing, self, fmt.Sprintf("serving fell %d→%d", from, to))
+		out[len(out)-1].ServingFrom, out[len(out)-1].ServingTo = &from, &to
 	}
 	var last *corev1.ContainerStateTerminated
 	lastPod := ""

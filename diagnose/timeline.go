@@ -222,7 +222,7 @@ func onsetEvidence(w *workload, top *Suspect, cause Cause) *Evidence {
 	if ok {
 		s := fmt.Sprintf("serving fell %d→%d at %s", from, to, clock(fell))
 		if h.Current != nil && !h.Current.Created.IsZero() {
-			s += fmt.Sprintf(", %s after revision %d rolled out", humanDuration(fell.Sub(h.Current.Created)), h.Current.Number)
+			s += fmt.Sprintf(", %s after revision %d rolled out", preciseDuration(fell.Sub(h.Current.Created)), h.Current.Number)
 		}
 		parts = append(parts, s)
 	}
@@ -236,7 +236,7 @@ func onsetEvidence(w *workload, top *Suspect, cause Cause) *Evidence {
 			}
 		}
 		if cur := h.Current; cur != nil && cur.FailedFromStart != nil {
-			s += fmt.Sprintf(", %s after its copy started", humanDuration(cur.FailedFromStart.At.Sub(cur.FailedFromStart.Started)))
+			s += fmt.Sprintf(", %s after its copy started", preciseDuration(cur.FailedFromStart.At.Sub(cur.FailedFromStart.Started)))
 		}
 		parts = append(parts, s)
 	}
@@ -259,3 +259,15 @@ func onsetEvidence(w *workload, top *Suspect, cause Cause) *Evidence {
 
 // clock writes a moment as on-call reads it beside a terminal clock.
 func clock(t time.Time) string { return t.UTC().Format("15:04:05") }
+
+// preciseDuration keeps the seconds of a short span ("2m30s"): in an incident, minutes matter.
+func preciseDuration(d time.Duration) string {
+	if d < 0 || d >= 10*time.Minute {
+		return humanDuration(d)
+	}
+	d = d.Round(time.Second)
+	if m := int(d / time.Minute); m > 0 {
+		return fmt.Sprintf("%dm%02ds", m, int((d%time.Minute)/time.Second))
+	}
+	return fmt.Sprintf("%ds", int(d/time.Second))
+}

@@ -66,15 +66,32 @@ func failureBeganWithCopies(w *workload, rev *revision) *failedFromStart {
 // container logs again at or after unready (the moment the copy stopped being Ready; zero when
 // unknown, then the last failing line of the tail stands for it).
 func earlyFailingLine(l *snapshot.ContainerLog, started, unready time.Time) *failedFromStart {
-	type failing struct {
-		key  string
-		line string
-		at   time.Time
-	}
-	var first *failing
-	late := map[string]bool{}
-	lastKey := ""
+	// The first failing line inside the window; lines are in time order, so the scan stops at
+	// the first failing line past it (a tail that starts later than the window ends at once).
+	var first string
+	var firstAt time.Time
 	for _, line := range l.Lines {
+		if !failureLine(line) {
+			continue
+		}
+		at, ok := logLineTime(line)
+		if !ok || at.Before(started.Add(-time.Second)) {
+			continue
+		}
+		if at.Sub(started) > earlyWindow {
+			break
+		}
+		first, firstAt = line, at
+		break
+	}
+	if first == "" {
+		return nil
+	}
+	key := failingKey(first)
+	// The same failure after the copy stopped being Ready (or, without that moment, at the end
+	// of the tail): read from the end, where it is.
+	for i := len(l.Lines) - 1; i >= 0; i-- {
+		line := l.Lines[i]
 		if !failureLine(line) {
 			continue
 		}
@@ -82,29 +99,25 @@ func earlyFailingLine(l *snapshot.ContainerLog, started, unready time.Time) *fai
 		if !ok {
 			continue
 		}
-		rd := reduceLogLine(line)
-		key := logText(line)
-		if rd != nil {
-			key = rd.key
+		if !unready.IsZero() && at.Before(unready.Add(-endpointGrace)) {
+			break
 		}
-		lastKey = key
-		if first == nil && !at.Before(started.Add(-time.Second)) && at.Sub(started) <= earlyWindow {
-			first = &failing{key: key, line: line, at: at}
+		if failingKey(line) == key {
+			return &failedFromStart{Line: first, At: firstAt, Started: started}
 		}
-		if !unready.IsZero() && !at.Before(unready.Add(-endpointGrace)) {
-			late[key] = true
+		if unready.IsZero() {
+			break
 		}
 	}
-	if first == nil {
-		return nil
+	return nil
+}
+
+// failingKey is a failing line's text without its variable parts, as the log evidence groups it.
+func failingKey(line string) string {
+	if rd := reduceLogLine(line); rd != nil {
+		return rd.key
 	}
-	if unready.IsZero() {
-		late[lastKey] = true
-	}
-	if !late[first.key] {
-		return nil
-	}
-	return &failedFromStart{Line: first.line, At: first.at, Started: started}
+	return logText(line)
 }
 
 var (

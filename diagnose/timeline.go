@@ -127,7 +127,7 @@ func servingFell(w *workload) (from, to int32, at time.Time, ok bool) {
 }
 
 // buildTimeline lists the moments the snapshot can date, oldest first.
-func buildTimeline(w *workload, top *Suspect) []TimelineEntry {
+func buildTimeline(w *workload, top *Suspect, o onset) []TimelineEntry {
 	h := &w.cls.history
 	n := len(h.Revisions) + 4
 	d, isDeployment := w.Object.(*appsv1.Deployment)
@@ -173,7 +173,7 @@ func buildTimeline(w *workload, top *Suspect) []TimelineEntry {
 		}
 	}
 	if w.Shape.Broken() {
-		if o := findOnset(w); !o.At.IsZero() {
+		if !o.At.IsZero() {
 			msg := "the failure began: " + o.What
 			if o.Line != "" {
 				msg += ": " + clip(logText(o.Line), 160)
@@ -212,7 +212,7 @@ func sortTimeline(out []TimelineEntry) {
 
 // onsetEvidence puts the key moments in one sentence: when serving fell, how long after the
 // current revision rolled out, and what the first failing signal names that the revision changed.
-func onsetEvidence(w *workload, top *Suspect, cause Cause) *Evidence {
+func onsetEvidence(w *workload, top *Suspect, cause Cause, o onset) *Evidence {
 	if !w.Shape.Broken() {
 		return nil
 	}
@@ -226,7 +226,6 @@ func onsetEvidence(w *workload, top *Suspect, cause Cause) *Evidence {
 		}
 		parts = append(parts, s)
 	}
-	o := findOnset(w)
 	if !o.At.IsZero() && o.Line != "" {
 		s := fmt.Sprintf("the first failing line (%s) is %q", clock(o.At), clip(logText(o.Line), 120))
 		if top != nil && top.Value != "" && strings.Contains(o.Line, top.Value) {

@@ -24,13 +24,13 @@ func serviceSpecChangedAt(svc *corev1.Service) (time.Time, string) {
 	var at time.Time
 	manager := ""
 	for _, mf := range svc.ManagedFields {
-		if mf.Time == nil || mf.FieldsV1 == nil || !bytes.Contains(mf.FieldsV1.Raw, []byte(`"f:spec"`)) {
+		if mf.Time == nil || mf.FieldsV1 == nil || !bytes.Contains(mf.FieldsV1.GetRawBytes(), []byte(`"f:spec"`)) {
 			continue
 		}
-		if mf.Time.Time.Sub(svc.CreationTimestamp.Time) <= endpointGrace {
+		if mf.Time.Sub(svc.CreationTimestamp.Time) <= endpointGrace {
 			continue
 		}
-		if mf.Time.Time.After(at) {
+		if mf.Time.After(at) {
 			at, manager = mf.Time.Time, mf.Manager
 		}
 	}

@@ -201,8 +201,10 @@ func TestGoneUnderAServingRevision(t *testing.T) {
 				// The crash-looping rule ignores NewReplicaSetAvailable (a crash loop can pass for available).
 				for _, s := range []string{"a", "b"} {
 					pod := c.pod(rs, s, 6*minute, crashLooping("Error", 1, 5))
-					c.s.Logs = append(c.s.Logs, snapshot.ContainerLog{Namespace: testNS, Pod: pod.Name, Container: "app", Previous: true,
-						Lines: []string{"fatal: FEATURE_FLAGS is empty; refusing to start"}})
+					c.s.Logs = append(c.s.Logs, snapshot.ContainerLog{
+						Namespace: testNS, Pod: pod.Name, Container: "app", Previous: true,
+						Lines: []string{"fatal: FEATURE_FLAGS is empty; refusing to start"},
+					})
 				}
 			},
 			want: CauseDependency,
@@ -274,8 +276,10 @@ func TestServiceChangedUnderAServingDeployment(t *testing.T) {
 	const minute, day = time.Minute, 24 * time.Hour
 	entry := func(manager string, op metav1.ManagedFieldsOperationType, age time.Duration, fields string) metav1.ManagedFieldsEntry {
 		at := ago(age)
-		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, APIVersion: "v1", Time: &at, FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}}
+		return metav1.ManagedFieldsEntry{
+			Manager: manager, Operation: op, APIVersion: "v1", Time: &at, FieldsType: "FieldsV1",
+			FieldsV1: metav1.NewFieldsV1(fields),
+		}
 	}
 	const selFields = `{"f:metadata":{"f:annotations":{".":{},"f:kubectl.kubernetes.io/last-applied-configuration":{}}},"f:spec":{"f:selector":{}}}`
 	const portFields = `{"f:spec":{"f:ports":{"k:{\"port\":80,\"protocol\":\"TCP\"}":{"f:targetPort":{}}}}}`

@@ -71,7 +71,7 @@ func TestTimelineTabShowsTheStory(t *testing.T) {
 			t.Errorf("%dx%d: the serving strip does not fall from full to nothing: %q", size[0], size[1], strip)
 		}
 		ri, oi, fi := strings.IndexRune(marks, 'R'), strings.IndexRune(marks, '!'), strings.IndexRune(marks, '▼')
-		if ri < 0 || oi < 0 || fi < 0 || !(ri <= oi && oi <= fi) {
+		if ri < 0 || oi < 0 || fi < 0 || ri > oi || oi > fi {
 			t.Errorf("%dx%d: marks %q, want the revision, then the onset, then the fall", size[0], size[1], marks)
 		}
 		content := strings.Join(m.diagnosis.ds.timelineLines(m.diagnosis.styles, m.diagnosis.diag, size[0]), "\n")

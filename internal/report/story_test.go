@@ -95,8 +95,10 @@ func explainContradictions(d *diagnose.Diagnosis, screen string) []string {
 }
 
 func TestExplainContradictionsAreCaught(t *testing.T) {
-	d := &diagnose.Diagnosis{Kind: "Deployment", Name: "billing", Cause: diagnose.CauseDependency,
-		Revisions: &diagnose.Revisions{Current: "1", LastServing: "1"}}
+	d := &diagnose.Diagnosis{
+		Kind: "Deployment", Name: "billing", Cause: diagnose.CauseDependency,
+		Revisions: &diagnose.Revisions{Current: "1", LastServing: "1"},
+	}
 	if got := explainContradictions(d, "Cause:     dependency\n  the spec is wrong: changing it fixes the workload\n     previous:  (unset)\n"); len(got) != 3 {
 		t.Errorf("found %d contradictions, want 3: %v", len(got), got)
 	}

@@ -94,7 +94,7 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 		d.Evidence = append(d.Evidence, *e)
 	}
 	d.Timeline = buildTimeline(w, top, o)
-	d.Headline = headline(w, w.Shape)
+	d.Headline = withControllerWord(w, headline(w, w.Shape))
 	d.Fix = fix(w, w.Shape, d.Cause, top)
 	if h := &w.cls.history; h.Current != nil {
 		d.Revisions = &Revisions{Current: w.CurrentRevision, LastServing: w.LastServingRevision, ChangedPaths: changedPaths(w.Changes)}

@@ -3,9 +3,14 @@ package diagnose
 // decideCause says where the fault lies, from the top suspect and the revision history:
 //
 //   - healthy, progressing and unknown shapes have nothing to attribute: unknown;
-//   - a suspect on another object (a Service's selector or targetPort) is that object's spec;
+//   - a suspect on another object (a Service's selector or targetPort) is that object's spec,
+//     unless that object changed (dated by its managedFields) after the workload's unchanged
+//     current revision served: dependency;
 //   - a suspect the failing revision changed (the path or one above or below it) is spec, unless
 //     the change leaves the fault outside (a new tag on the same registry that cannot be reached);
+//   - a suspect on a spec unchanged since its current revision served without this failure is
+//     dependency, whatever the rule: a Secret, a ConfigMap key or a node the spec names went away
+//     underneath (a revision whose failure began with its copies never counts as served);
 //   - a suspect whose rule is intrinsic to the spec (a name, key or port that does not exist, a
 //     node requirement nothing meets) is spec;
 //   - an outside rule (registry unreachable, upstream refusing, input outgrowing a limit) on a
@@ -26,10 +31,16 @@ func decideCause(w *workload, shape Shape, top *Suspect) Cause {
 		return CauseUnknown
 	}
 	if top.Object != w.Kind+"/"+w.Name {
+		if changedUnderneath(w, top) != nil {
+			return CauseDependency
+		}
 		return CauseSpec
 	}
 	if implicatedByChange(w, top) && !dependencyDespiteChange(top) {
 		return CauseSpec
+	}
+	if h.LastServing != nil && h.LastServing == h.Current {
+		return CauseDependency
 	}
 	if !ruleInfo(top.Rule).Outside {
 		return CauseSpec

@@ -97,6 +97,9 @@ func gatherEvidence(s *snapshot.Snapshot, w *workload, ref time.Time) []Evidence
 	logEvidence(b, w)
 	revisionEvidence(b, w)
 	visibilityEvidence(s, b, w)
+	if n, ok := failingLogsUnread(w); ok {
+		b.add(SourceVisibility, "LogsNotRead", "", fmt.Sprintf("the logs of the %d failing copies were not read: the suspects are the fields changed in the revision current when the failure began, ranked by what the failure looks like", n), "", 1, nil)
+	}
 	if len(w.Events) == 0 && (w.Shape.Broken() || w.Shape == ShapeUnknown) {
 		// Events are support, never the verdict; still say they are missing so nobody reads
 		// their absence as calm.
@@ -135,7 +138,9 @@ func podEvidence(b *evidenceBuilder, w *workload, ref time.Time) {
 			at := lt.FinishedAt.Time
 			msg := fmt.Sprintf("last terminated %s ago: %s", humanDuration(ref.Sub(at)), terminationText(lt))
 			if f.Dies == "" && f.Running {
-				msg += "; running since"
+				if since := runningSince(f.Pod); !since.IsZero() {
+					msg += fmt.Sprintf("; running again since %s ago", humanDuration(ref.Sub(since)))
+				}
 			}
 			kind := lt.Reason
 			if kind == "" {
@@ -299,7 +304,7 @@ func revisionEvidence(b *evidenceBuilder, w *workload) {
 		if len(h.Revisions) > 1 {
 			msg = fmt.Sprintf("no revision of %d shows that it served", len(h.Revisions))
 		}
-		b.add(SourceRevisionHistory, "NeverServed", "", msg, obj, 1, nil)
+		b.add(SourceRevisionHistory, "NeverServed", "", msg+failedFromStartText(h.Current), obj, 1, nil)
 	case h.LastServing == h.Current:
 		b.add(SourceRevisionHistory, "UnchangedSinceServing", "",
 			fmt.Sprintf("revision %d is current and served (%s): the spec is unchanged since it served", h.Current.Number, h.Current.Served), obj, 1, nil)
@@ -311,8 +316,19 @@ func revisionEvidence(b *evidenceBuilder, w *workload) {
 		}
 		b.add(SourceRevisionHistory, "ChangedSinceServing", "",
 			fmt.Sprintf("revision %d changed %d field(s) since revision %d served (%s): %s",
-				h.Current.Number, len(paths), h.LastServing.Number, h.LastServing.Served, strings.Join(shown, ", ")), obj, 1, nil)
+				h.Current.Number, len(paths), h.LastServing.Number, h.LastServing.Served, strings.Join(shown, ", "))+failedFromStartText(h.Current), obj, 1, nil)
 	}
+}
+
+// failedFromStartText says why a revision whose copies were Ready for a while is not counted as
+// served.
+func failedFromStartText(rev *revision) string {
+	ff := rev.FailedFromStart
+	if ff == nil {
+		return ""
+	}
+	return fmt.Sprintf("; revision %d's copies were Ready for a while but failed from their first moments: %s logged %q at %s, %s after it started, and still logs it",
+		rev.Number, ff.Pod, clip(logText(ff.Line), 120), clock(ff.At), humanDuration(ff.At.Sub(ff.Started)))
 }
 
 // visibilityEvidence says what the source could not read in the workload's namespace.
@@ -323,6 +339,17 @@ func visibilityEvidence(s *snapshot.Snapshot, b *evidenceBuilder, w *workload) {
 		}
 		b.add(SourceVisibility, "NotVisible", v.Kind, fmt.Sprintf("could not read %s: %s", v.Kind, v.Reason), "", 1, nil)
 	}
+}
+
+// runningSince is when the copy's most recently started running container started.
+func runningSince(p *corev1.Pod) time.Time {
+	var t time.Time
+	for _, cs := range p.Status.ContainerStatuses {
+		if r := cs.State.Running; r != nil && r.StartedAt.After(t) {
+			t = r.StartedAt.Time
+		}
+	}
+	return t
 }
 
 func sortStrings(s []string) { sort.Strings(s) }

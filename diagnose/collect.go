@@ -36,6 +36,9 @@ type revision struct {
 	Pods       []*corev1.Pod
 	// Served is why the engine believes the revision served; empty when it does not.
 	Served string
+	// FailedFromStart is set when the revision looked as if it served (Ready for a while) but
+	// its copies showed the failure from their first moments.
+	FailedFromStart *failedFromStart
 }
 
 // collectWorkloads gathers every workload of the snapshot with its copies, revisions, events,

@@ -92,6 +92,14 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 		top = &d.Suspects[0]
 	}
 	d.Cause = decideCause(w, w.Shape, top)
+	var o onset
+	if w.Shape.Broken() {
+		o = findOnset(w)
+	}
+	if e := onsetEvidence(w, top, d.Cause, o); e != nil {
+		d.Evidence = append(d.Evidence, *e)
+	}
+	d.Timeline = buildTimeline(w, top, o)
 	d.Headline = withControllerWord(w, headline(w, w.Shape))
 	d.Fix = fix(w, w.Shape, d.Cause, top)
 	if h := &w.cls.history; h.Current != nil {

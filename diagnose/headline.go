@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // headline states the problem in its own terms: how many copies exist, how many serve, and why
@@ -30,12 +31,19 @@ func headline(w *workload, shape Shape) string {
 		}
 	case ShapeNeverStarts:
 		why = "no copy ever starts: " + w.cls.why
-		if h.Current != nil && len(h.Revisions) > 1 {
+		switch {
+		case h.Current != nil && h.LastServing == h.Current:
+			// It served: its copies ran once, they do not start now.
+			why = fmt.Sprintf("revision %d served, and its copies no longer start: %s", h.Current.Number, w.cls.why)
+		case h.Current != nil && len(h.Revisions) > 1:
 			why = fmt.Sprintf("revision %d never starts a copy: %s", h.Current.Number, w.cls.why)
 		}
 	case ShapeStartsAndDies:
 		why = "copies start and die: " + w.cls.why
-		if h.Current != nil && h.LastServing != nil && h.LastServing != h.Current {
+		switch {
+		case h.Current != nil && h.LastServing == h.Current && len(h.Revisions) > 0:
+			why = fmt.Sprintf("revision %d served, and its copies now start and die: %s", h.Current.Number, w.cls.why)
+		case h.Current != nil && h.LastServing != nil && h.LastServing != h.Current:
 			why = fmt.Sprintf("revision %d's copies start and die: %s", h.Current.Number, w.cls.why)
 		}
 		if c.Restarts > 0 {
@@ -81,6 +89,13 @@ func fix(w *workload, shape Shape, cause Cause, top *Suspect) string {
 		path = top.Path.String()
 	}
 	hint := ruleInfo(top.Rule).Fix
+	if h.LastServing == nil {
+		// No revision served, so no previous value is known to work.
+		hint, _, _ = strings.Cut(hint, "; the previous value")
+		if hint != "" && !strings.HasSuffix(hint, ".") {
+			hint += "."
+		}
+	}
 	switch {
 	case cause == CauseSpec && w.Kind != "ReplicaSet" && h.LastServing != nil && h.LastServing != h.Current && implicatedByChange(w, top):
 		return fmt.Sprintf("kubectl rollout undo %s --to-revision=%d%s", ref, h.LastServing.Number, ns)
@@ -91,6 +106,22 @@ func fix(w *workload, shape Shape, cause Cause, top *Suspect) string {
 			s += ": " + hint
 		}
 		return s
+	case cause == CauseDependency && top.Object != w.Kind+"/"+w.Name:
+		s := fmt.Sprintf("look outside %s's spec first: %s %s is %s", ref, top.Object, path, quoteValue(top.Value))
+		if c := changedUnderneath(w, top); c != nil {
+			s += fmt.Sprintf(", changed %s", c.At.Format(time.RFC3339))
+			if c.Manager != "" {
+				s += " by " + c.Manager
+			}
+			s += fmt.Sprintf(" after revision %s served unchanged", w.LastServingRevision)
+		}
+		if hint != "" {
+			s += ": " + hint
+		}
+		return s
+	case cause == CauseDependency && !ruleInfo(top.Rule).Outside:
+		return fmt.Sprintf("look outside the spec first: %s is %s, unchanged since revision %s served; what it refers to changed since: restore it",
+			path, quoteValue(top.Value), w.LastServingRevision)
 	case cause == CauseDependency:
 		s := fmt.Sprintf("look outside the spec first: %s is %s, unchanged since revision %s served", path, quoteValue(top.Value), w.LastServingRevision)
 		if hint != "" {

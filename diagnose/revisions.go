@@ -63,9 +63,15 @@ func revisionOf(cr *appsv1.ControllerRevision) *revision {
 //  3. the Deployment's Progressing condition says NewReplicaSetAvailable for its ReplicaSet
 //     (the controller saw it complete a rollout);
 //  4. a StatefulSet reports it as currentRevision with available replicas;
+//     4b. the Deployment's Available condition went False long after the current revision rolled
+//     out, and its copies were all recreated since (availableAfterRollout);
 //  5. for a revision older than the current one with no copies left: it ran at least a progress
 //     deadline before the next revision replaced it. A revision that failed would normally have
 //     been replaced sooner; this is a presumption and the evidence says so.
+//
+// A revision none of whose copies is Ready now did not serve "without this failure" when a copy
+// logged the failing line it still logs from its first moments (failureBeganWithCopies): readiness
+// that held for minutes over a filling queue is not serving.
 //
 // LastServing is the current revision when it served, else the newest older revision that did.
 func (w *workload) findServing() {
@@ -77,6 +83,15 @@ func (w *workload) findServing() {
 	}
 	for i, rev := range h.Revisions {
 		rev.Served = servedNow(w, rev, ref)
+		if rev.Served == "" && rev == h.Current {
+			rev.Served = availableAfterRollout(w, rev)
+		}
+		if rev.Served != "" && !anyReady(rev.Pods) {
+			// Ready for a while is not served when the failure was there from the start.
+			if ff := failureBeganWithCopies(w, rev); ff != nil {
+				rev.Served, rev.FailedFromStart = "", ff
+			}
+		}
 		if rev.Served == "" && rev != h.Current && i+1 < len(h.Revisions) {
 			next := h.Revisions[i+1]
 			if lived := next.Created.Sub(rev.Created); !rev.Created.IsZero() && lived >= deadline {
@@ -132,6 +147,15 @@ func servedNow(w *workload, rev *revision, ref time.Time) string {
 		return fmt.Sprintf("StatefulSet reports %d available on %s", st.Status.AvailableReplicas, rev.Name)
 	}
 	return ""
+}
+
+func anyReady(pods []*corev1.Pod) bool {
+	for _, p := range pods {
+		if podReady(p) {
+			return true
+		}
+	}
+	return false
 }
 
 func readyCondition(p *corev1.Pod) *corev1.PodCondition {

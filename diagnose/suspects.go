@@ -30,6 +30,8 @@ func rankSuspects(w *workload) []Suspect {
 	}
 	r := newRanker(w)
 	r.run()
+	// After every family: it reranks the changed fields when nothing could name one.
+	r.changesByFailureLook()
 	return r.ranked()
 }
 
@@ -109,6 +111,10 @@ func (r *ranker) field(path *field.Path) *fieldFacts {
 	f := &fieldFacts{}
 	f.value, _ = valueAt(r.tplPath, r.w.Template, path)
 	f.previous, f.changed = r.lookupPrevious(key, path)
+	if h := &r.w.cls.history; !f.changed && h.LastServing != nil && h.LastServing == h.Current {
+		// The revision that served is the current one: it held this very value.
+		f.previous = f.value
+	}
 	if r.fields == nil {
 		r.fields = map[string]*fieldFacts{}
 	}

@@ -110,9 +110,11 @@ func (r *ranker) runtimeRules() {
 			continue
 		}
 		limit := c.c.Resources.Limits.Memory()
-		reason := "OOMKilled (exit code 137) at the memory limit " + limit.String() + copiesOf(sigs)
+		// The exit code is the one the runtime reported, not the 137 a SIGKILL usually gives.
+		killed := "OOMKilled (exit code " + strconv.Itoa(int(sigs[0].ExitCode)) + ")"
+		reason := killed + " at the memory limit " + limit.String() + copiesOf(sigs)
 		if limit.IsZero() {
-			reason = "OOMKilled (exit code 137) with no memory limit" + copiesOf(sigs) + ": the node ran out of memory"
+			reason = killed + " with no memory limit" + copiesOf(sigs) + ": the node ran out of memory"
 		}
 		limitPath := resourcePath(c.path.Child("resources", "limits"), "memory")
 		r.suspectTemplate(RuleMemoryLimit, limitPath, scoreCertain, reason)

@@ -124,7 +124,9 @@ type Diagnosis struct {
 	Fix                 string      `json:"fix"`
 	// Throughput is the workload's own output and backlog; absent without a metrics source.
 	Throughput *Throughput `json:"throughput,omitempty"`
-	Detail     *Detail     `json:"-"`
+	// Timeline lists the moments the snapshot can date, oldest first.
+	Timeline []TimelineEntry `json:"timeline"`
+	Detail   *Detail         `json:"-"`
 }
 
 // Detail carries what front ends show beyond the report schema.

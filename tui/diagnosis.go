@@ -11,17 +11,18 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 )
 
-// The diagnosis screen's tabs, in order; keys 1-5 select them.
+// The diagnosis screen's tabs, in order; keys 1-6 select them.
 const (
 	tabDiagnosis = iota
 	tabCopies
 	tabEvents
 	tabLogs
 	tabSpec
+	tabTimeline
 	tabCount
 )
 
-var tabNames = [tabCount]string{"Diagnosis", "Copies", "Events", "Logs", "Spec"}
+var tabNames = [tabCount]string{"Diagnosis", "Copies", "Events", "Logs", "Spec", "Timeline"}
 
 // diagnosisScreen shows one workload's diagnosis in tabs. Its content is built when it opens or
 // the size or data change, never in View.
@@ -85,6 +86,7 @@ func (s *diagnosisScreen) build(reset bool) {
 		tabEvents:    ds.eventsLines(s.styles, ds.eventsOf(d, pods), w),
 		tabLogs:      ds.logsLines(s.styles, pods, w),
 		tabSpec:      s.spec.render(s.styles, 0, len(s.spec.lines), w),
+		tabTimeline:  ds.timelineLines(s.styles, d, w),
 	}
 	for i := range s.vps {
 		off := s.vps[i].YOffset

@@ -36,7 +36,7 @@ func DefaultKeyMap() KeyMap {
 
 		NextTab: key.NewBinding(key.WithKeys("tab", "right", "l"), key.WithHelp("tab", "next tab")),
 		PrevTab: key.NewBinding(key.WithKeys("shift+tab", "left"), key.WithHelp("shift+tab", "previous tab")),
-		Tabs:    key.NewBinding(key.WithKeys("1", "2", "3", "4", "5"), key.WithHelp("1-5", "go to tab")),
+		Tabs:    key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6"), key.WithHelp("1-6", "go to tab")),
 		Copy:    key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy fix (OSC 52)")),
 		Back:    key.NewBinding(key.WithKeys("esc", "backspace"), key.WithHelp("esc", "back")),
 

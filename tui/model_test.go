@@ -106,8 +106,8 @@ func TestEnterOpensDiagnosisAndBackReturns(t *testing.T) {
 		t.Fatalf("tab = %d after tab, want Copies", m.diagnosis.tab)
 	}
 	press(m, "shift+tab", "shift+tab")
-	if m.diagnosis.tab != tabSpec {
-		t.Fatalf("tab = %d after two shift+tab, want Spec (wraps)", m.diagnosis.tab)
+	if m.diagnosis.tab != tabTimeline {
+		t.Fatalf("tab = %d after two shift+tab, want Timeline, the last (wraps)", m.diagnosis.tab)
 	}
 	press(m, "4")
 	if m.diagnosis.tab != tabLogs {

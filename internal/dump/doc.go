@@ -18,7 +18,7 @@
 //
 // events.k8s.io/v1 Events are converted to core/v1 Events the way the API server converts them,
 // so the same event reads the same through either API. Kinds the snapshot does not model are
-// skipped and counted in Snapshot.Source.Skipped; managedFields are dropped. A controller that
+// skipped and counted in Snapshot.Source.Skipped; managedFields are dropped (a Service keeps them). A controller that
 // owns objects in the dump but is missing from it (kubectl cluster-info dump writes no
 // StatefulSets) is listed in Snapshot.Visibility, and so is a dump that holds controllers but no
 // pod list (`kubectl get deploy -o yaml`, pods pruned): Pod, "not in the dump". Write leaves out

@@ -172,7 +172,7 @@ func (r *reader) add(obj runtime.Object, gvk schema.GroupVersionKind, at locatio
 		return at.errorf("%s: %w", gvk.Kind, err)
 	}
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
-	m.SetManagedFields(nil)
+	snapshot.TrimManagedFields(obj)
 	if m.GetName() == "" {
 		return at.errorf("%s has no metadata.name", gvk.Kind)
 	}

@@ -156,11 +156,7 @@ func (s *Source) listKind(ctx context.Context, j *job, prog *progress) error {
 	})
 }
 
-func stripManagedFields(obj any) {
-	if m, err := meta.Accessor(obj); err == nil {
-		m.SetManagedFields(nil)
-	}
-}
+func stripManagedFields(obj any) { snapshot.TrimManagedFields(obj) }
 
 // visibility classifies an error the API server answered with; ok is false for anything that
 // means the read as a whole failed. A 404 on pods is never a kind the server does not serve:

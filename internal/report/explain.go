@@ -35,7 +35,15 @@ func PrintExplain(w io.Writer, d *diagnose.Diagnosis) error {
 			path := PathText(s.Path)
 			ew.printf("  %d. %s %s  [%s]\n", i+1, Clean(s.Object), path, s.Confidence)
 			ew.printf("     value:     %s\n", quoted(s.Value))
-			ew.printf("     previous:  %s\n", quoted(s.PreviousValue))
+			switch {
+			case s.PreviousValue != "" && s.PreviousValue == s.Value && d.Revisions != nil && d.Revisions.LastServing != "":
+				ew.printf("     previous:  the same, unchanged since revision %s served\n", d.Revisions.LastServing)
+			case s.PreviousValue == "" && s.Object != d.Kind+"/"+d.Name:
+				// Only the workload's own revisions record earlier values.
+				ew.printf("     previous:  not recorded (the cluster keeps no earlier %s)\n", Clean(s.Object))
+			default:
+				ew.printf("     previous:  %s\n", quoted(s.PreviousValue))
+			}
 			if s.Reason != "" {
 				ew.printf("     why:       %s\n", Clean(s.Reason))
 			}
@@ -72,6 +80,13 @@ func PrintExplain(w io.Writer, d *diagnose.Diagnosis) error {
 			}
 		case d.Revisions != nil && d.Revisions.LastServing != "" && d.Revisions.LastServing == d.Revisions.Current:
 			ew.printf("  the spec has not changed since it last served\n")
+		}
+	}
+
+	if len(d.Timeline) > 0 {
+		ew.printf("\nTimeline (what the snapshot can date, oldest first):\n")
+		for _, e := range d.Timeline {
+			ew.printf("  %s  %-10s %s\n", e.At.UTC().Format("2006-01-02 15:04:05"), e.Kind, Clean(e.Message))
 		}
 	}
 

@@ -9,9 +9,9 @@ func ShapeMeaning(s diagnose.Shape) string {
 	case diagnose.ShapeHealthy:
 		return "every declared copy exists and serves"
 	case diagnose.ShapeProgressing:
-		return "a rollout is under way within its deadline, with no failure evidence"
+		return "a rollout is under way within its deadline"
 	case diagnose.ShapeNeverStarts:
-		return "no copy of the current revision ever ran; the platform cannot even start the spec"
+		return "no copy of the current revision runs; the platform cannot start it"
 	case diagnose.ShapeStartsAndDies:
 		return "copies start, then exit; every replacement repeats the fault because it copies the same spec"
 	case diagnose.ShapeLiveButIdle:

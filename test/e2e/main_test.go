@@ -123,20 +123,31 @@ type visibility struct {
 }
 
 type workload struct {
-	Kind                string      `json:"kind"`
-	Namespace           string      `json:"namespace"`
-	Name                string      `json:"name"`
-	Shape               string      `json:"shape"`
-	Counts              counts      `json:"counts"`
-	YoungestCopySeconds *int64      `json:"youngestCopySeconds"`
-	OldestCopySeconds   *int64      `json:"oldestCopySeconds"`
-	Headline            string      `json:"headline"`
-	Cause               string      `json:"cause"`
-	Suspects            []suspect   `json:"suspects"`
-	Evidence            []evidence  `json:"evidence"`
-	Revisions           *revisions  `json:"revisions"`
-	SignalGaps          []signalGap `json:"signalGaps"`
-	Fix                 string      `json:"fix"`
+	Kind                string          `json:"kind"`
+	Namespace           string          `json:"namespace"`
+	Name                string          `json:"name"`
+	Shape               string          `json:"shape"`
+	Counts              counts          `json:"counts"`
+	YoungestCopySeconds *int64          `json:"youngestCopySeconds"`
+	OldestCopySeconds   *int64          `json:"oldestCopySeconds"`
+	Headline            string          `json:"headline"`
+	Cause               string          `json:"cause"`
+	Suspects            []suspect       `json:"suspects"`
+	Evidence            []evidence      `json:"evidence"`
+	Revisions           *revisions      `json:"revisions"`
+	SignalGaps          []signalGap     `json:"signalGaps"`
+	Fix                 string          `json:"fix"`
+	Timeline            []timelineEntry `json:"timeline"`
+}
+
+// timelineEntry is one dated moment of docs/schema.md's TimelineEntry.
+type timelineEntry struct {
+	At          time.Time `json:"at"`
+	Kind        string    `json:"kind"`
+	Message     string    `json:"message"`
+	Object      string    `json:"object"`
+	ServingFrom *int32    `json:"servingFrom"`
+	ServingTo   *int32    `json:"servingTo"`
 }
 
 type counts struct {

@@ -1,0 +1,209 @@
+package diagnose
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+)
+
+// The onset is when the failure began. The cause follows from it: a failure that began with a
+// revision's copies is that revision's, whatever readiness said in between; one that began long
+// after a revision served, with the spec unchanged since, came from outside.
+
+// failedFromStart is a revision's failure signal seen in its copies' first life: the same failing
+// line the copy logged in its first moments is still what it logs after it stopped being Ready.
+type failedFromStart struct {
+	Pod, Line string
+	// At is the line's own time; Started the copy's start.
+	At, Started time.Time
+}
+
+// earlyWindow is how soon after a copy started its failure signal must appear to count as
+// beginning with the copy: the app's start-up, its first dials and probes.
+const earlyWindow = servedReady
+
+// failureBeganWithCopies looks for a copy of rev that is not Ready now and whose log shows, within
+// earlyWindow of its start, the same failing line it still logs after its Ready condition went
+// False. A copy that was Ready for minutes while already failing (a queue filling, a pool giving up)
+// did not serve without this failure.
+func failureBeganWithCopies(w *workload, rev *revision) *failedFromStart {
+	if rev == nil || len(w.Logs) == 0 {
+		return nil
+	}
+	logsOf := map[string][]*snapshot.ContainerLog{}
+	for _, l := range w.Logs {
+		if l != nil && !l.Previous {
+			logsOf[l.Pod] = append(logsOf[l.Pod], l)
+		}
+	}
+	var best *failedFromStart
+	for _, p := range rev.Pods {
+		if podReady(p) || p.Status.StartTime == nil || !active(p) {
+			continue
+		}
+		started := p.Status.StartTime.Time
+		unready := time.Time{}
+		if rc := readyCondition(p); rc != nil && rc.Status != corev1.ConditionTrue {
+			unready = rc.LastTransitionTime.Time
+		}
+		for _, l := range logsOf[p.Name] {
+			if f := earlyFailingLine(l, started, unready); f != nil && (best == nil || f.At.Sub(f.Started) < best.At.Sub(best.Started)) {
+				f.Pod = p.Name
+				best = f
+			}
+		}
+	}
+	return best
+}
+
+// earlyFailingLine finds the first failing line logged within earlyWindow of started that the
+// container logs again at or after unready (the moment the copy stopped being Ready; zero when
+// unknown, then the last failing line of the tail stands for it).
+func earlyFailingLine(l *snapshot.ContainerLog, started, unready time.Time) *failedFromStart {
+	// The first failing line inside the window; lines are in time order, so the scan stops at
+	// the first failing line past it (a tail that starts later than the window ends at once).
+	var first string
+	var firstAt time.Time
+	for _, line := range l.Lines {
+		if !failureLine(line) {
+			continue
+		}
+		at, ok := logLineTime(line)
+		if !ok || at.Before(started.Add(-time.Second)) {
+			continue
+		}
+		if at.Sub(started) > earlyWindow {
+			break
+		}
+		first, firstAt = line, at
+		break
+	}
+	if first == "" {
+		return nil
+	}
+	key := failingKey(first)
+	// The same failure after the copy stopped being Ready (or, without that moment, at the end
+	// of the tail): read from the end, where it is.
+	for i := len(l.Lines) - 1; i >= 0; i-- {
+		line := l.Lines[i]
+		if !failureLine(line) {
+			continue
+		}
+		at, ok := logLineTime(line)
+		if !ok {
+			continue
+		}
+		if !unready.IsZero() && at.Before(unready.Add(-endpointGrace)) {
+			break
+		}
+		if failingKey(line) == key {
+			return &failedFromStart{Line: first, At: firstAt, Started: started}
+		}
+		if unready.IsZero() {
+			break
+		}
+	}
+	return nil
+}
+
+// failingKey is a failing line's text without its variable parts, as the log evidence groups it.
+func failingKey(line string) string {
+	if rd := reduceLogLine(line); rd != nil {
+		return rd.key
+	}
+	return logText(line)
+}
+
+var (
+	reJSONTime    = regexp.MustCompile(`"(?:ts|time|timestamp|@timestamp)"\s*:\s*"([^"]+)"`)
+	reLeadingTime = regexp.MustCompile(`^\[?(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)`)
+)
+
+// logLineTime reads the time a log line carries itself: a JSON ts/time/timestamp field or a
+// leading RFC 3339 stamp (the one kubectl logs --timestamps writes). Lines without a zone are
+// read as UTC.
+func logLineTime(line string) (time.Time, bool) {
+	var s string
+	if strings.HasPrefix(line, "{") {
+		if m := reJSONTime.FindStringSubmatch(line); m != nil {
+			s = m[1]
+		}
+	}
+	if s == "" {
+		if m := reLeadingTime.FindStringSubmatch(line); m != nil {
+			s = m[1]
+		}
+	}
+	if s == "" {
+		return time.Time{}, false
+	}
+	s = strings.Replace(strings.Replace(s, ",", ".", 1), " ", "T", 1)
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04:05.999999999Z0700"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// availableAfterRollout reports the Deployment's own record that the current revision served
+// when its copies now crash (a crash loop is Ready between kills, so the ReplicaSet's counts prove
+// nothing): its rollout completed long before every copy that exists now was created; or its
+// Available condition went False long after the revision's ReplicaSet was created, and every
+// copy of the revision that exists now was created at or after that moment. The condition
+// changes only when availability does, so it was True in between; the copies that failed are
+// replacements, not the ones that were available. A revision crash-looping from its start
+// flaps the condition while its first copies still exist, and is not taken for one that served.
+func availableAfterRollout(w *workload, rev *revision) string {
+	d, ok := w.Object.(*appsv1.Deployment)
+	if !ok || rev == nil || rev.ReplicaSet == nil || len(rev.Pods) == 0 {
+		return ""
+	}
+	createdSince := func(at time.Time) bool {
+		for _, p := range rev.Pods {
+			if p.CreationTimestamp.Time.Before(at) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, c := range d.Status.Conditions {
+		// A rollout that timed out never completed: old copies kept it Available.
+		if c.Type == appsv1.DeploymentProgressing && c.Reason == reasonTimedOut {
+			return ""
+		}
+	}
+	for _, c := range d.Status.Conditions {
+		if c.Type != appsv1.DeploymentAvailable || c.Status != corev1.ConditionFalse {
+			continue
+		}
+		at := c.LastTransitionTime.Time
+		if at.Sub(rev.Created) <= servedReady || !createdSince(at.Add(-endpointGrace)) {
+			break
+		}
+		return fmt.Sprintf("the Deployment was Available until %s, %s after revision %d rolled out; its copies were recreated since",
+			at.UTC().Format(time.RFC3339), humanDuration(at.Sub(rev.Created)), rev.Number)
+	}
+	// The rollout completed with copies that are gone: those failing now came later. Its reason
+	// is set once (lastUpdateTime), and not touched again while the rollout stays complete.
+	for _, c := range d.Status.Conditions {
+		if c.Type != appsv1.DeploymentProgressing || c.Reason != reasonNewRSAvailable || !strings.Contains(c.Message, `"`+rev.Name+`"`) {
+			continue
+		}
+		at := c.LastUpdateTime.Time
+		if at.IsZero() {
+			at = c.LastTransitionTime.Time
+		}
+		if !at.IsZero() && createdSince(at.Add(servedReady)) {
+			return fmt.Sprintf("its rollout completed at %s (NewReplicaSetAvailable) and every copy that fails now was created since",
+				at.UTC().Format(time.RFC3339))
+		}
+	}
+	return ""
+}

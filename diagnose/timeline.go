@@ -1,0 +1,272 @@
+package diagnose
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// TimelineKind names what kind of moment a timeline entry is.
+type TimelineKind string
+
+// The timeline kinds.
+const (
+	// TimelineRevision: a revision rolled out (its ReplicaSet or ControllerRevision was created).
+	TimelineRevision TimelineKind = "revision"
+	// TimelineCondition: a controller condition changed (Available, Progressing).
+	TimelineCondition TimelineKind = "condition"
+	// TimelineOnset: the first failure signal of the copies that fail now.
+	TimelineOnset TimelineKind = "onset"
+	// TimelineServing: the serving count fell as copies stopped being Ready.
+	TimelineServing TimelineKind = "serving"
+	// TimelineRestart: the newest container termination.
+	TimelineRestart TimelineKind = "restart"
+	// TimelineDependency: a dated change to an object the workload depends on.
+	TimelineDependency TimelineKind = "dependency"
+)
+
+// TimelineEntry is one dated moment of a workload's story, as the snapshot can date it.
+type TimelineEntry struct {
+	At      time.Time    `json:"at"`
+	Kind    TimelineKind `json:"kind"`
+	Message string       `json:"message"`
+	// Object is what the moment concerns: ReplicaSet/x, Pod/x, Service/x, the workload.
+	Object string `json:"object"`
+	// ServingFrom and ServingTo are the serving count before and after a serving entry.
+	ServingFrom *int32 `json:"servingFrom,omitempty"`
+	ServingTo   *int32 `json:"servingTo,omitempty"`
+}
+
+// onset is the first failure signal of the copies that fail now.
+type onset struct {
+	At   time.Time
+	What string
+	Pod  string
+	// Line is the failing log line, when a line is the first signal.
+	Line string
+}
+
+// findOnset dates the failure: the earliest failing log line (with its own time), container
+// termination or Ready→False transition of the failing copies of the current revision, or the
+// first of their Warning events other than probe failures (a warm-up 503 opens the same event
+// the later failure keeps counting). Zero when the snapshot dates nothing.
+func findOnset(w *workload) onset {
+	var o onset
+	consider := func(at time.Time, what, pod, line string) {
+		if !at.IsZero() && (o.At.IsZero() || at.Before(o.At)) {
+			o = onset{At: at.UTC(), What: what, Pod: pod, Line: line}
+		}
+	}
+	failing := map[string]bool{}
+	for _, f := range w.cls.copies {
+		if !f.Current || f.Serving || !f.Active {
+			continue
+		}
+		p := f.Pod
+		failing[p.Name] = true
+		if rc := readyCondition(p); rc != nil && rc.Status != corev1.ConditionTrue && wasReady(p) {
+			consider(rc.LastTransitionTime.Time, "copy "+p.Name+" stopped being Ready", p.Name, "")
+		}
+		if lt := f.LastTerminated; lt != nil {
+			consider(lt.FinishedAt.Time, "copy "+p.Name+" terminated: "+terminationText(lt), p.Name, "")
+		}
+		if ff := f.Rev; ff != nil && ff.FailedFromStart != nil && ff.FailedFromStart.Pod == p.Name {
+			consider(ff.FailedFromStart.At, "copy "+p.Name+" logged a failing line", p.Name, ff.FailedFromStart.Line)
+		}
+	}
+	for _, l := range w.Logs {
+		if l == nil || !failing[l.Pod] {
+			continue
+		}
+		for _, line := range l.Lines {
+			if !failureLine(line) {
+				continue
+			}
+			if at, ok := logLineTime(line); ok {
+				consider(at, "copy "+l.Pod+" logged a failing line", l.Pod, line)
+				break
+			}
+		}
+	}
+	for _, e := range w.Events {
+		if e.Type != corev1.EventTypeWarning || e.Reason == "Unhealthy" || e.InvolvedObject.Kind == "Pod" && !failing[e.InvolvedObject.Name] {
+			continue
+		}
+		first := e.FirstTimestamp.Time
+		if first.IsZero() {
+			first = e.EventTime.Time
+		}
+		consider(first, e.InvolvedObject.Kind+" "+e.InvolvedObject.Name+": "+e.Reason+": "+clip(e.Message, 120), podNameOf(e), "")
+	}
+	return o
+}
+
+// servingFell dates the fall of the serving count: copies whose Ready condition went False after
+// they had been Ready, the count before and after, and the last of those moments.
+func servingFell(w *workload) (from, to int32, at time.Time, ok bool) {
+	var times []time.Time
+	for _, f := range w.cls.copies {
+		if !f.Active || f.Ready {
+			continue
+		}
+		if rc := readyCondition(f.Pod); rc != nil && wasReady(f.Pod) {
+			times = append(times, rc.LastTransitionTime.Time)
+		}
+	}
+	if len(times) == 0 {
+		return 0, 0, time.Time{}, false
+	}
+	sort.Slice(times, func(i, j int) bool { return times[i].Before(times[j]) })
+	to = w.Counts.Serving
+	return to + int32(len(times)), to, times[len(times)-1].UTC(), true
+}
+
+// buildTimeline lists the moments the snapshot can date, oldest first.
+func buildTimeline(w *workload, top *Suspect, o onset) []TimelineEntry {
+	h := &w.cls.history
+	n := len(h.Revisions) + 4
+	d, isDeployment := w.Object.(*appsv1.Deployment)
+	if isDeployment {
+		n += len(d.Status.Conditions)
+	}
+	out := make([]TimelineEntry, 0, n)
+	add := func(at time.Time, kind TimelineKind, object, msg string) {
+		if !at.IsZero() {
+			out = append(out, TimelineEntry{At: at.UTC(), Kind: kind, Object: object, Message: msg})
+		}
+	}
+	self := w.Kind + "/" + w.Name
+	// Built for every workload, healthy ones too: plain concatenation, one allocation a message.
+	for _, rev := range h.Revisions {
+		obj := self
+		if rev.ReplicaSet != nil {
+			obj = "ReplicaSet/" + rev.Name
+		}
+		num := strconv.FormatInt(rev.Number, 10)
+		switch {
+		case rev.Served != "":
+			add(rev.Created, TimelineRevision, obj, "revision "+num+" rolled out; served ("+rev.Served+")")
+		case rev.FailedFromStart != nil:
+			add(rev.Created, TimelineRevision, obj, "revision "+num+" rolled out; its copies failed from their first moments")
+		default:
+			add(rev.Created, TimelineRevision, obj, "revision "+num+" rolled out")
+		}
+	}
+	if isDeployment {
+		for _, c := range d.Status.Conditions {
+			// The reason can change without the status (Progressing stays True from
+			// ReplicaSetUpdated to NewReplicaSetAvailable): the update is the later moment.
+			at := c.LastTransitionTime.Time
+			if c.LastUpdateTime.After(at) {
+				at = c.LastUpdateTime.Time
+			}
+			msg := string(c.Type) + " is " + string(c.Status)
+			if c.Reason != "" {
+				msg = string(c.Type) + " is " + string(c.Status) + ": " + c.Reason
+			}
+			add(at, TimelineCondition, self, msg)
+		}
+	}
+	if w.Shape.Broken() {
+		if !o.At.IsZero() {
+			msg := "the failure began: " + o.What
+			if o.Line != "" {
+				msg += ": " + clip(logText(o.Line), 160)
+			}
+			add(o.At, TimelineOnset, "Pod/"+o.Pod, msg)
+		}
+	}
+	if from, to, at, ok := servingFell(w); ok {
+		add(at, TimelineServing, self, fmt.Sprintf("serving fell %d→%d", from, to))
+		out[len(out)-1].ServingFrom, out[len(out)-1].ServingTo = &from, &to
+	}
+	var last *corev1.ContainerStateTerminated
+	lastPod := ""
+	for _, f := range w.cls.copies {
+		if lt := f.LastTerminated; lt != nil && (last == nil || lt.FinishedAt.After(last.FinishedAt.Time)) {
+			last, lastPod = lt, f.Pod.Name
+		}
+	}
+	if last != nil {
+		add(last.FinishedAt.Time, TimelineRestart, "Pod/"+lastPod, "newest termination: "+terminationText(last))
+	}
+	if c := changedUnderneath(w, top); c != nil {
+		msg := c.Object + "'s spec changed"
+		if c.Manager != "" {
+			msg += " (by " + c.Manager + ")"
+		}
+		add(c.At, TimelineDependency, c.Object, msg)
+	}
+	sortTimeline(out)
+	return out
+}
+
+func sortTimeline(out []TimelineEntry) {
+	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
+}
+
+// onsetEvidence puts the key moments in one sentence: when serving fell, how long after the
+// current revision rolled out, and what the first failing signal names that the revision changed.
+func onsetEvidence(w *workload, top *Suspect, cause Cause, o onset) *Evidence {
+	if !w.Shape.Broken() {
+		return nil
+	}
+	h := &w.cls.history
+	var parts []string
+	from, to, fell, ok := servingFell(w)
+	if ok {
+		s := fmt.Sprintf("serving fell %d→%d at %s", from, to, clock(fell))
+		if h.Current != nil && !h.Current.Created.IsZero() {
+			s += fmt.Sprintf(", %s after revision %d rolled out", preciseDuration(fell.Sub(h.Current.Created)), h.Current.Number)
+		}
+		parts = append(parts, s)
+	}
+	if !o.At.IsZero() && o.Line != "" {
+		s := fmt.Sprintf("the first failing line (%s) is %q", clock(o.At), clip(logText(o.Line), 120))
+		if top != nil && top.Value != "" && strings.Contains(o.Line, top.Value) {
+			s = fmt.Sprintf("the first failing line (%s) names %s", clock(o.At), top.Value)
+			if cause == CauseSpec && top.PreviousValue != "" && top.PreviousValue != top.Value && h.Current != nil {
+				s += fmt.Sprintf(", which revision %d changed from %s", h.Current.Number, top.PreviousValue)
+			}
+		}
+		if cur := h.Current; cur != nil && cur.FailedFromStart != nil {
+			s += fmt.Sprintf(", %s after its copy started", preciseDuration(cur.FailedFromStart.At.Sub(cur.FailedFromStart.Started)))
+		}
+		parts = append(parts, s)
+	}
+	if c := changedUnderneath(w, top); c != nil {
+		parts = append(parts, fmt.Sprintf("%s changed at %s, after revision %d served", c.Object, clock(c.At), h.Current.Number))
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	at := o.At
+	if at.IsZero() {
+		at = fell
+	}
+	e := Evidence{Kind: "Onset", Message: strings.Join(parts, "; "), Source: SourceRevisionHistory, Objects: []string{w.Kind + "/" + w.Name}, Count: 1}
+	if !at.IsZero() {
+		e.LastSeen = &at
+	}
+	return &e
+}
+
+// clock writes a moment as on-call reads it beside a terminal clock.
+func clock(t time.Time) string { return t.UTC().Format("15:04:05") }
+
+// preciseDuration keeps the seconds of a short span ("2m30s"): in an incident, minutes matter.
+func preciseDuration(d time.Duration) string {
+	if d < 0 || d >= 10*time.Minute {
+		return humanDuration(d)
+	}
+	d = d.Round(time.Second)
+	if m := int(d / time.Minute); m > 0 {
+		return fmt.Sprintf("%dm%02ds", m, int((d%time.Minute)/time.Second))
+	}
+	return fmt.Sprintf("%ds", int(d/time.Second))
+}

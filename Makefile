@@ -43,8 +43,9 @@ bench: ## run the Go benchmarks
 # Each target fuzzes for FUZZTIME; the seed corpora are in each package's testdata/fuzz.
 FUZZTIME ?= 30s
 FUZZ_TARGETS = ./internal/dump/:FuzzRead ./internal/dump/:FuzzLogBlock ./internal/dump/:FuzzEvent \
-	./diagnose/:FuzzDescend ./diagnose/:FuzzReduceLogLine ./diagnose/:FuzzTokenize ./diagnose/:FuzzDecodeLogFields
-fuzz: ## fuzz the dump reader, the log and event parsers and the field-path walker, FUZZTIME each
+	./diagnose/:FuzzDescend ./diagnose/:FuzzReduceLogLine ./diagnose/:FuzzTokenize ./diagnose/:FuzzDecodeLogFields \
+	./internal/live/:FuzzLiveDecode
+fuzz: ## fuzz the dump reader, the log and event parsers, the field-path walker and the live decode path, FUZZTIME each
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz $${t#*:} in $${t%%:*} for $(FUZZTIME)"; \
 		$(GO) test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s "$${t%%:*}"; \

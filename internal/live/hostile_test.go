@@ -21,7 +21,7 @@ import (
 )
 
 // hostileSource is a source whose kubeconfig points at srv, reading namespace telemetry.
-func hostileSource(t *testing.T, srv *httptest.Server) *Source {
+func hostileSource(t testing.TB, srv *httptest.Server) *Source {
 	t.Helper()
 	kubeconfig := filepath.Join(t.TempDir(), "config")
 	cfg := fmt.Sprintf(`apiVersion: v1

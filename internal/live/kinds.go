@@ -26,6 +26,19 @@ type kind struct {
 	add      func(s *snapshot.Snapshot, objs []runtime.Object)
 	watch    func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext
 	object   runtime.Object // an example, for the informer's type checks
+
+	// selectable kinds are the workloads -l and --field-selector pick; the API server filters
+	// them. A ReplicaSet follows its Deployment (snapshot.FilterWorkloads), whose labels it need
+	// not share, so it is listed whole.
+	selectable bool
+}
+
+// listOptions adds the source's selectors to opts when they apply to k.
+func (k *kind) listOptions(sel snapshot.Selector, opts metav1.ListOptions) metav1.ListOptions {
+	if k.selectable {
+		opts.LabelSelector, opts.FieldSelector = sel.Label, sel.Field
+	}
+	return opts
 }
 
 func pageFunc[L runtime.Object](fn func(ctx context.Context, opts metav1.ListOptions) (L, error)) pager.ListPageFunc {
@@ -44,7 +57,7 @@ func appendAs[T any](dst *[]*T, objs []runtime.Object) {
 
 var kinds = []kind{
 	{
-		Kind: "Deployment", Resource: "apps/v1 deployments",
+		Kind: "Deployment", Resource: "apps/v1 deployments", selectable: true,
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
 			return pageFunc(c.AppsV1().Deployments(ns).List)
 		},
@@ -55,7 +68,7 @@ var kinds = []kind{
 		object: &appsv1.Deployment{},
 	},
 	{
-		Kind: "StatefulSet", Resource: "apps/v1 statefulsets",
+		Kind: "StatefulSet", Resource: "apps/v1 statefulsets", selectable: true,
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
 			return pageFunc(c.AppsV1().StatefulSets(ns).List)
 		},
@@ -66,7 +79,7 @@ var kinds = []kind{
 		object: &appsv1.StatefulSet{},
 	},
 	{
-		Kind: "DaemonSet", Resource: "apps/v1 daemonsets",
+		Kind: "DaemonSet", Resource: "apps/v1 daemonsets", selectable: true,
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
 			return pageFunc(c.AppsV1().DaemonSets(ns).List)
 		},

@@ -30,6 +30,8 @@ type SourceOptions struct {
 	Namespace string
 	// Stdin feeds --dump -.
 	Stdin io.Reader
+	// Selector picks workloads (audit's -l and --field-selector); the zero value picks all.
+	Selector snapshot.Selector
 }
 
 // NewSourceOptions returns options with kubectl's flag defaults.
@@ -103,7 +105,7 @@ type openedSource struct {
 func (o *SourceOptions) open() (*openedSource, error) {
 	if o.DumpPath != "" {
 		src := dump.Source{Path: o.DumpPath, Stdin: o.Stdin}
-		return &openedSource{Source: &scopedSource{src: src, namespaces: o.namespaces(), at: o.At, origin: o.dumpOrigin()}, Label: "dump"}, nil
+		return &openedSource{Source: &scopedSource{src: src, namespaces: o.namespaces(), at: o.At, origin: o.dumpOrigin(), selector: o.Selector}, Label: "dump"}, nil
 	}
 	return openLive(o)
 }
@@ -140,6 +142,8 @@ type scopedSource struct {
 	at         *time.Time
 	// origin names the source in errors, e.g. "dump ./incident".
 	origin string
+	// selector picks workloads; a live server has applied it already to all but ReplicaSets.
+	selector snapshot.Selector
 }
 
 // Snapshot reads and scopes one snapshot.
@@ -156,6 +160,7 @@ func (s *scopedSource) Snapshot(ctx context.Context) (*snapshot.Snapshot, error)
 		}
 		snap = snap.FilterNamespaces(s.namespaces)
 	}
+	snap = snap.FilterWorkloads(s.selector)
 	if s.at != nil {
 		snap.ReferenceTime = *s.at
 	}

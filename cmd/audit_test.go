@@ -148,10 +148,16 @@ func watchedDumps(t *testing.T, first string, then ...string) func() (*openedSou
 	}
 	src := &openedSource{Source: &scopedSource{src: dump.Source{Path: first}}, Label: "live"}
 	src.watch = func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error) {
-		snaps, errs := make(chan *snapshot.Snapshot), make(chan error, 1)
+		// Unbuffered: the error is read before the first snapshot is sent, and the channel
+		// closes after the last one, which ends the watch.
+		snaps, errs := make(chan *snapshot.Snapshot), make(chan error)
 		go func() {
 			defer close(snaps)
-			errs <- errors.New("watch of pods in namespace dev-mixed broke: connection reset by peer")
+			select {
+			case errs <- errors.New("watch of pods in namespace dev-mixed broke: connection reset by peer"):
+			case <-ctx.Done():
+				return
+			}
 			for _, p := range append([]string{first}, then...) {
 				select {
 				case snaps <- read(p):
@@ -159,15 +165,14 @@ func watchedDumps(t *testing.T, first string, then ...string) func() (*openedSou
 					return
 				}
 			}
-			<-ctx.Done()
 		}()
 		return snaps, errs
 	}
 	return func() (*openedSource, error) { return src, nil }
 }
 
-// runWatch runs audit with its source replaced by open, until the watch ends or 3 seconds pass
-// (the interrupt of a person at a terminal).
+// runWatch runs audit with its source replaced by open, until the watch ends; a minute's
+// deadline stands for the interrupt of a person at a terminal should it hang.
 func runWatch(t *testing.T, open func() (*openedSource, error), argv ...string) (string, string, error) {
 	t.Helper()
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
@@ -177,9 +182,11 @@ func runWatch(t *testing.T, open func() (*openedSource, error), argv ...string) 
 		o.open = open
 		return o.Run(cmd)
 	})
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	cmd.SetErr(streams.ErrOut)
 	source.AddFlags(cmd.PersistentFlags())
 	cmd.SetArgs(argv)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	err := cmd.ExecuteContext(ctx)
 	return out.String(), errOut.String(), err
@@ -190,7 +197,7 @@ func TestAuditWatch(t *testing.T) {
 		open := watchedDumps(t, scenarioDump("dev-mixed"), scenarioDump("dev-mixed"), scenarioDump("dev-payments"))
 		out, errOut, err := runWatch(t, open, "-w")
 		if err != nil {
-			t.Fatalf("watch ended with %v; an interrupt (here the deadline) ends it cleanly", err)
+			t.Fatalf("watch ended with %v, want it to end cleanly when the feed does", err)
 		}
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		if len(lines) != 5 || !strings.HasPrefix(lines[0], "SHAPE") || !strings.Contains(lines[0], "NAMESPACE") {

@@ -45,8 +45,11 @@ func run(dist, version, url, check string) error {
 		var meta struct {
 			Version string `json:"version"`
 		}
-		if err := json.Unmarshal(b, &meta); err != nil || meta.Version == "" {
-			return fmt.Errorf("no version in %s (%v); pass -version", filepath.Join(dist, "metadata.json"), err)
+		if err := json.Unmarshal(b, &meta); err != nil {
+			return fmt.Errorf("read goreleaser metadata: %w", err)
+		}
+		if meta.Version == "" {
+			return fmt.Errorf("no version in %s; pass -version", filepath.Join(dist, "metadata.json"))
 		}
 		version = "v" + meta.Version
 	}

@@ -31,7 +31,7 @@ var TemplateFormats = []string{"jsonpath", "jsonpath-as-json", "jsonpath-file", 
 // SortKeys are the --sort-by orders; the first is the default.
 var SortKeys = []string{"shape", "age", "restarts", "name"}
 
-// RowFormats report whether format prints one line per workload, so that a watch can print the
+// RowFormat reports whether format prints one line per workload, so that a watch can print the
 // rows that changed on their own.
 func RowFormat(format string) bool {
 	switch format {

@@ -84,8 +84,10 @@ func TestJSONPath(t *testing.T) {
 	tests := []struct{ format, want string }{
 		// The document -o json prints, in its order.
 		{"jsonpath={.workloads[*].name}", "checkout recommender batch-exporter telemetry-ingester thumbnailer payments-api api-gateway"},
-		{`jsonpath={range .workloads[?(@.shape=="live-but-idle")]}{.namespace}/{.name} {.counts.serving}/{.counts.declared}{"\n"}{end}`,
-			"dev-ingester/telemetry-ingester 0/5\ndev-gateway/api-gateway 0/2\n"},
+		{
+			`jsonpath={range .workloads[?(@.shape=="live-but-idle")]}{.namespace}/{.name} {.counts.serving}/{.counts.declared}{"\n"}{end}`,
+			"dev-ingester/telemetry-ingester 0/5\ndev-gateway/api-gateway 0/2\n",
+		},
 		{"jsonpath={.kind} {.source.type} {.summary.healthy}", "Report dump 2"},
 		// A missing key is empty, as kubectl's default allows.
 		{"jsonpath={.nothing}", ""},

@@ -50,14 +50,20 @@ func TestFilterWorkloads(t *testing.T) {
 		name, label, field  string
 		deploy, rs, sts, ds []string
 	}{
-		{name: "label equality keeps the deployment's replicasets, which lack its labels", label: "tier=web",
-			deploy: []string{"a/api", "b/api"}, rs: []string{"a/api-5d8f7", "a/by-hand", "b/api-5d8f7", "b/by-hand"}},
-		{name: "set-based and negated labels", label: "tier in (db),team!=core",
-			deploy: []string{"a/db-proxy", "b/db-proxy"}, rs: []string{"a/db-proxy-5d8f7", "b/db-proxy-5d8f7"}, sts: []string{"a/db", "b/db"}},
+		{
+			name: "label equality keeps the deployment's replicasets, which lack its labels", label: "tier=web",
+			deploy: []string{"a/api", "b/api"}, rs: []string{"a/api-5d8f7", "a/by-hand", "b/api-5d8f7", "b/by-hand"},
+		},
+		{
+			name: "set-based and negated labels", label: "tier in (db),team!=core",
+			deploy: []string{"a/db-proxy", "b/db-proxy"}, rs: []string{"a/db-proxy-5d8f7", "b/db-proxy-5d8f7"}, sts: []string{"a/db", "b/db"},
+		},
 		{name: "label existence", label: "!tier", ds: []string{"a/agent", "b/agent"}},
 		{name: "field name and namespace", field: "metadata.name=db,metadata.namespace=b", sts: []string{"b/db"}},
-		{name: "field inequality with a label", label: "tier", field: "metadata.namespace!=a",
-			deploy: []string{"b/api", "b/db-proxy"}, rs: []string{"b/api-5d8f7", "b/db-proxy-5d8f7", "b/by-hand"}, sts: []string{"b/db"}},
+		{
+			name: "field inequality with a label", label: "tier", field: "metadata.namespace!=a",
+			deploy: []string{"b/api", "b/db-proxy"}, rs: []string{"b/api-5d8f7", "b/db-proxy-5d8f7", "b/by-hand"}, sts: []string{"b/db"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

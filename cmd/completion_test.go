@@ -104,3 +104,14 @@ func TestUsageSaysKubectlDiagnose(t *testing.T) {
 		}
 	}
 }
+
+func TestVersionStampedByTheReleaseBuild(t *testing.T) {
+	version, commit = "v0.3.0", "0123456789abcdef0123456789abcdef01234567"
+	t.Cleanup(func() { version, commit = "", "" })
+	if v := Info(); v.Version != "v0.3.0" || v.GitCommit != commit {
+		t.Errorf("Info() = %+v", v)
+	}
+	if v := Version(); v != "v0.3.0 (0123456789ab)" {
+		t.Errorf("Version() = %q", v)
+	}
+}

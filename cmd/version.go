@@ -14,6 +14,10 @@ import (
 // version is set at build time: -ldflags "-X github.com/kubediagnose/kubectl-diagnose/cmd.version=v0.1.0".
 var version = ""
 
+// commit is the VCS revision, set at build time by the release build (-X ...cmd.commit=...), whose
+// -trimpath builds may record none; otherwise the build info's vcs.revision is used.
+var commit = ""
+
 // Version returns the version of this build: the linked-in version, else the module version,
 // else "dev", with the VCS revision when the build recorded one.
 func Version() string {
@@ -43,7 +47,8 @@ func Info() VersionInfo {
 	if v.Version == "" {
 		v.Version = "dev"
 	}
-	if ok {
+	v.GitCommit = commit
+	if ok && v.GitCommit == "" {
 		for _, s := range info.Settings {
 			if s.Key == "vcs.revision" {
 				v.GitCommit = s.Value

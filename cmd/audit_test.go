@@ -171,9 +171,9 @@ func watchedDumps(t *testing.T, first string, then ...string) func() (*openedSou
 	return func() (*openedSource, error) { return src, nil }
 }
 
-// runWatch runs audit with its source replaced by open, until the watch ends; a minute's
-// deadline stands for the interrupt of a person at a terminal should it hang.
-func runWatch(t *testing.T, open func() (*openedSource, error), argv ...string) (string, string, error) {
+// runWatch runs audit with its source replaced by open, until the watch ends or timeout passes,
+// which stands for the interrupt of a person at a terminal.
+func runWatch(t *testing.T, timeout time.Duration, open func() (*openedSource, error), argv ...string) (string, string, error) {
 	t.Helper()
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
 	source := NewSourceOptions(streams.In)
@@ -186,7 +186,7 @@ func runWatch(t *testing.T, open func() (*openedSource, error), argv ...string) 
 	cmd.SetErr(streams.ErrOut)
 	source.AddFlags(cmd.PersistentFlags())
 	cmd.SetArgs(argv)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	err := cmd.ExecuteContext(ctx)
 	return out.String(), errOut.String(), err
@@ -195,7 +195,7 @@ func runWatch(t *testing.T, open func() (*openedSource, error), argv ...string) 
 func TestAuditWatch(t *testing.T) {
 	t.Run("unchanged rows are not printed again; new ones are, under the first table's columns", func(t *testing.T) {
 		open := watchedDumps(t, scenarioDump("dev-mixed"), scenarioDump("dev-mixed"), scenarioDump("dev-payments"))
-		out, errOut, err := runWatch(t, open, "-w")
+		out, errOut, err := runWatch(t, time.Minute, open, "-w")
 		if err != nil {
 			t.Fatalf("watch ended with %v, want it to end cleanly when the feed does", err)
 		}
@@ -212,7 +212,7 @@ func TestAuditWatch(t *testing.T) {
 	})
 	t.Run("fail-on exits the moment a row matches", func(t *testing.T) {
 		open := watchedDumps(t, scenarioDump("dev-mixed"), scenarioDump("dev-payments"), scenarioDump("dev-thumbs"))
-		out, _, err := runWatch(t, open, "-w", "-o", "name", "--fail-on", "broken")
+		out, _, err := runWatch(t, time.Minute, open, "-w", "-o", "name", "--fail-on", "broken")
 		var failed *FailOnError
 		if !errors.As(err, &failed) || ExitCode(err) != ExitFailedOn {
 			t.Fatalf("err = %v, want a FailOnError", err)
@@ -222,4 +222,19 @@ func TestAuditWatch(t *testing.T) {
 			t.Errorf("stdout:\n%s\nwant it to stop at payments-api:\n%s", out, want)
 		}
 	})
+}
+
+func TestAuditWatchInterrupted(t *testing.T) {
+	src := &openedSource{Source: &scopedSource{src: dump.Source{Path: scenarioDump("dev-mixed")}}, Label: "live"}
+	src.watch = func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error) {
+		return make(chan *snapshot.Snapshot), make(chan error) // a quiet cluster
+	}
+	out, _, err := runWatch(t, 500*time.Millisecond, func() (*openedSource, error) { return src, nil }, "-w", "-o", "name")
+	var interrupted *InterruptedError
+	if !errors.As(err, &interrupted) || ExitCode(err) != ExitInterrupted {
+		t.Errorf("err = %v, want an InterruptedError (exit 130)", err)
+	}
+	if strings.Count(out, "\n") != 3 {
+		t.Errorf("stdout %q: want the three workloads of the first read", out)
+	}
 }

@@ -18,7 +18,7 @@ var errNoWatch = errors.New("this source cannot be watched")
 // cluster and prints again the rows whose verdict changed. A row's verdict is its shape,
 // counts, cause and top suspect: ages alone move every second and would reprint every row. With
 // --fail-on it returns as soon as a printed report holds a matching workload; an interrupt ends
-// it without error, the normal way to stop a watch.
+// it with an *InterruptedError (exit 130), as the signal ends `kubectl get -w`.
 func (o *AuditOptions) watch(ctx context.Context, src *openedSource, snap *snapshot.Snapshot, r *diagnose.Report) error {
 	if src.watch == nil {
 		return errNoWatch
@@ -41,7 +41,7 @@ func (o *AuditOptions) watch(ctx context.Context, src *openedSource, snap *snaps
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return &InterruptedError{}
 		case err, ok := <-errs:
 			if !ok {
 				errs = nil
@@ -56,7 +56,10 @@ func (o *AuditOptions) watch(ctx context.Context, src *openedSource, snap *snaps
 			}
 		case s, ok := <-snaps:
 			if !ok {
-				return ctx.Err()
+				if ctx.Err() != nil {
+					return &InterruptedError{}
+				}
+				return nil
 			}
 			s = s.FilterWorkloads(o.Source.Selector)
 			if o.Source.At != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
 	"github.com/kubediagnose/kubectl-diagnose/internal/live"
 	"github.com/kubediagnose/kubectl-diagnose/internal/report"
+	"github.com/kubediagnose/kubectl-diagnose/internal/rollout"
 )
 
 // CompletionCommand is the name of the executable kubectl (1.26 and later) runs to complete
@@ -55,6 +56,11 @@ func registerCompletions(root *cobra.Command, source *SourceOptions) {
 			must(c.RegisterFlagCompletionFunc("sort-by", cobra.FixedCompletions(report.SortKeys, cobra.ShellCompDirectiveNoFileComp)))
 		case "explain":
 			must(c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.ExplainFormats, cobra.ShellCompDirectiveNoFileComp)))
+			c.ValidArgsFunction = func(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+				return completeWorkload(c.Context(), source, args, toComplete)
+			}
+		case "rollout":
+			must(c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(rollout.Formats, cobra.ShellCompDirectiveNoFileComp)))
 			c.ValidArgsFunction = func(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 				return completeWorkload(c.Context(), source, args, toComplete)
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 )
@@ -15,6 +16,13 @@ const (
 	ExitError    = 1 // could not run: unreadable dump, unreachable cluster
 	ExitUsage    = 2 // bad flags or arguments
 	ExitFailedOn = 3 // a workload matched --fail-on
+	// ExitRolloutFailed: rollout saw the new revision's copies take a failure shape, or the
+	// controller gave up on it (ProgressDeadlineExceeded).
+	ExitRolloutFailed = 4
+	// ExitTimedOut: rollout reached --timeout undecided.
+	ExitTimedOut = 5
+	// ExitInterrupted: Ctrl-C (or SIGTERM) before a verdict, as a shell reports SIGINT.
+	ExitInterrupted = 130
 )
 
 // UsageError is a bad flag, argument or flag value; it exits 2.
@@ -50,15 +58,51 @@ func (e *FailOnError) Error() string {
 	return fmt.Sprintf("%d %s --fail-on: %s", total, noun, strings.Join(parts, ", "))
 }
 
+// RolloutFailedError says the followed rollout failed; it exits 4. The diagnosis has been printed.
+type RolloutFailedError struct {
+	// Workload is KIND/NAME as kubectl writes it; Why is the failure shape or
+	// ProgressDeadlineExceeded.
+	Workload, Why string
+}
+
+func (e *RolloutFailedError) Error() string {
+	return fmt.Sprintf("rollout of %s failed: %s", e.Workload, e.Why)
+}
+
+// RolloutTimeoutError says the followed rollout was undecided at --timeout; it exits 5. The state
+// at that moment has been printed.
+type RolloutTimeoutError struct {
+	Workload string
+	Timeout  time.Duration
+}
+
+func (e *RolloutTimeoutError) Error() string {
+	return fmt.Sprintf("rollout of %s undecided after --timeout %s", e.Workload, e.Timeout)
+}
+
+// InterruptedError says a signal ended the command before it decided; it exits 130.
+type InterruptedError struct{}
+
+func (e *InterruptedError) Error() string { return "interrupted before a verdict" }
+
 // ExitCode maps an error returned by the root command to the process exit code.
 func ExitCode(err error) int {
 	var usage *UsageError
 	var failOn *FailOnError
+	var failed *RolloutFailedError
+	var timedOut *RolloutTimeoutError
+	var interrupted *InterruptedError
 	switch {
 	case err == nil:
 		return ExitOK
 	case errors.As(err, &failOn):
 		return ExitFailedOn
+	case errors.As(err, &failed):
+		return ExitRolloutFailed
+	case errors.As(err, &timedOut):
+		return ExitTimedOut
+	case errors.As(err, &interrupted):
+		return ExitInterrupted
 	case errors.As(err, &usage):
 		return ExitUsage
 	}

@@ -28,6 +28,7 @@ type hooks struct {
 	runRoot    func(*RootOptions) error
 	runAudit   func(*AuditOptions) error
 	runExplain func(*ExplainOptions) error
+	runRollout func(*RolloutOptions) error
 	// interactive and console, when set, replace the terminal check and the console.
 	interactive func() bool
 	console     func(ctx context.Context, opts tui.Options) error
@@ -97,6 +98,7 @@ table otherwise. It only reads: get, list and watch.`,
 	cmd.AddCommand(
 		NewCmdAudit(streams, source, h.runAudit),
 		NewCmdExplain(streams, source, h.runExplain),
+		NewCmdRollout(streams, source, h.runRollout),
 		NewCmdDump(streams, source.ConfigFlags),
 		NewCmdVersion(streams),
 	)

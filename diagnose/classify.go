@@ -26,6 +26,12 @@ type classState struct {
 	// progressing (some new copy is Ready, or none has yet run past its probes): the suspects
 	// are listed, at low confidence, so the row says where to look if the deadline passes.
 	failingWhileProgressing string
+	// ctrl is the controller's own report of its copies; sight how much of them the snapshot
+	// shows.
+	ctrl  controllerStatus
+	sight podSight
+	// nowhere says why a DaemonSet may run on no node; empty when it may run somewhere.
+	nowhere string
 }
 
 // rollout is what the controller says about an update under way.
@@ -114,7 +120,7 @@ func readFailedCreate(w *workload) string {
 	if d, ok := w.Object.(*appsv1.Deployment); ok {
 		for _, c := range d.Status.Conditions {
 			if c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue {
-				return c.Message
+				return replicaFailure(c.Reason, c.Message)
 			}
 		}
 	}
@@ -124,7 +130,7 @@ func readFailedCreate(w *workload) string {
 		}
 		for _, c := range rs.Status.Conditions {
 			if c.Type == appsv1.ReplicaSetReplicaFailure && c.Status == corev1.ConditionTrue {
-				return c.Message
+				return replicaFailure(c.Reason, c.Message)
 			}
 		}
 	}
@@ -142,12 +148,32 @@ func readFailedCreate(w *workload) string {
 	return ""
 }
 
+// replicaFailure words a ReplicaFailure condition. The condition is the controller's report
+// even when it carries no message (a controller other than kube-controller-manager, or a
+// status written by hand), so it never reads as no failure.
+func replicaFailure(reason, message string) string {
+	if message != "" {
+		return message
+	}
+	if reason == "" {
+		reason = "unknown reason"
+	}
+	return "ReplicaFailure (" + reason + ")"
+}
+
 // classify decides the shape. Pod status is the verdict; controller conditions and revision
 // history place it in time; events only support. The current revision's copies decide, so a
 // stuck rollout takes the failing revision's shape while its counts say who serves.
 func classify(w *workload, ref time.Time) Shape {
 	st := &w.cls
 	c := w.Counts
+	if st.nowhere != "" {
+		st.why = st.nowhere
+		return ShapeNeverStarts
+	}
+	if st.sight.byController() {
+		return classifyByController(w)
+	}
 	if w.Declared == 0 && c.Existing == 0 {
 		st.why = "scaled to 0"
 		return ShapeHealthy

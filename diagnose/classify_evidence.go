@@ -156,6 +156,7 @@ func controllerEvidence(b *evidenceBuilder, w *workload) {
 	if w.cls.failedCreate != "" {
 		b.add(SourceControllerStatus, "FailedCreate", "", w.cls.failedCreate, obj, 1, nil)
 	}
+	controllerStatusEvidence(b, w)
 	switch o := w.Object.(type) {
 	case *appsv1.Deployment:
 		for _, c := range o.Status.Conditions {
@@ -281,10 +282,17 @@ func revisionEvidence(b *evidenceBuilder, w *workload) {
 	h := &w.cls.history
 	obj := w.Kind + "/" + w.Name
 	switch {
+	case h.NoReplicaSets && w.cls.sight.byController():
+		b.add(SourceVisibility, "NoReplicaSets", "", "the snapshot holds no ReplicaSet of the Deployment: revisions are unknown", obj, 1, nil)
+		return
 	case h.NoReplicaSets:
 		b.add(SourceVisibility, "NoReplicaSets", "", "the snapshot holds no ReplicaSet of the Deployment: copies were found by its selector and revisions are unknown", obj, 1, nil)
 		return
 	case h.Current == nil:
+		return
+	case h.LastServing == nil && w.cls.sight.byController() && w.cls.ctrl.Available > 0:
+		// Whether a revision served is read from its copies; without them the controller's
+		// available count is the only word, and it is in ControllerCounts.
 		return
 	case h.LastServing == nil:
 		msg := fmt.Sprintf("revision %d is the only revision and no copy of it has served", h.Current.Number)

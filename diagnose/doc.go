@@ -8,6 +8,15 @@
 // namespace; each distinct log line is read once per workload however many copies log it.
 // BENCHMARKS.md has the numbers.
 //
+// Pods not seen: when the snapshot's visibility says the namespace's pods could not be read
+// (forbidden to the identity, not in the dump), the counts and the shape come from the
+// controller's status and conditions, and the headline says so: healthy when every declared
+// copy is available at the observed generation, progressing inside the deadline, never-starts
+// on ReplicaFailure or FailedCreate, on ProgressDeadlineExceeded with no new copy Ready (some
+// Ready: live-but-idle), unknown otherwise. Copies the controller reports beyond the pods a
+// snapshot holds are unseen, never absent. A DaemonSet observed with desiredNumberScheduled 0
+// runs nowhere: never-starts, pods seen or not (controller_status.go).
+//
 // The closed vocabulary of the report:
 //   - Shape: healthy, progressing, never-starts, starts-and-dies, live-but-idle, unknown.
 //     progressing is a rollout inside its deadline that is making progress or has not yet

@@ -86,7 +86,7 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 		top = &d.Suspects[0]
 	}
 	d.Cause = decideCause(w, w.Shape, top)
-	d.Headline = headline(w, w.Shape)
+	d.Headline = withControllerWord(w, headline(w, w.Shape))
 	d.Fix = fix(w, w.Shape, d.Cause, top)
 	if h := &w.cls.history; h.Current != nil {
 		d.Revisions = &Revisions{Current: w.CurrentRevision, LastServing: w.LastServingRevision, ChangedPaths: changedPaths(w.Changes)}

@@ -5,6 +5,42 @@ import (
 	"strings"
 )
 
+// The named rules. IDs are stable: scripts and the documentation refer to them.
+const (
+	RuleNamedInFailure RuleID = "named-in-failure"
+)
+
+// namedFamily is the general rule: it matches what failures name against every string of the template.
+var namedFamily = family{
+	name:   "named",
+	detect: func(r *ranker) { r.namedInFailure(); r.namedVariables() },
+	rules: []RuleInfo{
+		{
+			RuleNamedInFailure, "A field holds an endpoint, host, port, path, flag or variable that the failure names",
+			"host:port, URL, path, flag or variable name in failing events, container states and log lines",
+			"Check the value against what the failure says; fix the field if it is wrong, else the named dependency.", true,
+		},
+	},
+}
+
+// The changed rules. IDs are stable: scripts and the documentation refer to them.
+const (
+	RuleChangedField RuleID = "changed-field"
+)
+
+// changedFamily is the last rule: it lists the fields the failing revision changed that nothing names.
+var changedFamily = family{
+	name:   "changed",
+	detect: (*ranker).changedFields,
+	rules: []RuleInfo{
+		{
+			RuleChangedField, "Changed in the failing revision, not named by any failure",
+			"revision history",
+			"Compare with the previous value; roll back if the change is the likely cause.", false,
+		},
+	},
+}
+
 // notConfig matches template fields that name things rather than configure them (a
 // container's, volume's, port's or variable's own name, the pod's labels): a failure that
 // quotes a container name does not make the name a suspect.

@@ -68,20 +68,82 @@ func TestRuleCatalogue(t *testing.T) {
 			t.Errorf("rule %s title ends with a period", r.ID)
 		}
 	}
-	// Every rule the code uses is in the catalogue: the IDs declared in rules.go.
-	src, err := os.ReadFile("rules.go")
+	// Every rule the code declares is in the catalogue: the IDs are declared next to their
+	// family's detector, in the package's non-test files.
+	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range regexp.MustCompile(`RuleID = "([^"]+)"`).FindAllStringSubmatch(string(src), -1) {
-		if !seen[RuleID(m[1])] {
-			t.Errorf("rule %s is declared but not catalogued", m[1])
+	declared := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
 		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range regexp.MustCompile(`(Rule\w+)\s+RuleID = "([^"]+)"`).FindAllStringSubmatch(string(src), -1) {
+			declared++
+			if !seen[RuleID(m[2])] {
+				t.Errorf("rule %s (%s, %s) is declared but not catalogued", m[2], m[1], f)
+			}
+		}
+	}
+	if declared != len(seen) {
+		t.Errorf("%d rule IDs declared, %d catalogued", declared, len(seen))
 	}
 	if got := ruleInfo(RuleMemoryLimit); !got.Outside {
 		t.Errorf("memory-limit must be an outside rule: an input can outgrow a limit that served")
 	}
 	if got := ruleInfo(RuleEnvKeyNotFound); got.Outside {
 		t.Errorf("env-key-not-found is intrinsic to the spec")
+	}
+}
+
+// TestRuleFamiliesRecordOwnRules runs every family's detector on every scenario and fixture
+// workload that has suspects, and holds each detector to the rules its family owns or borrows:
+// a rule recorded by a detector that does not declare it would drift from its documentation.
+func TestRuleFamiliesRecordOwnRules(t *testing.T) {
+	ran := 0
+	for _, vd := range verdictDirs(t) {
+		e := loadExpected(t, vd.Dir)
+		s := loadDump(t, vd.Dir, e)
+		s.Index()
+		for _, w := range collectWorkloads(s) {
+			d := diagnoseWorkload(s, w)
+			if len(d.Suspects) == 0 || w.Template == nil {
+				continue
+			}
+			r := newRanker(w)
+			r.run()
+			ran++
+			if len(r.strays) > 0 {
+				t.Errorf("%s %s/%s: detectors recorded rules their family does not own: %v", w.Kind, w.Namespace, w.Name, r.strays)
+			}
+		}
+	}
+	if ran < 10 {
+		t.Errorf("ran the detectors on %d workloads with suspects, want at least 10", ran)
+	}
+}
+
+func TestFamilyOwns(t *testing.T) {
+	tests := []struct {
+		name string
+		f    *family
+		rule RuleID
+		want bool
+	}{
+		{name: "own rule", f: &schedulingFamily, rule: RuleNodeSelector, want: true},
+		{name: "borrowed rule", f: &schedulingFamily, rule: RuleVolumeRefNotFound, want: true},
+		{name: "another family's rule", f: &imageFamily, rule: RuleNodeSelector, want: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.f.owns(tt.rule); got != tt.want {
+				t.Errorf("%s.owns(%s) = %v, want %v", tt.f.name, tt.rule, got, tt.want)
+			}
+		})
 	}
 }

@@ -29,16 +29,7 @@ func rankSuspects(w *workload) []Suspect {
 		return nil
 	}
 	r := newRanker(w)
-	r.imageRules()
-	r.configRules()
-	r.controllerRules()
-	r.schedulingRules()
-	r.runtimeRules()
-	r.probeRules()
-	r.serviceRules()
-	r.namedInFailure()
-	r.namedVariables()
-	r.changedFields()
+	r.run()
 	return r.ranked()
 }
 
@@ -54,6 +45,19 @@ type ranker struct {
 	// fields remembers each template field's current and previous value once looked up: the
 	// rules suggest the same field for every copy's signal, and the lookup walks the template.
 	fields map[string]*fieldFacts
+	// running is the family whose detector runs; strays counts suspects it recorded of rules
+	// it does not own, which the catalogue test holds at zero.
+	running *family
+	strays  []RuleID
+}
+
+// run applies every rule family in catalogue order.
+func (r *ranker) run() {
+	for _, f := range families {
+		r.running = f
+		f.detect(r)
+	}
+	r.running = nil
 }
 
 // fieldFacts is what the ranker knows of one template field.
@@ -120,6 +124,9 @@ func (r *ranker) suspectObject(rule RuleID, object string, obj any, path *field.
 }
 
 func (r *ranker) record(s Suspect) {
+	if r.running != nil && !r.running.owns(s.Rule) {
+		r.strays = append(r.strays, s.Rule)
+	}
 	key := s.Object + " " + s.Path.String()
 	if old, ok := r.found[key]; ok {
 		if old.Score >= s.Score {

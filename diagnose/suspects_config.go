@@ -8,6 +8,48 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
+// The config rules. IDs are stable: scripts and the documentation refer to them.
+const (
+	RuleEnvRefNotFound    RuleID = "env-ref-not-found"
+	RuleEnvKeyNotFound    RuleID = "env-key-not-found"
+	RuleVolumeRefNotFound RuleID = "volume-ref-not-found"
+	RuleVolumeKeyNotFound RuleID = "volume-key-not-found"
+	RuleRunAsNonRoot      RuleID = "run-as-non-root"
+)
+
+// configFamily reads CreateContainerConfigError and FailedMount.
+var configFamily = family{
+	name:   "config",
+	detect: (*ranker).configRules,
+	rules: []RuleInfo{
+		{
+			RuleEnvRefNotFound, "env/envFrom refers to a Secret or ConfigMap that does not exist",
+			"CreateContainerConfigError `secret \"x\" not found` / `configmap \"x\" not found`",
+			"Create the object in the namespace, correct the name, or mark the reference optional.", false,
+		},
+		{
+			RuleEnvKeyNotFound, "env refers to a key its Secret or ConfigMap does not have",
+			"CreateContainerConfigError `couldn't find key k in Secret ns/x`",
+			"Correct the key, or add it to the Secret or ConfigMap.", false,
+		},
+		{
+			RuleVolumeRefNotFound, "A volume refers to a Secret, ConfigMap or claim that does not exist",
+			"FailedMount `MountVolume.SetUp failed for volume \"v\" : secret \"x\" not found`",
+			"Create the object, correct the name, or mark the volume source optional.", false,
+		},
+		{
+			RuleVolumeKeyNotFound, "A volume's items name a key its Secret or ConfigMap does not have",
+			"FailedMount `configmap references non-existent config key: k`",
+			"Correct the item key, or add the key to the object.", false,
+		},
+		{
+			RuleRunAsNonRoot, "runAsNonRoot is required but the image runs as root or by user name",
+			"CreateContainerConfigError `container has runAsNonRoot and image will run as root`",
+			"Set securityContext.runAsUser to a non-zero UID, or use an image whose USER is numeric and not 0.", false,
+		},
+	},
+}
+
 // Missing configuration. CreateContainerConfigError comes from the kubelet's makeEnvironmentVariables
 // (pkg/kubelet/kubelet_pods.go): `couldn't find key K in Secret NS/NAME`, `couldn't find key K in
 // ConfigMap NS/NAME`, or the secret/configmap manager's NotFound error `secret "NAME" not found`,

@@ -10,6 +10,30 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
+// The controller rules. IDs are stable: scripts and the documentation refer to them.
+const (
+	RuleServiceAccountNotFound RuleID = "service-account-not-found"
+	RuleQuotaExceeded          RuleID = "quota-exceeded"
+)
+
+// controllerFamily reads the API server's admission refusals in FailedCreate.
+var controllerFamily = family{
+	name:   "controller",
+	detect: (*ranker).controllerRules,
+	rules: []RuleInfo{
+		{
+			RuleServiceAccountNotFound, "serviceAccountName names an account that does not exist",
+			"FailedCreate `error looking up service account ns/sa: serviceaccount \"sa\" not found`",
+			"Create the ServiceAccount or correct the name.", false,
+		},
+		{
+			RuleQuotaExceeded, "A ResourceQuota refuses the pods",
+			"FailedCreate `exceeded quota: q, requested: ...` or `failed quota: q: must specify ...`",
+			"Lower the named resource, set the missing request or limit, or raise the quota.", false,
+		},
+	},
+}
+
 // Pods the controller could not create. The replica set, stateful set and daemon set
 // controllers record `Error creating: ERR` (pkg/controller/controller_utils.go, FailedCreate)
 // where ERR is the admission Forbidden error `pods "NAME" is forbidden: MSG`:

@@ -5,6 +5,42 @@ import (
 	"strings"
 )
 
+// The image rules. IDs are stable: scripts and the documentation refer to them.
+const (
+	RuleImageNotFound     RuleID = "image-not-found"
+	RuleImageInvalidName  RuleID = "image-invalid-name"
+	RuleImagePullAuth     RuleID = "image-pull-auth"
+	RuleImageRegistryDown RuleID = "image-registry-unreachable"
+)
+
+// imageFamily reads the kubelet's pull errors.
+var imageFamily = family{
+	name:   "image",
+	detect: (*ranker).imageRules,
+	rules: []RuleInfo{
+		{
+			RuleImageNotFound, "Image reference names a tag or digest the registry does not have",
+			"ErrImagePull/ImagePullBackOff with `not found` or `manifest unknown`",
+			"Correct the image tag or digest; the previous value is the last one that pulled.", false,
+		},
+		{
+			RuleImageInvalidName, "Image reference cannot be parsed",
+			"InvalidImageName",
+			"Write the image as registry/repository[:tag][@digest].", false,
+		},
+		{
+			RuleImagePullAuth, "Registry refuses the pull: no or wrong credentials",
+			"ErrImagePull with `pull access denied`, `unauthorized`, `insufficient_scope`, 401 or 403",
+			"Add an imagePullSecrets entry (or attach one to the pod's ServiceAccount) that can read the repository.", false,
+		},
+		{
+			RuleImageRegistryDown, "Registry cannot be reached",
+			"ErrImagePull with `no such host`, `i/o timeout` or `connection refused` to the registry",
+			"If the registry host did not change, fix the registry or the network path to it; the spec is not at fault.", true,
+		},
+	},
+}
+
 // Image pull failures. The kubelet (pkg/kubelet/images/image_manager.go) reports
 // `Failed to pull image "IMG": ERR` events and ErrImagePull / ImagePullBackOff
 // (`Back-off pulling image "IMG": ErrImagePull: ERR`) waiting states; ERR is containerd's

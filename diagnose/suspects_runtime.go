@@ -12,6 +12,72 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
+// The runtime rules. IDs are stable: scripts and the documentation refer to them.
+const (
+	RuleCommandNotFound RuleID = "command-not-found"
+	RuleMemoryLimit     RuleID = "memory-limit"
+	RuleMemoryBelowHeap RuleID = "memory-limit-below-heap"
+)
+
+// runtimeFamily reads OOM kills and missing executables.
+var runtimeFamily = family{
+	name:   "runtime",
+	detect: (*ranker).runtimeRules,
+	rules: []RuleInfo{
+		{
+			RuleCommandNotFound, "command names an executable the image does not have",
+			"StartError/RunContainerError `exec: \"x\": executable file not found in $PATH`",
+			"Correct command/args, or use an image that contains the executable.", false,
+		},
+		{
+			RuleMemoryLimit, "The memory limit is below what the container uses",
+			"OOMKilled (exit code 137)",
+			"Raise resources.limits.memory, or find what made the container grow.", true,
+		},
+		{
+			RuleMemoryBelowHeap, "The memory limit is below the heap the container's own flags ask for",
+			"OOMKilled with a JVM -Xms/-Xmx (in args or an env value) at or above resources.limits.memory",
+			"Raise resources.limits.memory above the heap plus overhead, or lower the heap flags.", false,
+		},
+	},
+}
+
+// The probe rules. IDs are stable: scripts and the documentation refer to them.
+const (
+	RuleProbePort       RuleID = "probe-port"
+	RuleProbePath       RuleID = "probe-path"
+	RuleLivenessTimeout RuleID = "liveness-timeout"
+	RuleLivenessStartup RuleID = "liveness-timeout-at-start"
+)
+
+// probeFamily checks probe ports and reads probe failures.
+var probeFamily = family{
+	name:   "probe",
+	detect: (*ranker).probeRules,
+	rules: []RuleInfo{
+		{
+			RuleProbePort, "A probe targets a port the container does not serve",
+			"probe port matching no containerPort; probe `connection refused`",
+			"Point the probe at a declared containerPort (by name or number).", false,
+		},
+		{
+			RuleProbePath, "An HTTP probe asks for a path the application does not serve",
+			"`Readiness probe failed: HTTP probe failed with statuscode: 404`",
+			"Use the path the application serves for health checks.", false,
+		},
+		{
+			RuleLivenessTimeout, "The liveness probe times out and the kubelet restarts a container that used to answer in time",
+			"`Liveness probe failed: ... context deadline exceeded` on copies that start and die, in a workload that served",
+			"Raise timeoutSeconds or failureThreshold, or add a startupProbe for slow starts.", true,
+		},
+		{
+			RuleLivenessStartup, "The liveness probe times out and kills a container that never served: it starts slower than the probe allows",
+			"`Liveness probe failed: ... context deadline exceeded` on a workload no revision of which served",
+			"Add a startupProbe, or raise timeoutSeconds, initialDelaySeconds or failureThreshold so the container can finish starting.", false,
+		},
+	},
+}
+
 // Containers that start and die, or never start their process.
 //   - OOMKilled: the terminated reason the kubelet reports from the runtime (exit code 137).
 //   - A missing executable: runc's `exec: "NAME": executable file not found in $PATH` (or

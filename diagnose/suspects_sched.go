@@ -11,6 +11,62 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
+// The scheduling rules. IDs are stable: scripts and the documentation refer to them.
+const (
+	RuleNodeSelector         RuleID = "scheduling-node-selector"
+	RuleInsufficientResource RuleID = "scheduling-insufficient-resource"
+	RuleUntoleratedTaint     RuleID = "scheduling-untolerated-taint"
+	RulePodAffinity          RuleID = "scheduling-pod-affinity"
+	RuleHostPort             RuleID = "scheduling-host-port"
+	RuleTopologySpread       RuleID = "scheduling-topology-spread"
+	RuleStorageClass         RuleID = "storage-class"
+)
+
+// schedulingFamily reads the scheduler's FitError and the claim provisioner's failures.
+var schedulingFamily = family{
+	name:   "scheduling",
+	detect: (*ranker).schedulingRules,
+	// The scheduler names a missing claim; the volume that refers to it is the config rule's field.
+	borrows: []RuleID{RuleVolumeRefNotFound},
+	rules: []RuleInfo{
+		{
+			RuleNodeSelector, "nodeSelector or required node affinity matches no node",
+			"FailedScheduling `node(s) didn't match Pod's node affinity/selector`; a DaemonSet's desiredNumberScheduled 0 with nodes its selector does not match",
+			"Use a label value that nodes carry (kubectl get nodes --show-labels), or relax the requirement.", false,
+		},
+		{
+			RuleInsufficientResource, "Resource requests fit on no node",
+			"FailedScheduling `Insufficient cpu|memory|...`",
+			"Lower the requests or add capacity.", false,
+		},
+		{
+			RuleUntoleratedTaint, "Nodes carry taints the pod does not tolerate",
+			"FailedScheduling `node(s) had untolerated taint(s)`; a DaemonSet's desiredNumberScheduled 0 with every matching node tainted",
+			"Add the matching toleration, or schedule onto untainted nodes.", false,
+		},
+		{
+			RulePodAffinity, "Pod affinity or anti-affinity cannot be satisfied",
+			"FailedScheduling `node(s) didn't match pod (anti-)affinity rules`",
+			"Relax the rule (preferred instead of required) or add nodes in other topology domains.", false,
+		},
+		{
+			RuleHostPort, "hostPort is taken on every node",
+			"FailedScheduling `node(s) didn't have free ports for the requested pod ports`",
+			"Drop hostPort or use a port that is free.", false,
+		},
+		{
+			RuleTopologySpread, "Topology spread constraints cannot be satisfied",
+			"FailedScheduling `node(s) didn't match pod topology spread constraints`",
+			"Raise maxSkew or use whenUnsatisfiable: ScheduleAnyway.", false,
+		},
+		{
+			RuleStorageClass, "A volumeClaimTemplate's storage class cannot provision",
+			"ProvisioningFailed, `storageclass.storage.k8s.io \"x\" not found`, unbound PersistentVolumeClaims",
+			"Name an existing StorageClass (kubectl get storageclass).", false,
+		},
+	},
+}
+
 // Scheduling failures. The scheduler's FailedScheduling event and the pod's PodScheduled=False
 // condition carry FitError.Error() (pkg/scheduler/framework/types.go):
 // `0/N nodes are available: <count> <reason>, <count> <reason>. preemption: ...`, with reasons
@@ -36,6 +92,9 @@ var (
 
 // schedulingRules reads the scheduler's reasons and the claim provisioner's failures.
 func (r *ranker) schedulingRules() {
+	if r.w.cls.nowhere != "" {
+		r.runsNowhere(r.w.cls.nowhere)
+	}
 	for _, s := range r.signals {
 		// The literal parts of the patterns rule out most messages (every log line) without
 		// running them.
@@ -107,6 +166,33 @@ func (r *ranker) fitReason(reason string, score int, msg string) {
 		reason == "node(s) didn't find available persistent volumes to bind" ||
 		reason == "node(s) did not have enough free storage":
 		r.storageClass("", &signal{Text: msg})
+	}
+}
+
+// runsNowhere names what keeps a DaemonSet off every node: the node selector or affinity that
+// the nodes do not match, the tolerations that miss their taints. Without visible nodes each
+// is a possibility.
+func (r *ranker) runsNowhere(msg string) {
+	spec := &r.w.Template.Spec
+	nodes := r.w.Snap.Nodes
+	if len(nodes) == 0 {
+		if len(spec.NodeSelector) > 0 || spec.Affinity != nil && spec.Affinity.NodeAffinity != nil {
+			r.nodeSelection(msg)
+		}
+		r.suspectTemplate(RuleUntoleratedTaint, r.specPath.Child("tolerations"), scorePossible, msg)
+		return
+	}
+	ex := excludedNodes(spec, nodes)
+	if ex.selector > 0 {
+		r.nodeSelection(msg)
+	}
+	if ex.taint > 0 {
+		score := scoreCertain
+		if ex.taint < len(nodes) {
+			score = scoreLikely - 10 + 20*ex.taint/len(nodes)
+		}
+		r.suspectTemplate(RuleUntoleratedTaint, r.specPath.Child("tolerations"), score,
+			"nodes carry taints the pod does not tolerate ("+strings.Join(ex.taints, ", ")+"): "+msg)
 	}
 }
 

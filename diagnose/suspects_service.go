@@ -10,6 +10,30 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
+// The service rules. IDs are stable: scripts and the documentation refer to them.
+const (
+	RuleServiceSelector   RuleID = "service-selector"
+	RuleServiceTargetPort RuleID = "service-target-port"
+)
+
+// serviceFamily checks the Services meant for the workload.
+var serviceFamily = family{
+	name:   "service",
+	detect: (*ranker).serviceRules,
+	rules: []RuleInfo{
+		{
+			RuleServiceSelector, "A Service meant for the workload selects none of its pods",
+			"Service selector matching no pod of the workload; no endpoints",
+			"Make spec.selector match the pod template's labels.", false,
+		},
+		{
+			RuleServiceTargetPort, "A Service targets a port no container exposes",
+			"Service targetPort matching no containerPort name or number",
+			"Make targetPort name or number a containerPort of the workload.", false,
+		},
+	},
+}
+
 // nameLabel is the recommended label that ties a Service to its application.
 const nameLabel = "app.kubernetes.io/name"
 

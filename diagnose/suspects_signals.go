@@ -96,6 +96,17 @@ func collectSignals(w *workload) []*signal {
 			Pod: podNameOf(e), Container: containerOfFieldPath(e.InvolvedObject.FieldPath),
 		})
 	}
+	// The controller's ReplicaFailure condition carries the API server's refusal even when its
+	// FailedCreate events expired or are not in the snapshot.
+	if fc := w.cls.failedCreate; fc != "" {
+		known := false
+		for _, s := range out {
+			known = known || s.Text == fc
+		}
+		if !known {
+			out = append(out, &signal{Reason: "FailedCreate", Text: fc, Source: SourceControllerStatus})
+		}
+	}
 	// Every copy logs the same failure: decide each distinct line once. Log signals are many
 	// and alike; they are allocated in chunks, which never move once allocated.
 	isFailure := map[string]bool{}

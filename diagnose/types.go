@@ -162,7 +162,7 @@ type RuleID string
 
 // Suspect is a spec field that probably causes the failure.
 type Suspect struct {
-	Rule          RuleID      `json:"-"`
+	Rule          RuleID      `json:"rule"`
 	Object        string      `json:"object"`
 	Path          *field.Path `json:"-"`
 	Value         string      `json:"value"`
@@ -180,13 +180,14 @@ func (s Suspect) MarshalJSON() ([]byte, error) {
 		path = s.Path.String()
 	}
 	return json.Marshal(struct {
+		Rule          RuleID     `json:"rule"`
 		Object        string     `json:"object"`
 		Path          string     `json:"path"`
 		Value         string     `json:"value"`
 		PreviousValue string     `json:"previousValue"`
 		Confidence    Confidence `json:"confidence"`
 		Reason        string     `json:"reason"`
-	}{s.Object, path, s.Value, s.PreviousValue, s.Confidence, s.Reason})
+	}{s.Rule, s.Object, path, s.Value, s.PreviousValue, s.Confidence, s.Reason})
 }
 
 // Evidence is one signal behind a verdict.

@@ -101,6 +101,8 @@ type Model struct {
 	nsInput     textinput.Model
 	toast       string
 	toastExpiry time.Time
+	// quitting is set once a key quit, so the keys after it in the same read are dropped.
+	quitting bool
 }
 
 // New builds the root model. now is the wall clock (time.Now outside tests).

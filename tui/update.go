@@ -10,6 +10,8 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/spinner"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
 // watchBackoff is how long the console waits before restarting a watch that ended.
@@ -77,7 +79,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case tea.KeyMsg:
-		return m, m.onKey(msg)
+		return m, m.onKeys(msg)
 	}
 	return m, nil
 }
@@ -86,17 +88,34 @@ func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
 	if msg.gen != m.gen || msg.seq != m.seq {
 		return nil
 	}
+	refreshed := m.refreshing
 	m.refreshing = false
 	m.progress = ""
 	if msg.err != nil {
+		if m.live.watching && m.data != nil {
+			// The watch keeps the picture current and says when it is stale; a failed
+			// refresh is only news.
+			return m.showToast("refresh failed: " + Sanitize(msg.err.Error()))
+		}
 		m.loadErr = msg.err
 		m.state = stateError
+		if m.live.watching && m.live.updatedAt.IsZero() {
+			// The header says what fails until something is read.
+			if m.live.err == nil {
+				m.live.errAt = m.now()
+			}
+			m.live.err = msg.err
+		}
 		return nil
 	}
 	m.setData(msg.data)
 	if m.live.watching {
 		m.live.updatedAt = m.now()
 		m.live.err = nil
+	}
+	if notice := m.unchanging(); refreshed && notice != "" {
+		// A refresh of a fixed source is too quick to see and shows the same rows: say why.
+		return m.showToast(notice)
 	}
 	return nil
 }
@@ -147,7 +166,7 @@ func (m *Model) watchFunc() watchFn {
 func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	k := m.keys
 	if msg.String() == "ctrl+c" {
-		return tea.Quit
+		return m.quit()
 	}
 	if m.nsPrompt {
 		return m.onNamespaceKey(msg)
@@ -158,13 +177,13 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	switch m.state {
 	case stateLoading:
 		if key.Matches(msg, k.Quit) {
-			return tea.Quit
+			return m.quit()
 		}
 		return nil
 	case stateError:
 		switch {
 		case key.Matches(msg, k.Quit):
-			return tea.Quit
+			return m.quit()
 		case key.Matches(msg, k.Refresh):
 			return m.refresh()
 		case key.Matches(msg, k.Back) && m.data != nil:
@@ -175,7 +194,7 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	switch {
 	case key.Matches(msg, k.Quit):
-		return tea.Quit
+		return m.quit()
 	case key.Matches(msg, k.Help):
 		if m.screen == screenHelp {
 			m.screen = m.back
@@ -223,6 +242,12 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		return m.workloads.Update(msg)
 	}
+}
+
+// quit ends the program; no key after it is routed.
+func (m *Model) quit() tea.Cmd {
+	m.quitting = true
+	return tea.Quit
 }
 
 func (m *Model) openSelected() tea.Cmd {
@@ -275,6 +300,21 @@ func (m *Model) switchNamespace(ns string) tea.Cmd {
 		cmds = append(cmds, m.startWatch(w), tick(m.gen))
 	}
 	return tea.Batch(cmds...)
+}
+
+// unchanging says why a refresh of the shown source shows the same picture, or "" when it may
+// not: a dump and the demo are fixed, a live cluster is not.
+func (m *Model) unchanging() string {
+	if m.data == nil || m.watchFunc() != nil {
+		return ""
+	}
+	switch m.data.snap.Source.Type {
+	case snapshot.SourceDump:
+		return "read the dump again: a dump does not change, only a live cluster does"
+	case snapshot.SourceDemo:
+		return "read the demo again: it does not change, only a live cluster does"
+	}
+	return ""
 }
 
 // refresh reads the source again, keeping what is on screen until the new snapshot is in.

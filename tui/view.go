@@ -71,13 +71,19 @@ func (m *Model) headerLines() string {
 		parts = append(parts, sourceLabel(m.data.snap))
 	}
 	switch {
+	case m.live.watching && m.live.err != nil && m.live.updatedAt.IsZero():
+		// Nothing was ever read, so nothing on screen is stale: say what fails instead.
+		parts = append(parts, st.Error.Render("✕ nothing read yet")+" "+st.Dim.Render(Sanitize(m.live.err.Error())))
 	case m.live.watching && m.live.err != nil:
 		parts = append(parts, st.Stale.Render("▲ stale "+since(m.clock, m.live.updatedAt))+" "+
 			st.Dim.Render(Sanitize(m.live.err.Error())))
 	case m.live.watching && !m.live.updatedAt.IsZero():
 		parts = append(parts, st.Live.Render("● live")+st.Dim.Render(" updated "+since(m.clock, m.live.updatedAt)+" ago"))
+	case m.live.watching && m.progress != "":
+		// The first read is under way; the console follows nothing yet.
+		parts = append(parts, st.Dim.Render("○ reading…"))
 	case m.live.watching:
-		parts = append(parts, st.Live.Render("● live"))
+		parts = append(parts, st.Dim.Render("○ connecting…"))
 	case m.data != nil:
 		parts = append(parts, "at "+m.data.snap.ReferenceTime.UTC().Format("2006-01-02 15:04:05Z"))
 	}

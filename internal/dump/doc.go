@@ -20,7 +20,9 @@
 // so the same event reads the same through either API. Kinds the snapshot does not model are
 // skipped and counted in Snapshot.Source.Skipped; managedFields are dropped. A controller that
 // owns objects in the dump but is missing from it (kubectl cluster-info dump writes no
-// StatefulSets) is listed in Snapshot.Visibility.
+// StatefulSets) is listed in Snapshot.Visibility, and so is a dump that holds controllers but no
+// pod list (`kubectl get deploy -o yaml`, pods pruned): Pod, "not in the dump". Write leaves out
+// the pod list of a namespace whose pods the snapshot could not read, so the gap survives.
 //
 // The reference time is the newest timestamp the objects carry: creation times, controller,
 // pod, claim and node conditions (node heartbeats included), container start and finish times,

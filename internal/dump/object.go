@@ -100,6 +100,9 @@ func (r *reader) value(raw []byte, at location, def schema.GroupVersionKind, dep
 		return at.errorf("not a Kubernetes object: it has no apiVersion and kind")
 	}
 	if strings.HasSuffix(gvk.Kind, "List") {
+		if gvk.Kind == "PodList" && gvk.Group == "" {
+			r.podList = true
+		}
 		items, err := listItems(raw)
 		if err != nil {
 			return at.errorf("%s: %w", gvk.Kind, err)
@@ -175,6 +178,7 @@ func (r *reader) add(obj runtime.Object, gvk schema.GroupVersionKind, at locatio
 		s.ControllerRevisions = append(s.ControllerRevisions, o)
 	case *corev1.Pod:
 		s.Pods = append(s.Pods, o)
+		r.podList = true
 	case *corev1.Event:
 		s.Events = append(s.Events, o)
 	case *corev1.Service:

@@ -107,6 +107,9 @@ type reader struct {
 	namespaces map[string]bool
 	objects    int
 	files      int
+	// podList is true once a PodList (even an empty one) or a pod was read: the dump then
+	// shows the pods it was asked for, and none of them is a fact, not a gap.
+	podList bool
 }
 
 func newReader() *reader {
@@ -186,6 +189,9 @@ func (r *reader) finish(name, path string) (*snapshot.Snapshot, error) {
 	}
 	s.ReferenceTime = newestTime(s)
 	s.Visibility = missingOwners(s)
+	if v, ok := missingPods(s, r.podList); ok {
+		s.Visibility = append(s.Visibility, v)
+	}
 	return s, nil
 }
 

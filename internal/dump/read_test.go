@@ -416,7 +416,9 @@ func TestReadMissingOwners(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Visibility) != 1 || s.Visibility[0].Kind != "Deployment" || !strings.HasSuffix(s.Visibility[0].Reason, "Deployment orders") {
+	// A ReplicaSet list alone also holds no pod: both gaps are reported.
+	if len(s.Visibility) != 2 || s.Visibility[0].Kind != "Deployment" || !strings.HasSuffix(s.Visibility[0].Reason, "Deployment orders") ||
+		s.Visibility[1] != (snapshot.Visibility{Kind: "Pod", Reason: "not in the dump"}) {
 		t.Errorf("Visibility of ReplicaSets without their Deployment = %+v", s.Visibility)
 	}
 }

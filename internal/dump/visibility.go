@@ -80,3 +80,14 @@ func metas[T metav1.Object](objs []T) []metav1.Object {
 	}
 	return out
 }
+
+// missingPods records that a dump holds controllers but no pod list at all (`kubectl get deploy
+// -o yaml` pasted into a ticket, pods pruned from a dump), so the engine takes the controllers'
+// word for their copies instead of reading the missing pods as copies that do not exist. An
+// empty PodList is the pods the dump was asked for: there were none.
+func missingPods(s *snapshot.Snapshot, podList bool) (snapshot.Visibility, bool) {
+	if podList || len(s.Deployments)+len(s.StatefulSets)+len(s.DaemonSets)+len(s.ReplicaSets) == 0 {
+		return snapshot.Visibility{}, false
+	}
+	return snapshot.Visibility{Kind: "Pod", Reason: "not in the dump"}, true
+}

@@ -151,13 +151,27 @@ func (w *writer) namespace(s *snapshot.Snapshot, ns string) {
 	w.list(filepath.Join(ns, "daemonsets.json"), "DaemonSetList", "apps/v1", &appsv1.DaemonSetList{Items: values(s.DaemonSets, in)})
 	w.list(filepath.Join(ns, "deployments.json"), "DeploymentList", "apps/v1", &appsv1.DeploymentList{Items: values(s.Deployments, in)})
 	w.list(filepath.Join(ns, "replicasets.json"), "ReplicaSetList", "apps/v1", &appsv1.ReplicaSetList{Items: values(s.ReplicaSets, in)})
-	w.list(filepath.Join(ns, "pods.json"), "PodList", "v1", &corev1.PodList{Items: values(s.Pods, in)})
+	// Pods the source could not read are left out rather than written as an empty list, which
+	// would read back as a namespace without copies.
+	if pods := values(s.Pods, in); len(pods) > 0 || !podsNotRead(s, ns) {
+		w.list(filepath.Join(ns, "pods.json"), "PodList", "v1", &corev1.PodList{Items: pods})
+	}
 	w.list(filepath.Join(ns, "statefulsets.json"), "StatefulSetList", "apps/v1", &appsv1.StatefulSetList{Items: values(s.StatefulSets, in)})
 	w.list(filepath.Join(ns, "controllerrevisions.json"), "ControllerRevisionList", "apps/v1", &appsv1.ControllerRevisionList{Items: values(s.ControllerRevisions, in)})
 	w.list(filepath.Join(ns, "endpointslices.json"), "EndpointSliceList", "discovery.k8s.io/v1", &discoveryv1.EndpointSliceList{Items: values(s.EndpointSlices, in)})
 	w.list(filepath.Join(ns, "persistentvolumeclaims.json"), "PersistentVolumeClaimList", "v1", &corev1.PersistentVolumeClaimList{Items: values(s.PersistentVolumeClaims, in)})
 	w.list(filepath.Join(ns, "resourcequotas.json"), "ResourceQuotaList", "v1", &corev1.ResourceQuotaList{Items: values(s.ResourceQuotas, in)})
 	w.logs(s, ns)
+}
+
+// podsNotRead reports whether the snapshot says it could not read the namespace's pods.
+func podsNotRead(s *snapshot.Snapshot, ns string) bool {
+	for _, v := range s.Visibility {
+		if v.Kind == "Pod" && (v.Namespace == "" || v.Namespace == ns) {
+			return true
+		}
+	}
+	return false
 }
 
 // logs writes one logs.txt per pod, blocks in the order the snapshot holds them.

@@ -24,6 +24,8 @@ type ctr struct {
 	imgBackoff  time.Duration
 	imgFailedAt time.Time
 	imgErr      string
+	// pullDoneAt is when a slow pull under way (Image.PullTime) completes; zero when none is.
+	pullDoneAt time.Time
 
 	waitingReason, waitingMessage string
 
@@ -143,9 +145,12 @@ func (w *podWorker) start(ctx context.Context, c *ctr, now time.Time) time.Time 
 			c.waitingMessage = fmt.Sprintf("%s: ErrImagePull: %s", msg, c.imgErr)
 			return now.Add(s.requeue())
 		}
-		w.event(c, corev1.EventTypeNormal, "Pulling", fmt.Sprintf("Pulling image %q", image), now)
+		if c.pullDoneAt.IsZero() {
+			w.event(c, corev1.EventTypeNormal, "Pulling", fmt.Sprintf("Pulling image %q", image), now)
+		}
 		img, err := w.pull(ctx, ref)
 		if err != "" {
+			c.pullDoneAt = time.Time{}
 			w.event(c, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Failed to pull image %q: %s", image, err), now)
 			w.event(c, corev1.EventTypeWarning, "Failed", "Error: ErrImagePull", now)
 			if c.imgBackoff == 0 {
@@ -157,11 +162,25 @@ func (w *podWorker) start(ctx context.Context, c *ctr, now time.Time) time.Time 
 			c.waitingReason, c.waitingMessage = "ErrImagePull", err
 			return now.Add(s.requeue())
 		}
+		if img.PullTime > 0 {
+			if c.pullDoneAt.IsZero() {
+				c.pullDoneAt = now.Add(s.scaled(img.PullTime))
+			}
+			if now.Before(c.pullDoneAt) {
+				// Still pulling: the kubelet reports the container as being created.
+				c.waitingReason, c.waitingMessage = "", ""
+				return c.pullDoneAt
+			}
+		}
+		c.pullDoneAt = time.Time{}
 		size := img.Size
 		if size == 0 {
 			size = 24 * MiB
 		}
 		dur := time.Duration(float64(size)/(40*MiB)*float64(time.Second)) + 137*time.Millisecond
+		if img.PullTime > 0 {
+			dur = img.PullTime
+		}
 		w.event(c, corev1.EventTypeNormal, "Pulled", fmt.Sprintf(
 			"Successfully pulled image %q in %v (%v including waiting). Image size: %d bytes.",
 			image, dur.Truncate(time.Millisecond), (dur+3*time.Millisecond).Truncate(time.Millisecond), size), now)

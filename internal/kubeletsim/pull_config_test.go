@@ -216,3 +216,47 @@ func TestMissingSecretVolumeIsFailedMount(t *testing.T) {
 		return ""
 	})
 }
+
+func TestSlowPullWaitsInContainerCreatingThenRuns(t *testing.T) {
+	const slow = "registry.sim.example/ml/ranker:2.0.0"
+	w := world().SetImage(slow, kubeletsim.Image{Size: 4 << 30, PullTime: 100 * time.Second, Program: kubeletsim.Program{Ports: []int32{8080}}})
+	e := start(t, w, nil)
+	e.apply(t, deployment("ranker", slow, 1, nil))
+	var pulling, running time.Time
+	var name string
+	eventually(t, 60*time.Second, func() string {
+		pods := e.pods(t, "ranker")
+		if len(pods) != 1 || len(pods[0].Status.ContainerStatuses) != 1 {
+			return "no container status yet"
+		}
+		name = pods[0].Name
+		st := pods[0].Status.ContainerStatuses[0].State
+		switch {
+		case st.Waiting != nil && st.Waiting.Reason == "ContainerCreating":
+			if pulling.IsZero() {
+				pulling = time.Now()
+			}
+			return "still pulling"
+		case st.Waiting != nil:
+			t.Fatalf("waiting %s (%s) during a slow pull, want ContainerCreating", st.Waiting.Reason, st.Waiting.Message)
+		case st.Running != nil:
+			running = time.Now()
+			return ""
+		}
+		return "container neither waiting nor running"
+	})
+	// 100 simulated seconds are 5 real ones at timeScale 20; polls are 250 ms apart.
+	if pulling.IsZero() || running.Sub(pulling) < 3*time.Second {
+		t.Errorf("ContainerCreating seen at %v, running at %v: want about 5 s in between", pulling, running)
+	}
+	evs := e.events(t, name)
+	if !hasEvent(evs, "Pulling", fmt.Sprintf("Pulling image %q", slow)) ||
+		!hasEvent(evs, "Pulled", fmt.Sprintf("Successfully pulled image %q in 1m40s (1m40.003s including waiting). Image size: %d bytes.", slow, int64(4<<30))) {
+		t.Errorf("events %v lack Pulling and a Pulled that took 1m40s", evs)
+	}
+	for _, ev := range evs {
+		if ev.Reason == "Pulling" && ev.Count > 1 {
+			t.Errorf("Pulling reported %d times for one pull", ev.Count)
+		}
+	}
+}

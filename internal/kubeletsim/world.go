@@ -16,6 +16,9 @@ const MiB = 1 << 20
 type Image struct {
 	// Size in bytes, as the Pulled event reports it; default 24 MiB.
 	Size int64
+	// PullTime, when set, is how long (simulated time) a successful pull takes; the container
+	// waits in ContainerCreating meanwhile, as behind a slow registry. Zero pulls at once.
+	PullTime time.Duration
 	// Private images need an imagePullSecrets entry that names an existing Secret; without one the
 	// pull fails with containerd's "pull access denied".
 	Private bool

@@ -2,10 +2,12 @@ package live
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -83,7 +85,7 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		}
 		first = snap
 	}
-	publish(out, first)
+	publish(out, errs, first)
 
 	hidden := map[string]bool{}
 	for _, v := range first.Visibility {
@@ -110,7 +112,9 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 	// away would go unnoticed. Every list and watch call therefore reports its outcome here.
 	h := &watchHealth{failing: map[string]bool{}}
 	observe := func(ctx context.Context, key string, err error) {
-		if ctx.Err() != nil {
+		// 410 Gone: the resource version the informer asked for was compacted away. The
+		// reflector lists again at once, keeping its store meanwhile; that is no outage.
+		if ctx.Err() != nil || isExpired(err) {
 			return
 		}
 		switch h.observe(key, err) {
@@ -138,8 +142,11 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 			},
 			WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 				w, err := watchFn(ctx, k.listOptions(s.opts.Selector, opts))
-				observe(ctx, key, err)
-				return w, err
+				if err != nil {
+					observe(ctx, key, err)
+					return w, err
+				}
+				return judgeWatch(w, func(err error) { observe(ctx, key, err) }), nil
 			},
 		}
 		inf := cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, s.client), k.object,
@@ -163,7 +170,9 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 			report(err)
 		}
 		_ = w.informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-			report(s.fatal(err))
+			if !isExpired(err) {
+				report(s.fatal(err))
+			}
 		})
 		if _, err := w.informer.AddEventHandler(handler); err != nil {
 			report(err)
@@ -218,7 +227,7 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		}
 		snap.Logs, snap.Visibility = s.cachedLogs(ctx, snap.Pods, logs, snap.Visibility)
 		snap.ReferenceTime = s.now().UTC()
-		publish(out, snap)
+		publish(out, errs, snap)
 	}
 }
 
@@ -264,8 +273,18 @@ func (s *Source) cachedLogs(ctx context.Context, pods []*corev1.Pod, c map[logRe
 	return collectLogs(reqs, logs, lerrs, vis)
 }
 
-// publish replaces an unread snapshot with the newer one.
-func publish(out chan *snapshot.Snapshot, snap *snapshot.Snapshot) {
+// publish replaces an unread snapshot with the newer one, and drops the errors not read yet:
+// they came before this snapshot, which the reader takes as the end of any outage, and a reader
+// taking them after it would call a current picture stale until the next change.
+func publish(out chan *snapshot.Snapshot, errs chan error, snap *snapshot.Snapshot) {
+	for drained := false; !drained; {
+		select {
+		case superseded := <-errs:
+			_ = superseded
+		default:
+			drained = true
+		}
+	}
 	for {
 		select {
 		case out <- snap:
@@ -277,6 +296,12 @@ func publish(out chan *snapshot.Snapshot, snap *snapshot.Snapshot) {
 		default:
 		}
 	}
+}
+
+// isExpired reports a 410 Gone for a compacted resource version, as client-go's reflector tells
+// it (isExpiredError).
+func isExpired(err error) bool {
+	return err != nil && (apierrors.IsResourceExpired(err) || apierrors.IsGone(err))
 }
 
 func (s *Source) retryAfter() time.Duration {
@@ -316,3 +341,73 @@ func (h *watchHealth) observe(key string, err error) healthChange {
 	}
 	return unchanged
 }
+
+// errDropped is what a watch that closed at once, with nothing delivered, means.
+var errDropped = errors.New("every connection closes before the server answers")
+
+// settleTime is how long a watch must stay open, when it delivers nothing, to count as running.
+const settleTime = time.Second
+
+// judgeWatch reports whether w runs: with nil once it delivers an event or stays open for
+// settleTime, with errDropped if it closes before either. client-go answers a watch whose
+// connection drops again and again (a load balancer before an API server that is gone) with an
+// empty watch and no error, and the reflector retries it forever without a word; the call's
+// error alone would call that server healthy.
+func judgeWatch(w watch.Interface, report func(error)) watch.Interface {
+	j := &judgedWatch{inner: w, out: make(chan watch.Event), stop: make(chan struct{})}
+	go j.run(report)
+	return j
+}
+
+type judgedWatch struct {
+	inner watch.Interface
+	out   chan watch.Event
+	stop  chan struct{}
+	once  sync.Once
+}
+
+func (j *judgedWatch) run(report func(error)) {
+	defer close(j.out)
+	settled := time.NewTimer(settleTime)
+	defer settled.Stop()
+	judged := false
+	judge := func(err error) {
+		if !judged {
+			judged = true
+			report(err)
+		}
+	}
+	in := j.inner.ResultChan()
+	for {
+		select {
+		case <-j.stop:
+			return
+		case <-settled.C:
+			judge(nil)
+		case ev, ok := <-in:
+			if !ok {
+				select {
+				case <-j.stop: // stopped by the reflector, not dropped
+				default:
+					judge(errDropped)
+				}
+				return
+			}
+			judge(nil)
+			select {
+			case j.out <- ev:
+			case <-j.stop:
+				return
+			}
+		}
+	}
+}
+
+func (j *judgedWatch) Stop() {
+	j.once.Do(func() {
+		close(j.stop)
+		j.inner.Stop()
+	})
+}
+
+func (j *judgedWatch) ResultChan() <-chan watch.Event { return j.out }

@@ -30,13 +30,13 @@ func ingester() diagnose.Diagnosis {
 		Headline: "5 of 5 copies exist · 0 serving — the loop has converged; nothing is serving",
 		Cause:    diagnose.CauseSpec,
 		Suspects: []diagnose.Suspect{{
-			Rule: "log-endpoint", Object: "Deployment/telemetry-ingester",
+			Rule: diagnose.RuleNamedInFailure, Object: "Deployment/telemetry-ingester",
 			Path:  podSpec.Child("containers").Index(0).Child("env").Index(0).Child("value"),
 			Value: "telemetry-intake.internal:9443", PreviousValue: "telemetry-intake.internal:8443",
 			Confidence: diagnose.ConfidenceHigh,
 			Reason:     "changed in revision 2; logs say dial tcp 10.96.14.7:9443: connect: connection refused",
 		}, {
-			Rule: "readiness-port", Object: "Deployment/telemetry-ingester",
+			Rule: diagnose.RuleProbePath, Object: "Deployment/telemetry-ingester",
 			Path:  podSpec.Child("containers").Index(0).Child("readinessProbe", "httpGet", "path"),
 			Value: "/ready", PreviousValue: "/ready", Confidence: diagnose.ConfidenceLow,
 			Reason: "readiness probe fails with 503",
@@ -83,7 +83,7 @@ func payments() diagnose.Diagnosis {
 		Headline: "the new revision never started; 3 of 3 old copies still serve",
 		Cause:    diagnose.CauseSpec,
 		Suspects: []diagnose.Suspect{{
-			Object: "Deployment/payments-api", Path: podSpec.Child("containers").Index(0).Child("image"),
+			Rule: diagnose.RuleImageNotFound, Object: "Deployment/payments-api", Path: podSpec.Child("containers").Index(0).Child("image"),
 			Value: "registry.example.com/payments-api:v2.3.l", PreviousValue: "registry.example.com/payments-api:v2.3.1",
 			Confidence: diagnose.ConfidenceHigh, Reason: "the registry has no such tag",
 		}},
@@ -105,7 +105,7 @@ func gateway() diagnose.Diagnosis {
 		YoungestCopySeconds: secs(7200), OldestCopySeconds: secs(7260),
 		Cause: diagnose.CauseSpec,
 		Suspects: []diagnose.Suspect{{
-			Object: "Service/api-gateway", Path: field.NewPath("spec", "selector"),
+			Rule: diagnose.RuleServiceSelector, Object: "Service/api-gateway", Path: field.NewPath("spec", "selector"),
 			Value: "app=api-gw", PreviousValue: "app=api-gateway", Confidence: diagnose.ConfidenceHigh,
 			Reason: "the Service selects no pod of the workload",
 		}},
@@ -121,9 +121,9 @@ func thumbnailer() diagnose.Diagnosis {
 		YoungestCopySeconds: secs(259200), OldestCopySeconds: secs(259260),
 		Cause: diagnose.CauseDependency,
 		Suspects: []diagnose.Suspect{{
-			Object: "Deployment/thumbnailer",
-			Path:   podSpec.Child("containers").Index(0).Child("resources", "limits").Key("memory"),
-			Value:  "64Mi", PreviousValue: "64Mi", Confidence: diagnose.ConfidenceMedium,
+			Rule: diagnose.RuleMemoryLimit, Object: "Deployment/thumbnailer",
+			Path:  podSpec.Child("containers").Index(0).Child("resources", "limits").Key("memory"),
+			Value: "64Mi", PreviousValue: "64Mi", Confidence: diagnose.ConfidenceMedium,
 			Reason: "OOMKilled (exit code 137)",
 		}},
 		Revisions: &diagnose.Revisions{Current: "1", LastServing: "1"},

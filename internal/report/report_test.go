@@ -150,7 +150,7 @@ func TestJSONKeys(t *testing.T) {
 				}
 			}
 			s := ing["suspects"].([]any)[0].(map[string]any)
-			wantKeys(t, "suspect", s, "object", "path", "value", "previousValue", "confidence", "reason")
+			wantKeys(t, "suspect", s, "rule", "object", "path", "value", "previousValue", "confidence", "reason")
 			if s["path"] != "spec.template.spec.containers[0].env[0].value" {
 				t.Errorf("suspect path = %v", s["path"])
 			}

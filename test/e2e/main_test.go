@@ -147,6 +147,7 @@ type counts struct {
 }
 
 type suspect struct {
+	Rule          string `json:"rule"`
 	Object        string `json:"object"`
 	Path          string `json:"path"`
 	Value         string `json:"value"`

@@ -1,0 +1,200 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+)
+
+// expired is what a v1.37 API server answers for a resource version older than its watch cache
+// keeps, as after an etcd compaction (k8s.io/apiserver storage/cacher/watch_cache_history.go).
+func expired() *apierrors.StatusError {
+	return apierrors.NewResourceExpired("too old resource version: 412 (1044)")
+}
+
+// A watch that the server ends with 410 Gone makes the informer list again. That is routine
+// (every compaction can cause it), not news: the source reports no error, keeps every object
+// through the relist, and publishes the relisted picture.
+func TestWatchRelistsAfterGoneWithoutAnErrorOrAGap(t *testing.T) {
+	client := fake.NewClientset(deployment("telemetry", "ingester"))
+	var (
+		mu       sync.Mutex
+		watches  int
+		lists    int
+		relisted time.Time
+	)
+	client.PrependWatchReactor("deployments", func(k8stesting.Action) (bool, watch.Interface, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		watches++
+		if watches == 1 {
+			// The informer's first watch: the server ends it with an ERROR event, 410.
+			w := watch.NewFakeWithChanSize(1, false)
+			st := expired().ErrStatus
+			w.Error(&st)
+			return true, w, nil
+		}
+		return false, nil, nil
+	})
+	client.PrependReactor("list", "deployments", func(k8stesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		lists++
+		switch lists {
+		case 3:
+			// The relist at the informer's last resource version: expired as well.
+			return true, nil, expired()
+		case 4:
+			relisted = time.Now()
+		}
+		return false, nil, nil
+	})
+	src := newForClient(client, Options{Namespaces: []string{"telemetry"}}, time.Now)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	snaps, errs := src.Watch(ctx)
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case err := <-errs:
+			t.Fatalf("a 410 Gone was reported as a failure: %v", err)
+		case s := <-snaps:
+			if len(s.Deployments) != 1 {
+				t.Fatalf("a snapshot with %d deployments, want 1: the relist left a gap", len(s.Deployments))
+			}
+			mu.Lock()
+			r := relisted
+			mu.Unlock()
+			if !r.IsZero() && s.ReferenceTime.After(r) {
+				return
+			}
+		case <-deadline:
+			mu.Lock()
+			defer mu.Unlock()
+			t.Fatalf("no snapshot after the relist (%d lists, %d watches)", lists, watches)
+		}
+	}
+}
+
+// Errors reported while the reader was busy (diagnosing a big snapshot, say) came before the
+// snapshot published after them; a reader that took them after it would call a current
+// picture stale, with nothing to clear it until the next change.
+func TestWatchDropsErrorsThatASnapshotSupersedes(t *testing.T) {
+	client := fake.NewClientset(deployment("telemetry", "ingester"))
+	refused := &url.Error{Op: "Get", URL: "https://10.0.0.1:6443/apis/apps/v1/deployments", Err: errors.New("dial tcp 10.0.0.1:6443: connect: connection refused")}
+	var (
+		mu     sync.Mutex
+		down   = 3
+		backAt time.Time
+	)
+	client.PrependReactor("list", "deployments", func(k8stesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if down > 0 {
+			down--
+			return true, nil, refused
+		}
+		if backAt.IsZero() {
+			backAt = time.Now()
+		}
+		return false, nil, nil
+	})
+	src := newForClient(client, Options{Namespaces: []string{"telemetry"}}, time.Now)
+	src.retry = 20 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	snaps, errs := src.Watch(ctx)
+	// Read nothing until the source has recovered and published.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		back := backAt
+		mu.Unlock()
+		if !back.IsZero() && time.Since(back) > 3*Debounce {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the source never read again")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	select {
+	case s := <-snaps:
+		if len(s.Deployments) != 1 {
+			t.Fatalf("deployments = %d, want 1", len(s.Deployments))
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no snapshot after the server came back")
+	}
+	select {
+	case err := <-errs:
+		t.Fatalf("an error from before the snapshot is still queued behind it: %v", err)
+	default:
+	}
+}
+
+// Behind a load balancer an API server that is gone does not refuse connections: they open and
+// drop. client-go then hands the reflector an empty watch with no error, again and again; the
+// source must still say the server is gone, and publish once the watch runs again.
+func TestWatchReportsWatchesThatCloseAtOnce(t *testing.T) {
+	client := fake.NewClientset(deployment("telemetry", "ingester"))
+	var (
+		mu      sync.Mutex
+		dropped = 3
+		backAt  time.Time
+	)
+	client.PrependWatchReactor("deployments", func(k8stesting.Action) (bool, watch.Interface, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if dropped > 0 {
+			dropped--
+			// What rest.Request.Watch returns once its retries of a dropped connection run out.
+			return true, watch.NewEmptyWatch(), nil
+		}
+		if backAt.IsZero() {
+			backAt = time.Now()
+		}
+		return false, nil, nil
+	})
+	src := newForClient(client, Options{Namespaces: []string{"telemetry"}}, time.Now)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	snaps, errs := src.Watch(ctx)
+	var errCount int
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case err := <-errs:
+			if !strings.Contains(err.Error(), "closes before the server answers") {
+				t.Errorf("error = %q, want one saying the connections close", err)
+			}
+			errCount++
+		case s := <-snaps:
+			mu.Lock()
+			back := backAt
+			mu.Unlock()
+			if back.IsZero() || !s.ReferenceTime.After(back) {
+				continue
+			}
+			if errCount == 0 {
+				t.Fatal("watches that closed at once were never reported")
+			}
+			if len(s.Deployments) != 1 {
+				t.Errorf("deployments = %d, want 1", len(s.Deployments))
+			}
+			return
+		case <-deadline:
+			t.Fatalf("no snapshot after the watch ran again (%d errors reported)", errCount)
+		}
+	}
+}

@@ -226,7 +226,7 @@ func TestAuditWatch(t *testing.T) {
 
 func TestAuditWatchInterrupted(t *testing.T) {
 	src := &openedSource{Source: &scopedSource{src: dump.Source{Path: scenarioDump("dev-mixed")}}, Label: "live"}
-	src.watch = func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error) {
+	src.watch = func(context.Context) (<-chan *snapshot.Snapshot, <-chan error) {
 		return make(chan *snapshot.Snapshot), make(chan error) // a quiet cluster
 	}
 	out, _, err := runWatch(t, 500*time.Millisecond, func() (*openedSource, error) { return src, nil }, "-w", "-o", "name")

@@ -72,3 +72,31 @@ lint: ## vet, gofmt check and golangci-lint (pinned)
 .PHONY: tidy-check
 tidy-check: ## fail when go.mod/go.sum are not tidy
 	$(GO) mod tidy -diff
+
+GORELEASER_VERSION ?= v2.15.1
+GORELEASER := $(GO) run github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
+# Where `make install` puts the executables: go install's directory, which is on PATH for Go users.
+INSTALL_DIR ?= $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
+
+.PHONY: install
+install: ## put kubectl-diagnose and kubectl_complete-diagnose (kubectl's completion of the plugin) in INSTALL_DIR
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(INSTALL_DIR)/kubectl-diagnose .
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(INSTALL_DIR)/kubectl_complete-diagnose ./cmd/kubectl_complete-diagnose
+	@echo "installed in $(INSTALL_DIR); try: kubectl diagnose version"
+
+.PHONY: docs
+docs: ## regenerate docs/cli from the commands' --help (a test fails when they drift)
+	$(GO) run ./hack/gendocs docs/cli
+
+.PHONY: release-check
+release-check: ## goreleaser check and a snapshot build of this machine's target (CI)
+	$(GORELEASER) check
+	$(GORELEASER) build --snapshot --single-target --clean
+
+.PHONY: release-snapshot
+release-snapshot: ## every release archive, checksums and the validated krew manifest in dist/, uploading nothing
+	$(GORELEASER) release --snapshot --clean
+	mkdir -p dist/krew
+	$(GO) run ./hack/krew -dist dist > dist/krew/diagnose.yaml
+	$(GO) run ./hack/krew -validate dist/krew/diagnose.yaml
+	@echo "dist/krew/diagnose.yaml is valid"

@@ -27,6 +27,18 @@ type AuditOptions struct {
 	// FailOnRaw is --fail-on as typed; FailOn is the set of shapes it names.
 	FailOnRaw []string
 	FailOn    map[diagnose.Shape]bool
+	// LabelSelector (-l) and FieldSelector (--field-selector) pick workloads, as kubectl get's do;
+	// Complete parses them into Source.Selector.
+	LabelSelector, FieldSelector string
+	// Watch (-w) prints the table, then the rows that change, until interrupted.
+	Watch bool
+	// NoHeaders leaves out the header row.
+	NoHeaders bool
+	// SortBy orders the rows: one of report.SortKeys.
+	SortBy string
+
+	// open opens the source; tests replace it.
+	open func() (*openedSource, error)
 }
 
 // NewCmdAudit returns the audit command. runF, when set, replaces Run so tests can see what
@@ -34,7 +46,7 @@ type AuditOptions struct {
 func NewCmdAudit(streams genericiooptions.IOStreams, source *SourceOptions, runF func(*AuditOptions) error) *cobra.Command {
 	o := &AuditOptions{IOStreams: streams, Source: source}
 	cmd := &cobra.Command{
-		Use:   "audit [--dump PATH] [-n NAMESPACE | -A] [-o FORMAT] [--fail-on SHAPES]",
+		Use:   "audit [--dump PATH] [-n NAMESPACE | -A] [-l SELECTOR] [-o FORMAT] [-w] [--fail-on SHAPES]",
 		Short: "Print the diagnosis of every workload, worst first",
 		Long: `Print one row per workload, worst first: its shape (what its copies actually do), the copies
 existing and declared, how many serve, the youngest copy, restarts, the spec field most likely
@@ -48,7 +60,14 @@ Shapes: never-starts, starts-and-dies, live-but-idle, unknown, progressing, heal
   kubectl diagnose audit --dump ./incident -o json --fail-on broken
 
   # Audit what kubectl prints
-  kubectl get deploy,rs,pods,events,svc -o json | kubectl diagnose audit --dump -`,
+  kubectl get deploy,rs,pods,events,svc -o json | kubectl diagnose audit --dump -
+
+  # The workloads labelled tier=web, by restarts, and follow them as they change
+  kubectl diagnose audit -l tier=web --sort-by restarts -w
+
+  # Names only, for a script; or the columns you choose
+  kubectl diagnose audit -A -o name --fail-on broken
+  kubectl diagnose audit -o custom-columns=NAME:.name,SHAPE:.shape,SUSPECT:.suspects[0].path`,
 		Args: noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := o.Complete(); err != nil {
@@ -63,8 +82,13 @@ Shapes: never-starts, starts-and-dies, live-but-idle, unknown, progressing, heal
 			return o.Run(c)
 		},
 	}
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "table", "Output format: "+strings.Join(report.Formats, "|")+".")
-	cmd.Flags().StringSliceVar(&o.FailOnRaw, "fail-on", nil, "Exit 3 when a workload has one of these shapes (comma-separated; 'broken' = never-starts,starts-and-dies,live-but-idle).")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "table", "Output format: "+strings.Join(report.AllFormats(), "|")+". jsonpath applies to the document -o json prints; custom-columns paths to each of its workloads.")
+	cmd.Flags().StringSliceVar(&o.FailOnRaw, "fail-on", nil, "Exit 3 when a workload has one of these shapes (comma-separated; 'broken' = never-starts,starts-and-dies,live-but-idle). With --watch, exit the moment one does.")
+	cmd.Flags().StringVarP(&o.LabelSelector, "selector", "l", "", "Label selector of the workloads to audit (e.g. -l 'tier=web,env!=dev'); sent to the API server, applied alike to a dump. A Deployment's ReplicaSets follow it.")
+	cmd.Flags().StringVar(&o.FieldSelector, "field-selector", "", "Field selector of the workloads to audit: metadata.name and metadata.namespace, as the API server supports for them (e.g. --field-selector metadata.name=api).")
+	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After the table, print the rows whose shape, counts, suspect or cause change, until interrupted (live clusters; table, wide, name and custom-columns).")
+	cmd.Flags().BoolVar(&o.NoHeaders, "no-headers", false, "Leave out the header row (table, wide, custom-columns).")
+	cmd.Flags().StringVar(&o.SortBy, "sort-by", report.SortKeys[0], "Order of the rows: "+strings.Join(report.SortKeys, "|")+" (worst first; youngest copy first; most restarts first; by name).")
 	return cmd
 }
 
@@ -78,13 +102,32 @@ func (o *AuditOptions) Complete() error {
 		return err
 	}
 	o.FailOn = fo
+	sel, err := snapshot.ParseSelector(o.LabelSelector, o.FieldSelector)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	o.Source.Selector = sel
+	if o.open == nil {
+		o.open = o.Source.open
+	}
 	return nil
 }
 
 // Validate rejects bad flag values before anything is read.
 func (o *AuditOptions) Validate() error {
-	if !slices.Contains(report.Formats, o.Output) {
-		return usageErrorf("unknown output format %q; use one of %s", o.Output, strings.Join(report.Formats, ", "))
+	if _, err := report.NewPrinter(o.Output, o.printOptions(nil)); err != nil {
+		return &UsageError{Err: err}
+	}
+	if !report.ValidSortKey(o.SortBy) {
+		return usageErrorf("unknown --sort-by %q; use one of %s", o.SortBy, strings.Join(report.SortKeys, ", "))
+	}
+	if o.Watch {
+		if o.Source.DumpPath != "" {
+			return usageErrorf("--watch follows a live cluster; a dump does not change")
+		}
+		if !report.RowFormat(o.Output) {
+			return usageErrorf("--watch prints rows: use -o table, wide, name or custom-columns=..., not %s", o.Output)
+		}
 	}
 	return o.Source.Validate()
 }
@@ -92,7 +135,7 @@ func (o *AuditOptions) Validate() error {
 // Run reads the source, diagnoses it and prints the report; with --fail-on it returns a
 // *FailOnError after printing when a workload matches.
 func (o *AuditOptions) Run(c *cobra.Command) error {
-	src, err := o.Source.open()
+	src, err := o.open()
 	if err != nil {
 		return err
 	}
@@ -101,21 +144,33 @@ func (o *AuditOptions) Run(c *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	if o.Watch {
+		return o.watch(c.Context(), src, snap, r)
+	}
 	return o.print(snap, r, src.namespaceLabel(o.Source))
+}
+
+// printOptions are the printers' options from the flags; snap, when set, resolves templates.
+func (o *AuditOptions) printOptions(snap *snapshot.Snapshot) report.Options {
+	opts := report.Options{NoHeaders: o.NoHeaders, SortBy: o.SortBy}
+	if snap != nil {
+		opts.Templates = report.TemplatesOf(snap)
+	}
+	return opts
 }
 
 func (o *AuditOptions) print(snap *snapshot.Snapshot, r *diagnose.Report, namespace string) error {
 	if err := warnVisibility(o.ErrOut, r.Visibility); err != nil {
 		return err
 	}
-	if len(r.Workloads) == 0 && (o.Output == "table" || o.Output == "wide") {
+	if len(r.Workloads) == 0 && report.RowFormat(o.Output) {
 		// Like kubectl: nothing to list is a notice, not data.
 		if _, err := fmt.Fprintln(o.ErrOut, noWorkloadsNotice(namespace)); err != nil {
 			return fmt.Errorf("write notice: %w", err)
 		}
 		return failOnUnseen(r.Visibility, o.FailOn)
 	}
-	p, err := report.NewPrinter(o.Output, report.Options{Templates: report.TemplatesOf(snap)})
+	p, err := report.NewPrinter(o.Output, o.printOptions(snap))
 	if err != nil {
 		return err
 	}

@@ -90,13 +90,13 @@ func TestAuditFlags(t *testing.T) {
 				t.Errorf("At = %v, want %v", o.Source.At, at)
 			}
 		}},
-		{name: "bad output", argv: "audit -o xml", wantErr: `unknown output format "xml"; use one of table, wide, json, yaml, markdown`},
+		{name: "bad output", argv: "audit -o xml", wantErr: `unknown output format "xml"; use one of table, wide, json, yaml, markdown, name, jsonpath=..., jsonpath-as-json=..., jsonpath-file=..., custom-columns=...`},
 		{name: "unknown shape", argv: "audit --fail-on broke", wantErr: `unknown shape "broke" in --fail-on; use never-starts, starts-and-dies, live-but-idle, unknown, progressing, healthy or broken`},
 		{name: "bad at", argv: "audit --at yesterday", wantErr: `invalid --at "yesterday": want an RFC3339 time such as 2026-11-24T14:32:10Z`},
 		{name: "namespace and all namespaces", argv: "audit -n dev-web -A", wantErr: "--namespace and --all-namespaces cannot be used together"},
-		{name: "arguments", argv: "audit deploy/x", wantErr: `"kubectl-diagnose audit" takes no arguments, got ["deploy/x"]`},
-		{name: "unknown flag", argv: "audit --bogus", wantErr: "unknown flag: --bogus; see 'kubectl-diagnose audit --help'"},
-		{name: "missing flag value", argv: "audit -o", wantErr: "flag needs an argument: 'o' in -o; see 'kubectl-diagnose audit --help'"},
+		{name: "arguments", argv: "audit deploy/x", wantErr: `"kubectl diagnose audit" takes no arguments, got ["deploy/x"]`},
+		{name: "unknown flag", argv: "audit --bogus", wantErr: "unknown flag: --bogus; see 'kubectl diagnose audit --help'"},
+		{name: "missing flag value", argv: "audit -o", wantErr: "flag needs an argument: 'o' in -o; see 'kubectl diagnose audit --help'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,7 +166,7 @@ func TestRootFlags(t *testing.T) {
 	_, err = parseArgs("--demo", "--dump", "d")
 	checkUsageError(t, err, "--demo and --dump cannot be used together")
 	_, err = parseArgs("deploy/x")
-	checkUsageError(t, err, `unknown command "deploy/x" for "kubectl-diagnose"; see 'kubectl-diagnose --help'`)
+	checkUsageError(t, err, `unknown command "deploy/x" for "kubectl diagnose"; see 'kubectl diagnose --help'`)
 }
 
 func checkUsageError(t *testing.T, err error, want string) {

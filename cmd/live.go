@@ -9,7 +9,7 @@ import (
 
 // openLive opens the cluster the kubeconfig flags name. It does not contact the server yet.
 func openLive(o *SourceOptions) (*openedSource, error) {
-	src, err := live.New(o.ConfigFlags, live.Options{Namespaces: o.namespaces(), AllNamespaces: o.AllNamespaces})
+	src, err := live.New(o.ConfigFlags, live.Options{Namespaces: o.namespaces(), AllNamespaces: o.AllNamespaces, Selector: o.Selector})
 	if err != nil {
 		return nil, err
 	}
@@ -21,7 +21,7 @@ func openLive(o *SourceOptions) (*openedSource, error) {
 		return nil, err
 	}
 	return &openedSource{
-		Source:         &scopedSource{src: src, at: o.At},
+		Source:         &scopedSource{src: src, at: o.At, selector: o.Selector},
 		Label:          "live",
 		Context:        src.Info().Context,
 		live:           src,

@@ -58,7 +58,7 @@ func TestRolloutFlags(t *testing.T) {
 		{name: "a reference time", argv: "rollout deploy/api --at 2026-11-24T14:32:10Z", wantErr: "rollout follows the cluster as it is now; --at cannot be used"},
 		{name: "negative settle", argv: "rollout deploy/api --settle -1s", wantErr: "invalid --settle -1s: want a duration of 0 or more"},
 		{name: "negative timeout", argv: "rollout deploy/api --timeout -5m", wantErr: "invalid --timeout -5m0s: want a duration of 0 or more"},
-		{name: "bad duration", argv: "rollout deploy/api --settle soon", wantErr: `invalid argument "soon" for "--settle" flag: time: invalid duration "soon"; see 'kubectl-diagnose rollout --help'`},
+		{name: "bad duration", argv: "rollout deploy/api --settle soon", wantErr: `invalid argument "soon" for "--settle" flag: time: invalid duration "soon"; see 'kubectl diagnose rollout --help'`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

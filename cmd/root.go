@@ -65,6 +65,9 @@ table otherwise. It only reads: get, list and watch.`,
 
   # A saved dump, all its namespaces
   kubectl diagnose --dump ./incident`,
+		// Usage lines and examples read as kubectl runs the plugin.
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl diagnose"},
+		Version:       Version(),
 		Args:          rootArgs,
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -89,6 +92,8 @@ table otherwise. It only reads: get, list and watch.`,
 	})
 	source.AddFlags(cmd.PersistentFlags())
 	cmd.Flags().BoolVar(&o.Demo, "demo", false, "Open the console on a built-in demo (namespace telemetry); no cluster needed.")
+	// Declared here so that cobra's --version has no -v, which kubectl users read as verbosity.
+	cmd.Flags().Bool("version", false, "Print the version and exit.")
 
 	cmd.AddCommand(
 		NewCmdAudit(streams, source, h.runAudit),
@@ -97,6 +102,7 @@ table otherwise. It only reads: get, list and watch.`,
 		NewCmdDump(streams, source.ConfigFlags),
 		NewCmdVersion(streams),
 	)
+	registerCompletions(cmd, source)
 	return cmd
 }
 

@@ -37,6 +37,8 @@ type SourceOptions struct {
 	Stdin io.Reader
 	// Metrics are the Prometheus flags.
 	Metrics MetricsOptions
+	// Selector picks workloads (audit's -l and --field-selector); the zero value picks all.
+	Selector snapshot.Selector
 }
 
 // NewSourceOptions returns options with kubectl's flag defaults.
@@ -136,7 +138,7 @@ func (o *SourceOptions) openKube() (*openedSource, error) {
 			MaxObjectSize: o.MaxObjectSizeMiB << 20, MaxDumpSize: o.MaxDumpSizeMiB << 20,
 			Namespace: o.Namespace, At: o.At,
 		}}
-		return &openedSource{Source: &scopedSource{src: src, namespaces: o.namespaces(), at: o.At, origin: o.dumpOrigin()}, Label: "dump"}, nil
+		return &openedSource{Source: &scopedSource{src: src, namespaces: o.namespaces(), at: o.At, origin: o.dumpOrigin(), selector: o.Selector}, Label: "dump"}, nil
 	}
 	return openLive(o)
 }
@@ -177,6 +179,8 @@ type scopedSource struct {
 	at         *time.Time
 	// origin names the source in errors, e.g. "dump ./incident".
 	origin string
+	// selector picks workloads; a live server has applied it already to all but ReplicaSets.
+	selector snapshot.Selector
 }
 
 // Snapshot reads and scopes one snapshot.
@@ -212,6 +216,7 @@ func (s *scopedSource) scope(snap *snapshot.Snapshot, err error) (*snapshot.Snap
 		}
 		snap = snap.FilterNamespaces(s.namespaces)
 	}
+	snap = snap.FilterWorkloads(s.selector)
 	if s.at != nil {
 		snap.ReferenceTime = *s.at
 	}

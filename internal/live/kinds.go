@@ -30,6 +30,19 @@ type kind struct {
 	add      func(s *snapshot.Snapshot, objs []runtime.Object)
 	watch    func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext
 	object   runtime.Object // an example, for the informer's type checks
+
+	// selectable kinds are the workloads -l and --field-selector pick; the API server filters
+	// them. A ReplicaSet follows its Deployment (snapshot.FilterWorkloads), whose labels it need
+	// not share, so it is listed whole.
+	selectable bool
+}
+
+// listOptions adds the source's selectors to opts when they apply to k.
+func (k *kind) listOptions(sel snapshot.Selector, opts metav1.ListOptions) metav1.ListOptions {
+	if k.selectable {
+		opts.LabelSelector, opts.FieldSelector = sel.Label, sel.Field
+	}
+	return opts
 }
 
 // qualified is the resource as kubectl names it with its group: "deployments.apps", "pods".
@@ -57,7 +70,7 @@ func appendAs[T any](dst *[]*T, objs []runtime.Object) {
 
 var kinds = []kind{
 	{
-		Kind: "Deployment", Resource: "apps/v1 deployments", Workload: true,
+		Kind: "Deployment", Resource: "apps/v1 deployments", Workload: true, selectable: true,
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
 			return pageFunc(c.AppsV1().Deployments(ns).List)
 		},
@@ -68,7 +81,7 @@ var kinds = []kind{
 		object: &appsv1.Deployment{},
 	},
 	{
-		Kind: "StatefulSet", Resource: "apps/v1 statefulsets", Workload: true,
+		Kind: "StatefulSet", Resource: "apps/v1 statefulsets", Workload: true, selectable: true,
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
 			return pageFunc(c.AppsV1().StatefulSets(ns).List)
 		},
@@ -79,7 +92,7 @@ var kinds = []kind{
 		object: &appsv1.StatefulSet{},
 	},
 	{
-		Kind: "DaemonSet", Resource: "apps/v1 daemonsets", Workload: true,
+		Kind: "DaemonSet", Resource: "apps/v1 daemonsets", Workload: true, selectable: true,
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
 			return pageFunc(c.AppsV1().DaemonSets(ns).List)
 		},

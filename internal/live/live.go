@@ -39,6 +39,9 @@ type Options struct {
 	// LogTailLines and LogLimitBytes bound each container's log tail; zero means the default.
 	LogTailLines  int64
 	LogLimitBytes int64
+	// Selector (-l, --field-selector) is sent to the API server with every list and watch of
+	// the kinds it selects (kind.selectable).
+	Selector snapshot.Selector
 }
 
 // Source reads snapshots from a live cluster. It implements snapshot.Source.

@@ -148,7 +148,7 @@ func (s *Source) listKind(ctx context.Context, j *job, prog *progress) error {
 	})
 	// resourceVersion=0 lets the API server answer from its watch cache instead of a quorum
 	// read of etcd; a diagnosis does not need a consistent cut across kinds.
-	opts := metav1.ListOptions{ResourceVersion: "0"}
+	opts := j.kind.listOptions(s.opts.Selector, metav1.ListOptions{ResourceVersion: "0"})
 	return p.EachListItem(ctx, opts, func(obj runtime.Object) error {
 		stripManagedFields(obj)
 		j.objs = append(j.objs, obj)

@@ -136,12 +136,12 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		list, watchFn := k.list(s.client, ns), k.watch(s.client, ns)
 		lw := &cache.ListWatch{
 			ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-				obj, err := list(ctx, opts)
+				obj, err := list(ctx, k.listOptions(s.opts.Selector, opts))
 				observe(ctx, key, err)
 				return obj, err
 			},
 			WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-				w, err := watchFn(ctx, opts)
+				w, err := watchFn(ctx, k.listOptions(s.opts.Selector, opts))
 				if err != nil {
 					observe(ctx, key, err)
 					return w, err

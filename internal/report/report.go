@@ -21,6 +21,16 @@ type Printer interface {
 // Formats lists the audit output formats, the first being the default.
 var Formats = []string{"table", "wide", "json", "yaml", "markdown"}
 
+// AllFormats lists every -o value of audit as help and errors write them: Formats, name and the
+// template formats with their argument elided.
+func AllFormats() []string {
+	out := append(append([]string(nil), Formats...), FormatName)
+	for _, f := range TemplateFormats {
+		out = append(out, f+"=...")
+	}
+	return out
+}
+
 // ExplainFormats lists the output formats of one workload's explanation.
 var ExplainFormats = []string{"text", "json", "yaml"}
 
@@ -32,6 +42,13 @@ type TemplateFunc func(kind, namespace, name string) *corev1.PodTemplateSpec
 type Options struct {
 	// Templates resolves pod templates for short suspect names; nil falls back to indexes.
 	Templates TemplateFunc
+	// NoHeaders leaves out the header row of the table and custom-columns formats.
+	NoHeaders bool
+	// SortBy is one of SortKeys for the row formats; "" is shape (WorstFirst).
+	SortBy string
+	// WithNamespace shows the table's NAMESPACE column even when every row shares one, so rows
+	// printed a few at a time (a watch) line up with the first table.
+	WithNamespace bool
 }
 
 // NewPrinter returns the printer of one of Formats.
@@ -47,8 +64,16 @@ func NewPrinter(format string, opts Options) (Printer, error) {
 		return yamlPrinter{}, nil
 	case "markdown", "md":
 		return &markdownPrinter{opts: opts}, nil
+	case FormatName:
+		return namePrinter{opts: opts}, nil
 	}
-	return nil, fmt.Errorf("unknown output format %q; use one of %s", format, strings.Join(Formats, ", "))
+	if name, arg, ok := strings.Cut(format, "="); ok && contains(TemplateFormats, name) {
+		if name == formatCustomColumns {
+			return newCustomColumnsPrinter(arg, opts)
+		}
+		return newJSONPathPrinter(format)
+	}
+	return nil, fmt.Errorf("unknown output format %q; use one of %s", format, strings.Join(AllFormats(), ", "))
 }
 
 // Print writes r to w in format, one of Formats.

@@ -23,8 +23,8 @@ type tablePrinter struct {
 }
 
 func (p *tablePrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
-	ds := WorstFirst(r)
-	withNS := severalNamespaces(ds)
+	ds := Sorted(r, p.opts.SortBy)
+	withNS := p.opts.WithNamespace || severalNamespaces(ds)
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 	rows := &errWriter{w: tw}
 	cols := []string{"SHAPE"}
@@ -35,7 +35,9 @@ func (p *tablePrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
 	if p.wide {
 		cols = append(cols, "PATH", "FIX")
 	}
-	rows.printf("%s\n", strings.Join(cols, "\t"))
+	if !p.opts.NoHeaders {
+		rows.printf("%s\n", strings.Join(cols, "\t"))
+	}
 	for _, d := range ds {
 		row := []string{string(d.Shape)}
 		if withNS {

@@ -1,0 +1,118 @@
+package cmd
+
+import (
+	"encoding/json"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// complete runs cobra's __complete, what kubectl_complete-diagnose runs, and returns the
+// suggestions and the directive line.
+func complete(t *testing.T, argv ...string) ([]string, string) {
+	t.Helper()
+	out, _, err := run(t, nil, hooks{}, append([]string{cobra.ShellCompRequestCmd}, argv...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	last := lines[len(lines)-1]
+	var words []string
+	for _, l := range lines[:len(lines)-1] {
+		word, _, _ := strings.Cut(l, "\t") // drop a description
+		words = append(words, word)
+	}
+	return words, last
+}
+
+func TestCompletion(t *testing.T) {
+	mixed := scenarioDump("dev-mixed")
+	tests := []struct {
+		name      string
+		argv      []string
+		want      []string
+		directive string
+	}{
+		{name: "namespaces of a dump", argv: []string{"audit", "--dump", twoNamespaces(t), "-n", ""}, want: []string{"dev-ingester", "dev-ingester-upstream"}, directive: ":4"},
+		{name: "namespaces on the root command", argv: []string{"--dump", mixed, "--namespace", ""}, want: []string{"dev-mixed"}, directive: ":4"},
+		{name: "contexts of the kubeconfig", argv: []string{"audit", "--kubeconfig", kubeconfig(t), "--context", ""}, want: []string{"prod"}, directive: ":4"},
+		{name: "audit formats", argv: []string{"audit", "-o", ""}, want: []string{"table", "wide", "json", "yaml", "markdown", "name", "jsonpath=", "jsonpath-as-json=", "jsonpath-file=", "custom-columns="}, directive: ":6"},
+		{name: "explain formats", argv: []string{"explain", "-o", ""}, want: []string{"text", "json", "yaml"}, directive: ":4"},
+		{name: "version formats", argv: []string{"version", "-o", ""}, want: []string{"json", "yaml"}, directive: ":4"},
+		{name: "fail-on", argv: []string{"audit", "--fail-on", ""}, want: []string{"broken", "never-starts", "starts-and-dies", "live-but-idle", "unknown", "progressing", "healthy"}, directive: ":6"},
+		{name: "fail-on after a comma leaves out what is typed", argv: []string{"audit", "--fail-on", "broken,healthy,"}, want: []string{"broken,healthy,never-starts", "broken,healthy,starts-and-dies", "broken,healthy,live-but-idle", "broken,healthy,unknown", "broken,healthy,progressing"}, directive: ":6"},
+		{name: "sort-by", argv: []string{"audit", "--sort-by", ""}, want: []string{"shape", "age", "restarts", "name"}, directive: ":4"},
+		{name: "explain kinds", argv: []string{"explain", ""}, want: []string{"deployment/", "statefulset/", "daemonset/", "replicaset/"}, directive: ":6"},
+		{name: "explain names of a dump, in the alias typed", argv: []string{"explain", "--dump", mixed, "deploy/"}, want: []string{"deploy/batch-exporter", "deploy/checkout", "deploy/recommender"}, directive: ":4"},
+		{name: "explain replicasets of a dump", argv: []string{"explain", "--dump", scenarioDump("dev-payments"), "-n", "dev-payments", "rs/"}, want: []string{"rs/payments-api-6685d59959", "rs/payments-api-77c54dcdff"}, directive: ":4"},
+		{name: "explain KIND NAME", argv: []string{"explain", "--dump", mixed, "deployment", ""}, want: []string{"batch-exporter", "checkout", "recommender"}, directive: ":4"},
+		{name: "an unknown kind suggests nothing", argv: []string{"explain", "--dump", mixed, "pod/"}, directive: ":4"},
+		{name: "subcommands", argv: []string{""}, want: []string{"audit", "completion", "dump", "explain", "help", "rollout", "version"}, directive: ":4"},
+		{name: "rollout names of a dump", argv: []string{"rollout", "--dump", mixed, "deployment/"}, want: []string{"deployment/batch-exporter", "deployment/checkout", "deployment/recommender"}, directive: ":4"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, directive := complete(t, tt.argv...)
+			if strings.Join(got, " ") != strings.Join(tt.want, " ") || directive != tt.directive {
+				t.Errorf("__complete %q = %q %s, want %q %s", tt.argv, got, directive, tt.want, tt.directive)
+			}
+		})
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, _, err := run(t, nil, hooks{}, "version", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v VersionInfo
+	if err := json.Unmarshal([]byte(out), &v); err != nil || v.Version == "" || v.GoVersion != runtime.Version() || v.Platform != runtime.GOOS+"/"+runtime.GOARCH {
+		t.Errorf("version -o json: %v %+v\n%s", err, v, out)
+	}
+	out, _, err = run(t, nil, hooks{}, "version", "-o", "yaml")
+	if err != nil || !strings.Contains(out, "goVersion: "+runtime.Version()+"\n") || !strings.Contains(out, "version: "+v.Version+"\n") {
+		t.Errorf("version -o yaml: %v\n%s", err, out)
+	}
+	out, _, err = run(t, nil, hooks{}, "version")
+	if err != nil || !strings.HasPrefix(out, "kubectl-diagnose "+v.Version) {
+		t.Errorf("version: %v %q", err, out)
+	}
+	_, _, err = run(t, nil, hooks{}, "version", "-o", "xml")
+	checkUsageError(t, err, `unknown output format "xml"; use json or yaml`)
+
+	version = "v1.2.3"
+	t.Cleanup(func() { version = "" })
+	out, _, err = run(t, nil, hooks{}, "--version")
+	if err != nil || !strings.HasPrefix(out, "kubectl diagnose version v1.2.3") {
+		t.Errorf("--version: %v %q", err, out)
+	}
+	if _, _, err := run(t, nil, hooks{}, "-v"); err == nil {
+		t.Error("-v is accepted; kubectl users read it as verbosity, not --version")
+	}
+}
+
+func TestUsageSaysKubectlDiagnose(t *testing.T) {
+	for _, argv := range [][]string{{"--help"}, {"audit", "--help"}, {"explain", "--help"}} {
+		out, _, err := run(t, nil, hooks{}, argv...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		usage := out[strings.Index(out, "Usage:"):]
+		if !strings.Contains(usage, "  kubectl diagnose ") || strings.Contains(usage, "kubectl-diagnose") {
+			t.Errorf("%v: usage does not read as the kubectl plugin:\n%s", argv, out)
+		}
+	}
+}
+
+func TestVersionStampedByTheReleaseBuild(t *testing.T) {
+	version, commit = "v0.3.0", "0123456789abcdef0123456789abcdef01234567"
+	t.Cleanup(func() { version, commit = "", "" })
+	if v := Info(); v.Version != "v0.3.0" || v.GitCommit != commit {
+		t.Errorf("Info() = %+v", v)
+	}
+	if v := Version(); v != "v0.3.0 (0123456789ab)" {
+		t.Errorf("Version() = %q", v)
+	}
+}

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Renders the console's screenshots from the embedded demo: the workloads screen, the ingester's
-# diagnosis and its logs tab. The binary runs in tmux at a fixed size; `tmux capture-pane -e`
-# keeps the colours, and freeze (a real terminal renderer) turns the capture into a PNG.
+# diagnosis, its logs tab and its timeline tab. The binary runs in tmux at a fixed size;
+# `tmux capture-pane -e` keeps the colours, and freeze (a real terminal renderer) turns the
+# capture into a PNG.
 #
 #   hack/screenshots.sh            # uses bin/kubectl-diagnose, building it when missing
 #   BIN=/path/to/binary hack/screenshots.sh
@@ -86,5 +87,10 @@ shot diagnosis-ingester
 keys 4
 wait_for "──"
 shot logs-ingester
+
+# The Timeline tab: the serving count against the declared count, revisions and the onset.
+keys 6
+wait_for "! onset"
+shot timeline-ingester
 
 keys q

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
 // Marks on the Timeline tab's picture, one per kind of moment.
@@ -41,6 +43,11 @@ func (ds *dataset) timelineLines(st Styles, d *diagnose.Diagnosis, width int) []
 	}
 	if first := firstFailure(d); !first.IsZero() && first.Before(start) {
 		start = first
+	}
+	// The output before the story began is its baseline: widen the range to show it, by at most
+	// a third of the picture, so the serving moments keep most of the width.
+	if tp := d.Throughput; tp != nil && len(tp.Samples) > 0 && tp.Samples[0].Time.Before(start) {
+		start = maxTime(tp.Samples[0].Time, start.Add(-end.Sub(start)/2))
 	}
 	span := end.Sub(start)
 	const label = 9
@@ -97,12 +104,113 @@ func (ds *dataset) timelineLines(st Styles, d *diagnose.Diagnosis, width int) []
 			}
 		}
 	}
+	out = append(out, ansi.Truncate(fmt.Sprintf("%-*s", label, fmt.Sprintf("serve %d", declared))+strip.String(), width, "…"))
+	tp := d.Throughput
+	if tp != nil && len(tp.Samples) > 0 {
+		out = append(out, ansi.Truncate(fmt.Sprintf("%-*s", label, "out "+compact(seriesPeak(tp.Samples)))+
+			seriesStrip(tp.Samples, cols, col), width, "…"))
+	}
 	out = append(out,
-		ansi.Truncate(fmt.Sprintf("%-*s", label, fmt.Sprintf("serve %d", declared))+strip.String(), width, "…"),
 		ansi.Truncate(fmt.Sprintf("%-*s", label, "marks")+string(marks), width, "…"),
-		st.Dim.Render(ansi.Truncate("R revision  ! onset  ▼ serving fell  ↻ restart  ◆ dependency changed", width, "…")),
-		"")
+		st.Dim.Render(ansi.Truncate("R revision  ! onset  ▼ serving fell  ↻ restart  ◆ dependency changed", width, "…")))
+	if tp != nil && len(tp.Samples) > 0 {
+		out = append(out, throughputLegend(st, ds, tp, label, width)...)
+	}
+	out = append(out, "")
 	return append(out, timelineList(st, d, width)...)
+}
+
+func seriesPeak(samples []diagnose.MetricSample) float64 {
+	peak := 0.0
+	for _, s := range samples {
+		peak = max(peak, s.Value)
+	}
+	return peak
+}
+
+// seriesStrip draws a metric series under the serving strip, on its time axis: each column
+// the mean of the samples that fall in it, a column between two samples the value of the one
+// before (a range query's step is often wider than a column), blank where the series has no
+// sample yet or any more, and a dotted floor for zero, as the serving strip draws it. The
+// scale is the series' own peak.
+func seriesStrip(samples []diagnose.MetricSample, cols int, col func(time.Time) int) string {
+	sum := make([]float64, cols)
+	n := make([]int, cols)
+	for _, s := range samples {
+		c := col(s.Time)
+		if c < 0 {
+			continue
+		}
+		sum[c] += s.Value
+		n[c]++
+	}
+	first, last := -1, -1
+	for c := range n {
+		if n[c] > 0 {
+			if first < 0 {
+				first = c
+			}
+			last = c
+		}
+	}
+	peak := seriesPeak(samples)
+	bars := []rune("·▁▂▃▄▅▆▇█")
+	cells := []rune(strings.Repeat(" ", cols))
+	prev := 0.0
+	for c := first; c >= 0 && c <= last; c++ {
+		if n[c] > 0 {
+			prev = sum[c] / float64(n[c])
+		}
+		i := 0
+		if peak > 0 && prev > 0 {
+			// Anything above zero shows at least the lowest bar: a trickle is not nothing.
+			i = max(int(math.Ceil(prev/peak*float64(len(bars)-1))), 1)
+		}
+		cells[c] = bars[min(i, len(bars)-1)]
+	}
+	return string(cells)
+}
+
+// queryOrigins says in words where a throughput query came from.
+var queryOrigins = map[string]string{
+	string(snapshot.OriginAnnotation): "the workload's annotation",
+	string(snapshot.OriginConfig):     "the metrics config",
+	string(snapshot.OriginDefault):    "the default queries",
+}
+
+// throughputLegend names what the throughput strip measures: its unit, where its query came
+// from and the server asked (first, as a narrow terminal cuts the end), its peak and newest
+// value, then the query itself.
+func throughputLegend(st Styles, ds *dataset, tp *diagnose.Throughput, label, width int) []string {
+	what := "out = " + Sanitize(tp.Unit)
+	if tp.Unit == "" {
+		what = "out = the series' own unit"
+	}
+	from, ok := queryOrigins[tp.Origin]
+	if !ok {
+		from = Sanitize(tp.Origin)
+	}
+	if from != "" {
+		what += " from " + from
+	}
+	if ds.snap.Metrics != nil && ds.snap.Metrics.Source != "" {
+		what += " on " + Sanitize(ds.snap.Metrics.Source)
+	}
+	what += "; peak " + compact(seriesPeak(tp.Samples))
+	if tp.Current != nil {
+		what += ", now " + compact(*tp.Current)
+	}
+	return []string{
+		st.Dim.Render(ansi.Truncate(what, width, "…")),
+		st.Dim.Render(ansi.Truncate(fmt.Sprintf("%-*s", label, "query")+Sanitize(tp.Query), width, "…")),
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func firstFailure(d *diagnose.Diagnosis) time.Time {

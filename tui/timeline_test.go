@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,17 +13,27 @@ import (
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
 // timelineModel opens the ready-then-fails fixture (a revision Ready for minutes that failed from
 // its first second) with the real engine, on the Timeline tab.
 func timelineModel(t *testing.T, w, h int) *Model {
 	t.Helper()
+	return timelineModelWith(t, w, h, nil)
+}
+
+// timelineModelWith is timelineModel with the snapshot changed by edit before the engine runs.
+func timelineModelWith(t *testing.T, w, h int, edit func(*snapshot.Snapshot)) *Model {
+	t.Helper()
 	snap, err := dump.Read(filepath.Join("..", "testdata", "fixtures", "ready-then-fails", "dump"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	snap.ReferenceTime = time.Date(2026, 11, 30, 14, 6, 0, 0, time.UTC)
+	if edit != nil {
+		edit(snap)
+	}
 	rep := diagnose.Diagnose(snap)
 	m := New(context.Background(), Options{Source: staticSource{snap: snap}, SourceLabel: "dump", AllNamespaces: true},
 		testStyles(), func() time.Time { return snap.ReferenceTime })
@@ -80,5 +91,93 @@ func TestTimelineTabShowsTheStory(t *testing.T) {
 				t.Errorf("%dx%d: no %q on the tab", size[0], size[1], want)
 			}
 		}
+	}
+}
+
+// withIngestMetrics gives the fixture's ingester the series a Prometheus would answer for its
+// annotation's query: 1,240 readings/s every 30s from 13:50 until its copies began failing
+// at 13:58:24, nothing since.
+func withIngestMetrics(snap *snapshot.Snapshot) {
+	start, end, step := time.Date(2026, 11, 30, 13, 50, 0, 0, time.UTC), snap.ReferenceTime, 30*time.Second
+	var samples []snapshot.Sample
+	for at := start; !at.After(end); at = at.Add(step) {
+		v := 1240.0
+		if at.After(time.Date(2026, 11, 30, 13, 58, 24, 0, time.UTC)) {
+			v = 0
+		}
+		samples = append(samples, snapshot.Sample{Time: at, Value: v})
+	}
+	q := `sum(rate(readings_accepted_total{namespace="fixture-ready-then-fails",pod=~"telemetry-ingester-.*"}[2m]))`
+	snap.Metrics = &snapshot.Metrics{Source: "http://127.0.0.1:9090", Series: []snapshot.MetricSeries{{
+		Workload: snapshot.ObjectKey{Kind: "Deployment", Namespace: "fixture-ready-then-fails", Name: "telemetry-ingester"},
+		Role:     snapshot.RoleThroughput, Origin: snapshot.OriginAnnotation,
+		Template: `sum(rate(readings_accepted_total{namespace="$namespace",pod=~"$pods"}[2m]))`, Query: q,
+		Unit: "readings/s", Start: start, End: end, Step: step, Samples: samples,
+	}}}
+}
+
+func TestGoldenTimelineThroughput100x30(t *testing.T) {
+	golden.RequireEqual(t, []byte(seen(timelineModelWith(t, 100, 30, withIngestMetrics))))
+}
+
+func TestGoldenTimelineThroughput60x20(t *testing.T) {
+	golden.RequireEqual(t, []byte(seen(timelineModelWith(t, 60, 20, withIngestMetrics))))
+}
+
+// TestTimelineThroughputStrip: with a series, the Timeline tab draws it under the serving strip
+// on the same time axis (full output before the revision mark, nothing at the right edge, the
+// fall at the column of the first empty sample, 13:58:30, on the range the header states),
+// names its unit, its query and where the query came from; without one there is no such strip.
+func TestTimelineThroughputStrip(t *testing.T) {
+	const label = 9
+	for _, size := range [][2]int{{100, 30}, {60, 20}, {140, 40}} {
+		w := size[0]
+		v := seen(timelineModelWith(t, size[0], size[1], withIngestMetrics))
+		lines := strings.Split(v, "\n")
+		var out, marks []rune
+		for _, l := range lines {
+			if ansi.StringWidth(l) > w {
+				t.Fatalf("%dx%d: line %q is wider than the terminal", w, size[1], l)
+			}
+			switch {
+			case strings.HasPrefix(l, "out 1.2k "):
+				out = []rune(l)[label:]
+			case strings.HasPrefix(l, "marks"):
+				marks = []rune(l)[label:]
+			}
+		}
+		if out == nil {
+			t.Fatalf("%dx%d: no throughput strip:\n%s", w, size[1], v)
+		}
+		var from, to string
+		if _, err := fmt.Sscanf(lines[4], "11-30 %s → 11-30 %s", &from, &to); err != nil {
+			t.Fatalf("%dx%d: no range on %q: %v", w, size[1], lines[4], err)
+		}
+		start, _ := time.Parse("15:04:05", from)
+		end, _ := time.Parse("15:04:05", to)
+		zeroAt, _ := time.Parse("15:04:05", "13:58:30")
+		cols := w - label
+		want := int(float64(zeroAt.Sub(start)) / float64(end.Sub(start)) * float64(cols-1))
+		fall := strings.IndexRune(string(out), '·')
+		fall = len([]rune(string(out)[:max(fall, 0)]))
+		if fall < want-1 || fall > want+1 {
+			t.Errorf("%dx%d: output falls at column %d, want %d (13:58:30 on %s → %s):\n%s", w, size[1], fall, want, from, to, string(out))
+		}
+		rev := strings.IndexRune(string(marks), 'R')
+		rev = len([]rune(string(marks)[:max(rev, 0)]))
+		if rev <= 0 || strings.Trim(string(out[:rev]), "█") != "" || strings.TrimRight(string(out[fall:]), "·") != "" {
+			t.Errorf("%dx%d: want full output up to the revision mark (column %d) and nothing after the fall:\n%s\n%s", w, size[1], rev, string(out), string(marks))
+		}
+		for _, want := range []string{"readings/s", "the workload's annotation", "query    sum(rate(readings_accepted_total"} {
+			if !strings.Contains(v, want) {
+				t.Errorf("%dx%d: no %q on the tab:\n%s", w, size[1], want, v)
+			}
+		}
+		if w >= 100 && !strings.Contains(v, "on http://127.0.0.1:9090") {
+			t.Errorf("%dx%d: the server asked is not named:\n%s", w, size[1], v)
+		}
+	}
+	if v := seen(timelineModel(t, 100, 30)); strings.Contains(v, "out ") || strings.Contains(v, "query ") {
+		t.Errorf("a throughput strip without metrics:\n%s", v)
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
@@ -180,4 +182,91 @@ func TestTimelineThroughputStrip(t *testing.T) {
 	if v := seen(timelineModel(t, 100, 30)); strings.Contains(v, "out ") || strings.Contains(v, "query ") {
 		t.Errorf("a throughput strip without metrics:\n%s", v)
 	}
+}
+
+// TestTimelineGrowsWithTheWatch: on a live cluster the Timeline tab redraws from each snapshot
+// the watch publishes. The first shows the fixture's story; the second, a minute later, has a
+// copy whose container exited and restarted, and the tab, left open, gains the restart, in
+// words and as a mark, without a key pressed.
+func TestTimelineGrowsWithTheWatch(t *testing.T) {
+	read := func(at time.Time) *snapshot.Snapshot {
+		snap, err := dump.Read(filepath.Join("..", "testdata", "fixtures", "ready-then-fails", "dump"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap.ReferenceTime = at
+		return snap
+	}
+	first := read(time.Date(2026, 11, 30, 14, 6, 0, 0, time.UTC))
+	second := read(time.Date(2026, 11, 30, 14, 7, 0, 0, time.UTC))
+	restarted := false
+	for i := range second.Pods {
+		p := second.Pods[i]
+		if p.Name != "telemetry-ingester-c575c6b7c-4thrw" {
+			continue
+		}
+		cs := &p.Status.ContainerStatuses[0]
+		was := cs.State.Running.StartedAt
+		exited := metav1.NewTime(time.Date(2026, 11, 30, 14, 6, 40, 0, time.UTC))
+		cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: 1, Reason: "Error", StartedAt: was, FinishedAt: exited, ContainerID: cs.ContainerID,
+		}}
+		cs.State.Running.StartedAt = metav1.NewTime(exited.Add(time.Second))
+		cs.RestartCount = 1
+		restarted = true
+	}
+	if !restarted {
+		t.Fatal("the fixture lost its pod telemetry-ingester-c575c6b7c-4thrw")
+	}
+
+	snaps := make(chan *snapshot.Snapshot, 1)
+	watch := func(context.Context) (<-chan *snapshot.Snapshot, <-chan error) { return snaps, nil }
+	m := New(context.Background(), Options{Source: staticSource{snap: first}, SourceLabel: "live", AllNamespaces: true, Watch: watch},
+		testStyles(), func() time.Time { return second.ReferenceTime })
+	m.Update(windowSize(100, 30))
+	next := m.startWatch(watch)
+	deliver := func(s *snapshot.Snapshot) {
+		t.Helper()
+		snaps <- s
+		msg, ok := next().(watchMsg)
+		if !ok || msg.data == nil {
+			t.Fatalf("the watch delivered %#v, want a snapshot", msg)
+		}
+		_, next = m.Update(msg)
+	}
+	markLine := func(v string) string {
+		for _, l := range strings.Split(v, "\n") {
+			if strings.HasPrefix(l, "marks") {
+				return l
+			}
+		}
+		t.Fatalf("no marks line:\n%s", v)
+		return ""
+	}
+
+	deliver(first)
+	press(m, "enter", "6")
+	v := seen(m)
+	if m.diagnosis.tab != tabTimeline || !strings.Contains(v, "the failure began") {
+		t.Fatalf("the Timeline tab is not open on the first snapshot:\n%s", v)
+	}
+	if strings.Contains(v, "newest termination") || strings.ContainsRune(markLine(v), '↻') {
+		t.Fatalf("a restart before any copy restarted:\n%s", v)
+	}
+
+	deliver(second)
+	v = seen(m)
+	if m.screen != screenDiagnosis || m.diagnosis.tab != tabTimeline {
+		t.Fatalf("the new snapshot moved the console off the Timeline tab:\n%s", v)
+	}
+	if !strings.Contains(v, "11-30 14:06:40 restart") || !strings.Contains(v, "newest termination") {
+		t.Errorf("the restart of the second snapshot is not on the tab:\n%s", v)
+	}
+	if !strings.ContainsRune(markLine(v), '↻') {
+		t.Errorf("no restart mark on the picture: %q", markLine(v))
+	}
+	if !strings.Contains(v, "→ 11-30 14:07:00") {
+		t.Errorf("the range does not end at the new snapshot's time:\n%s", v)
+	}
+	m.stopWatch()
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/metrics"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -109,6 +110,9 @@ func (ds *dataset) timelineLines(st Styles, d *diagnose.Diagnosis, width int) []
 	if tp != nil && len(tp.Samples) > 0 {
 		out = append(out, ansi.Truncate(fmt.Sprintf("%-*s", label, "out "+compact(seriesPeak(tp.Samples)))+
 			seriesStrip(tp.Samples, cols, col), width, "…"))
+	} else if why := metricsUnread(ds); why != "" {
+		// Where the strip stood: the output is unknown, not zero.
+		out = append(out, st.Warn.Render(ansi.Truncate(fmt.Sprintf("%-*s", label, "out")+"not read: "+why, width, "…")))
 	}
 	out = append(out,
 		ansi.Truncate(fmt.Sprintf("%-*s", label, "marks")+string(marks), width, "…"),
@@ -118,6 +122,17 @@ func (ds *dataset) timelineLines(st Styles, d *diagnose.Diagnosis, width int) []
 	}
 	out = append(out, "")
 	return append(out, timelineList(st, d, width)...)
+}
+
+// metricsUnread is why the metrics server could not be read for this snapshot at all (it is
+// down, refuses, times out), "" when it answered or none is configured.
+func metricsUnread(ds *dataset) string {
+	for _, v := range ds.snap.Visibility {
+		if v.Kind == metrics.VisibilityKind && v.Namespace == "" {
+			return Sanitize(v.Reason)
+		}
+	}
+	return ""
 }
 
 func seriesPeak(samples []diagnose.MetricSample) float64 {

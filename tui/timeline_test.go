@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
+	"github.com/kubediagnose/kubectl-diagnose/internal/metrics"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -269,4 +271,24 @@ func TestTimelineGrowsWithTheWatch(t *testing.T) {
 		t.Errorf("the range does not end at the new snapshot's time:\n%s", v)
 	}
 	m.stopWatch()
+}
+
+// TestTimelineSaysTheMetricsWereNotRead: with Prometheus unreachable the strip's place says so
+// and why, so an absent strip is not read as "no output"; a namespace's entry is not the
+// server's and leaves the place empty.
+func TestTimelineSaysTheMetricsWereNotRead(t *testing.T) {
+	down := "http://127.0.0.1:9090: Get \"http://127.0.0.1:9090/api/v1/query_range\": dial tcp 127.0.0.1:9090: connect: connection refused; throughput and backlog not read"
+	v := seen(timelineModelWith(t, 100, 30, func(s *snapshot.Snapshot) {
+		s.Visibility = append(s.Visibility, snapshot.Visibility{Kind: metrics.VisibilityKind, Reason: down})
+	}))
+	if !regexp.MustCompile(`(?m)^out      not read: http://127\.0\.0\.1:9090: .*…$`).MatchString(v) {
+		t.Errorf("no notice where the throughput strip stands:\n%s", v)
+	}
+	v = seen(timelineModelWith(t, 100, 30, func(s *snapshot.Snapshot) {
+		s.Visibility = append(s.Visibility, snapshot.Visibility{Kind: metrics.VisibilityKind, Namespace: "other",
+			Reason: "throughput query of deployment/other refused: bad_data: parse error"})
+	}))
+	if strings.Contains(v, "out      not read") {
+		t.Errorf("another workload's refused query is shown as this one's:\n%s", v)
+	}
 }

@@ -56,7 +56,10 @@ func TestLiveConsoleWithPrometheusStopped(t *testing.T) {
 
 	prom.Stop()
 	// The next reading, at most one refresh later, finds nobody listening.
-	s = tm.waitForWithin(time.Minute, "⚠ 1 not readable")
+	s = tm.waitForWithin(time.Minute, "⚠ 1 not readable", "out      not read: "+prom.URL)
+	if !strings.Contains(s, "connection refused") {
+		t.Errorf("the notice does not say why Prometheus was not read:\n%s", s)
+	}
 	t.Logf("with Prometheus stopped:\n%s", s)
 	if !strings.Contains(s, "● live") || strings.Contains(s, "stale") {
 		t.Errorf("Prometheus stopping made the cluster's watch look broken:\n%s", s)

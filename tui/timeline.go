@@ -45,6 +45,11 @@ func (ds *dataset) timelineLines(st Styles, d *diagnose.Diagnosis, width int) []
 	if first := firstFailure(d); !first.IsZero() && first.Before(start) {
 		start = first
 	}
+	// A live console reads Prometheus after the watch's snapshot: its newest samples may be
+	// later than the snapshot, and the right edge is then theirs, not a pile in the last column.
+	if tp := d.Throughput; tp != nil && len(tp.Samples) > 0 && tp.Samples[len(tp.Samples)-1].Time.After(end) {
+		end = tp.Samples[len(tp.Samples)-1].Time
+	}
 	// The output before the story began is its baseline: widen the range to show it, by at most
 	// a third of the picture, so the serving moments keep most of the width.
 	if tp := d.Throughput; tp != nil && len(tp.Samples) > 0 && tp.Samples[0].Time.Before(start) {

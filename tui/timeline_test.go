@@ -128,6 +128,27 @@ func TestGoldenTimelineThroughput60x20(t *testing.T) {
 	golden.RequireEqual(t, []byte(seen(timelineModelWith(t, 60, 20, withIngestMetrics))))
 }
 
+func TestGoldenTimelineThroughput40x12(t *testing.T) {
+	golden.RequireEqual(t, []byte(seen(timelineModelWith(t, 40, 12, withIngestMetrics))))
+}
+
+// TestTimelineThroughputAfterTheSnapshot: samples read after the snapshot's time (a live
+// console reads Prometheus after the watch's snapshot) move the right edge to the newest one
+// instead of piling up in the last column.
+func TestTimelineThroughputAfterTheSnapshot(t *testing.T) {
+	v := seen(timelineModelWith(t, 100, 30, func(s *snapshot.Snapshot) {
+		withIngestMetrics(s)
+		m := &s.Metrics.Series[0]
+		for i := range 4 {
+			m.Samples = append(m.Samples, snapshot.Sample{Time: m.End.Add(time.Duration(i+1) * 30 * time.Second), Value: 0})
+		}
+		m.End = m.Samples[len(m.Samples)-1].Time
+	}))
+	if !strings.Contains(v, "→ 11-30 14:08:00") {
+		t.Errorf("the range does not end at the newest sample, 14:08:00:\n%s", v)
+	}
+}
+
 // TestTimelineThroughputStrip: with a series, the Timeline tab draws it under the serving strip
 // on the same time axis (full output before the revision mark, nothing at the right edge, the
 // fall at the column of the first empty sample, 13:58:30, on the range the header states),

@@ -39,11 +39,22 @@ func TestLiveConsoleWithPrometheusStopped(t *testing.T) {
 	// Samples of the rate before the console asks for them.
 	time.Sleep(8 * time.Second)
 
+	// Without --prometheus the same live console has no column and no interval to tell.
+	plain := start(t, 160, 30, bin, "--kubeconfig", cp.AdminKubeconfig(), "-n", ns)
+	s := plain.waitForWithin(time.Minute, "● live", "deploy/ingester", "q quit")
+	if strings.Contains(s, "THROUGHPUT") || strings.Contains(s, "throughput every") {
+		t.Errorf("a console without Prometheus shows throughput:\n%s", s)
+	}
+	plain.keys("q")
+	if st := plain.waitExit(); st != "0" {
+		t.Errorf("exit status %s after q, want 0", st)
+	}
+
 	tm := start(t, 160, 30, bin, "--kubeconfig", cp.AdminKubeconfig(), "-n", ns,
 		"--prometheus", prom.URL, "--prometheus-refresh", "2s", "--prometheus-window", "1m", "--prometheus-step", "1s")
 	tm.waitForWithin(time.Minute, "● live", "THROUGHPUT", "throughput every 2s")
 	// A rate reads a little off its 40/s (40.0, 39.8): a number, not "-".
-	s := tm.waitMatchWithin(time.Minute, regexp.MustCompile(`deploy/ingester .*[▁▂▃▄▅▆▇█]+ (39|40)(\.\d)?/s`), "the ingester's throughput cell at 40/s")
+	s = tm.waitMatchWithin(time.Minute, regexp.MustCompile(`deploy/ingester .*[▁▂▃▄▅▆▇█]+ (39|40)(\.\d)?/s`), "the ingester's throughput cell at 40/s")
 	if strings.Contains(s, "not readable") {
 		t.Fatalf("a visibility notice while Prometheus answers:\n%s", s)
 	}

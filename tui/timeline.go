@@ -113,8 +113,13 @@ func (ds *dataset) timelineLines(st Styles, d *diagnose.Diagnosis, width int) []
 	out = append(out, ansi.Truncate(fmt.Sprintf("%-*s", label, fmt.Sprintf("serve %d", declared))+strip.String(), width, "…"))
 	tp := d.Throughput
 	if tp != nil && len(tp.Samples) > 0 {
-		out = append(out, ansi.Truncate(fmt.Sprintf("%-*s", label, "out "+compact(seriesPeak(tp.Samples)))+
-			seriesStrip(tp.Samples, cols, col), width, "…"))
+		// The peak beside the label when it fits, so the strip keeps the serving strip's columns;
+		// the legend names it anyway.
+		name := "out " + compact(seriesPeak(tp.Samples))
+		if len(name) >= label {
+			name = "out"
+		}
+		out = append(out, ansi.Truncate(fmt.Sprintf("%-*s", label, name)+seriesStrip(tp.Samples, cols, col), width, "…"))
 	} else if why := metricsUnread(ds); why != "" {
 		// Where the strip stood: the output is unknown, not zero.
 		out = append(out, st.Warn.Render(ansi.Truncate(fmt.Sprintf("%-*s", label, "out")+"not read: "+why, width, "…")))

@@ -313,3 +313,32 @@ func TestTimelineSaysTheMetricsWereNotRead(t *testing.T) {
 		t.Errorf("another workload's refused query is shown as this one's:\n%s", v)
 	}
 }
+
+// TestTimelineThroughputLabelKeepsTheAxis: a peak too wide for the label column leaves the
+// label, so the strip still starts in the serving strip's first column.
+func TestTimelineThroughputLabelKeepsTheAxis(t *testing.T) {
+	v := seen(timelineModelWith(t, 100, 30, func(s *snapshot.Snapshot) {
+		withIngestMetrics(s)
+		for i := range s.Metrics.Series[0].Samples {
+			s.Metrics.Series[0].Samples[i].Value *= 800 // a peak of 992,000: "992.0k"
+		}
+	}))
+	var serve, out []rune
+	for _, l := range strings.Split(v, "\n") {
+		switch {
+		case strings.HasPrefix(l, "serve 3"):
+			serve = []rune(l)
+		case strings.HasPrefix(l, "out ") && out == nil:
+			out = []rune(l)
+		}
+	}
+	if serve == nil || out == nil || len(out) < 10 {
+		t.Fatalf("no serving or throughput strip:\n%s", v)
+	}
+	if strings.TrimSpace(string(out[:9])) != "out" || out[8] != ' ' || out[9] != '█' || serve[9] != '█' {
+		t.Errorf("the throughput strip does not start in the serving strip's first column:\n%s\n%s", string(serve), string(out))
+	}
+	if !strings.Contains(v, "peak 992.0k") {
+		t.Errorf("the legend does not name the peak:\n%s", v)
+	}
+}

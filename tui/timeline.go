@@ -111,24 +111,25 @@ func (ds *dataset) timelineLines(st Styles, d *diagnose.Diagnosis, width int) []
 		}
 	}
 	out = append(out, ansi.Truncate(fmt.Sprintf("%-*s", label, fmt.Sprintf("serve %d", declared))+strip.String(), width, "…"))
-	tp := d.Throughput
-	if tp != nil && len(tp.Samples) > 0 {
+	drawn := metricSeriesOf(d.Throughput)
+	for _, m := range drawn {
 		// The peak beside the label when it fits, so the strip keeps the serving strip's columns;
 		// the legend names it anyway.
-		name := "out " + compact(seriesPeak(tp.Samples))
+		name := m.name + " " + compact(seriesPeak(m.samples))
 		if len(name) >= label {
-			name = "out"
+			name = m.name
 		}
-		out = append(out, ansi.Truncate(fmt.Sprintf("%-*s", label, name)+seriesStrip(tp.Samples, cols, col), width, "…"))
-	} else if why := metricsUnread(ds); why != "" {
+		out = append(out, ansi.Truncate(fmt.Sprintf("%-*s", label, name)+seriesStrip(m.samples, cols, col), width, "…"))
+	}
+	if why := metricsUnread(ds); len(drawn) == 0 && why != "" {
 		// Where the strip stood: the output is unknown, not zero.
 		out = append(out, st.Warn.Render(ansi.Truncate(fmt.Sprintf("%-*s", label, "out")+"not read: "+why, width, "…")))
 	}
 	out = append(out,
 		ansi.Truncate(fmt.Sprintf("%-*s", label, "marks")+string(marks), width, "…"),
 		st.Dim.Render(ansi.Truncate("R revision  ! onset  ▼ serving fell  ↻ restart  ◆ dependency changed", width, "…")))
-	if tp != nil && len(tp.Samples) > 0 {
-		out = append(out, throughputLegend(st, ds, tp, label, width)...)
+	for _, m := range drawn {
+		out = append(out, seriesLegend(st, ds, m, label, width)...)
 	}
 	out = append(out, "")
 	return append(out, timelineList(st, d, width)...)
@@ -203,17 +204,44 @@ var queryOrigins = map[string]string{
 	string(snapshot.OriginDefault):    "the default queries",
 }
 
-// throughputLegend names what the throughput strip measures: its unit, where its query came
-// from and the server asked (first, as a narrow terminal cuts the end), its peak and newest
-// value, then the query itself.
-func throughputLegend(st Styles, ds *dataset, tp *diagnose.Throughput, label, width int) []string {
-	what := "out = " + Sanitize(tp.Unit)
-	if tp.Unit == "" {
-		what = "out = the series' own unit"
+// metricSeries is one series the Timeline tab draws: the output, or the work waiting.
+type metricSeries struct {
+	name, unit, origin, query string
+	samples                   []diagnose.MetricSample
+	current                   *float64
+	rising                    bool
+}
+
+// metricSeriesOf lists the series of a throughput section that have samples, output first.
+func metricSeriesOf(tp *diagnose.Throughput) []metricSeries {
+	if tp == nil {
+		return nil
 	}
-	from, ok := queryOrigins[tp.Origin]
+	var out []metricSeries
+	if len(tp.Samples) > 0 {
+		out = append(out, metricSeries{"out", tp.Unit, tp.Origin, tp.Query, tp.Samples, tp.Current, false})
+	}
+	if b := tp.Backlog; b != nil && len(b.Samples) > 0 {
+		out = append(out, metricSeries{"backlog", b.Unit, b.Origin, b.Query, b.Samples, b.Current, b.Rising})
+	}
+	return out
+}
+
+// seriesLegend names what a strip measures: its unit, where its query came from and the
+// server asked (first, as a narrow terminal cuts the end), its peak and newest value, then the
+// query itself. A rising backlog says so first.
+func seriesLegend(st Styles, ds *dataset, m metricSeries, label, width int) []string {
+	what := m.name + " = " + Sanitize(m.unit)
+	if m.unit == "" {
+		what = m.name + " = the series' own unit"
+	}
+	if m.rising {
+		// The finding itself, before what a narrow terminal cuts.
+		what += ", rising,"
+	}
+	from, ok := queryOrigins[m.origin]
 	if !ok {
-		from = Sanitize(tp.Origin)
+		from = Sanitize(m.origin)
 	}
 	if from != "" {
 		what += " from " + from
@@ -221,13 +249,13 @@ func throughputLegend(st Styles, ds *dataset, tp *diagnose.Throughput, label, wi
 	if ds.snap.Metrics != nil && ds.snap.Metrics.Source != "" {
 		what += " on " + Sanitize(ds.snap.Metrics.Source)
 	}
-	what += "; peak " + compact(seriesPeak(tp.Samples))
-	if tp.Current != nil {
-		what += ", now " + compact(*tp.Current)
+	what += "; peak " + compact(seriesPeak(m.samples))
+	if m.current != nil {
+		what += ", now " + compact(*m.current)
 	}
 	return []string{
 		st.Dim.Render(ansi.Truncate(what, width, "…")),
-		st.Dim.Render(ansi.Truncate(fmt.Sprintf("%-*s", label, "query")+Sanitize(tp.Query), width, "…")),
+		st.Dim.Render(ansi.Truncate(fmt.Sprintf("%-*s", label, "query")+Sanitize(m.query), width, "…")),
 	}
 }
 

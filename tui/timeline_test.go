@@ -342,3 +342,50 @@ func TestTimelineThroughputLabelKeepsTheAxis(t *testing.T) {
 		t.Errorf("the legend does not name the peak:\n%s", v)
 	}
 }
+
+// TestTimelineBacklogStrip: a backlog series is drawn under the output, on the same axis:
+// where the output stops, the queue starts to grow, and its legend says it is rising.
+func TestTimelineBacklogStrip(t *testing.T) {
+	v := seen(timelineModelWith(t, 100, 30, func(s *snapshot.Snapshot) {
+		withIngestMetrics(s)
+		tp := s.Metrics.Series[0]
+		var samples []snapshot.Sample
+		depth := 0.0
+		for _, x := range tp.Samples {
+			if x.Value == 0 {
+				depth += 40
+			}
+			samples = append(samples, snapshot.Sample{Time: x.Time, Value: depth})
+		}
+		s.Metrics.Series = append(s.Metrics.Series, snapshot.MetricSeries{
+			Workload: tp.Workload, Role: snapshot.RoleBacklog, Origin: snapshot.OriginAnnotation,
+			Template: `sum(ingest_queue_depth{namespace="$namespace",pod=~"$pods"})`,
+			Query:    `sum(ingest_queue_depth{namespace="fixture-ready-then-fails",pod=~"telemetry-ingester-.*"})`,
+			Unit:     "readings", Start: tp.Start, End: tp.End, Step: tp.Step, Samples: samples,
+		})
+	}))
+	var out, backlog []rune
+	for _, l := range strings.Split(v, "\n") {
+		switch {
+		case strings.HasPrefix(l, "out 1.2k "):
+			out = []rune(l)[9:]
+		case strings.HasPrefix(l, "backlog  "):
+			backlog = []rune(l)[9:]
+		}
+	}
+	if out == nil || backlog == nil {
+		t.Fatalf("want an output and a backlog strip:\n%s", v)
+	}
+	fall := strings.IndexRune(string(out), '·')
+	fall = len([]rune(string(out)[:max(fall, 0)]))
+	rise := strings.IndexFunc(string(backlog), func(r rune) bool { return r != '·' })
+	rise = len([]rune(string(backlog)[:max(rise, 0)]))
+	if fall <= 0 || rise != fall || backlog[len(backlog)-1] != '█' {
+		t.Errorf("the output falls at column %d, the backlog rises at %d, want the same, growing to the top:\n%s\n%s", fall, rise, string(out), string(backlog))
+	}
+	for _, want := range []string{"backlog = readings, rising, from the workload's annotation", "query    sum(ingest_queue_depth"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("no %q on the tab:\n%s", want, v)
+		}
+	}
+}

@@ -155,6 +155,9 @@ func (o *RootOptions) consoleOptions(src *openedSource) tui.Options {
 		opts.SwitchNamespace = src.switchNamespace
 		opts.Watch = src.watch
 		opts.ListNamespaces = src.listNamespaces
+		if o.Source.Metrics.Config != nil {
+			opts.MetricsRefresh = o.Source.Metrics.Refresh
+		}
 	}
 	return opts
 }

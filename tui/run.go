@@ -34,6 +34,9 @@ type Options struct {
 	// ListNamespaces, when set (live clusters), names the cluster's namespaces for the n
 	// prompt's suggestions; without it, or when it fails, the snapshot's namespaces are offered.
 	ListNamespaces func(ctx context.Context) ([]string, error)
+	// MetricsRefresh, when metrics are configured, is how often the live watch reads them
+	// again; the footer of a live console says it.
+	MetricsRefresh time.Duration
 }
 
 // ProgressSource is a Source that reports how far a read has got ("pods", 12400); the console

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -104,5 +106,56 @@ func TestFailedRefreshOfALiveClusterKeepsThePicture(t *testing.T) {
 	}
 	if !strings.Contains(s, "refresh failed") || !strings.Contains(s, "unexpected EOF") {
 		t.Fatalf("a failed live refresh is not said:\n%s", s)
+	}
+}
+
+// TestFooterSaysTheThroughputInterval: the footer names how often the throughput is read again
+// only on a live cluster with metrics configured: never for a dump with metrics, never live
+// without them; and on every screen of a live console with them.
+func TestFooterSaysTheThroughputInterval(t *testing.T) {
+	watch := func(context.Context) (<-chan *snapshot.Snapshot, <-chan error) { return nil, nil }
+	footer := func(m *Model) string {
+		lines := strings.Split(seen(m), "\n")
+		return lines[len(lines)-1]
+	}
+	open := func(opts Options) *Model {
+		m := fixtureModel(opts)
+		m.Update(windowSize(120, 30))
+		snap, rep := fixture()
+		m.Update(loadedMsg{gen: m.gen, seq: m.seq, data: datasetOf(snap, rep)})
+		if !strings.Contains(seen(m), "telemetry-ingester") {
+			t.Fatalf("the console shows no workloads:\n%s", seen(m))
+		}
+		return m
+	}
+	for _, tt := range []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{"live with metrics", Options{SourceLabel: "live", Watch: watch, MetricsRefresh: 30 * time.Second}, "throughput every 30s"},
+		{"live, another interval", Options{SourceLabel: "live", Watch: watch, MetricsRefresh: 5 * time.Minute}, "throughput every 5m"},
+		{"live without metrics", Options{SourceLabel: "live", Watch: watch}, ""},
+		{"dump with metrics", Options{SourceLabel: "dump", MetricsRefresh: 30 * time.Second}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := open(tt.opts)
+			for _, keys := range [][]string{nil, {"enter", "6"}, {"?"}} {
+				press(m, keys...)
+				f := footer(m)
+				if tt.want == "" && strings.Contains(f, "throughput every") {
+					t.Errorf("after %v the footer names an interval: %q", keys, f)
+				}
+				if tt.want != "" && (!strings.Contains(f, tt.want) || !strings.Contains(f, "q quit")) {
+					t.Errorf("after %v the footer is %q, want the keys and %q", keys, f, tt.want)
+				}
+			}
+		})
+	}
+	// A terminal too narrow for both keeps the keys.
+	m := open(Options{SourceLabel: "live", Watch: watch, MetricsRefresh: 30 * time.Second})
+	m.Update(windowSize(30, 10))
+	if f := footer(m); strings.Contains(f, "throughput") || ansi.StringWidth(f) > 30 {
+		t.Errorf("30 columns wide the footer is %q", f)
 	}
 }

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -9,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/metrics"
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
 // Marks on the Timeline tab's picture, one per kind of moment.
@@ -41,6 +44,16 @@ func (ds *dataset) timelineLines(st Styles, d *diagnose.Diagnosis, width int) []
 	}
 	if first := firstFailure(d); !first.IsZero() && first.Before(start) {
 		start = first
+	}
+	// A live console reads Prometheus after the watch's snapshot: its newest samples may be
+	// later than the snapshot, and the right edge is then theirs, not a pile in the last column.
+	if tp := d.Throughput; tp != nil && len(tp.Samples) > 0 && tp.Samples[len(tp.Samples)-1].Time.After(end) {
+		end = tp.Samples[len(tp.Samples)-1].Time
+	}
+	// The output before the story began is its baseline: widen the range to show it, by at most
+	// a third of the picture, so the serving moments keep most of the width.
+	if tp := d.Throughput; tp != nil && len(tp.Samples) > 0 && tp.Samples[0].Time.Before(start) {
+		start = maxTime(tp.Samples[0].Time, start.Add(-end.Sub(start)/2))
 	}
 	span := end.Sub(start)
 	const label = 9
@@ -97,12 +110,160 @@ func (ds *dataset) timelineLines(st Styles, d *diagnose.Diagnosis, width int) []
 			}
 		}
 	}
+	out = append(out, ansi.Truncate(fmt.Sprintf("%-*s", label, fmt.Sprintf("serve %d", declared))+strip.String(), width, "…"))
+	drawn := metricSeriesOf(d.Throughput)
+	for _, m := range drawn {
+		// The peak beside the label when it fits, so the strip keeps the serving strip's columns;
+		// the legend names it anyway.
+		name := m.name + " " + compact(seriesPeak(m.samples))
+		if len(name) >= label {
+			name = m.name
+		}
+		out = append(out, ansi.Truncate(fmt.Sprintf("%-*s", label, name)+seriesStrip(m.samples, cols, col), width, "…"))
+	}
+	if why := metricsUnread(ds); len(drawn) == 0 && why != "" {
+		// Where the strip stood: the output is unknown, not zero.
+		out = append(out, st.Warn.Render(ansi.Truncate(fmt.Sprintf("%-*s", label, "out")+"not read: "+why, width, "…")))
+	}
 	out = append(out,
-		ansi.Truncate(fmt.Sprintf("%-*s", label, fmt.Sprintf("serve %d", declared))+strip.String(), width, "…"),
 		ansi.Truncate(fmt.Sprintf("%-*s", label, "marks")+string(marks), width, "…"),
-		st.Dim.Render(ansi.Truncate("R revision  ! onset  ▼ serving fell  ↻ restart  ◆ dependency changed", width, "…")),
-		"")
+		st.Dim.Render(ansi.Truncate("R revision  ! onset  ▼ serving fell  ↻ restart  ◆ dependency changed", width, "…")))
+	for _, m := range drawn {
+		out = append(out, seriesLegend(st, ds, m, label, width)...)
+	}
+	out = append(out, "")
 	return append(out, timelineList(st, d, width)...)
+}
+
+// metricsUnread is why the metrics server could not be read for this snapshot at all (it is
+// down, refuses, times out), "" when it answered or none is configured.
+func metricsUnread(ds *dataset) string {
+	for _, v := range ds.snap.Visibility {
+		if v.Kind == metrics.VisibilityKind && v.Namespace == "" {
+			return Sanitize(v.Reason)
+		}
+	}
+	return ""
+}
+
+func seriesPeak(samples []diagnose.MetricSample) float64 {
+	peak := 0.0
+	for _, s := range samples {
+		peak = max(peak, s.Value)
+	}
+	return peak
+}
+
+// seriesStrip draws a metric series under the serving strip, on its time axis: each column
+// the mean of the samples that fall in it, a column between two samples the value of the one
+// before (a range query's step is often wider than a column), blank where the series has no
+// sample yet or any more, and a dotted floor for zero, as the serving strip draws it. The
+// scale is the series' own peak.
+func seriesStrip(samples []diagnose.MetricSample, cols int, col func(time.Time) int) string {
+	sum := make([]float64, cols)
+	n := make([]int, cols)
+	for _, s := range samples {
+		c := col(s.Time)
+		if c < 0 {
+			continue
+		}
+		sum[c] += s.Value
+		n[c]++
+	}
+	first, last := -1, -1
+	for c := range n {
+		if n[c] > 0 {
+			if first < 0 {
+				first = c
+			}
+			last = c
+		}
+	}
+	peak := seriesPeak(samples)
+	bars := []rune("·▁▂▃▄▅▆▇█")
+	cells := []rune(strings.Repeat(" ", cols))
+	prev := 0.0
+	for c := first; c >= 0 && c <= last; c++ {
+		if n[c] > 0 {
+			prev = sum[c] / float64(n[c])
+		}
+		i := 0
+		if peak > 0 && prev > 0 {
+			// Anything above zero shows at least the lowest bar: a trickle is not nothing.
+			i = max(int(math.Ceil(prev/peak*float64(len(bars)-1))), 1)
+		}
+		cells[c] = bars[min(i, len(bars)-1)]
+	}
+	return string(cells)
+}
+
+// queryOrigins says in words where a throughput query came from.
+var queryOrigins = map[string]string{
+	string(snapshot.OriginAnnotation): "the workload's annotation",
+	string(snapshot.OriginConfig):     "the metrics config",
+	string(snapshot.OriginDefault):    "the default queries",
+}
+
+// metricSeries is one series the Timeline tab draws: the output, or the work waiting.
+type metricSeries struct {
+	name, unit, origin, query string
+	samples                   []diagnose.MetricSample
+	current                   *float64
+	rising                    bool
+}
+
+// metricSeriesOf lists the series of a throughput section that have samples, output first.
+func metricSeriesOf(tp *diagnose.Throughput) []metricSeries {
+	if tp == nil {
+		return nil
+	}
+	var out []metricSeries
+	if len(tp.Samples) > 0 {
+		out = append(out, metricSeries{"out", tp.Unit, tp.Origin, tp.Query, tp.Samples, tp.Current, false})
+	}
+	if b := tp.Backlog; b != nil && len(b.Samples) > 0 {
+		out = append(out, metricSeries{"backlog", b.Unit, b.Origin, b.Query, b.Samples, b.Current, b.Rising})
+	}
+	return out
+}
+
+// seriesLegend names what a strip measures: its unit, where its query came from and the
+// server asked (first, as a narrow terminal cuts the end), its peak and newest value, then the
+// query itself. A rising backlog says so first.
+func seriesLegend(st Styles, ds *dataset, m metricSeries, label, width int) []string {
+	what := m.name + " = " + Sanitize(m.unit)
+	if m.unit == "" {
+		what = m.name + " = the series' own unit"
+	}
+	if m.rising {
+		// The finding itself, before what a narrow terminal cuts.
+		what += ", rising,"
+	}
+	from, ok := queryOrigins[m.origin]
+	if !ok {
+		from = Sanitize(m.origin)
+	}
+	if from != "" {
+		what += " from " + from
+	}
+	if ds.snap.Metrics != nil && ds.snap.Metrics.Source != "" {
+		what += " on " + Sanitize(ds.snap.Metrics.Source)
+	}
+	what += "; peak " + compact(seriesPeak(m.samples))
+	if m.current != nil {
+		what += ", now " + compact(*m.current)
+	}
+	return []string{
+		st.Dim.Render(ansi.Truncate(what, width, "…")),
+		st.Dim.Render(ansi.Truncate(fmt.Sprintf("%-*s", label, "query")+Sanitize(m.query), width, "…")),
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 func firstFailure(d *diagnose.Diagnosis) time.Time {

@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/x/ansi"
+	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
@@ -174,8 +175,20 @@ func (m *Model) footer() string {
 	case m.state == stateReady && m.screen == screenWorkloads && (m.workloads.filtering || m.workloads.filter.Value() != ""):
 		return m.workloads.filter.View()
 	}
+	// On a live cluster with metrics the throughput is read on its own interval, not with each
+	// watch event: say how old it may be.
+	note := ""
+	if m.opts.Watch != nil && m.opts.MetricsRefresh > 0 {
+		note = "throughput every " + duration.HumanDuration(m.opts.MetricsRefresh)
+		if ansi.StringWidth(note)+20 > m.width {
+			note = ""
+		}
+	}
 	h := help.New()
 	h.Width = m.width
+	if note != "" {
+		h.Width -= ansi.StringWidth(note) + 3
+	}
 	h.Styles.ShortKey = st.HelpKey
 	h.Styles.ShortDesc = st.HelpDesc
 	h.Styles.ShortSeparator = st.Dim
@@ -191,7 +204,10 @@ func (m *Model) footer() string {
 	default:
 		bindings = m.workloads.ShortHelp()
 	}
-	return h.ShortHelpView(bindings)
+	if note == "" {
+		return h.ShortHelpView(bindings)
+	}
+	return h.ShortHelpView(bindings) + st.Dim.Render(" · "+note)
 }
 
 // sourceLabel names a snapshot's source for the header when the options do not.

@@ -61,7 +61,13 @@ func (tm *term) waitForWithin(d time.Duration, texts ...string) string {
 // waitMatch polls the screen until re matches it.
 func (tm *term) waitMatch(re *regexp.Regexp, what string) string {
 	tm.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	return tm.waitMatchWithin(20*time.Second, re, what)
+}
+
+// waitMatchWithin is waitMatch with its own patience.
+func (tm *term) waitMatchWithin(d time.Duration, re *regexp.Regexp, what string) string {
+	tm.t.Helper()
+	deadline := time.Now().Add(d)
 	var s string
 	for time.Now().Before(deadline) {
 		if s = tm.screen(); re.MatchString(s) {

@@ -68,30 +68,39 @@ KIND is deployment (deploy), statefulset (sts), daemonset (ds) or replicaset (rs
 
 // Complete parses KIND/NAME (or KIND NAME) and the shared flags.
 func (o *ExplainOptions) Complete(args []string) error {
-	var kind, name string
-	switch len(args) {
-	case 1:
-		var ok bool
-		if kind, name, ok = strings.Cut(args[0], "/"); !ok {
-			return usageErrorf("want KIND/NAME, e.g. deploy/%s", args[0])
-		}
-	case 2:
-		if strings.Contains(args[0], "/") || strings.Contains(args[1], "/") {
-			return usageErrorf("explain takes one workload, got %d: %s", len(args), strings.Join(args, " "))
-		}
-		kind, name = args[0], args[1]
-	default:
-		return usageErrorf("explain takes one workload as KIND/NAME, e.g. deploy/telemetry-ingester")
+	kind, name, err := workloadArgs("explain", args)
+	if err != nil {
+		return err
 	}
 	canonical, ok := kindAliases[strings.ToLower(kind)]
 	if !ok {
 		return usageErrorf("unknown workload kind %q; use deployment (deploy), statefulset (sts), daemonset (ds) or replicaset (rs)", kind)
 	}
-	if name == "" || strings.Contains(name, "/") {
-		return usageErrorf("invalid workload name %q", name)
-	}
 	o.Kind, o.Name = canonical, name
 	return o.Source.Complete()
+}
+
+// workloadArgs reads the one workload a command takes, as KIND/NAME or KIND NAME, the way
+// kubectl reads it.
+func workloadArgs(verb string, args []string) (kind, name string, err error) {
+	switch len(args) {
+	case 1:
+		var ok bool
+		if kind, name, ok = strings.Cut(args[0], "/"); !ok {
+			return "", "", usageErrorf("want KIND/NAME, e.g. deploy/%s", args[0])
+		}
+	case 2:
+		if strings.Contains(args[0], "/") || strings.Contains(args[1], "/") {
+			return "", "", usageErrorf("%s takes one workload, got %d: %s", verb, len(args), strings.Join(args, " "))
+		}
+		kind, name = args[0], args[1]
+	default:
+		return "", "", usageErrorf("%s takes one workload as KIND/NAME, e.g. deploy/telemetry-ingester", verb)
+	}
+	if name == "" || strings.Contains(name, "/") {
+		return "", "", usageErrorf("invalid workload name %q", name)
+	}
+	return kind, name, nil
 }
 
 // Validate rejects bad flag values.

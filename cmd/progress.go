@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kubediagnose/kubectl-diagnose/internal/report"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -97,7 +98,7 @@ func (p *progressLine) text() string {
 	p.mu.Unlock()
 	head := "reading…"
 	if what != "" {
-		head = fmt.Sprintf("reading %s… %s", what, thousands(n))
+		head = fmt.Sprintf("reading %s… %s", what, report.Thousands(n))
 	}
 	parts := []string{head}
 	parts = append(parts, p.now().Sub(p.start).Truncate(time.Second).String())
@@ -128,20 +129,4 @@ func (p *progressLine) erase() {
 	if p.drawn {
 		_, _ = fmt.Fprint(p.w, "\r\x1b[K")
 	}
-}
-
-// thousands writes n with comma separators: 12400 → 12,400.
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return s
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }

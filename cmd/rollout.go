@@ -91,24 +91,13 @@ KIND is deployment (deploy), statefulset (sts) or daemonset (ds).`,
 
 // Complete parses KIND/NAME (or KIND NAME) and the shared flags.
 func (o *RolloutOptions) Complete(args []string) error {
-	var kind, name string
-	switch len(args) {
-	case 1:
-		var ok bool
-		if kind, name, ok = strings.Cut(args[0], "/"); !ok {
-			return usageErrorf("want KIND/NAME, e.g. deploy/%s", args[0])
-		}
-	case 2:
-		kind, name = args[0], args[1]
-	default:
-		return usageErrorf("rollout takes one workload as KIND/NAME, e.g. deploy/telemetry-ingester")
+	kind, name, err := workloadArgs("rollout", args)
+	if err != nil {
+		return err
 	}
 	canonical, ok := kindAliases[strings.ToLower(kind)]
 	if !ok || canonical == "ReplicaSet" {
 		return usageErrorf("cannot follow the rollout of %q; use deployment (deploy), statefulset (sts) or daemonset (ds)", kind)
-	}
-	if name == "" || strings.Contains(name, "/") {
-		return usageErrorf("invalid workload name %q", name)
 	}
 	o.Kind, o.Name = canonical, name
 	return o.Source.Complete()

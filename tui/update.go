@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/bubbles/spinner"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/kubediagnose/kubectl-diagnose/internal/report"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -34,7 +35,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.gen != m.gen || msg.seq != m.seq {
 			return m, nil
 		}
-		m.progress = fmt.Sprintf("reading %s… %s", msg.what, thousands(msg.n))
+		m.progress = fmt.Sprintf("reading %s… %s", msg.what, report.Thousands(msg.n))
 		return m, waitLoad(msg.prog, msg.done)
 	case loadedMsg:
 		return m, m.onLoaded(msg)
@@ -349,22 +350,6 @@ func (m *Model) onMouse(msg tea.MouseMsg) tea.Cmd {
 		m.help.Scroll(delta)
 	}
 	return nil
-}
-
-// thousands formats n with comma separators: 12400 → "12,400".
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return s
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 // knownNamespaces is the snapshot's namespaces and extra, sorted, without repeats.

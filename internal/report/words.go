@@ -1,6 +1,11 @@
 package report
 
-import "github.com/kubediagnose/kubectl-diagnose/diagnose"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+)
 
 // ShapeMeaning says in one line what a shape means for the people running the workload. The
 // console and the explain and markdown printers all say it in these words.
@@ -29,4 +34,21 @@ func CauseMeaning(c diagnose.Cause) string {
 		return "the spec is unchanged since it last served: something it depends on fails"
 	}
 	return "not attributed"
+}
+
+// Thousands writes n with comma separators, 12400 → "12,400", as the console's and the
+// commands' progress lines count objects read.
+func Thousands(n int) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return s
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }

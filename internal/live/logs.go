@@ -250,13 +250,15 @@ func containerFailure(cs corev1.ContainerStatus) string {
 	return ""
 }
 
-// visibility says, per namespace, which failing workloads' copies had no log read: by name the
-// workloads left out by the request bound, and the count per workload of copies the sample left.
+// visibility says, per namespace, which failing workloads the request bound cut: by name those
+// that had no log read, with counts those that had fewer copies read than their sample. Copies
+// beyond a workload's sample are left by design, as the fault they show is in the copies read,
+// and are not listed: a crash-looping Deployment of ten copies is no gap in what was seen.
 func (p logPlan) visibility(vis []snapshot.Visibility) []snapshot.Visibility {
 	var namespaces []string
 	byNS := map[string][]*failingWorkload{}
 	for _, w := range p.workloads {
-		if w.read == w.copies {
+		if w.read == len(w.picked) {
 			continue
 		}
 		if _, seen := byNS[w.ref.namespace]; !seen {
@@ -265,12 +267,12 @@ func (p logPlan) visibility(vis []snapshot.Visibility) []snapshot.Visibility {
 		byNS[w.ref.namespace] = append(byNS[w.ref.namespace], w)
 	}
 	for _, ns := range namespaces {
-		var none, sampled []*failingWorkload
+		var none, short []*failingWorkload
 		for _, w := range byNS[ns] {
 			if w.read == 0 {
 				none = append(none, w)
 			} else {
-				sampled = append(sampled, w)
+				short = append(short, w)
 			}
 		}
 		var parts []string
@@ -278,9 +280,9 @@ func (p logPlan) visibility(vis []snapshot.Visibility) []snapshot.Visibility {
 			parts = append(parts, fmt.Sprintf("read no log of %s, over the bound of %d log requests per read: %s",
 				plural(len(none), "failing workload", "failing workloads"), p.limit, unreadList(none)))
 		}
-		if len(sampled) > 0 {
-			parts = append(parts, fmt.Sprintf("read a sample of %d copies per failing workload (%d where they fail differently); not read: %s",
-				copiesPerWorkload, copiesPerMixedWorkload, sampleList(sampled)))
+		if len(short) > 0 {
+			parts = append(parts, fmt.Sprintf("read fewer copies than the sample of %d per workload (%d where they fail differently), over the bound of %d log requests per read; not read: %s",
+				copiesPerWorkload, copiesPerMixedWorkload, p.limit, sampleList(short)))
 		}
 		vis = append(vis, snapshot.Visibility{Kind: "pods/log", Namespace: ns, Reason: strings.Join(parts, "; ")})
 	}

@@ -290,14 +290,23 @@ func TestCopiesFailingDifferentlyHaveMoreRead(t *testing.T) {
 	if g := reasons["gateway"]; total(g) != 4 || g["gateway-6c7b8a9d4f Error"] != 2 || g["gateway-84d5c6b7f9 Error"] != 2 {
 		t.Errorf("gateway: %v, want 2 copies of each revision", g)
 	}
-	vis := plan.visibility(nil)
+	// Copies left beyond the sample are no gap in what was seen.
+	if vis := plan.visibility(nil); len(vis) != 0 {
+		t.Errorf("visibility = %+v, want none: every workload had its sample read", vis)
+	}
+	// A bound of 7 reads the three workloads in rounds: checkout has a third copy read, gateway
+	// stops at two, ledger has its sample; the copies not read are counted per workload.
+	vis := failingLogRequests(f.pods, f.rss, 7).visibility(nil)
 	if len(vis) != 1 {
 		t.Fatalf("visibility = %+v, want one entry", vis)
 	}
-	for _, want := range []string{"4 of 6 failing copies of Deployment/ledger", "2 of 6 failing copies of Deployment/checkout, Deployment/gateway"} {
+	for _, want := range []string{"not read: 4 of 6 failing copies of Deployment/gateway; 3 of 6 failing copies of Deployment/checkout"} {
 		if !strings.Contains(vis[0].Reason, want) {
 			t.Errorf("reason %q, want %q", vis[0].Reason, want)
 		}
+	}
+	if strings.Contains(vis[0].Reason, "ledger") {
+		t.Errorf("reason %q names ledger, whose sample of 2 was read", vis[0].Reason)
 	}
 }
 

@@ -458,3 +458,63 @@ func TestWatchRefetchesAreRateBounded(t *testing.T) {
 		t.Errorf("%d log requests in 4 s, want %d at %d a second", n, 4*logRefetchRate, logRefetchRate)
 	}
 }
+
+func TestWatchStartsFromTheFirstReadsTailsAndFetchesDeferredOnesWithoutAnotherChange(t *testing.T) {
+	f := &fleet{ns: "shop"}
+	for i := range 10 {
+		f.crashLoop(f.replicaSet(fmt.Sprintf("svc-%03d", i), hexOf(fmt.Sprint(i), 10), 1), "Error", 1, 7)
+	}
+	client := fake.NewClientset(f.objects()...)
+	src := newForClient(client, Options{Namespaces: []string{"shop"}}, time.Now)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	snaps, errs := src.Watch(ctx)
+	until := func(what string, ok func(*snapshot.Snapshot) bool) {
+		t.Helper()
+		deadline := time.After(15 * time.Second)
+		for {
+			select {
+			case s := <-snaps:
+				if ok(s) {
+					return
+				}
+			case err := <-errs:
+				t.Fatalf("watch error: %v", err)
+			case <-deadline:
+				t.Fatalf("no snapshot %s within 15s", what)
+			}
+		}
+	}
+	// The first read, then the first snapshot from the informers: ten tails each, fetched once.
+	until("from the first read", func(s *snapshot.Snapshot) bool { return len(s.Logs) == 10 })
+	deps, rss, pods := len(f.deps), len(f.rss), len(f.pods)
+	until("from the informers", func(s *snapshot.Snapshot) bool { return len(s.Logs) == 10 })
+	if n := logActions(client); n != 10 {
+		t.Errorf("%d log requests after the informers' first snapshot, want the first read's 10", n)
+	}
+
+	// Seventy more workloads start failing at once: more than a burst. The rest must arrive
+	// although nothing in the cluster changes after.
+	for i := range 70 {
+		f.crashLoop(f.replicaSet(fmt.Sprintf("new-%03d", i), hexOf(fmt.Sprint("new", i), 10), 1), "Error", 1, 3)
+	}
+	for _, d := range f.deps[deps:] {
+		if _, err := client.AppsV1().Deployments(f.ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, rs := range f.rss[rss:] {
+		if _, err := client.AppsV1().ReplicaSets(f.ns).Create(ctx, rs, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range f.pods[pods:] {
+		if _, err := client.CoreV1().Pods(f.ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	until("with all 80 tails", func(s *snapshot.Snapshot) bool { return len(s.Logs) == 80 })
+	if n := logActions(client); n != 80 {
+		t.Errorf("%d log requests, want 80: each tail once", n)
+	}
+}

@@ -138,20 +138,23 @@ func failingLogRequests(pods []*corev1.Pod, rss []*appsv1.ReplicaSet, limit int)
 		return a.name < b.name
 	})
 	for round := 0; ; round++ {
-		more := false
+		more, cut := false, false
 		for _, w := range plan.workloads {
 			if round >= len(w.picked) {
 				continue
 			}
 			if len(plan.reqs)+len(w.picked[round]) > limit {
-				// Strict rounds: a workload's second copy never takes the place of another's first.
-				return plan
+				// A copy of many containers that does not fit leaves room for the others'
+				// smaller ones in this round.
+				cut = true
+				continue
 			}
 			plan.reqs = append(plan.reqs, w.picked[round]...)
 			w.read++
 			more = true
 		}
-		if !more {
+		// Strict rounds: a workload's second copy never takes the place of another's first.
+		if !more || cut {
 			return plan
 		}
 	}

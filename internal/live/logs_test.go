@@ -518,3 +518,33 @@ func TestWatchStartsFromTheFirstReadsTailsAndFetchesDeferredOnesWithoutAnotherCh
 		t.Errorf("%d log requests, want 80: each tail once", n)
 	}
 }
+
+func TestACopyOfManyContainersDoesNotStopTheOthers(t *testing.T) {
+	f := &fleet{ns: "shop"}
+	// First in order: a copy whose 300 restarted containers ask for 600 tails, over the bound.
+	big := f.crashLoop(f.replicaSet("aaa-mesh", "58c4d7b9f6", 1), "Error", 1, 2)
+	template := big.Status.ContainerStatuses[0]
+	for i := range 300 {
+		cs := *template.DeepCopy()
+		cs.Name = fmt.Sprintf("sidecar-%03d", i)
+		// Restarted and running again: its current and previous instance both have a tail.
+		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(t0.Add(-time.Minute))}}
+		big.Spec.Containers = append(big.Spec.Containers, corev1.Container{Name: cs.Name, Image: "registry.example.com/sidecar:2.0"})
+		big.Status.ContainerStatuses = append(big.Status.ContainerStatuses, cs)
+	}
+	for i := range 100 {
+		f.crashLoop(f.replicaSet(fmt.Sprintf("svc-%03d", i), hexOf(fmt.Sprint(i), 10), 1), "Error", 1, 7)
+	}
+	plan := failingLogRequests(f.pods, f.rss, maxLogRequests)
+	got := map[string]int{}
+	for _, r := range plan.reqs {
+		got[r.pod]++
+	}
+	if got[big.Name] != 0 || len(got) != 100 {
+		t.Errorf("tails of %d copies, %d of the big one; want the 100 others and none of the big one", len(got), got[big.Name])
+	}
+	vis := plan.visibility(nil)
+	if len(vis) != 1 || !strings.Contains(vis[0].Reason, "read no log of 1 failing workload, over the bound of 500 log requests per read: Deployment/aaa-mesh (1 copy)") {
+		t.Errorf("visibility = %+v, want Deployment/aaa-mesh named as unread", vis)
+	}
+}

@@ -235,17 +235,17 @@ func TestFailingLogRequests(t *testing.T) {
 			pods: []*corev1.Pod{pod("ns", "job", "rs", func(p *corev1.Pod) { notReady(p); p.Status.Phase = corev1.PodSucceeded })},
 		},
 		{
-			name: "at most three copies per owner",
+			name: "at most two alike copies per owner, every owner's first before any second",
 			pods: []*corev1.Pod{
 				pod("ns", "c-4", "rs", notReady), pod("ns", "c-2", "rs", notReady), pod("ns", "c-3", "rs", notReady),
 				pod("ns", "c-1", "rs", notReady), pod("ns", "solo", "other", notReady),
 			},
-			want: []logRequest{{"ns", "c-1", "app", false}, {"ns", "c-2", "app", false}, {"ns", "c-3", "app", false}, {"ns", "solo", "app", false}},
+			want: []logRequest{{"ns", "solo", "app", false}, {"ns", "c-1", "app", false}, {"ns", "c-2", "app", false}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := failingLogRequests(tt.pods)
+			got := failingLogRequests(tt.pods, nil, maxLogRequests).reqs
 			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
 				t.Errorf("got %v, want %v", got, tt.want)
 			}
@@ -560,12 +560,14 @@ func TestLogRequestsAreCapped(t *testing.T) {
 		// One owner per copy, so the per-owner bound does not apply.
 		pods = append(pods, pod("ns", fmt.Sprintf("p-%03d", i), fmt.Sprintf("rs-%03d", i), notReady))
 	}
-	reqs, vis := capLogRequests(failingLogRequests(pods), nil)
-	if len(reqs) != maxLogRequests {
-		t.Errorf("requests = %d, want %d", len(reqs), maxLogRequests)
+	plan := failingLogRequests(pods, nil, maxLogRequests)
+	if len(plan.reqs) != maxLogRequests {
+		t.Errorf("requests = %d, want %d", len(plan.reqs), maxLogRequests)
 	}
-	if len(vis) != 1 || vis[0].Kind != "pods/log" || !strings.Contains(vis[0].Reason, "skipped 10") {
-		t.Errorf("visibility = %+v, want one pods/log entry saying 10 were skipped", vis)
+	vis := plan.visibility(nil)
+	if len(vis) != 1 || vis[0].Kind != "pods/log" || !strings.Contains(vis[0].Reason, "read no log of 10 failing workloads") ||
+		!strings.Contains(vis[0].Reason, "ReplicaSet/rs-509 (1 copy)") || strings.Contains(vis[0].Reason, "rs-499") {
+		t.Errorf("visibility = %+v, want one pods/log entry naming the 10 workloads skipped, rs-500 to rs-509", vis)
 	}
 }
 

@@ -6,7 +6,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,13 +17,22 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
-// copiesPerOwner bounds how many failing copies of one workload have their logs read: the same
-// fault on every copy is the signature of a spec fault, so a few copies show it as well as all.
-const copiesPerOwner = 3
+// A sample of each failing workload's copies has its logs read: the same fault repeats in every
+// copy of a spec fault, so two alike copies show it as well as all of them; copies that fail in
+// different ways (another reason, exit code or revision) may be different faults, so up to four
+// are read, one of each way first.
+const (
+	copiesPerWorkload      = 2
+	copiesPerMixedWorkload = 4
+)
 
 // maxLogRequests bounds the log requests of one snapshot, so a cluster with hundreds of broken
-// workloads is still read in seconds; the rest are named in the visibility list.
-const maxLogRequests = 200
+// workloads is still read in seconds. Every failing workload gets one copy read before any gets a
+// second, so the bound only leaves a workload unread when more than this many are failing.
+const maxLogRequests = 500
+
+// maxNamedWorkloads bounds how many workloads one visibility sentence names; the rest are counted.
+const maxNamedWorkloads = 25
 
 // logRequest is one container log tail to fetch.
 type logRequest struct {
@@ -29,45 +40,124 @@ type logRequest struct {
 	previous                  bool
 }
 
+// workloadRef names the workload a copy belongs to as the report does: its controller, with a
+// ReplicaSet's Deployment in place of the ReplicaSet.
+type workloadRef struct {
+	namespace, kind, name string
+}
+
+func (w workloadRef) String() string { return w.kind + "/" + w.name }
+
+// failingWorkload is one workload's failing copies that have a log to read, and how many of them
+// the plan reads.
+type failingWorkload struct {
+	ref    workloadRef
+	copies int
+	picked [][]logRequest // per picked copy, in the order they are read
+	read   int
+}
+
+// logPlan is the log tails one read fetches and the workloads they were chosen from.
+type logPlan struct {
+	reqs      []logRequest
+	workloads []*failingWorkload
+	limit     int
+}
+
 // failingLogRequests picks the containers whose logs can explain a failure: containers of copies
 // that are not ready, waiting or restarted. A container that never ran has no log to read, so
-// only a running or terminated instance (current) or a terminated last instance (previous) is asked for.
-func failingLogRequests(pods []*corev1.Pod) []logRequest {
-	byOwner := map[types.UID][]*corev1.Pod{}
-	var owners []types.UID
+// only a running or terminated instance (current) or a terminated last instance (previous) is
+// asked for. Copies are sampled per workload and the workloads taken in rounds, so that every
+// failing workload has one copy read before any has a second, up to limit requests.
+func failingLogRequests(pods []*corev1.Pod, rss []*appsv1.ReplicaSet, limit int) logPlan {
+	rsByUID := make(map[types.UID]*appsv1.ReplicaSet, len(rss))
+	for _, rs := range rss {
+		rsByUID[rs.UID] = rs
+	}
+	type candidate struct {
+		pod  *corev1.Pod
+		sig  string
+		reqs []logRequest
+	}
+	byWorkload := map[workloadRef][]candidate{}
 	for _, p := range pods {
 		if p.Spec.NodeName == "" || !failing(p) {
 			continue
 		}
-		owner := p.UID
-		if ref := metav1.GetControllerOf(p); ref != nil {
-			owner = ref.UID
+		reqs := containerLogRequests(p)
+		if len(reqs) == 0 {
+			continue
 		}
-		if _, seen := byOwner[owner]; !seen {
-			owners = append(owners, owner)
-		}
-		byOwner[owner] = append(byOwner[owner], p)
+		ref, revision := workloadOf(p, rsByUID)
+		byWorkload[ref] = append(byWorkload[ref], candidate{p, failureSignature(p, revision), reqs})
 	}
-	var reqs []logRequest
-	for _, owner := range owners {
-		ps := byOwner[owner]
-		sort.Slice(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
-		if len(ps) > copiesPerOwner {
-			ps = ps[:copiesPerOwner]
+	plan := logPlan{limit: limit}
+	for ref, cands := range byWorkload {
+		groups := map[string][]candidate{}
+		var sigs []string
+		for _, c := range cands {
+			if _, seen := groups[c.sig]; !seen {
+				sigs = append(sigs, c.sig)
+			}
+			groups[c.sig] = append(groups[c.sig], c)
 		}
-		for _, p := range ps {
-			statuses := append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
-			for _, cs := range statuses {
-				if cs.State.Running != nil || cs.State.Terminated != nil {
-					reqs = append(reqs, logRequest{p.Namespace, p.Name, cs.Name, false})
-				}
-				if cs.LastTerminationState.Terminated != nil || cs.RestartCount > 0 {
-					reqs = append(reqs, logRequest{p.Namespace, p.Name, cs.Name, true})
+		// The commonest way of failing first, then a fixed order, so the same copies are read
+		// from one snapshot to the next and a watch finds their tails cached.
+		sort.Slice(sigs, func(i, j int) bool {
+			if a, b := len(groups[sigs[i]]), len(groups[sigs[j]]); a != b {
+				return a > b
+			}
+			return sigs[i] < sigs[j]
+		})
+		for _, sig := range sigs {
+			g := groups[sig]
+			sort.Slice(g, func(i, j int) bool { return g[i].pod.Name < g[j].pod.Name })
+		}
+		quota := copiesPerWorkload
+		if len(sigs) > 1 {
+			quota = copiesPerMixedWorkload
+		}
+		w := &failingWorkload{ref: ref, copies: len(cands)}
+		for round := 0; len(w.picked) < quota && len(w.picked) < len(cands); round++ {
+			for _, sig := range sigs {
+				if g := groups[sig]; round < len(g) && len(w.picked) < quota {
+					w.picked = append(w.picked, g[round].reqs)
 				}
 			}
 		}
+		plan.workloads = append(plan.workloads, w)
 	}
-	return reqs
+	sort.Slice(plan.workloads, func(i, j int) bool {
+		a, b := plan.workloads[i].ref, plan.workloads[j].ref
+		if a.namespace != b.namespace {
+			return a.namespace < b.namespace
+		}
+		if a.kind != b.kind {
+			return a.kind < b.kind
+		}
+		return a.name < b.name
+	})
+	for round := 0; ; round++ {
+		more, cut := false, false
+		for _, w := range plan.workloads {
+			if round >= len(w.picked) {
+				continue
+			}
+			if len(plan.reqs)+len(w.picked[round]) > limit {
+				// A copy of many containers that does not fit leaves room for the others'
+				// smaller ones in this round.
+				cut = true
+				continue
+			}
+			plan.reqs = append(plan.reqs, w.picked[round]...)
+			w.read++
+			more = true
+		}
+		// Strict rounds: a workload's second copy never takes the place of another's first.
+		if !more || cut {
+			return plan
+		}
+	}
 }
 
 // failing reports whether a copy is not ready, has a waiting container, or has restarted.
@@ -92,12 +182,195 @@ func failing(p *corev1.Pod) bool {
 	return false
 }
 
+// containerLogRequests lists the tails of one copy that exist: a running or terminated current
+// instance, a terminated previous one.
+func containerLogRequests(p *corev1.Pod) []logRequest {
+	var reqs []logRequest
+	for _, cs := range containerStatuses(p) {
+		if cs.State.Running != nil || cs.State.Terminated != nil {
+			reqs = append(reqs, logRequest{p.Namespace, p.Name, cs.Name, false})
+		}
+		if cs.LastTerminationState.Terminated != nil || cs.RestartCount > 0 {
+			reqs = append(reqs, logRequest{p.Namespace, p.Name, cs.Name, true})
+		}
+	}
+	return reqs
+}
+
+func containerStatuses(p *corev1.Pod) []corev1.ContainerStatus {
+	return append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
+}
+
+// workloadOf names the copy's workload and its revision (the ReplicaSet, or the controller's
+// revision hash). A ReplicaSet the snapshot does not hold stands for its own workload.
+func workloadOf(p *corev1.Pod, rsByUID map[types.UID]*appsv1.ReplicaSet) (workloadRef, string) {
+	ref := metav1.GetControllerOf(p)
+	if ref == nil {
+		return workloadRef{p.Namespace, "Pod", p.Name}, ""
+	}
+	if ref.Kind == "ReplicaSet" {
+		if rs := rsByUID[ref.UID]; rs != nil {
+			if owner := metav1.GetControllerOf(rs); owner != nil && owner.Kind == "Deployment" {
+				return workloadRef{p.Namespace, owner.Kind, owner.Name}, ref.Name
+			}
+		}
+		return workloadRef{p.Namespace, ref.Kind, ref.Name}, ref.Name
+	}
+	return workloadRef{p.Namespace, ref.Kind, ref.Name}, p.Labels[appsv1.ControllerRevisionHashLabelKey]
+}
+
+// failureSignature says how a copy fails, so that copies failing alike can be told from copies
+// failing differently. It reads what stays put while a container crash-loops (the last exit's
+// reason and code, not the Running/CrashLoopBackOff state that flips with each restart).
+func failureSignature(p *corev1.Pod, revision string) string {
+	var b strings.Builder
+	b.WriteString(revision)
+	for _, cs := range containerStatuses(p) {
+		b.WriteString("|")
+		b.WriteString(cs.Name)
+		b.WriteString("=")
+		b.WriteString(containerFailure(cs))
+	}
+	return b.String()
+}
+
+func containerFailure(cs corev1.ContainerStatus) string {
+	exited := cs.State.Terminated
+	if exited == nil {
+		exited = cs.LastTerminationState.Terminated
+	}
+	switch {
+	case exited != nil:
+		return fmt.Sprintf("exited %s %d", exited.Reason, exited.ExitCode)
+	case cs.State.Waiting != nil && cs.State.Waiting.Reason == "ErrImagePull":
+		// The kubelet alternates ErrImagePull and ImagePullBackOff for one failing pull.
+		return "ImagePullBackOff"
+	case cs.State.Waiting != nil:
+		return cs.State.Waiting.Reason
+	case !cs.Ready:
+		return "not ready"
+	}
+	return ""
+}
+
+// visibility says, per namespace, which failing workloads the request bound cut: by name those
+// that had no log read, with counts those that had fewer copies read than their sample. Copies
+// beyond a workload's sample are left by design, as the fault they show is in the copies read,
+// and are not listed: a crash-looping Deployment of ten copies is no gap in what was seen.
+func (p logPlan) visibility(vis []snapshot.Visibility) []snapshot.Visibility {
+	var namespaces []string
+	byNS := map[string][]*failingWorkload{}
+	for _, w := range p.workloads {
+		if w.read == len(w.picked) {
+			continue
+		}
+		if _, seen := byNS[w.ref.namespace]; !seen {
+			namespaces = append(namespaces, w.ref.namespace)
+		}
+		byNS[w.ref.namespace] = append(byNS[w.ref.namespace], w)
+	}
+	for _, ns := range namespaces {
+		var none, short []*failingWorkload
+		for _, w := range byNS[ns] {
+			if w.read == 0 {
+				none = append(none, w)
+			} else {
+				short = append(short, w)
+			}
+		}
+		var parts []string
+		if len(none) > 0 {
+			parts = append(parts, fmt.Sprintf("read no log of %s, over the bound of %d log requests per read: %s",
+				plural(len(none), "failing workload", "failing workloads"), p.limit, unreadList(none)))
+		}
+		if len(short) > 0 {
+			parts = append(parts, fmt.Sprintf("read fewer copies than the sample of %d per workload (%d where they fail differently), over the bound of %d log requests per read; not read: %s",
+				copiesPerWorkload, copiesPerMixedWorkload, p.limit, sampleList(short)))
+		}
+		vis = append(vis, snapshot.Visibility{Kind: "pods/log", Namespace: ns, Reason: strings.Join(parts, "; ")})
+	}
+	return vis
+}
+
+// sampleList counts the unread copies per workload, naming together the workloads with the same
+// counts ("8 of 10 failing copies of Deployment/web, Deployment/api").
+func sampleList(ws []*failingWorkload) string {
+	type counts struct{ unread, copies int }
+	var keys []counts
+	names := map[counts][]string{}
+	for _, w := range ws {
+		k := counts{w.copies - w.read, w.copies}
+		if _, seen := names[k]; !seen {
+			keys = append(keys, k)
+		}
+		names[k] = append(names[k], w.ref.String())
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].unread != keys[j].unread {
+			return keys[i].unread > keys[j].unread
+		}
+		return keys[i].copies > keys[j].copies
+	})
+	var parts []string
+	named := 0
+	for i, k := range keys {
+		if named >= maxNamedWorkloads {
+			rest, copies := 0, 0
+			for _, k := range keys[i:] {
+				rest += len(names[k])
+				copies += len(names[k]) * k.unread
+			}
+			parts = append(parts, fmt.Sprintf("and %d copies of %d more workloads", copies, rest))
+			break
+		}
+		ns := names[k]
+		shown := ns
+		if named+len(ns) > maxNamedWorkloads {
+			shown = ns[:maxNamedWorkloads-named]
+		}
+		named += len(shown)
+		text := fmt.Sprintf("%d of %d failing copies of %s", k.unread, k.copies, strings.Join(shown, ", "))
+		if len(shown) < len(ns) {
+			text += fmt.Sprintf(" and %d more such workloads", len(ns)-len(shown))
+		}
+		parts = append(parts, text)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// unreadList names the workloads with their failing copies, at most maxNamedWorkloads of them,
+// and counts the rest.
+func unreadList(ws []*failingWorkload) string {
+	var names []string
+	rest, copies := 0, 0
+	for i, w := range ws {
+		if i >= maxNamedWorkloads {
+			rest++
+			copies += w.copies
+			continue
+		}
+		names = append(names, fmt.Sprintf("%s (%s)", w.ref, plural(w.copies, "copy", "copies")))
+	}
+	text := strings.Join(names, ", ")
+	if rest > 0 {
+		text += fmt.Sprintf(" and %d more workloads (%d copies)", rest, copies)
+	}
+	return text
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
 // readLogs fetches the tails of failing copies' containers. A log the kubelet cannot give
 // (forbidden, node gone) is recorded once per namespace in the visibility list and the read goes on.
-func (s *Source) readLogs(ctx context.Context, pods []*corev1.Pod, vis []snapshot.Visibility, prog *progress) ([]snapshot.ContainerLog, []snapshot.Visibility) {
-	reqs, vis := capLogRequests(failingLogRequests(pods), vis)
-	logs, errs := s.fetchLogs(ctx, reqs, prog)
-	return collectLogs(reqs, logs, errs, vis)
+func (s *Source) readLogs(ctx context.Context, pods []*corev1.Pod, rss []*appsv1.ReplicaSet, vis []snapshot.Visibility, prog *progress) ([]snapshot.ContainerLog, []snapshot.Visibility) {
+	plan := failingLogRequests(pods, rss, maxLogRequests)
+	logs, errs := s.fetchLogs(ctx, plan.reqs, prog)
+	return collectLogs(plan.reqs, logs, errs, plan.visibility(vis))
 }
 
 // fetchLogs fetches the tails in parallel; logs[i] or errs[i] answers reqs[i]. Each tail read
@@ -189,12 +462,192 @@ func splitLines(raw []byte) []string {
 	return strings.Split(text, "\n")
 }
 
-// capLogRequests keeps the first maxLogRequests and says how many were left unread.
-func capLogRequests(reqs []logRequest, vis []snapshot.Visibility) ([]logRequest, []snapshot.Visibility) {
-	if len(reqs) <= maxLogRequests {
-		return reqs, vis
+// While watching, a container's tail is fetched again only when its instance changed (a restart,
+// or the current instance stopped running), and at most logRefetchRate tails a second on average,
+// logRefetchBurst at once: a cluster whose pods change fifty times a second would otherwise
+// have the console ask for tens of tails a second.
+const (
+	logRefetchRate  = 5
+	logRefetchBurst = 50
+	// logErrorRetry is how long a tail the server refused waits before it is asked for again.
+	logErrorRetry = time.Minute
+	// minLogRetry is the least wait before a snapshot is rebuilt only to fetch deferred tails.
+	minLogRetry = time.Second
+)
+
+// logCache holds the tails a watch fetched, keyed by container, and the budget of fetches.
+type logCache struct {
+	entries map[logRequest]cachedLog
+	budget  tokenBucket
+}
+
+type cachedLog struct {
+	log *snapshot.ContainerLog
+	err error
+	// instance identifies the container instance the tail was read from.
+	instance string
+	fetched  time.Time
+}
+
+// newLogCache starts a watch's cache from the tails of its first snapshot, so that the first
+// snapshot built from the informers does not ask for all of them again.
+func newLogCache(first *snapshot.Snapshot, now time.Time) *logCache {
+	c := &logCache{entries: map[logRequest]cachedLog{}, budget: tokenBucket{rate: logRefetchRate, burst: logRefetchBurst, tokens: logRefetchBurst, last: now}}
+	if first == nil {
+		return c
 	}
-	vis = append(vis, snapshot.Visibility{Kind: "pods/log", Reason: fmt.Sprintf(
-		"read the log tails of %d failing containers and skipped %d more to stay fast", maxLogRequests, len(reqs)-maxLogRequests)})
-	return reqs[:maxLogRequests], vis
+	byName := podsByName(first.Pods)
+	for i := range first.Logs {
+		l := &first.Logs[i]
+		r := logRequest{l.Namespace, l.Pod, l.Container, l.Previous}
+		if inst, ok := instanceOf(byName, r); ok {
+			c.entries[r] = cachedLog{log: l, instance: inst, fetched: now}
+		}
+	}
+	return c
+}
+
+func podsByName(pods []*corev1.Pod) map[types.NamespacedName]*corev1.Pod {
+	byName := make(map[types.NamespacedName]*corev1.Pod, len(pods))
+	for _, p := range pods {
+		byName[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = p
+	}
+	return byName
+}
+
+// instanceOf identifies the container instance whose tail r asks for: the previous instance
+// changes with the restart count only, the current one also when it stops running.
+func instanceOf(byName map[types.NamespacedName]*corev1.Pod, r logRequest) (string, bool) {
+	p := byName[types.NamespacedName{Namespace: r.namespace, Name: r.pod}]
+	if p == nil {
+		return "", false
+	}
+	for _, cs := range containerStatuses(p) {
+		if cs.Name != r.container {
+			continue
+		}
+		if r.previous {
+			return fmt.Sprintf("%s %d", p.UID, cs.RestartCount), true
+		}
+		state := "waiting"
+		switch {
+		case cs.State.Running != nil:
+			state = "running"
+		case cs.State.Terminated != nil:
+			state = "terminated"
+		}
+		return fmt.Sprintf("%s %d %s", p.UID, cs.RestartCount, state), true
+	}
+	return "", false
+}
+
+// cachedLogs sets snap's tails and log visibility, reusing the cached tail of each container
+// instance and fetching the others within the budget: first the containers with no tail at all,
+// in the plan's order (every workload's first copy before any second), then the ones whose
+// instance changed. A tail deferred by the budget keeps its older copy meanwhile. It returns how
+// long to wait before building a snapshot again to fetch what was deferred; zero when nothing was.
+func (s *Source) cachedLogs(ctx context.Context, snap *snapshot.Snapshot, c *logCache) time.Duration {
+	plan := failingLogRequests(snap.Pods, snap.ReplicaSets, maxLogRequests)
+	byName := podsByName(snap.Pods)
+	now := s.now()
+	instances := make([]string, len(plan.reqs))
+	var missing, changed []int
+	retry := time.Duration(0)
+	later := func(d time.Duration) {
+		if retry == 0 || d < retry {
+			retry = max(d, minLogRetry)
+		}
+	}
+	for i, r := range plan.reqs {
+		instances[i], _ = instanceOf(byName, r)
+		e, ok := c.entries[r]
+		switch {
+		case !ok:
+			missing = append(missing, i)
+		case e.instance != instances[i]:
+			changed = append(changed, i)
+		case e.err != nil && now.Sub(e.fetched) >= logErrorRetry:
+			changed = append(changed, i)
+		case e.err != nil:
+			later(logErrorRetry - now.Sub(e.fetched))
+		}
+	}
+	stale := append(missing, changed...)
+	granted := c.budget.take(now, len(stale))
+	fetch := make([]logRequest, granted)
+	for j, i := range stale[:granted] {
+		fetch[j] = plan.reqs[i]
+	}
+	fetched, errs := s.fetchLogs(ctx, fetch, nil)
+	for j, i := range stale[:granted] {
+		c.entries[plan.reqs[i]] = cachedLog{log: fetched[j], err: errs[j], instance: instances[i], fetched: now}
+	}
+	deferred := stale[granted:]
+	if len(deferred) > 0 {
+		later(c.budget.wait(len(deferred)))
+	}
+
+	wanted := make(map[logRequest]bool, len(plan.reqs))
+	logs := make([]*snapshot.ContainerLog, len(plan.reqs))
+	lerrs := make([]error, len(plan.reqs))
+	for i, r := range plan.reqs {
+		wanted[r] = true
+		logs[i], lerrs[i] = c.entries[r].log, c.entries[r].err
+	}
+	for r := range c.entries {
+		if !wanted[r] {
+			delete(c.entries, r)
+		}
+	}
+	vis := plan.visibility(snap.Visibility)
+	vis = deferredVisibility(plan.reqs, deferred, c, vis)
+	snap.Logs, snap.Visibility = collectLogs(plan.reqs, logs, lerrs, vis)
+	return retry
+}
+
+// deferredVisibility counts, per namespace, the tails the budget deferred that have no older copy.
+func deferredVisibility(reqs []logRequest, deferred []int, c *logCache, vis []snapshot.Visibility) []snapshot.Visibility {
+	var namespaces []string
+	waiting := map[string]int{}
+	for _, i := range deferred {
+		r := reqs[i]
+		if _, cached := c.entries[r]; cached {
+			continue
+		}
+		if _, seen := waiting[r.namespace]; !seen {
+			namespaces = append(namespaces, r.namespace)
+		}
+		waiting[r.namespace]++
+	}
+	for _, ns := range namespaces {
+		vis = append(vis, snapshot.Visibility{Kind: "pods/log", Namespace: ns, Reason: fmt.Sprintf(
+			"%s not read yet: while watching, at most %d log tails are read a second", plural(waiting[ns], "log tail", "log tails"), logRefetchRate)})
+	}
+	return vis
+}
+
+// tokenBucket bounds a rate of requests on the source's clock, so tests can drive it.
+type tokenBucket struct {
+	rate, burst, tokens float64
+	last                time.Time
+}
+
+// take grants up to n requests now and returns how many.
+func (b *tokenBucket) take(now time.Time, n int) int {
+	if d := now.Sub(b.last); d > 0 {
+		b.tokens = min(b.burst, b.tokens+d.Seconds()*b.rate)
+		b.last = now
+	}
+	granted := min(n, int(b.tokens))
+	b.tokens -= float64(granted)
+	return granted
+}
+
+// wait is how long until n requests (at most a burst) can be granted.
+func (b *tokenBucket) wait(n int) time.Duration {
+	need := min(float64(n), b.burst) - b.tokens
+	if need <= 0 {
+		return 0
+	}
+	return time.Duration(need / b.rate * float64(time.Second))
 }

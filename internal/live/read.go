@@ -102,7 +102,7 @@ func (s *Source) SnapshotWithProgress(ctx context.Context, progress func(what st
 		}
 		j.kind.add(snap, j.objs)
 	}
-	snap.Logs, snap.Visibility = s.readLogs(ctx, snap.Pods, snap.Visibility, prog)
+	snap.Logs, snap.Visibility = s.readLogs(ctx, snap.Pods, snap.ReplicaSets, snap.Visibility, prog)
 	// Read last, so that no object read above is younger than the reference time.
 	snap.ReferenceTime = s.now().UTC()
 	return snap, nil

@@ -6,11 +6,9 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
@@ -20,10 +18,6 @@ import (
 // Debounce is how long Watch waits after a change before it emits: a rollout changes dozens of
 // objects within a second, and one snapshot of the result is worth more than dozens of halves.
 const Debounce = 500 * time.Millisecond
-
-// logTTL is how long a fetched log tail stays fresh while watching; a copy whose restart count
-// changed is fetched again at once.
-const logTTL = 15 * time.Second
 
 // retryInterval paces the first read while the server cannot be reached.
 const retryInterval = 2 * time.Second
@@ -50,13 +44,6 @@ type watched struct {
 	kind      *kind
 	namespace string
 	informer  cache.SharedIndexInformer
-}
-
-type cachedLog struct {
-	log      *snapshot.ContainerLog
-	err      error
-	restarts int32
-	fetched  time.Time
 }
 
 func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs chan error) {
@@ -189,7 +176,12 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		return
 	}
 
-	logs := map[logRequest]cachedLog{}
+	logs := newLogCache(first, s.now())
+	// Rebuilds a snapshot for the tails the fetch budget deferred, when nothing else changes;
+	// made stopped, Reset arms it.
+	logRetry := time.AfterFunc(time.Hour, mark)
+	logRetry.Stop()
+	defer logRetry.Stop()
 	visibility := first.Visibility
 	// The initial sync marked the snapshot dirty; the first snapshot from the caches follows
 	// after one debounce.
@@ -225,52 +217,12 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 			}
 			w.kind.add(snap, objs)
 		}
-		snap.Logs, snap.Visibility = s.cachedLogs(ctx, snap.Pods, logs, snap.Visibility)
+		if wait := s.cachedLogs(ctx, snap, logs); wait > 0 {
+			logRetry.Reset(wait)
+		}
 		snap.ReferenceTime = s.now().UTC()
 		publish(out, errs, snap)
 	}
-}
-
-// cachedLogs reads the failing copies' tails, reusing a tail fetched recently for the same
-// container instance.
-func (s *Source) cachedLogs(ctx context.Context, pods []*corev1.Pod, c map[logRequest]cachedLog, vis []snapshot.Visibility) ([]snapshot.ContainerLog, []snapshot.Visibility) {
-	restarts := map[logRequest]int32{}
-	byName := map[types.NamespacedName]*corev1.Pod{}
-	for _, p := range pods {
-		byName[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = p
-	}
-	reqs, vis := capLogRequests(failingLogRequests(pods), vis)
-	now := s.now()
-	var stale []logRequest
-	for _, r := range reqs {
-		p := byName[types.NamespacedName{Namespace: r.namespace, Name: r.pod}]
-		for _, cs := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
-			if cs.Name == r.container {
-				restarts[r] = cs.RestartCount
-			}
-		}
-		e, ok := c[r]
-		if !ok || e.restarts != restarts[r] || now.Sub(e.fetched) > logTTL {
-			stale = append(stale, r)
-		}
-	}
-	fetched, errs := s.fetchLogs(ctx, stale, nil)
-	for i, r := range stale {
-		c[r] = cachedLog{log: fetched[i], err: errs[i], restarts: restarts[r], fetched: now}
-	}
-	wanted := map[logRequest]bool{}
-	logs := make([]*snapshot.ContainerLog, len(reqs))
-	lerrs := make([]error, len(reqs))
-	for i, r := range reqs {
-		wanted[r] = true
-		logs[i], lerrs[i] = c[r].log, c[r].err
-	}
-	for r := range c {
-		if !wanted[r] {
-			delete(c, r)
-		}
-	}
-	return collectLogs(reqs, logs, lerrs, vis)
 }
 
 // publish replaces an unread snapshot with the newer one, and drops the errors not read yet:

@@ -19,7 +19,7 @@ import (
 // Prometheus is stopped.
 func TestWatchWithMetrics(t *testing.T) {
 	exp := promtest.StartExporter(t)
-	exp.SetRate("readings_accepted_total", "dev", "web-6f5d4c3b2-h7j6k", 20)
+	exp.SetRate("readings_accepted_total", "dev", "web-6f5d4c8b2-h7j6k", 20)
 	prom := promtest.StartPrometheus(t, exp.Addr)
 	src, err := metrics.New(metrics.Config{URL: prom.URL, Window: time.Minute, Step: time.Second, Timeout: time.Second})
 	if err != nil {

@@ -20,7 +20,7 @@ func BenchmarkRead2000(b *testing.B) {
 	var deps []*appsv1.Deployment
 	for i := range 2000 {
 		ns, name := fmt.Sprintf("team-%02d", i%20), fmt.Sprintf("svc-%04d", i)
-		exp.SetRate("http_requests_total", ns, name+"-6f5d4c3b2-h7j6k", float64(1+i%7))
+		exp.SetRate("http_requests_total", ns, name+"-6f5d4c8b2-h7j6k", float64(1+i%7))
 		deps = append(deps, deployment(ns, name, nil, nil))
 	}
 	prom := promtest.StartPrometheus(b, exp.Addr)

@@ -148,16 +148,21 @@ func Expand(template string, w snapshot.ObjectKey) string {
 }
 
 // podsPattern is the $pods regular expression, written for a PromQL double-quoted string (so
-// its backslashes are doubled). PromQL anchors =~ at both ends; a segment without '-' keeps a
-// workload named web from matching the copies of one named web-api.
+// its backslashes are doubled). PromQL anchors =~ at both ends. The segments after the name are
+// the ones the controllers generate, in the API server's alphabet for generated names (no
+// vowels, no 0, 1 or 3; k8s.io/apimachinery/pkg/util/rand): a pod-template-hash of 6 to 10
+// characters (a uint32 in decimal, shorter for one hash in 40,000) and a 5-character suffix.
+// So a Deployment named web matches neither the copies of one named web-api nor those of a
+// DaemonSet named web-agent.
 func podsPattern(w snapshot.ObjectKey) string {
 	name := strings.ReplaceAll(regexp.QuoteMeta(w.Name), `\`, `\\`)
+	const generated = "[bcdfghjklmnpqrstvwxz2456789]"
 	switch w.Kind {
 	case "Deployment":
-		return name + "-[a-z0-9]+-[a-z0-9]+"
+		return name + "-" + generated + "{6,10}-" + generated + "{5}"
 	case "StatefulSet":
 		return name + "-[0-9]+"
 	default:
-		return name + "-[a-z0-9]+"
+		return name + "-" + generated + "{5}"
 	}
 }

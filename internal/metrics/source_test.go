@@ -35,10 +35,12 @@ func TestReadRealPrometheus(t *testing.T) {
 	exp.SetRate("readings_accepted_total", "dev", "ingester-7d9f8c6b5-q8z7w", 20)
 	// A Deployment named ingester-canary must not be counted as ingester.
 	exp.SetRate("readings_accepted_total", "dev", "ingester-canary-5c4b3a2d1-abcde", 1000)
-	exp.SetRate("http_requests_total", "dev", "web-6f5d4c3b2-h7j6k", 12)
+	// Nor the copies of a DaemonSet named ingester-agent: name, then one generated segment.
+	exp.SetRate("readings_accepted_total", "dev", "ingester-agent-x2x9k", 1000)
+	exp.SetRate("http_requests_total", "dev", "web-6f5d4c8b2-h7j6k", 12)
 	// Asked in one batched query with web, each must get its own series back.
-	exp.SetRate("http_requests_total", "dev", "web-api-7c8d9e0f1-m3n4p", 300)
-	exp.SetRate("http_requests_total", "prod", "web-5b6c7d8e9-r5s6t", 900)
+	exp.SetRate("http_requests_total", "dev", "web-api-7c8d9f2g4-m5n4p", 300)
+	exp.SetRate("http_requests_total", "prod", "web-5b6c7d8f9-r5s6t", 900)
 	exp.SetRate("jobs_done_total", "dev", "worker-0", 3)
 	exp.SetGrowth("queue_depth", "dev", "worker-0", 5)
 	prom := promtest.StartPrometheus(t, exp.Addr)
@@ -101,7 +103,7 @@ func TestReadRealPrometheus(t *testing.T) {
 		t.Errorf("batched default query: web %v web-api %v prod/web %v, want a series each", web != nil, api != nil, pw != nil)
 	} else {
 		w, a, p := web.Samples[len(web.Samples)-1].Value, api.Samples[len(api.Samples)-1].Value, pw.Samples[len(pw.Samples)-1].Value
-		if a < 10*w || p < 2*a || !strings.Contains(api.Query, `pod=~"web-api-[a-z0-9]+-[a-z0-9]+"`) || !strings.Contains(pw.Query, `namespace="prod"`) {
+		if a < 10*w || p < 2*a || !strings.Contains(api.Query, `pod=~"web-api-[bcdfghjklmnpqrstvwxz2456789]{6,10}-[bcdfghjklmnpqrstvwxz2456789]{5}"`) || !strings.Contains(pw.Query, `namespace="prod"`) {
 			t.Errorf("batched default query mixed the workloads up: web %.2f web-api %.2f prod/web %.2f (%s)", w, a, p, api.Query)
 		}
 	}

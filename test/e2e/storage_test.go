@@ -49,12 +49,27 @@ func TestStatefulSetWhoseClaimCannotBeProvisioned(t *testing.T) {
 		kind: "StatefulSet", name: "metrics-db", shape: "never-starts", cause: "spec",
 		suspect: "spec.volumeClaimTemplates[0].spec.storageClassName",
 	}
-	r := eventuallyAudit(t, 90*time.Second, cp.AdminKubeconfig(), []string{"-n", e.ns}, want)
-	w := r.find("StatefulSet", "metrics-db")
-	for _, word := range []string{"pod has unbound immediate PersistentVolumeClaims", `storageclass.storage.k8s.io "fast-ssd" not found`} {
-		if !hasEvidence(w, word) {
-			t.Errorf("evidence lacks %q:\n%s", word, w)
+	// The scheduler's message comes with the first pod; the PV controller's ProvisioningFailed
+	// event on its own sync of the claim, which may be a moment later: wait for both.
+	words := []string{"pod has unbound immediate PersistentVolumeClaims", `storageclass.storage.k8s.io "fast-ssd" not found`}
+	deadline := time.Now().Add(90 * time.Second)
+	var w *workload
+	for {
+		r := eventuallyAudit(t, 90*time.Second, cp.AdminKubeconfig(), []string{"-n", e.ns}, want)
+		w = r.find("StatefulSet", "metrics-db")
+		var lacking []string
+		for _, word := range words {
+			if !hasEvidence(w, word) {
+				lacking = append(lacking, word)
+			}
 		}
+		if len(lacking) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("evidence lacks %q:\n%s", lacking, w)
+		}
+		time.Sleep(2 * time.Second)
 	}
 	if w.Counts.Declared != 2 || w.Counts.Serving != 0 {
 		t.Errorf("counts = %+v, want 2 declared and none serving", w.Counts)

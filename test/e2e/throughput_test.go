@@ -12,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/promtest"
@@ -232,6 +233,9 @@ func TestThroughputOnALiveCluster(t *testing.T) {
 
 	for _, n := range []string{"idle", "feeder", "halver", "queue", "plain"} {
 		e.waitServing(t, n, 2)
+		// Serving is through the Service: the scenarios start from copies that are its ready
+		// endpoints, which the EndpointSlice controller writes after the Deployment reports them.
+		e.waitEndpoints(t, n, 2)
 	}
 	kc := cp.AdminKubeconfig()
 	promArgs := []string{"--kubeconfig", kc, "-n", e.ns, "--prometheus", prom.URL, "--prometheus-window", "2m", "--prometheus-step", "2s"}
@@ -358,4 +362,27 @@ func eventuallyTP(t *testing.T, timeout time.Duration, args []string, want ...tp
 		}
 		time.Sleep(2 * time.Second)
 	}
+}
+
+// waitEndpoints waits until the Service named name lists n ready endpoints in its EndpointSlices.
+func (e *env) waitEndpoints(t *testing.T, name string, n int) {
+	t.Helper()
+	eventually(t, 90*time.Second, func() string {
+		l, err := e.cs.DiscoveryV1().EndpointSlices(e.ns).List(context.Background(), metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + name})
+		if err != nil {
+			return err.Error()
+		}
+		ready := 0
+		for _, sl := range l.Items {
+			for _, ep := range sl.Endpoints {
+				if ep.Conditions.Ready != nil && *ep.Conditions.Ready {
+					ready++
+				}
+			}
+		}
+		if ready < n {
+			return fmt.Sprintf("service %s: %d ready endpoints, want %d", name, ready, n)
+		}
+		return ""
+	})
 }

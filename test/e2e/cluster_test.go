@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubediagnose/kubectl-diagnose/internal/kubeletsim"
+	"github.com/kubediagnose/kubectl-diagnose/test/internal/kubeletsim"
 )
 
 // timeScale speeds the simulated kubelets' clocks: back-offs and probe periods pass 20 times faster.

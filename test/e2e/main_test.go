@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubediagnose/kubectl-diagnose/internal/controlplane"
+	"github.com/kubediagnose/kubectl-diagnose/test/internal/controlplane"
 )
 
 var (

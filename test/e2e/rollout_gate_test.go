@@ -21,7 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubediagnose/kubectl-diagnose/internal/kubeletsim"
+	"github.com/kubediagnose/kubectl-diagnose/test/internal/kubeletsim"
 )
 
 // Images of the rollout gate's tests, beside world()'s.

@@ -20,7 +20,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubediagnose/kubectl-diagnose/internal/controlplane"
+	"github.com/kubediagnose/kubectl-diagnose/test/internal/controlplane"
 )
 
 // The console on a live cluster whose API server goes away: it keeps the last snapshot on

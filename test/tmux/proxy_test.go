@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/kubediagnose/kubectl-diagnose/internal/controlplane"
+	"github.com/kubediagnose/kubectl-diagnose/test/internal/controlplane"
 )
 
 // apiProxy stands between the console and a real API server, as a load balancer would: it

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubediagnose/kubectl-diagnose/internal/kubeletsim"
+	"github.com/kubediagnose/kubectl-diagnose/test/internal/kubeletsim"
 )
 
 func TestNodeSelectorNothingMatchesIsFailedScheduling(t *testing.T) {

@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubediagnose/kubectl-diagnose/internal/controlplane"
-	"github.com/kubediagnose/kubectl-diagnose/internal/kubeletsim"
+	"github.com/kubediagnose/kubectl-diagnose/test/internal/controlplane"
+	"github.com/kubediagnose/kubectl-diagnose/test/internal/kubeletsim"
 )
 
 var cp *controlplane.ControlPlane

@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubediagnose/kubectl-diagnose/internal/controlplane"
+	"github.com/kubediagnose/kubectl-diagnose/test/internal/controlplane"
 )
 
 var cp *controlplane.ControlPlane

@@ -102,6 +102,7 @@ func render(artifactsJSON []byte, version, urlBase string) ([]byte, error) {
 			Files: []fileOperation{
 				{From: "kubectl-diagnose" + exe, To: "."},
 				{From: "kubectl_complete-diagnose" + exe, To: "."},
+				{From: "LICENSE", To: "."},
 				{From: "README.md", To: "."},
 			},
 			Bin: "kubectl-diagnose" + exe,

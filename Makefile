@@ -92,6 +92,8 @@ docs: ## regenerate docs/cli from the commands' --help (a test fails when they d
 release-check: ## goreleaser check and a snapshot build of this machine's target (CI)
 	$(GORELEASER) check
 	$(GORELEASER) build --snapshot --single-target --clean
+	@# The snapshot builds this machine's target only; Windows is the one that is not unix.
+	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null . ./cmd/kubectl_complete-diagnose
 
 .PHONY: release-snapshot
 release-snapshot: ## every release archive, checksums and the validated krew manifest in dist/, uploading nothing

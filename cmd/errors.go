@@ -8,8 +8,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 )
 
@@ -91,8 +89,12 @@ type Interrupted struct {
 }
 
 func (e *Interrupted) Error() string {
-	if name := unix.SignalName(e.Signal); name != "" {
-		return "interrupted by " + name
+	// Named by hand: golang.org/x/sys/unix has the names but does not build for Windows.
+	switch e.Signal {
+	case syscall.SIGINT:
+		return "interrupted by SIGINT"
+	case syscall.SIGTERM:
+		return "interrupted by SIGTERM"
 	}
 	return "interrupted by " + e.Signal.String()
 }

@@ -44,6 +44,8 @@ func usageErrorf(format string, args ...any) error {
 type FailOnError struct {
 	// Matched counts the matching workloads by shape.
 	Matched map[diagnose.Shape]int
+	// Contexts, for a fleet, are the contexts the matching workloads are in.
+	Contexts []string
 }
 
 func (e *FailOnError) Error() string {
@@ -58,7 +60,11 @@ func (e *FailOnError) Error() string {
 	if total == 1 {
 		noun = "workload matches"
 	}
-	return fmt.Sprintf("%d %s --fail-on: %s", total, noun, strings.Join(parts, ", "))
+	msg := fmt.Sprintf("%d %s --fail-on: %s", total, noun, strings.Join(parts, ", "))
+	if len(e.Contexts) > 0 {
+		msg += " (in context " + strings.Join(e.Contexts, ", ") + ")"
+	}
+	return msg
 }
 
 // RolloutFailedError says the followed rollout failed; it exits 4. The diagnosis has been printed.

@@ -61,7 +61,10 @@ func (m *Model) fit(frame string) string {
 func (m *Model) headerLines() string {
 	st := m.styles
 	parts := []string{st.Title.Render("kubectl-diagnose")}
-	if m.opts.Context != "" {
+	switch {
+	case m.workloads.contextFilter != "":
+		parts = append(parts, fmt.Sprintf("ctx %s (1 of %d)", m.workloads.contextFilter, len(m.workloads.contexts)))
+	case m.opts.Context != "":
 		parts = append(parts, "ctx "+Sanitize(m.opts.Context))
 	}
 	parts = append(parts, "ns "+m.namespaceLabel())

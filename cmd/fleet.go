@@ -16,6 +16,7 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/report"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+	"github.com/kubediagnose/kubectl-diagnose/tui"
 )
 
 // DefaultMaxParallelContexts is how many contexts a fleet reads at once by default. A read in
@@ -313,12 +314,39 @@ func fleetExit(reads []contextRead, shapes map[diagnose.Shape]bool) error {
 	return nil
 }
 
-// runFleet prints the fleet's audit table when not on a terminal.
+// runFleet opens the console over every context on a terminal, and prints the fleet's audit
+// table otherwise.
 func (o *RootOptions) runFleet(ctx context.Context) error {
+	if o.Interactive() {
+		return o.Console(ctx, o.fleetConsoleOptions())
+	}
 	audit := &AuditOptions{IOStreams: o.IOStreams, Source: o.Source, Output: "table", now: time.Now}
 	audit.openContext = func(name string) (*openedSource, error) { return o.Source.forContext(name).open() }
-	if o.Interactive() {
-		return usageErrorf("the console reads one context; for several contexts use kubectl diagnose audit --context a,b")
-	}
 	return audit.runFleet(ctx)
+}
+
+// fleetConsoleOptions are the console's options over several contexts: each refresh reads
+// every context again, in parallel within the bound.
+func (o *RootOptions) fleetConsoleOptions() tui.Options {
+	names := o.Source.Fleet.Contexts
+	label := strings.Join(names, ",")
+	if len(names) > 3 {
+		label = fmt.Sprintf("%d contexts", len(names))
+	}
+	source := o.Source
+	return tui.Options{
+		In: o.In, Out: o.Out, At: source.At,
+		Namespaces: source.namespaces(), AllNamespaces: source.AllNamespaces,
+		SourceLabel: "live", Context: label,
+		ReadFleet: func(ctx context.Context) []tui.ContextSnapshot {
+			return eachContext(ctx, names, source.Fleet.MaxParallel, func(ctx context.Context, name string) tui.ContextSnapshot {
+				src, err := source.forContext(name).open()
+				if err != nil {
+					return tui.ContextSnapshot{Context: name, Err: err}
+				}
+				snap, err := src.Snapshot(ctx)
+				return tui.ContextSnapshot{Context: name, Snapshot: snap, Err: err}
+			})
+		},
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/report"
+	"github.com/kubediagnose/kubectl-diagnose/tui"
 )
 
 func TestEachContextBoundsOrdersAndKeepsEveryResult(t *testing.T) {
@@ -255,5 +256,33 @@ func TestFleetCustomColumnsLeadWithTheContext(t *testing.T) {
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
 	if len(lines) < 3 || strings.Fields(lines[0])[0] != "CONTEXT" || strings.Fields(lines[1])[0] != "a" || strings.Fields(lines[len(lines)-1])[0] != "b" {
 		t.Errorf("custom columns:\n%s\nwant CONTEXT first, a's rows then b's", out)
+	}
+}
+
+func TestRootOpensTheConsoleOverSeveralContexts(t *testing.T) {
+	var got *tui.Options
+	h := hooks{
+		interactive: func() bool { return true },
+		console: func(_ context.Context, o tui.Options) error {
+			got = &o
+			return nil
+		},
+	}
+	if _, _, err := run(t, nil, h, "--kubeconfig", fleetKubeconfig(t), "--context", "dead,a", "--request-timeout", "2s"); err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || got.ReadFleet == nil || got.Context != "dead,a" || got.SourceLabel != "live" {
+		t.Fatalf("console options %+v, want a fleet read over dead,a", got)
+	}
+	// Every context of the kubeconfig points at a port nothing listens on: each read fails on
+	// its own, in the order named.
+	reads := got.ReadFleet(context.Background())
+	if len(reads) != 2 || reads[0].Context != "dead" || reads[1].Context != "a" {
+		t.Fatalf("reads %+v, want dead then a", reads)
+	}
+	for _, r := range reads {
+		if r.Err == nil || !strings.Contains(r.Err.Error(), "127.0.0.1:1") {
+			t.Errorf("context %s: error %v, want the unreachable server named", r.Context, r.Err)
+		}
 	}
 }

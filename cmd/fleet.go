@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -187,8 +188,9 @@ type contextRead struct {
 }
 
 // readFleet reads and diagnoses every context of the fleet, in parallel within the bound.
-func (o *SourceOptions) readFleet(ctx context.Context, open func(name string) (*openedSource, error), now func() time.Time) []contextRead {
-	return eachContext(ctx, o.Fleet.Contexts, o.Fleet.MaxParallel, func(ctx context.Context, name string) contextRead {
+// progress, when set, draws how many contexts are read on a terminal's stderr.
+func (o *SourceOptions) readFleet(ctx context.Context, open func(name string) (*openedSource, error), now func() time.Time, progress io.Writer) []contextRead {
+	read := func(ctx context.Context, name string) contextRead {
 		src, err := open(name)
 		if err != nil {
 			return unreadContext(name, "", err, o.referenceTime(now))
@@ -201,7 +203,42 @@ func (o *SourceOptions) readFleet(ctx context.Context, open func(name string) (*
 			Section:   report.Section{Context: name, Report: r, Templates: report.TemplatesOf(snap)},
 			namespace: src.namespaceLabel(o),
 		}
+	}
+	if progress == nil {
+		return eachContext(ctx, o.Fleet.Contexts, o.Fleet.MaxParallel, read)
+	}
+	line := &progressLine{w: progress, start: now(), now: now}
+	line.report("contexts", 0)
+	var mu sync.Mutex
+	done := 0
+	stop := make(chan struct{})
+	ticked := make(chan struct{})
+	go func() {
+		defer close(ticked)
+		t := time.NewTicker(progressTick)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				line.draw()
+			}
+		}
+	}()
+	out := eachContext(ctx, o.Fleet.Contexts, o.Fleet.MaxParallel, func(ctx context.Context, name string) contextRead {
+		r := read(ctx, name)
+		mu.Lock()
+		done++
+		n := done
+		mu.Unlock()
+		line.report("contexts", n)
+		return r
 	})
+	close(stop)
+	<-ticked
+	line.erase()
+	return out
 }
 
 func (o *SourceOptions) referenceTime(now func() time.Time) time.Time {
@@ -246,7 +283,7 @@ func (e *UnreadContextsError) Error() string {
 // fleet: 3 when a workload of any context matches --fail-on, else 1 when a context could not
 // be read or --fail-on could not see a workload kind, else 0.
 func (o *AuditOptions) runFleet(ctx context.Context) error {
-	reads := o.Source.readFleet(ctx, o.openContext, o.now)
+	reads := o.Source.readFleet(ctx, o.openContext, o.now, progressTo(o.ErrOut))
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}

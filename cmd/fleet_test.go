@@ -286,3 +286,25 @@ func TestRootOpensTheConsoleOverSeveralContexts(t *testing.T) {
 		}
 	}
 }
+
+func TestFleetProgressCountsContexts(t *testing.T) {
+	p, err := parseArgs("audit", "--context", "a,b,dead", "--kubeconfig", fleetKubeconfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line bytes.Buffer
+	reads := p.audit.Source.readFleet(context.Background(), func(name string) (*openedSource, error) {
+		return nil, errors.New("refused")
+	}, time.Now, &line)
+	if len(reads) != 3 {
+		t.Fatalf("%d reads", len(reads))
+	}
+	for _, want := range []string{"reading contexts… 0", "reading contexts… 3", "\r\x1b[K"} {
+		if !strings.Contains(line.String(), want) {
+			t.Errorf("progress %q lacks %q", line.String(), want)
+		}
+	}
+	if !strings.HasSuffix(line.String(), "\r\x1b[K") {
+		t.Errorf("progress %q is not erased at the end", line.String())
+	}
+}

@@ -61,8 +61,12 @@ func (e *FailOnError) Error() string {
 		noun = "workload matches"
 	}
 	msg := fmt.Sprintf("%d %s --fail-on: %s", total, noun, strings.Join(parts, ", "))
-	if len(e.Contexts) > 0 {
-		msg += " (in context " + strings.Join(e.Contexts, ", ") + ")"
+	switch len(e.Contexts) {
+	case 0:
+	case 1:
+		msg += " (in context " + e.Contexts[0] + ")"
+	default:
+		msg += " (in contexts " + strings.Join(e.Contexts, ", ") + ")"
 	}
 	return msg
 }

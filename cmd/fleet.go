@@ -300,7 +300,7 @@ func (o *AuditOptions) printFleet(reads []contextRead) error {
 		secs = append(secs, rd.Section)
 		rows += len(rd.Report.Workloads)
 	}
-	if report.RowFormat(o.Output) || strings.HasPrefix(o.Output, "custom-columns=") {
+	if report.RowFormat(o.Output) {
 		for _, rd := range reads {
 			if rd.err == nil && len(rd.Report.Workloads) == 0 {
 				if _, err := fmt.Fprintf(o.ErrOut, "context %s: %s\n", report.Clean(rd.Context), noWorkloadsNotice(rd.namespace)); err != nil {

@@ -200,6 +200,10 @@ func TestFleetFailOnCoversEveryContext(t *testing.T) {
 	if !errors.As(err, &fo) || ExitCode(err) != ExitFailedOn || !slices.Equal(fo.Contexts, []string{"b"}) {
 		t.Fatalf("error = %v, want exit 3 for b's crash loop, a match winning over the unread context", err)
 	}
+	_, _, err = fleetAudit(t, "audit", "--context", "a,b", "--fail-on", "broken")
+	if err == nil || err.Error() != "2 workloads match --fail-on: live-but-idle 1, starts-and-dies 1 (in contexts a, b)" {
+		t.Errorf("error = %v, want both contexts named", err)
+	}
 	_, _, err = fleetAudit(t, "audit", "--context", "a,b", "--fail-on", "never-starts")
 	if err != nil {
 		t.Errorf("no context has a never-starts workload: error = %v, want exit 0", err)

@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -39,13 +40,27 @@ func main() {
 	deploys := flag.Int("deployments", 10, "Deployments per namespace")
 	replicas := flag.Int("replicas", 2, "copies per Deployment (they stay Pending)")
 	runs := flag.Int("runs", 3, "runs of each measurement; the median is reported")
+	rtts := flag.String("rtts", "0", "comma-separated round-trip times a proxy in front of each API server adds (e.g. 0,50ms), each measured in turn")
 	flag.Parse()
 	if *planes < 1 || *planes > 4 {
 		fmt.Fprintln(os.Stderr, "error: -control-planes takes 1 to 4")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, *planes, *per, *deploys, int32(*replicas), *runs)
+	var delays []time.Duration
+	for _, r := range strings.Split(*rtts, ",") {
+		if r == "0" {
+			delays = append(delays, 0)
+			continue
+		}
+		d, err := time.ParseDuration(r)
+		if err != nil || d < 0 {
+			fmt.Fprintf(os.Stderr, "error: -rtts: bad duration %q\n", r)
+			os.Exit(2)
+		}
+		delays = append(delays, d)
+	}
+	err := run(ctx, *planes, *per, *deploys, int32(*replicas), *runs, delays)
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
@@ -53,7 +68,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int) error {
+func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int, rtts []time.Duration) error {
 	dir, err := os.MkdirTemp("", "fleetbench-")
 	if err != nil {
 		return err
@@ -71,6 +86,8 @@ func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int
 	}()
 	kc := clientcmdapi.NewConfig()
 	var contexts []string
+	// delay is half the round trip the proxies add, each way; set per measurement.
+	var delay atomic.Int64
 	for i := range planes {
 		start := time.Now()
 		cp, err := controlplane.Start(ctx, controlplane.Options{Logf: logf})
@@ -89,7 +106,13 @@ func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int
 		}
 		ac := admin.Contexts[admin.CurrentContext]
 		cluster, user := fmt.Sprintf("cp%d", i), fmt.Sprintf("cp%d-admin", i)
+		p, err := newDelayProxy(ctx, strings.TrimPrefix(cp.Host(), "https://"), &delay)
+		if err != nil {
+			return err
+		}
+		defer p.Close()
 		kc.Clusters[cluster] = admin.Clusters[ac.Cluster]
+		kc.Clusters[cluster].Server = "https://" + p.Addr().String()
 		kc.AuthInfos[user] = admin.AuthInfos[ac.AuthInfo]
 		for j, ns := range names {
 			name := fmt.Sprintf("cp%d-ns%02d", i, j)
@@ -106,38 +129,54 @@ func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int
 		return err
 	}
 
-	single := make([]time.Duration, len(contexts))
-	slowest := ""
-	var sum time.Duration
+	fmt.Printf("contexts: %d on %d control planes; %d Deployments x %d copies per context (%d pods in all)\n",
+		len(contexts), planes, deploys, replicas, len(contexts)*deploys*int(replicas))
+	for _, rtt := range rtts {
+		delay.Store(int64(rtt / 2))
+		if err := measureAll(ctx, runs, binary, path, contexts, rtt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// measureAll times each context alone, then the fleet at several bounds, and prints a table.
+func measureAll(ctx context.Context, runs int, binary, path string, contexts []string, rtt time.Duration) error {
+	single := make([]measure, len(contexts))
+	slowest, fastest := 0, 0
+	var sum measure
 	for i, c := range contexts {
-		d, err := median(ctx, runs, binary, path, "--context", c)
+		m, err := median(ctx, runs, binary, path, "--context", c)
 		if err != nil {
 			return err
 		}
-		single[i] = d
-		sum += d
-		if slowest == "" || d > single[slices.Index(contexts, slowest)] {
-			slowest = c
+		single[i] = m
+		sum.wall += m.wall
+		sum.cpu += m.cpu
+		if m.wall > single[slowest].wall {
+			slowest = i
+		}
+		if m.wall < single[fastest].wall {
+			fastest = i
 		}
 	}
 	all := strings.Join(contexts, ",")
-	fleetDefault, err := median(ctx, runs, binary, path, "--context", all)
-	if err != nil {
-		return err
+	fmt.Printf("\nround trip added: %s; load average at the start: %s\n", rtt, loadavg())
+	fmt.Printf("| run | wall time | CPU time (user+sys) |\n|---|---:|---:|\n")
+	fmt.Printf("| fastest single context (%s) | %s | %s |\n", contexts[fastest], ms(single[fastest].wall), ms(single[fastest].cpu))
+	fmt.Printf("| slowest single context (%s) | %s | %s |\n", contexts[slowest], ms(single[slowest].wall), ms(single[slowest].cpu))
+	fmt.Printf("| the %d contexts one after another, one process each (sum) | %s | %s |\n", len(contexts), ms(sum.wall), ms(sum.cpu))
+	for _, bound := range []int{1, 4, 8, len(contexts)} {
+		m, err := median(ctx, runs, binary, path, "--context", all, "--max-parallel-contexts", fmt.Sprint(bound))
+		if err != nil {
+			return err
+		}
+		note := ""
+		if bound == 8 {
+			note = " (the default)"
+		}
+		fmt.Printf("| `--context <all %d> --max-parallel-contexts %d`%s | %s | %s |\n", len(contexts), bound, note, ms(m.wall), ms(m.cpu))
 	}
-	fleetAll, err := median(ctx, runs, binary, path, "--context", all, "--max-parallel-contexts", fmt.Sprint(len(contexts)))
-	if err != nil {
-		return err
-	}
-	fastest := slices.Min(single)
-	fmt.Printf("contexts: %d on %d control planes; %d Deployments x %d copies per context (%d pods in all)\n",
-		len(contexts), planes, deploys, replicas, len(contexts)*deploys*int(replicas))
-	fmt.Printf("| run | wall time (median of %d) |\n|---|---:|\n", runs)
-	fmt.Printf("| fastest single context | %s |\n", ms(fastest))
-	fmt.Printf("| slowest single context (%s) | %s |\n", slowest, ms(single[slices.Index(contexts, slowest)]))
-	fmt.Printf("| the %d single contexts one after another (sum) | %s |\n", len(contexts), ms(sum))
-	fmt.Printf("| `--context <all %d>` (default --max-parallel-contexts 8) | %s |\n", len(contexts), ms(fleetDefault))
-	fmt.Printf("| `--context <all %d>` --max-parallel-contexts %d | %s |\n", len(contexts), len(contexts), ms(fleetAll))
 	return nil
 }
 
@@ -206,25 +245,29 @@ func waitPods(ctx context.Context, cps []*controlplane.ControlPlane, want int) e
 	}
 }
 
-// median runs `audit -o json` runs times and returns the median wall time. Exit 0 is required:
-// every context must be read.
-func median(ctx context.Context, runs int, binary, kubeconfig string, args ...string) (time.Duration, error) {
-	var ds []time.Duration
+// measure is one run's wall time and the CPU time the process used.
+type measure struct{ wall, cpu time.Duration }
+
+// median runs `audit -o json` runs times and returns the median wall time and the median CPU
+// time. Exit 0 is required: every context must be read.
+func median(ctx context.Context, runs int, binary, kubeconfig string, args ...string) (measure, error) {
+	var walls, cpus []time.Duration
 	for range runs {
 		cmd := exec.CommandContext(ctx, binary, append([]string{"audit", "-o", "json", "--kubeconfig", kubeconfig}, args...)...)
-		cmd.Stdout = nil
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		start := time.Now()
 		err := cmd.Run()
-		d := time.Since(start)
+		wall := time.Since(start)
 		if err != nil {
-			return 0, fmt.Errorf("audit %s: %w\n%s", strings.Join(args, " "), err, stderr.String())
+			return measure{}, fmt.Errorf("audit %s: %w\n%s", strings.Join(args, " "), err, stderr.String())
 		}
-		ds = append(ds, d)
+		walls = append(walls, wall)
+		cpus = append(cpus, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
 	}
-	slices.Sort(ds)
-	return ds[len(ds)/2], nil
+	slices.Sort(walls)
+	slices.Sort(cpus)
+	return measure{walls[len(walls)/2], cpus[len(cpus)/2]}, nil
 }
 
 func build(dir string) (string, error) {
@@ -239,6 +282,14 @@ func build(dir string) (string, error) {
 		return "", fmt.Errorf("go build: %w\n%s", err, b)
 	}
 	return out, nil
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) }

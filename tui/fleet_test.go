@@ -72,8 +72,8 @@ func TestFleetContextFilterSteps(t *testing.T) {
 		t.Errorf("header does not name the filter:\n%s", v)
 	}
 	press(m, "c")
-	if r := visibleContexts(m); len(r) != 4 || !strings.HasPrefix(r[0], "staging/") {
-		t.Errorf("second c shows staging, got %v", r)
+	if r := visibleContexts(m); len(r) != 4 || !strings.HasPrefix(r[0], "staging/") || !strings.Contains(seen(m), "ctx staging (2 of 3)") {
+		t.Errorf("second c shows staging, got %v\n%s", r, seen(m))
 	}
 	press(m, "c")
 	if r := visibleContexts(m); len(r) != 0 || !strings.Contains(seen(m), "no workloads in context dead") {

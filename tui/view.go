@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -63,7 +64,9 @@ func (m *Model) headerLines() string {
 	parts := []string{st.Title.Render("kubectl-diagnose")}
 	switch {
 	case m.workloads.contextFilter != "":
-		parts = append(parts, fmt.Sprintf("ctx %s (1 of %d)", m.workloads.contextFilter, len(m.workloads.contexts)))
+		// Where the c key has got to in its round of the contexts.
+		i := slices.Index(m.workloads.contexts, m.workloads.contextFilter)
+		parts = append(parts, fmt.Sprintf("ctx %s (%d of %d)", m.workloads.contextFilter, i+1, len(m.workloads.contexts)))
 	case m.opts.Context != "":
 		parts = append(parts, "ctx "+Sanitize(m.opts.Context))
 	}

@@ -12,11 +12,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -26,11 +28,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 
+	"github.com/kubediagnose/kubectl-diagnose/cmd"
 	"github.com/kubediagnose/kubectl-diagnose/test/internal/controlplane"
 )
 
@@ -40,6 +44,7 @@ func main() {
 	deploys := flag.Int("deployments", 10, "Deployments per namespace")
 	replicas := flag.Int("replicas", 2, "copies per Deployment (they stay Pending)")
 	runs := flag.Int("runs", 3, "runs of each measurement; the median is reported")
+	profile := flag.String("cpuprofile", "", "after the measurements, run the fleet in this process 10 times and write a CPU profile here")
 	rtts := flag.String("rtts", "0", "comma-separated round-trip times a proxy in front of each API server adds (e.g. 0,50ms), each measured in turn")
 	flag.Parse()
 	if *planes < 1 || *planes > 4 {
@@ -60,7 +65,7 @@ func main() {
 		}
 		delays = append(delays, d)
 	}
-	err := run(ctx, *planes, *per, *deploys, int32(*replicas), *runs, delays)
+	err := run(ctx, *planes, *per, *deploys, int32(*replicas), *runs, delays, *profile)
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
@@ -68,7 +73,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int, rtts []time.Duration) error {
+func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int, rtts []time.Duration, profile string) error {
 	dir, err := os.MkdirTemp("", "fleetbench-")
 	if err != nil {
 		return err
@@ -137,6 +142,33 @@ func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int
 			return err
 		}
 	}
+	if profile != "" {
+		delay.Store(0)
+		return profileFleet(ctx, profile, path, contexts)
+	}
+	return nil
+}
+
+// profileFleet runs the fleet's audit in this process, so a CPU profile sees it.
+func profileFleet(ctx context.Context, file, kubeconfig string, contexts []string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return err
+	}
+	defer pprof.StopCPUProfile()
+	for range 10 {
+		streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}
+		root := cmd.NewRootCmd(streams)
+		root.SetArgs([]string{"audit", "-o", "json", "--kubeconfig", kubeconfig, "--context", strings.Join(contexts, ",")})
+		if err := root.ExecuteContext(ctx); err != nil {
+			return fmt.Errorf("in-process audit: %w", err)
+		}
+	}
+	logf("CPU profile of 10 fleet audits written to %s", file)
 	return nil
 }
 

@@ -133,6 +133,34 @@ func TestFleet(t *testing.T) {
 		}
 	})
 
+	t.Run("servers that never answer hold only their own contexts, at once, for --request-timeout", func(t *testing.T) {
+		hang := hangingListener(t)
+		cfg, err := clientcmd.LoadFromFile(kc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Clusters["hang"] = &clientcmdapi.Cluster{Server: "https://" + hang, InsecureSkipTLSVerify: true}
+		cfg.Contexts["hang"] = &clientcmdapi.Context{Cluster: "hang", AuthInfo: cfg.Contexts["one"].AuthInfo, Namespace: e.ns}
+		cfg.Contexts["hang-too"] = &clientcmdapi.Context{Cluster: "hang", AuthInfo: cfg.Contexts["one"].AuthInfo, Namespace: two}
+		path := filepath.Join(t.TempDir(), "kubeconfig")
+		if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+			t.Fatal(err)
+		}
+		res := diagnoseEnv(t, path, "audit", "--context", "hang,one,hang-too,two", "--request-timeout", "2s")
+		if res.code != 1 || !strings.Contains(res.stdout, "deployment/pull") || !strings.Contains(res.stdout, "deployment/parked") {
+			t.Errorf("exit %d, stdout:\n%s\nwant one's and two's rows and exit 1", res.code, res.stdout)
+		}
+		if !strings.Contains(res.stderr, "warning: context hang: cannot reach the API server at "+hang) ||
+			!strings.Contains(res.stderr, "warning: context hang-too: cannot reach the API server at "+hang) {
+			t.Errorf("stderr %q does not name the hanging server", res.stderr)
+		}
+		// The contexts are read at once: the two hanging ones cost one timeout together, where
+		// one after the other would take two. A second of slack covers the binary's start.
+		if res.took > 3*time.Second {
+			t.Errorf("took %v, want about --request-timeout 2s", res.took)
+		}
+	})
+
 	t.Run("exit codes cover the whole fleet", func(t *testing.T) {
 		tests := []struct {
 			args []string
@@ -154,4 +182,33 @@ func TestFleet(t *testing.T) {
 			}
 		}
 	})
+}
+
+// hangingListener accepts connections and never answers, until the test ends.
+func hangingListener(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	t.Cleanup(func() {
+		_ = l.Close()
+		<-done
+		for _, c := range held {
+			_ = c.Close()
+		}
+	})
+	return l.Addr().String()
 }

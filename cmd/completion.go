@@ -35,7 +35,7 @@ func registerCompletions(root *cobra.Command, source *SourceOptions) {
 	must(root.RegisterFlagCompletionFunc("namespace", func(c *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
 		return namespaceNames(c.Context(), source), cobra.ShellCompDirectiveNoFileComp
 	}))
-	must(root.RegisterFlagCompletionFunc("context", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	must(root.RegisterFlagCompletionFunc("context", func(c *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		raw, err := source.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
 		if err != nil {
 			cobra.CompDebugln("read kubeconfig: "+err.Error(), true)
@@ -46,6 +46,17 @@ func registerCompletions(root *cobra.Command, source *SourceOptions) {
 			names = append(names, name)
 		}
 		sort.Strings(names)
+		if done, _ := splitLast(toComplete); done != "" && (c.Name() == "audit" || !c.HasParent()) {
+			// A list of contexts, for audit and the console: the next name after those typed.
+			typed := strings.Split(done, ",")
+			var out []string
+			for _, n := range names {
+				if !slices.Contains(typed, n) {
+					out = append(out, done+n)
+				}
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+		}
 		return names, cobra.ShellCompDirectiveNoFileComp
 	}))
 	for _, c := range root.Commands() {

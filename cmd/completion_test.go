@@ -38,6 +38,7 @@ func TestCompletion(t *testing.T) {
 		{name: "namespaces of a dump", argv: []string{"audit", "--dump", twoNamespaces(t), "-n", ""}, want: []string{"dev-ingester", "dev-ingester-upstream"}, directive: ":4"},
 		{name: "namespaces on the root command", argv: []string{"--dump", mixed, "--namespace", ""}, want: []string{"dev-mixed"}, directive: ":4"},
 		{name: "contexts of the kubeconfig", argv: []string{"audit", "--kubeconfig", kubeconfig(t), "--context", ""}, want: []string{"prod"}, directive: ":4"},
+		{name: "a list of contexts leaves out those typed", argv: []string{"audit", "--kubeconfig", fleetKubeconfig(t), "--context", "b,"}, want: []string{"b,a", "b,dead"}, directive: ":6"},
 		{name: "audit formats", argv: []string{"audit", "-o", ""}, want: []string{"table", "wide", "json", "yaml", "markdown", "name", "jsonpath=", "jsonpath-as-json=", "jsonpath-file=", "custom-columns="}, directive: ":6"},
 		{name: "explain formats", argv: []string{"explain", "-o", ""}, want: []string{"text", "json", "yaml"}, directive: ":4"},
 		{name: "version formats", argv: []string{"version", "-o", ""}, want: []string{"json", "yaml"}, directive: ":4"},

@@ -42,6 +42,8 @@ func usageErrorf(format string, args ...any) error {
 type FailOnError struct {
 	// Matched counts the matching workloads by shape.
 	Matched map[diagnose.Shape]int
+	// Contexts, for a fleet, are the contexts the matching workloads are in.
+	Contexts []string
 }
 
 func (e *FailOnError) Error() string {
@@ -56,7 +58,15 @@ func (e *FailOnError) Error() string {
 	if total == 1 {
 		noun = "workload matches"
 	}
-	return fmt.Sprintf("%d %s --fail-on: %s", total, noun, strings.Join(parts, ", "))
+	msg := fmt.Sprintf("%d %s --fail-on: %s", total, noun, strings.Join(parts, ", "))
+	switch len(e.Contexts) {
+	case 0:
+	case 1:
+		msg += " (in context " + e.Contexts[0] + ")"
+	default:
+		msg += " (in contexts " + strings.Join(e.Contexts, ", ") + ")"
+	}
+	return msg
 }
 
 // RolloutFailedError says the followed rollout failed; it exits 4. The diagnosis has been printed.

@@ -108,6 +108,9 @@ func (o *ExplainOptions) Validate() error {
 	if !slices.Contains(report.ExplainFormats, o.Output) {
 		return usageErrorf("unknown output format %q; use one of %s", o.Output, strings.Join(report.ExplainFormats, ", "))
 	}
+	if err := o.Source.oneContext("explain"); err != nil {
+		return err
+	}
 	return o.Source.Validate()
 }
 

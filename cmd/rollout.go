@@ -119,6 +119,9 @@ func (o *RolloutOptions) Validate() error {
 	case o.Timeout < 0:
 		return usageErrorf("invalid --timeout %s: want a duration of 0 or more", o.Timeout)
 	}
+	if err := o.Source.oneContext("rollout"); err != nil {
+		return err
+	}
 	return o.Source.Validate()
 }
 

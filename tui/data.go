@@ -41,6 +41,19 @@ type dataset struct {
 	throughput bool
 	// counts are workloads per shape, for the header.
 	counts map[diagnose.Shape]int
+	// contexts are the contexts of a console over several, in the order named; parts holds
+	// each read context's own dataset, which its diagnosis screens draw from. Both are nil
+	// for one context.
+	contexts []string
+	parts    map[string]*dataset
+}
+
+// part is the dataset of one context, or ds itself with one context.
+func (ds *dataset) part(context string) *dataset {
+	if p := ds.parts[context]; p != nil {
+		return p
+	}
+	return ds
 }
 
 // row is one workload on the workloads screen; every string is sanitized.
@@ -60,7 +73,17 @@ type row struct {
 	// throughput is the THROUGHPUT cell; "" when the report has no throughput section.
 	throughput string
 	filterText string
+	// context is the row's kube context in a console over several; "" with one.
+	context string
 }
+
+// rowID tells rows apart across contexts: the same workload may run in several clusters.
+type rowID struct {
+	context string
+	key     workloadKey
+}
+
+func (r *row) id() rowID { return rowID{r.context, r.key} }
 
 // newDataset diagnoses a snapshot and prepares its rows, worst first. It is called from a
 // tea.Cmd, never from Update.

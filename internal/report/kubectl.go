@@ -180,11 +180,21 @@ func relaxedJSONPath(path string) (string, error) {
 }
 
 func (p *customColumnsPrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
-	table := &metav1.Table{ColumnDefinitions: p.columns}
+	rows, err := p.rows(r)
+	if err != nil {
+		return err
+	}
+	table := &metav1.Table{ColumnDefinitions: p.columns, Rows: rows}
+	return printers.NewTablePrinter(printers.PrintOptions{NoHeaders: p.opts.NoHeaders}).PrintObj(table, w)
+}
+
+// rows are the table rows of one report's workloads, in the --sort-by order.
+func (p *customColumnsPrinter) rows(r *diagnose.Report) ([]metav1.TableRow, error) {
+	var rows []metav1.TableRow
 	for _, d := range Sorted(r, p.opts.SortBy) {
 		obj, err := toUnstructured(normalizeDiagnosis(*d))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		cells := make([]any, len(p.paths))
 		for i, jp := range p.paths {
@@ -203,9 +213,9 @@ func (p *customColumnsPrinter) PrintReport(w io.Writer, r *diagnose.Report) erro
 			}
 			cells[i] = strings.Join(parts, ",")
 		}
-		table.Rows = append(table.Rows, metav1.TableRow{Cells: cells})
+		rows = append(rows, metav1.TableRow{Cells: cells})
 	}
-	return printers.NewTablePrinter(printers.PrintOptions{NoHeaders: p.opts.NoHeaders}).PrintObj(table, w)
+	return rows, nil
 }
 
 // valueText writes one JSONPath result as kubectl's custom-columns does (%v), except that

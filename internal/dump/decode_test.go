@@ -1,0 +1,196 @@
+package dump
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	sigsyaml "sigs.k8s.io/yaml"
+)
+
+// kindsRead are readKinds in a fixed order, for the fuzz targets to pick from.
+func kindsRead() []schema.GroupVersionKind {
+	var out []schema.GroupVersionKind
+	for gvk := range readKinds {
+		out = append(out, gvk)
+	}
+	slices.SortFunc(out, func(a, b schema.GroupVersionKind) int { return strings.Compare(a.String(), b.String()) })
+	return out
+}
+
+// kindOf is the kind value reads the object as: its own apiVersion and kind over def's.
+func kindOf(raw []byte, def schema.GroupVersionKind) (schema.GroupVersionKind, bool) {
+	head, err := readHead(raw)
+	if err != nil {
+		return def, false
+	}
+	gvk := def
+	if head.APIVersion != "" {
+		gv, err := schema.ParseGroupVersion(head.APIVersion)
+		if err != nil {
+			return def, false
+		}
+		gvk.Group, gvk.Version = gv.Group, gv.Version
+	}
+	if head.Kind != "" {
+		gvk.Kind = head.Kind
+	}
+	return gvk, readKinds[gvk]
+}
+
+// sameDecode decodes raw both ways and reports how they differ, if they do.
+func sameDecode(t *testing.T, raw []byte, gvk schema.GroupVersionKind) (decoded bool) {
+	t.Helper()
+	fast, errFast := decodeObject(raw, gvk)
+	slow, _, errSlow := decoder.Decode(raw, &gvk, nil)
+	if (errFast == nil) != (errSlow == nil) {
+		t.Fatalf("%s: decodeObject error %v, deserializer error %v\n%s", gvk, errFast, errSlow, raw)
+	}
+	if errFast != nil {
+		if errFast.Error() != errSlow.Error() {
+			t.Fatalf("%s: decodeObject error %q, deserializer error %q", gvk, errFast, errSlow)
+		}
+		return false
+	}
+	if !reflect.DeepEqual(fast, slow) {
+		t.Fatalf("%s: decodeObject and the deserializer decode differently\n%s", gvk, raw)
+	}
+	return true
+}
+
+// TestDecodeObjectAgreesWithDeserializer decodes every object of every dump in testdata (the
+// scenarios, the fixtures, this package's own) both ways and requires the same Go values.
+func TestDecodeObjectAgreesWithDeserializer(t *testing.T) {
+	var files []string
+	for _, root := range []string{filepath.Join("..", "..", "testdata"), "testdata"} {
+		err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && d.Name() == "fuzz" {
+				return filepath.SkipDir
+			}
+			switch filepath.Ext(p) {
+			case ".json", ".yaml", ".yml":
+				files = append(files, p)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	kinds := map[string]int{}
+	for _, f := range files {
+		data := mustRead(t, f)
+		if filepath.Ext(f) != ".json" {
+			var err error
+			if data, err = sigsyaml.YAMLToJSON(data); err != nil {
+				continue // a multi-document file or one not of objects: read elsewhere
+			}
+		}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		for {
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				break
+			}
+			var walk func(raw []byte, def schema.GroupVersionKind)
+			walk = func(raw []byte, def schema.GroupVersionKind) {
+				if firstByte(raw) != '{' {
+					return
+				}
+				head, err := readHead(raw)
+				if err != nil {
+					return
+				}
+				if strings.HasSuffix(head.Kind, "List") {
+					items, err := listItems(raw)
+					if err != nil {
+						return
+					}
+					gv, _ := schema.ParseGroupVersion(head.APIVersion)
+					item := gv.WithKind(strings.TrimSuffix(head.Kind, "List"))
+					for _, it := range items {
+						walk(it.data, item)
+					}
+					return
+				}
+				if gvk, ok := kindOf(raw, def); ok && sameDecode(t, raw, gvk) {
+					kinds[gvk.Kind]++
+				}
+			}
+			walk(v, schema.GroupVersionKind{})
+		}
+	}
+	t.Logf("%d files, objects decoded both ways: %v", len(files), kinds)
+	for _, k := range []string{"Pod", "Deployment", "ReplicaSet", "Event", "Service", "EndpointSlice", "Node", "StatefulSet", "DaemonSet", "ControllerRevision", "PersistentVolumeClaim", "ResourceQuota"} {
+		if kinds[k] == 0 {
+			t.Errorf("no %s in testdata was compared", k)
+		}
+	}
+}
+
+// FuzzDecodeObject holds decodeObject to the universal deserializer it stands in for: on any
+// input value hands it (an object read as one of the kinds a snapshot models), both decode the
+// same Go value or both fail with the same error.
+func FuzzDecodeObject(f *testing.F) {
+	kinds := kindsRead()
+	f.Add([]byte(`{"metadata":{"name":"p","namespace":"n","creationTimestamp":"2026-11-24T10:00:00Z"},"spec":{"containers":[{"name":"c","resources":{"limits":{"memory":"64Mi","cpu":0.5}},"ports":[{"containerPort":8080}],"livenessProbe":{"httpGet":{"port":"http"}}}]}}`), uint8(7))
+	f.Add([]byte(`{"apiVersion":"apps/v1","kind":"ControllerRevision","metadata":{"name":"r"},"data":{"spec":{"x":1.5e3}},"revision":2}`), uint8(0))
+	f.Add([]byte(`{"Metadata":{"Name":"p"},"spec":{"replicas":"3"}}`), uint8(1))
+	f.Add([]byte(`{"metadata":{"name":"p","labels":null,"uid":"\u00e9"},"status":{"conditions":[{"lastTransitionTime":null}]}}`), uint8(8))
+	f.Fuzz(func(t *testing.T, raw []byte, k uint8) {
+		if firstByte(raw) != '{' || !json.Valid(raw) {
+			return // value hands only objects the JSON decoder or the YAML converter produced
+		}
+		if gvk, ok := kindOf(raw, kinds[int(k)%len(kinds)]); ok {
+			sameDecode(t, raw, gvk)
+		}
+	})
+}
+
+// FuzzReadHead holds the scan of an object's apiVersion and kind to json.Unmarshal.
+func FuzzReadHead(f *testing.F) {
+	f.Add([]byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}}`))
+	f.Add([]byte(`{"KIND":"Pod","kind":"Node","apiVersion":null}`))
+	f.Add([]byte(`{"spec":{"kind":"x"},"kind":"P\u006fd","items":[1,-2.5e3,true,"]}"]}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return
+		}
+		var want typeMeta
+		errWant := json.Unmarshal(raw, &want)
+		got, err := readHead(raw)
+		if (err == nil) != (errWant == nil) || got != want {
+			t.Fatalf("readHead = %+v, %v; json.Unmarshal = %+v, %v", got, err, want, errWant)
+		}
+	})
+}
+
+// FuzzValidValue holds the scan that splits list items to encoding/json: on valid JSON it
+// finds the value's end; on anything else it never takes a value that json rejects.
+func FuzzValidValue(f *testing.F) {
+	f.Add([]byte(`{"a":[1,2,{"b":"c\"d"}],"e":-0.5E+3} `))
+	f.Add([]byte(`[1,]`))
+	f.Add([]byte(`"\ud800"`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		n, res := validValue(b)
+		if res == scanOK && !json.Valid(b[:n]) {
+			t.Fatalf("validValue took %q, which is not valid JSON", b[:n])
+		}
+		padded := append(bytes.Clone(b), ' ')
+		if json.Valid(b) && firstByte(b) == b[0] {
+			n, res := validValue(padded)
+			if res != scanOK || len(bytes.TrimSpace(padded[n:])) != 0 {
+				t.Fatalf("validValue(%q) = %d, %d; it is valid JSON", padded, n, res)
+			}
+		}
+	})
+}

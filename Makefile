@@ -43,6 +43,7 @@ bench: ## run the Go benchmarks
 # Each target fuzzes for FUZZTIME; the seed corpora are in each package's testdata/fuzz.
 FUZZTIME ?= 30s
 FUZZ_TARGETS = ./internal/dump/:FuzzRead ./internal/dump/:FuzzLogBlock ./internal/dump/:FuzzEvent \
+	./internal/dump/:FuzzDecodeObject ./internal/dump/:FuzzReadHead ./internal/dump/:FuzzValidValue \
 	./diagnose/:FuzzDescend ./diagnose/:FuzzReduceLogLine ./diagnose/:FuzzTokenize ./diagnose/:FuzzDecodeLogFields \
 	./internal/live/:FuzzLiveDecode
 fuzz: ## fuzz the dump reader, the log and event parsers, the field-path walker and the live decode path, FUZZTIME each

@@ -44,6 +44,7 @@ type Options struct {
 	// Namespaces, when set, are the only namespaces the caller will use: a directory in the
 	// layout of kubectl cluster-info dump --output-directory then has only their directories
 	// read (with the files beside them, such as nodes.json), when it has one for each of them.
+	// The reference time is then the newest timestamp of what was read.
 	Namespaces []string
 	// At, when set, is the reference time instead of the newest timestamp of the dump.
 	At *time.Time
@@ -121,13 +122,14 @@ func ReadContext(ctx context.Context, path string, stdin io.Reader, opts Options
 		}
 		return r.finish(fmt.Sprintf("%q", path), path)
 	}
+	others := otherNamespaces(path, opts.Namespaces)
 	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("read dump %q: %w", p, err)
 		}
 		hidden := p != path && strings.HasPrefix(d.Name(), ".")
 		if d.IsDir() {
-			if hidden {
+			if hidden || others[p] {
 				return filepath.SkipDir
 			}
 			return nil

@@ -145,6 +145,8 @@ func FuzzDecodeObject(f *testing.F) {
 	f.Add([]byte(`{"metadata":{"name":"p","namespace":"n","creationTimestamp":"2026-11-24T10:00:00Z"},"spec":{"containers":[{"name":"c","resources":{"limits":{"memory":"64Mi","cpu":0.5}},"ports":[{"containerPort":8080}],"livenessProbe":{"httpGet":{"port":"http"}}}]}}`), uint8(7))
 	f.Add([]byte(`{"apiVersion":"apps/v1","kind":"ControllerRevision","metadata":{"name":"r"},"data":{"spec":{"x":1.5e3}},"revision":2}`), uint8(0))
 	f.Add([]byte(`{"Metadata":{"Name":"p"},"spec":{"replicas":"3"}}`), uint8(1))
+	f.Add([]byte(`{"metadata":{"name":"\ud800x","annotations":{"a":"\u00e9\n"},"generation":1e2},"spec":{"template":{"spec":{"containers":[{"name":"c","ports":[{"containerPort":80.0}]}]}},"replicas":null},"metadata":{"name":"q"}}`), uint8(2))
+	f.Add([]byte(`{"metadata":{"name":"n"},"status":{"capacity":{"cpu":"4","memory":"16Gi","pods":110}},"spec":{"taints":[{"key":"k","timeAdded":"2026-11-24T10:00:00+01:00"}]}}`), uint8(5))
 	f.Add([]byte(`{"metadata":{"name":"p","labels":null,"uid":"\u00e9"},"status":{"conditions":[{"lastTransitionTime":null}]}}`), uint8(8))
 	f.Fuzz(func(t *testing.T, raw []byte, k uint8) {
 		if firstByte(raw) != '{' || !json.Valid(raw) {
@@ -161,6 +163,8 @@ func FuzzReadHead(f *testing.F) {
 	f.Add([]byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}}`))
 	f.Add([]byte(`{"KIND":"Pod","kind":"Node","apiVersion":null}`))
 	f.Add([]byte(`{"spec":{"kind":"x"},"kind":"P\u006fd","items":[1,-2.5e3,true,"]}"]}`))
+	f.Add([]byte(`{"apiVersion":"apps/v1","kind":"Deployment","kind":"ReplicaSet","k\u0069nd":"Pod"}`))
+	f.Add([]byte(`{"Kind":"Pod","apiversion":"v1","metadata":{"apiVersion":"x"},"kind":7}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		if !json.Valid(raw) {
 			return
@@ -170,6 +174,10 @@ func FuzzReadHead(f *testing.F) {
 		got, err := readHead(raw)
 		if (err == nil) != (errWant == nil) || got != want {
 			t.Fatalf("readHead = %+v, %v; json.Unmarshal = %+v, %v", got, err, want, errWant)
+		}
+		var head headScan
+		if _, res := validValue(append(bytes.Clone(raw), ' '), &head); res == scanOK && head.ok && (errWant != nil || head.tm != want) {
+			t.Fatalf("validValue's head = %+v; json.Unmarshal = %+v, %v", head.tm, want, errWant)
 		}
 	})
 }
@@ -181,13 +189,13 @@ func FuzzValidValue(f *testing.F) {
 	f.Add([]byte(`[1,]`))
 	f.Add([]byte(`"\ud800"`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		n, res := validValue(b)
+		n, res := validValue(b, nil)
 		if res == scanOK && !json.Valid(b[:n]) {
 			t.Fatalf("validValue took %q, which is not valid JSON", b[:n])
 		}
 		padded := append(bytes.Clone(b), ' ')
 		if json.Valid(b) && firstByte(b) == b[0] {
-			n, res := validValue(padded)
+			n, res := validValue(padded, nil)
 			if res != scanOK || len(bytes.TrimSpace(padded[n:])) != 0 {
 				t.Fatalf("validValue(%q) = %d, %d; it is valid JSON", padded, n, res)
 			}

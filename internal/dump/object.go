@@ -82,9 +82,15 @@ func (r *reader) value(raw []byte, at location, def schema.GroupVersionKind, dep
 	default:
 		return at.errorf("expected a Kubernetes object, found %s", describe(raw))
 	}
-	head, err := readHead(raw)
-	if err != nil {
-		return at.errorf("read apiVersion and kind: %w", err)
+	var head typeMeta
+	if r.head != nil {
+		// The scan that split the item read them.
+		head, r.head = *r.head, nil
+	} else {
+		var err error
+		if head, err = readHead(raw); err != nil {
+			return at.errorf("read apiVersion and kind: %w", err)
+		}
 	}
 	gvk := def
 	if head.APIVersion != "" {

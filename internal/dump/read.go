@@ -184,6 +184,8 @@ type reader struct {
 	duplicates []duplicate
 	// clocks are the newest node heartbeat of each file, to tell dumps of different moments.
 	clocks map[string]time.Time
+	// head, when set, is the apiVersion and kind of the next value, read as it was split.
+	head *typeMeta
 	// pool decodes objects in parallel; nil on one processor.
 	pool *decodePool
 }

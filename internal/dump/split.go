@@ -1,6 +1,7 @@
 package dump
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,7 +56,8 @@ const maxNesting = 10000
 // whole array; when it meets anything it does not take plainly (a syntax error, the end of the
 // file), it leaves dec to read the array on from the first item not read, so that errors are
 // the decoder's own.
-func splitItems(s *stream, dec *jsonDecoder, item func(raw []byte, off int64) error) (bool, error) {
+func splitItems(s *stream, dec *jsonDecoder, item func(raw []byte, off int64, head *headScan) error) (bool, error) {
+	var head headScan
 	pos := dec.InputOffset()
 	first := true
 	// at and prefix say where the decoder takes over, should the split stop short: at pos,
@@ -94,11 +96,11 @@ func splitItems(s *stream, dec *jsonDecoder, item func(raw []byte, off int64) er
 		if !first {
 			at, prefix = i, "[0,"
 		}
-		end, ok := s.scanValue(i)
+		end, ok := s.scanValue(i, &head)
 		if !ok {
 			break
 		}
-		if err := item(s.slice(i, end), i); err != nil {
+		if err := item(s.slice(i, end), i, &head); err != nil {
 			return false, err
 		}
 		pos, first = end, false
@@ -152,9 +154,9 @@ func (s *stream) more(off int64) error {
 // after it; false when it is not valid JSON or the file ends inside it. Short of bytes, it
 // reads until the stream holds twice as many as it did, then scans again, so a large value
 // costs a bounded number of scans.
-func (s *stream) scanValue(off int64) (int64, bool) {
+func (s *stream) scanValue(off int64, head *headScan) (int64, bool) {
 	for {
-		n, res := validValue(s.out[off-s.outBase:])
+		n, res := validValue(s.out[off-s.outBase:], head)
 		switch res {
 		case scanOK:
 			return off + int64(n), true
@@ -173,7 +175,7 @@ func (s *stream) scanValue(off int64) (int64, bool) {
 		}
 		if s.eof && s.rawR == len(s.raw) && s.blk == nil && s.end() < want {
 			// At the end of the file: one last scan says whether the value is whole.
-			n, res := validValue(s.out[off-s.outBase:])
+			n, res := validValue(s.out[off-s.outBase:], head)
 			if res == scanOK {
 				return off + int64(n), true
 			}
@@ -190,11 +192,18 @@ const (
 
 // validValue checks the JSON value at the start of b as encoding/json's scanner does and
 // returns its length. A number at the very end of b is short, since more digits may follow.
-func validValue(b []byte) (int, int) {
+//
+// When head is not nil, it is given the value's apiVersion and kind as json.Unmarshal into
+// typeMeta reads them, with ok false where the scan cannot tell (escapes, keys that match only
+// without case, values that are not plain strings), so the object is scanned once.
+func validValue(b []byte, head *headScan) (int, int) {
 	var stack []byte // '{' or '[' of each open container
 	var buf [64]byte
 	stack = buf[:0]
 	i := 0
+	if head != nil {
+		*head = headScan{ok: len(b) > 0 && b[0] == '{'}
+	}
 	for {
 		// A value.
 		if i >= len(b) {
@@ -219,7 +228,7 @@ func validValue(b []byte) (int, int) {
 			}
 			if c == '{' {
 				var res int
-				if i, res = objectKey(b, i); res != scanOK {
+				if i, res = objectKey(b, i, head, len(stack) == 1); res != scanOK {
 					return 0, res
 				}
 			}
@@ -273,7 +282,7 @@ func validValue(b []byte) (int, int) {
 				i = j
 				if top == '{' {
 					var res int
-					if i, res = objectKey(b, i); res != scanOK {
+					if i, res = objectKey(b, i, head, len(stack) == 1); res != scanOK {
 						return 0, res
 					}
 				}
@@ -300,15 +309,25 @@ func skipWS(b []byte, i int) (int, bool) {
 	return i, false
 }
 
-// objectKey reads `"key" :` and the white space after it, up to the value.
-func objectKey(b []byte, i int) (int, int) {
+// headScan is the apiVersion and kind validValue found; ok says they are what json.Unmarshal
+// would read.
+type headScan struct {
+	tm typeMeta
+	ok bool
+}
+
+// objectKey reads `"key" :` and the white space after it, up to the value; top says the key
+// is the scanned value's own, to note in head.
+func objectKey(b []byte, i int, head *headScan, top bool) (int, int) {
 	if b[i] != '"' {
 		return 0, scanBad
 	}
+	start := i
 	i, res := stringEnd(b, i)
 	if res != scanOK {
 		return 0, res
 	}
+	key := b[start+1 : i-1]
 	i, ok := skipWS(b, i)
 	if !ok {
 		return 0, scanShort
@@ -319,7 +338,36 @@ func objectKey(b []byte, i int) (int, int) {
 	if i, ok = skipWS(b, i+1); !ok {
 		return 0, scanShort
 	}
+	if top && head != nil && head.ok {
+		head.note(key, b, i)
+	}
 	return i, scanOK
+}
+
+func (h *headScan) note(key, b []byte, value int) {
+	var field *string
+	switch {
+	case len(key) != 4 && len(key) != 10:
+		if bytes.IndexByte(key, '\\') >= 0 {
+			h.ok = false // an escape may spell either name
+		}
+		return
+	case string(key) == "apiVersion":
+		field = &h.tm.APIVersion
+	case string(key) == "kind":
+		field = &h.tm.Kind
+	case bytes.EqualFold(key, []byte("apiVersion")) || bytes.EqualFold(key, []byte("kind")) || bytes.IndexByte(key, '\\') >= 0:
+		h.ok = false // json.Unmarshal matches keys without case
+		return
+	default:
+		return
+	}
+	v, _, ok := plainString(b, value)
+	if !ok {
+		h.ok = false
+		return
+	}
+	*field = v
 }
 
 // stringEnd returns the offset after the string starting at b[i].
@@ -427,15 +475,18 @@ func literal(b []byte, i int, lit string) int {
 // splitListItems reads a list's items with splitItems and, where it stops short, with the
 // decoder, as jsonObject always did.
 func (r *reader) splitListItems(s *stream, dec *jsonDecoder, n *int, def schema.GroupVersionKind, known bool, pending *[]pendingItem) error {
-	one := func(raw []byte, off int64) error {
+	one := func(raw []byte, off int64, head *headScan) error {
 		it := s.locate(off)
 		it.text, it.item = raw, fmt.Sprintf("items[%d]", *n)
 		*n++
 		if !known {
 			r.deferred = pending
 		}
+		if head != nil && head.ok {
+			r.head = &head.tm
+		}
 		err := r.value(raw, it, def, 1)
-		r.deferred = nil
+		r.deferred, r.head = nil, nil
 		return err
 	}
 	done, err := splitItems(s, dec, one)
@@ -450,7 +501,7 @@ func (r *reader) splitListItems(s *stream, dec *jsonDecoder, n *int, def schema.
 		if err := dec.Decode(&raw); err != nil {
 			return dec.fail(s, err)
 		}
-		if err := one(raw, off); err != nil {
+		if err := one(raw, off, nil); err != nil {
 			return err
 		}
 	}

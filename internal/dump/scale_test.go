@@ -27,8 +27,8 @@ const (
 // scaleSnapshot builds a 20,000-pod cluster from the objects of the dev-mixed scenario, which
 // an API server wrote: each Deployment gets its ReplicaSet, its copies, a Service, an
 // EndpointSlice and Events, renamed and given their own UIDs. logLines > 0 gives every tenth
-// copy a log tail of that many lines.
-func scaleSnapshot(tb testing.TB, deployments, logLines int) *snapshot.Snapshot {
+// copy a log tail of that many lines. perNS Deployments share a namespace.
+func scaleSnapshot(tb testing.TB, deployments, perNS, logLines int) *snapshot.Snapshot {
 	tb.Helper()
 	src, err := Read(filepath.Join(scenarioDir, "dev-mixed", "dump"), nil)
 	if err != nil {
@@ -39,7 +39,7 @@ func scaleSnapshot(tb testing.TB, deployments, logLines int) *snapshot.Snapshot 
 		return types.UID(fmt.Sprintf("%08x-%04x-4000-8000-%012x", i, len(kind), j))
 	}
 	for d := 0; d < deployments; d++ {
-		ns := fmt.Sprintf("team-%03d", d/scalePerNS)
+		ns := fmt.Sprintf("team-%03d", d/perNS)
 		name := fmt.Sprintf("app-%04d", d)
 		dep := src.Deployments[d%len(src.Deployments)].DeepCopy()
 		dep.Name, dep.Namespace, dep.UID = name, ns, uid("Deployment", d, 0)
@@ -124,7 +124,7 @@ func writeScale(tb testing.TB, root string) error {
 	if err := os.RemoveAll(root); err != nil {
 		return err
 	}
-	if err := Write(scale.dir, scaleSnapshot(tb, scaleDeployments, 0), false); err != nil {
+	if err := Write(scale.dir, scaleSnapshot(tb, scaleDeployments, scalePerNS, 0), false); err != nil {
 		return err
 	}
 	out, err := os.Create(scale.stream)

@@ -8,6 +8,9 @@ import (
 	"testing"
 )
 
+// perNS is the Deployments of each namespace of the tests' dumps.
+const perNS = 20
+
 // dirBytes is the size of the files under dir; with top, only of the files directly in it.
 func dirBytes(t *testing.T, dir string, top bool) int64 {
 	t.Helper()
@@ -38,7 +41,7 @@ func dirBytes(t *testing.T, dir string, top bool) int64 {
 // proves no other namespace's file was opened; one byte less fails.
 func TestReadNamespacesReadsOnlyTheirDirectories(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "dump")
-	if err := Write(dir, scaleSnapshot(t, 3*scalePerNS, 5), false); err != nil {
+	if err := Write(dir, scaleSnapshot(t, 3*perNS, perNS, 5), false); err != nil {
 		t.Fatal(err)
 	}
 	const ns = "team-001"
@@ -59,8 +62,8 @@ func TestReadNamespacesReadsOnlyTheirDirectories(t *testing.T) {
 	}
 	want := whole.FilterNamespaces([]string{ns})
 	got := one.FilterNamespaces([]string{ns})
-	if len(got.Pods) != scalePerNS*scaleCopies || len(got.Logs) != scalePerNS {
-		t.Fatalf("read %d pods and %d logs of %s, want %d and %d", len(got.Pods), len(got.Logs), ns, scalePerNS*scaleCopies, scalePerNS)
+	if len(got.Pods) != perNS*scaleCopies || len(got.Logs) != perNS {
+		t.Fatalf("read %d pods and %d logs of %s, want %d and %d", len(got.Pods), len(got.Logs), ns, perNS*scaleCopies, perNS)
 	}
 	if diff := differences(want, got); len(diff) > 0 {
 		t.Errorf("the namespace read alone differs from it read with the others in %v", diff)
@@ -74,7 +77,7 @@ func TestReadNamespacesReadsOnlyTheirDirectories(t *testing.T) {
 // in the cluster-info layout and holds every namespace asked for.
 func TestReadNamespacesReadsOtherLayoutsWhole(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "dump")
-	if err := Write(dir, scaleSnapshot(t, 2*scalePerNS, 0), false); err != nil {
+	if err := Write(dir, scaleSnapshot(t, 2*perNS, perNS, 0), false); err != nil {
 		t.Fatal(err)
 	}
 	// A directory named after a namespace but not of the layout, holding another's objects.

@@ -21,7 +21,7 @@ import (
 // TestWriteListAsMarshalIndent: a list written an item at a time is byte for byte what
 // json.MarshalIndent writes of the whole list, for every kind, empty and nil lists included.
 func TestWriteListAsMarshalIndent(t *testing.T) {
-	s := scaleSnapshot(t, 3, 0)
+	s := scaleSnapshot(t, 3, 1, 0)
 	s.Pods[0].Annotations = map[string]string{"html": "<a href=\"x\">&amp;</a>", "unicode": "é\u2028"}
 	lists := map[string]k8sruntime.Object{
 		"PodList":           &corev1.PodList{Items: derefs(s.Pods)},
@@ -68,13 +68,7 @@ func derefs[T any](ps []*T) []T {
 // BenchmarkWriteScale writes the 20,000-pod snapshot in one namespace, the worst case for a
 // writer that holds a list's text, and reports the peak of the heap above the snapshot's.
 func BenchmarkWriteScale(b *testing.B) {
-	s := scaleSnapshot(b, scaleDeployments, 0)
-	for _, o := range s.Pods {
-		o.Namespace = "one"
-	}
-	for _, o := range s.Events {
-		o.Namespace = "one"
-	}
+	s := scaleSnapshot(b, scaleDeployments, scaleDeployments, 0)
 	runtime.GC()
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	metrics.Read(sample)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -201,4 +202,40 @@ func FuzzValidValue(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSplitAgreesAtEveryCut cuts a pod list at many places and reads each cut whole and a byte
+// at a time: the item split meets the end of its bytes at every point of the text, and hands
+// over to the JSON decoder there; both reads must say the same, and never panic.
+func TestSplitAgreesAtEveryCut(t *testing.T) {
+	data := mustRead(t, filepath.Join(scenarioDir, "dev-web", "dump", "dev-web", "pods.json"))
+	// Broken separators and values, which the split leaves to the decoder.
+	edits := [][2]string{{"", ""}, {"},\n        {", "}\n        {"}, {"},\n        {", "},,\n        {"}, {"\"restartCount\": 0", "\"restartCount\": 0x"}}
+	for _, e := range edits {
+		text := data
+		if e[0] != "" {
+			if text = bytes.Replace(data, []byte(e[0]), []byte(e[1]), 1); bytes.Equal(text, data) {
+				t.Fatalf("%q is not in the pod list", e[0])
+			}
+		}
+		for cut := len(text); cut > 0; cut -= 97 {
+			in := text[:cut]
+			whole, errWhole := ReadBytes("p.json", in)
+			bytewise, errBytes := ReadContext(t.Context(), Stdin, iotest.OneByteReader(bytes.NewReader(in)), Options{})
+			if (errWhole == nil) != (errBytes == nil) {
+				t.Fatalf("edit %q, cut at %d: whole: %v; a byte at a time: %v", e[1], cut, errWhole, errBytes)
+			}
+			if errWhole != nil {
+				w := strings.TrimPrefix(errWhole.Error(), `read dump "p.json": `)
+				b := strings.TrimPrefix(errBytes.Error(), "read dump from stdin: ")
+				if w != b {
+					t.Fatalf("edit %q, cut at %d: whole: %s\na byte at a time: %s", e[1], cut, w, b)
+				}
+				continue
+			}
+			if diff := differences(whole, bytewise); len(diff) > 0 {
+				t.Fatalf("edit %q, cut at %d: a byte at a time reads differently in %v", e[1], cut, diff)
+			}
+		}
+	}
 }

@@ -33,7 +33,8 @@ func (d *jsonDecoder) InputOffset() int64 { return d.base + d.Decoder.InputOffse
 // restart makes the decoder read the stream from off on, after it has read prefix, which
 // stands for the bytes before off; scanned of them are inside values.
 func (d *jsonDecoder) restart(s *stream, off int64, prefix string, scanned int) {
-	s.outR = int(off - s.outBase)
+	// off is never before the mark, which the stream keeps the bytes from.
+	s.outR = int(max(off, s.outBase) - s.outBase)
 	d.Decoder = json.NewDecoder(io.MultiReader(strings.NewReader(prefix), s))
 	d.base = off - int64(len(prefix))
 	d.scanBase = off - int64(scanned)
@@ -93,8 +94,9 @@ func splitItems(s *stream, dec *jsonDecoder, item func(raw []byte, off int64, he
 		}
 		// The mark is where the decoder would put it: at the item, past its separator.
 		s.setMark(i)
+		at, prefix = i, "["
 		if !first {
-			at, prefix = i, "[0,"
+			prefix = "[0,"
 		}
 		end, ok := s.scanValue(i, &head)
 		if !ok {

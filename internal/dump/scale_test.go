@@ -94,18 +94,13 @@ var (
 	scaleErr  error
 )
 
-// scaleDump writes the benchmark dumps under $KUBEDIAGNOSE_SCALE_DIR, or a temporary directory
-// removed by the caller's cleanup; an existing complete dump in $KUBEDIAGNOSE_SCALE_DIR is reused.
+// scaleDump writes the benchmark dumps under $KUBEDIAGNOSE_SCALE_DIR once; a complete dump
+// found there is reused. Without the variable the scale benchmarks are skipped, so that
+// make bench stays quick and leaves no 600 MB behind.
 func scaleDump(tb testing.TB) scaleDumps {
 	tb.Helper()
+	root := scaleRoot(tb)
 	scaleOnce.Do(func() {
-		root := os.Getenv("KUBEDIAGNOSE_SCALE_DIR")
-		if root == "" {
-			root, scaleErr = os.MkdirTemp("", "kubectl-diagnose-scale-")
-			if scaleErr != nil {
-				return
-			}
-		}
 		scale = scaleDumps{dir: filepath.Join(root, "dir"), stream: filepath.Join(root, "cluster-info-dump.json")}
 		if _, err := os.Stat(filepath.Join(root, "complete")); err != nil {
 			scaleErr = writeScale(tb, root)
@@ -118,6 +113,14 @@ func scaleDump(tb testing.TB) scaleDumps {
 		tb.Fatal(scaleErr)
 	}
 	return scale
+}
+
+func scaleRoot(tb testing.TB) string {
+	root := os.Getenv("KUBEDIAGNOSE_SCALE_DIR")
+	if root == "" {
+		tb.Skip("set KUBEDIAGNOSE_SCALE_DIR to a directory for the 20,000-pod benchmark dump (600 MB)")
+	}
+	return root
 }
 
 func writeScale(tb testing.TB, root string) error {
@@ -181,9 +184,6 @@ func jsonBytes(dir string) (int64, error) {
 // TestWriteScaleDump writes the benchmark dump to $KUBEDIAGNOSE_SCALE_DIR for
 // hack/bench-dump.sh, which times the built binary and Python on it.
 func TestWriteScaleDump(t *testing.T) {
-	if os.Getenv("KUBEDIAGNOSE_SCALE_DIR") == "" {
-		t.Skip("set KUBEDIAGNOSE_SCALE_DIR to write the 20,000-pod benchmark dump")
-	}
 	d := scaleDump(t)
 	t.Logf("%s: %d bytes of JSON", d.dir, d.bytes)
 }

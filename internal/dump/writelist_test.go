@@ -68,6 +68,7 @@ func derefs[T any](ps []*T) []T {
 // BenchmarkWriteScale writes the 20,000-pod snapshot in one namespace, the worst case for a
 // writer that holds a list's text, and reports the peak of the heap above the snapshot's.
 func BenchmarkWriteScale(b *testing.B) {
+	scaleRoot(b) // as heavy as the read benchmarks, and run with them
 	s := scaleSnapshot(b, scaleDeployments, scaleDeployments, 0)
 	runtime.GC()
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}

@@ -39,6 +39,10 @@ test-unit: ## run the tests that need no control plane or terminal, with the rac
 bench: ## run the Go benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem ./diagnose/ ./internal/dump/ ./internal/metrics/ ./tui/
 
+.PHONY: bench-dump
+bench-dump: ## time the dump reader on a 20,000-pod dump against python's json.load (hack/bench-dump.sh)
+	hack/bench-dump.sh
+
 .PHONY: fuzz
 # Each target fuzzes for FUZZTIME; the seed corpora are in each package's testdata/fuzz.
 FUZZTIME ?= 30s

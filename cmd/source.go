@@ -145,7 +145,7 @@ func (o *SourceOptions) openKube() (*openedSource, error) {
 	if o.DumpPath != "" {
 		src := dump.Source{Path: o.DumpPath, Stdin: o.Stdin, Options: dump.Options{
 			MaxObjectSize: o.MaxObjectSizeMiB << 20, MaxDumpSize: o.MaxDumpSizeMiB << 20,
-			Namespace: o.Namespace, At: o.At,
+			Namespace: o.Namespace, Namespaces: o.namespaces(), At: o.At,
 		}}
 		return &openedSource{Source: &scopedSource{src: src, namespaces: o.namespaces(), at: o.At, origin: o.dumpOrigin(), selector: o.Selector}, Label: "dump"}, nil
 	}

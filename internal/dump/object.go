@@ -82,12 +82,15 @@ func (r *reader) value(raw []byte, at location, def schema.GroupVersionKind, dep
 	default:
 		return at.errorf("expected a Kubernetes object, found %s", describe(raw))
 	}
-	var head struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-	}
-	if err := json.Unmarshal(raw, &head); err != nil {
-		return at.errorf("read apiVersion and kind: %w", err)
+	var head typeMeta
+	if r.head != nil {
+		// The scan that split the item read them.
+		head, r.head = *r.head, nil
+	} else {
+		var err error
+		if head, err = readHead(raw); err != nil {
+			return at.errorf("read apiVersion and kind: %w", err)
+		}
 	}
 	gvk := def
 	if head.APIVersion != "" {
@@ -131,17 +134,16 @@ func (r *reader) value(raw []byte, at location, def schema.GroupVersionKind, dep
 		return nil
 	}
 	if gvk == metricsGVK {
+		if err := r.flush(); err != nil {
+			return err
+		}
 		return r.metrics(raw, at)
 	}
 	if !readKinds[gvk] {
 		r.skipped[gvk.Kind]++
 		return nil
 	}
-	obj, _, err := decoder.Decode(raw, &gvk, nil)
-	if err != nil {
-		return at.errorf("%s %s: %w", gvk.GroupVersion(), gvk.Kind, err)
-	}
-	return r.add(obj, gvk, at, maphash.Bytes(textSeed, raw))
+	return r.decode(raw, gvk, at)
 }
 
 // maxMessage bounds an event's message as kept, its cut mark included. The API server takes

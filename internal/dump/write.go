@@ -1,12 +1,15 @@
 package dump
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -207,21 +210,77 @@ func (w *writer) logs(s *snapshot.Snapshot, ns string) {
 }
 
 // list writes a typed list the way kubectl's JSON printer does: four-space indent and a final
-// newline, items without their own apiVersion and kind, as the API server returns them.
+// newline, items without their own apiVersion and kind, as the API server returns them. The
+// items are encoded one at a time straight into the file, so a namespace of many pods costs one
+// pod's text in memory, not the list's; the bytes are json.MarshalIndent's of the whole list
+// (TestWriteListAsMarshalIndent).
 func (w *writer) list(name, kind, apiVersion string, list runtime.Object) {
 	if w.err != nil {
 		return
 	}
 	list.GetObjectKind().SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind))
-	data, err := json.MarshalIndent(list, "", "    ")
-	if err != nil {
-		w.fail(fmt.Errorf("write dump %q: %w", filepath.Join(w.dir, name), err))
-		return
+	w.stream(name, func(out io.Writer) error { return writeList(out, list) })
+}
+
+// writeList writes list, a pointer to a Kubernetes list type, as json.MarshalIndent with a
+// four-space indent does, and a newline.
+func writeList(out io.Writer, list runtime.Object) error {
+	v := reflect.ValueOf(list).Elem()
+	items := v.FieldByName("Items")
+	if !items.IsValid() || items.Kind() != reflect.Slice || items.Len() == 0 {
+		data, err := json.MarshalIndent(list, "", "    ")
+		if err != nil {
+			return err
+		}
+		_, err = out.Write(append(data, '\n'))
+		return err
 	}
-	w.file(name, append(data, '\n'))
+	// The list without its items ends in `"items": null` and its closing brace: items is
+	// the last field of every list type.
+	all := reflect.New(v.Type()).Elem()
+	all.Set(v)
+	all.FieldByName("Items").SetZero()
+	head, err := json.MarshalIndent(all.Addr().Interface(), "", "    ")
+	if err != nil {
+		return err
+	}
+	head, ok := bytes.CutSuffix(head, []byte("null\n}"))
+	if !ok {
+		return fmt.Errorf("%T: items is not the last field", list)
+	}
+	if _, err := out.Write(append(head, "[\n"...)); err != nil {
+		return err
+	}
+	const indent = "        "
+	for i := range items.Len() {
+		data, err := json.MarshalIndent(items.Index(i).Addr().Interface(), indent, "    ")
+		if err != nil {
+			return err
+		}
+		sep := ",\n" + indent
+		if i == 0 {
+			sep = indent
+		}
+		if _, err := io.WriteString(out, sep); err != nil {
+			return err
+		}
+		if _, err := out.Write(data); err != nil {
+			return err
+		}
+	}
+	_, err = io.WriteString(out, "\n    ]\n}\n")
+	return err
 }
 
 func (w *writer) file(name string, data []byte) {
+	w.stream(name, func(out io.Writer) error {
+		_, err := out.Write(data)
+		return err
+	})
+}
+
+// stream creates the file name and writes it through a buffer with write.
+func (w *writer) stream(name string, write func(io.Writer) error) {
 	if w.err != nil {
 		return
 	}
@@ -238,7 +297,10 @@ func (w *writer) file(name string, data []byte) {
 	// A file left by an earlier dump keeps its mode through O_TRUNC; --force must not keep it readable.
 	err = f.Chmod(fileMode)
 	if err == nil {
-		_, err = f.Write(data)
+		b := bufio.NewWriterSize(f, 256<<10)
+		if err = write(b); err == nil {
+			err = b.Flush()
+		}
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

@@ -30,22 +30,9 @@ const maxDepth = 4
 var (
 	emptyGVK     schema.GroupVersionKind
 	coreEventGVK = corev1.SchemeGroupVersion.WithKind("Event")
-	// readKinds are the kinds a snapshot models; every other kind is skipped and counted.
-	readKinds = map[schema.GroupVersionKind]bool{
-		appsv1.SchemeGroupVersion.WithKind("Deployment"):         true,
-		appsv1.SchemeGroupVersion.WithKind("StatefulSet"):        true,
-		appsv1.SchemeGroupVersion.WithKind("DaemonSet"):          true,
-		appsv1.SchemeGroupVersion.WithKind("ReplicaSet"):         true,
-		appsv1.SchemeGroupVersion.WithKind("ControllerRevision"): true,
-		corev1.SchemeGroupVersion.WithKind("Pod"):                true,
-		coreEventGVK: true,
-		corev1.SchemeGroupVersion.WithKind("Service"):               true,
-		corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"): true,
-		corev1.SchemeGroupVersion.WithKind("Node"):                  true,
-		corev1.SchemeGroupVersion.WithKind("ResourceQuota"):         true,
-		discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice"):    true,
-		eventsv1.SchemeGroupVersion.WithKind("Event"):               true,
-	}
+	// eventsGVK is read and converted to a core/v1 Event; every kind snapshot.Kinds does not
+	// list is skipped and counted.
+	eventsGVK = eventsv1.SchemeGroupVersion.WithKind("Event")
 	// decoder decodes without defaulting or conversion, so objects stay as the API server wrote them.
 	decoder = newDecoder()
 )
@@ -133,7 +120,7 @@ func (r *reader) value(raw []byte, at location, def schema.GroupVersionKind, dep
 	if gvk == metricsGVK {
 		return r.metrics(raw, at)
 	}
-	if !readKinds[gvk] {
+	if gvk != eventsGVK && snapshot.KindFor(gvk) == nil {
 		r.skipped[gvk.Kind]++
 		return nil
 	}
@@ -260,16 +247,7 @@ func resourceVersion(o runtime.Object) string {
 // put appends obj to its kind's list, or replaces the element at idx when idx >= 0, and
 // returns its index.
 func (r *reader) put(obj runtime.Object, idx int, at location) (int, error) {
-	s := r.snap
 	switch o := obj.(type) {
-	case *appsv1.Deployment:
-		return place(&s.Deployments, o, idx), nil
-	case *appsv1.StatefulSet:
-		return place(&s.StatefulSets, o, idx), nil
-	case *appsv1.DaemonSet:
-		return place(&s.DaemonSets, o, idx), nil
-	case *appsv1.ReplicaSet:
-		return place(&s.ReplicaSets, o, idx), nil
 	case *appsv1.ControllerRevision:
 		// Data keeps its JSON verbatim, indentation included; compacted, it is the same bytes
 		// whichever form and layout it was read from.
@@ -280,34 +258,16 @@ func (r *reader) put(obj runtime.Object, idx int, at location) (int, error) {
 			}
 			o.Data.Raw = b.Bytes()
 		}
-		return place(&s.ControllerRevisions, o, idx), nil
 	case *corev1.Pod:
 		r.podList = true
-		return place(&s.Pods, o, idx), nil
-	case *corev1.Event:
-		return place(&s.Events, o, idx), nil
-	case *corev1.Service:
-		return place(&s.Services, o, idx), nil
-	case *corev1.PersistentVolumeClaim:
-		return place(&s.PersistentVolumeClaims, o, idx), nil
-	case *corev1.Node:
-		return place(&s.Nodes, o, idx), nil
-	case *corev1.ResourceQuota:
-		return place(&s.ResourceQuotas, o, idx), nil
-	case *discoveryv1.EndpointSlice:
-		return place(&s.EndpointSlices, o, idx), nil
-	default:
-		return 0, at.errorf("%s decoded to unexpected type %T", obj.GetObjectKind().GroupVersionKind().Kind, obj)
 	}
-}
-
-func place[T any](list *[]T, v T, idx int) int {
-	if idx >= 0 {
-		(*list)[idx] = v
-		return idx
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	if k := snapshot.KindFor(gvk); k != nil {
+		if i, ok := k.Put(r.snap, obj, idx); ok {
+			return i, nil
+		}
 	}
-	*list = append(*list, v)
-	return len(*list) - 1
+	return 0, at.errorf("%s decoded to unexpected type %T", gvk.Kind, obj)
 }
 
 // cutText keeps at most limit bytes of s, its cut mark included, on a rune boundary.

@@ -26,44 +26,7 @@ func newestTime(s *snapshot.Snapshot) time.Time {
 }
 
 // each calls f on every object of the snapshot.
-func each(s *snapshot.Snapshot, f func(runtime.Object)) {
-	for _, o := range s.Deployments {
-		f(o)
-	}
-	for _, o := range s.StatefulSets {
-		f(o)
-	}
-	for _, o := range s.DaemonSets {
-		f(o)
-	}
-	for _, o := range s.ReplicaSets {
-		f(o)
-	}
-	for _, o := range s.ControllerRevisions {
-		f(o)
-	}
-	for _, o := range s.Pods {
-		f(o)
-	}
-	for _, o := range s.Events {
-		f(o)
-	}
-	for _, o := range s.Services {
-		f(o)
-	}
-	for _, o := range s.PersistentVolumeClaims {
-		f(o)
-	}
-	for _, o := range s.Nodes {
-		f(o)
-	}
-	for _, o := range s.ResourceQuotas {
-		f(o)
-	}
-	for _, o := range s.EndpointSlices {
-		f(o)
-	}
-}
+func each(s *snapshot.Snapshot, f func(runtime.Object)) { s.Each(f) }
 
 // objectTime is the newest timestamp one object carries.
 func objectTime(o runtime.Object) time.Time {

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -37,11 +38,11 @@ var (
 	decoder = newDecoder()
 )
 
-// newDecoder builds a scheme of the four API groups a snapshot holds, rather than client-go's
+// newDecoder builds a scheme of the five API groups a snapshot holds, rather than client-go's
 // scheme of every group, whose other kinds would be skipped anyway.
 func newDecoder() runtime.Decoder {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{appsv1.AddToScheme, corev1.AddToScheme, discoveryv1.AddToScheme, eventsv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{appsv1.AddToScheme, batchv1.AddToScheme, corev1.AddToScheme, discoveryv1.AddToScheme, eventsv1.AddToScheme} {
 		utilruntime.Must(add(s)) // registering built-in types fails only on a programming error
 	}
 	return serializer.NewCodecFactory(s).UniversalDeserializer()

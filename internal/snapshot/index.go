@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -115,6 +116,11 @@ func (s *Snapshot) PodsOwnedBy(uid types.UID) []*corev1.Pod {
 // ReplicaSetsOwnedBy returns the ReplicaSets with an owner reference to uid.
 func (s *Snapshot) ReplicaSetsOwnedBy(uid types.UID) []*appsv1.ReplicaSet {
 	return ownedBy[*appsv1.ReplicaSet](s, "ReplicaSet", uid)
+}
+
+// JobsOwnedBy returns the Jobs with an owner reference to uid (a CronJob's).
+func (s *Snapshot) JobsOwnedBy(uid types.UID) []*batchv1.Job {
+	return ownedBy[*batchv1.Job](s, "Job", uid)
 }
 
 // ControllerRevisionsOwnedBy returns the ControllerRevisions owned by uid, oldest revision first.

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -163,6 +164,7 @@ func pageFunc[L runtime.Object](fn func(ctx context.Context, opts metav1.ListOpt
 
 var (
 	apps      = appsv1.SchemeGroupVersion
+	batch     = batchv1.SchemeGroupVersion
 	core      = corev1.SchemeGroupVersion
 	discovery = discoveryv1.SchemeGroupVersion
 )
@@ -219,6 +221,22 @@ var Kinds = []Kind{
 			return c.AppsV1().ControllerRevisions(ns).Watch
 		},
 	}, func(s *Snapshot) *[]*appsv1.ControllerRevision { return &s.ControllerRevisions }),
+	entry(Kind{
+		Kind: "CronJob", GVK: batch.WithKind("CronJob"), Resource: "cronjobs", File: "cronjobs.json",
+		Workload: true, Selectable: true,
+		List: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
+			return pageFunc(c.BatchV1().CronJobs(ns).List)
+		},
+		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
+			return c.BatchV1().CronJobs(ns).Watch
+		},
+	}, func(s *Snapshot) *[]*batchv1.CronJob { return &s.CronJobs }),
+	entry(Kind{
+		Kind: "Job", GVK: batch.WithKind("Job"), Resource: "jobs", File: "jobs.json",
+		Workload: true, Follows: "CronJob", ByOwner: true,
+		List:  func(c kubernetes.Interface, ns string) pager.ListPageFunc { return pageFunc(c.BatchV1().Jobs(ns).List) },
+		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext { return c.BatchV1().Jobs(ns).Watch },
+	}, func(s *Snapshot) *[]*batchv1.Job { return &s.Jobs }),
 	entry(Kind{
 		Kind: "Pod", GVK: core.WithKind("Pod"), Resource: "pods", File: "pods.json", ByOwner: true, KeepUnread: true,
 		List:  func(c kubernetes.Interface, ns string) pager.ListPageFunc { return pageFunc(c.CoreV1().Pods(ns).List) },

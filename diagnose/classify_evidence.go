@@ -162,6 +162,7 @@ func controllerEvidence(b *evidenceBuilder, w *workload) {
 		b.add(SourceControllerStatus, "FailedCreate", "", w.cls.failedCreate, obj, 1, nil)
 	}
 	controllerStatusEvidence(b, w)
+	batchEvidence(b, w)
 	switch o := w.Object.(type) {
 	case *appsv1.Deployment:
 		for _, c := range o.Status.Conditions {

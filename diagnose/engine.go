@@ -52,6 +52,9 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	ref := s.ReferenceTime
 	w.Snap = s
 	youngest, oldest := count(s, w, ref)
+	if isBatch(w.Kind) {
+		batchCounts(w)
+	}
 	w.findServing()
 	w.diffRevisions()
 	for _, p := range w.Pods {
@@ -92,6 +95,9 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 		top = &d.Suspects[0]
 	}
 	d.Cause = decideCause(w, w.Shape, top)
+	if isBatch(w.Kind) {
+		d.Cause = batchCause(top, d.Cause)
+	}
 	var o onset
 	if w.Shape.Broken() {
 		o = findOnset(w)
@@ -111,6 +117,9 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	}
 	sortCopies(d.Detail.Copies, w.CurrentRevision)
 	tp.settle(w, &d)
+	if isBatch(w.Kind) {
+		settleBatch(w, &d)
+	}
 	return d
 }
 

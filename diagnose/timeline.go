@@ -147,6 +147,10 @@ func buildTimeline(w *workload, top *Suspect, o onset) []TimelineEntry {
 		if rev.ReplicaSet != nil {
 			obj = "ReplicaSet/" + rev.Name
 		}
+		if rev.Job != nil {
+			add(rev.Created, TimelineRevision, "Job/"+rev.Name, jobMoment(rev))
+			continue
+		}
 		num := strconv.FormatInt(rev.Number, 10)
 		switch {
 		case rev.Served != "":

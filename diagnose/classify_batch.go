@@ -242,7 +242,7 @@ func batchEvidence(b *evidenceBuilder, w *workload) {
 	obj := w.Kind + "/" + w.Name
 	if c := bf.finished; c != nil && c.Type != batchv1.JobComplete && c.Type != batchv1.JobSuccessCriteriaMet {
 		at := c.LastTransitionTime.Time
-		b.add(SourceControllerStatus, c.Reason, "run", c.Message, "Job/"+bf.run.Name, 1, &at)
+		b.add(SourceControllerStatus, c.Reason, "", c.Message, "Job/"+bf.run.Name, 1, &at)
 	}
 	for _, rev := range bf.failedRuns {
 		if rev == bf.run {
@@ -250,7 +250,7 @@ func batchEvidence(b *evidenceBuilder, w *workload) {
 		}
 		c := jobFinished(rev.Job)
 		at := c.LastTransitionTime.Time
-		b.add(SourceControllerStatus, c.Reason, "runs", c.Message, "Job/"+rev.Name, 1, &at)
+		b.add(SourceControllerStatus, c.Reason, "", c.Message, "Job/"+rev.Name, 1, &at)
 	}
 	if sc := bf.schedule; sc != nil {
 		due := sc.due
@@ -327,4 +327,15 @@ func settleBatch(w *workload, d *Diagnosis) {
 	d.Headline = withControllerWord(w, batchHeadline(w, w.Shape))
 	d.Revisions = batchRevisions(w)
 	d.SignalGaps = []SignalGap{}
+}
+
+// terminatedAt is when the pod's last container to terminate finished; zero while all run.
+func terminatedAt(p *corev1.Pod) time.Time {
+	var t time.Time
+	for _, cs := range p.Status.ContainerStatuses {
+		if ts := cs.State.Terminated; ts != nil && ts.FinishedAt.After(t) {
+			t = ts.FinishedAt.Time
+		}
+	}
+	return t
 }

@@ -288,6 +288,9 @@ func revisionEvidence(b *evidenceBuilder, w *workload) {
 	h := &w.cls.history
 	obj := w.Kind + "/" + w.Name
 	switch {
+	case w.Kind == "Job":
+		// A Job has one template: its conditions say how it ended, there is nothing to compare.
+		return
 	case h.NoReplicaSets && w.cls.sight.byController():
 		b.add(SourceVisibility, "NoReplicaSets", "", "the snapshot holds no ReplicaSet of the Deployment: revisions are unknown", obj, 1, nil)
 		return

@@ -389,7 +389,7 @@ func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, w *workload) {
 			events = append(events, s.EventsFor("PersistentVolumeClaim", pvc.Namespace, pvc.Name, pvc.UID)...)
 		}
 	}
-	w.Events = dedupeEvents(events)
+	w.Events = dedupeEvents(withoutNotes(events))
 	attachServices(s, svcs, w)
 }
 

@@ -113,3 +113,17 @@ func withoutJobLabels(t *corev1.PodTemplateSpec) *corev1.PodTemplateSpec {
 	}
 	return c
 }
+
+// withoutNotes drops the Warning events that say nothing of a failure: the cronjob controller's
+// UnexpectedJob is its note that a Job was made by hand (kubectl create job --from), which
+// every Job made that way earns, failing or not.
+func withoutNotes(events []*corev1.Event) []*corev1.Event {
+	out := events[:0]
+	for _, e := range events {
+		if e.Reason == "UnexpectedJob" && e.InvolvedObject.Kind == "CronJob" {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}

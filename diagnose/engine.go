@@ -7,9 +7,9 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
-// Diagnose classifies every Deployment, StatefulSet, DaemonSet and ownerless ReplicaSet of the
-// snapshot. It is pure: the snapshot's reference time is "now", and the snapshot is only read
-// (its indexes are built if they were not).
+// Diagnose classifies every Deployment, StatefulSet, DaemonSet, ownerless ReplicaSet, CronJob and
+// Job no CronJob owns of the snapshot. It is pure: the snapshot's reference time is "now", and
+// the snapshot is only read (its indexes are built if they were not).
 func Diagnose(s *snapshot.Snapshot) *Report { return diagnose(s, nil) }
 
 func diagnose(s *snapshot.Snapshot, done <-chan struct{}) *Report {

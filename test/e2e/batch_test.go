@@ -197,7 +197,10 @@ func TestBatchWorkloads(t *testing.T) {
 	billing := cronJob("nightly-billing", "0 3 * * *", jobSpec("nightly-billing", billingV1, func(s *batchv1.JobSpec) {
 		s.BackoffLimit = ptr.To[int32](0)
 		s.Template.Spec.Containers[0].Args = []string{"--rates=/etc/billing/rates-2026.yaml"}
-	}), nil)
+	}), func(s *batchv1.CronJobSpec) {
+		// The default keeps one failed Job; three show that every run fails the same way.
+		s.FailedJobsHistoryLimit = ptr.To[int32](3)
+	})
 	createCronJob("cronjob-template-change", billing)
 	tc := nss["cronjob-template-change"]
 	kubectl(t, "create", "job", "nightly-billing-1", "--from=cronjob/nightly-billing", "-n", tc)
@@ -237,6 +240,9 @@ func TestBatchWorkloads(t *testing.T) {
 		}},
 		{"cronjob-template-change", verdict{kind: "CronJob", name: "nightly-billing", shape: "starts-and-dies", cause: "spec",
 			suspect: "spec.jobTemplate.spec.template.spec.containers[0].args[0]"}, func(t *testing.T, w *workload) {
+			if !strings.Contains(w.Headline, "the last 2 Jobs failed") {
+				t.Errorf("headline %q does not say both Jobs since the change failed", w.Headline)
+			}
 			r := w.Revisions
 			if r == nil || r.Current != "nightly-billing-3" || r.LastServing != "nightly-billing-1" {
 				t.Errorf("revisions = %+v, want current nightly-billing-3, last serving nightly-billing-1", r)

@@ -35,6 +35,8 @@ type revision struct {
 	// ReplicaSet is set for Deployments, Job for Jobs and CronJobs.
 	ReplicaSet *appsv1.ReplicaSet
 	Job        *batchv1.Job
+	// GonePodEvents are the events of a finished Job's pods that are no longer there.
+	GonePodEvents []*corev1.Event
 	Pods       []*corev1.Pod
 	// Served is why the engine believes the revision served; empty when it does not.
 	Served string
@@ -349,6 +351,7 @@ func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, w *workload) {
 		if j := rev.Job; j != nil && j.UID != w.UID {
 			events = append(events, s.EventsFor("Job", j.Namespace, j.Name, j.UID)...)
 		}
+		events = append(events, rev.GonePodEvents...)
 	}
 	claims := map[string]bool{}
 	for _, p := range w.Pods {

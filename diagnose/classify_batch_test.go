@@ -142,7 +142,7 @@ func TestJobShapes(t *testing.T) {
 			shape: ShapeLiveButIdle,
 		},
 		{
-			name: "a suspended Job is not a failure",
+			name:  "a suspended Job is not a failure",
 			c:     newBatchCase("backfill", func(j *batchv1.Job) { j.Spec.Suspend = kptr.To(true) }),
 			shape: ShapeHealthy,
 		},

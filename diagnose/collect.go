@@ -37,7 +37,7 @@ type revision struct {
 	Job        *batchv1.Job
 	// GonePodEvents are the events of a finished Job's pods that are no longer there.
 	GonePodEvents []*corev1.Event
-	Pods       []*corev1.Pod
+	Pods          []*corev1.Pod
 	// Served is why the engine believes the revision served; empty when it does not.
 	Served string
 	// FailedFromStart is set when the revision looked as if it served (Ready for a while) but

@@ -2,6 +2,7 @@ package dump
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,5 +66,40 @@ func TestReferenceTimeCountsBatchTimes(t *testing.T) {
 	}}
 	if got := newestTime(s); !got.Equal(scheduled.Time) {
 		t.Errorf("newest time = %s, want the last schedule %s", got, scheduled.Time)
+	}
+}
+
+// TestBatchDumpGaps: the pods of a dump of CronJobs and Jobs alone are not seen, not absent; the
+// Jobs of a dump of pods alone are missing owners.
+func TestBatchDumpGaps(t *testing.T) {
+	src := filepath.Join("..", "..", "testdata", "fixtures", "cronjob-template-change", "dump", "fixture-cronjob-template-change")
+	only := func(files ...string) *snapshot.Snapshot {
+		t.Helper()
+		tree := map[string][]byte{}
+		for _, f := range files {
+			tree[f] = mustRead(t, filepath.Join(src, f))
+		}
+		s, err := Read(writeTree(t, tree), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	has := func(s *snapshot.Snapshot, kind, reason string) bool {
+		for _, v := range s.Visibility {
+			if v.Kind == kind && strings.Contains(v.Reason, reason) {
+				return true
+			}
+		}
+		return false
+	}
+	if s := only("cronjobs.json", "jobs.json"); !has(s, "Pod", "not in the dump") {
+		t.Errorf("visibility = %+v, want Pod not in the dump", s.Visibility)
+	}
+	if s := only("pods.json"); !has(s, "Job", "owned by Job nightly-billing-1, nightly-billing-2, nightly-billing-3") {
+		t.Errorf("visibility = %+v, want the Jobs the pods name", s.Visibility)
+	}
+	if s := only("jobs.json"); !has(s, "CronJob", "owned by CronJob nightly-billing") {
+		t.Errorf("visibility = %+v, want the CronJob the Jobs name", s.Visibility)
 	}
 }

@@ -19,8 +19,12 @@ func TestBatchFixturesRoundTrip(t *testing.T) {
 		id             string
 		jobs, cronJobs int
 	}{
-		{"job-image-pull", 1, 0}, {"job-backoff", 1, 0}, {"job-deadline", 1, 0},
-		{"cronjob-template-change", 3, 1}, {"cronjob-suspended", 0, 1}, {"cronjob-healthy", 1, 1},
+		{"job-image-pull", 1, 0},
+		{"job-backoff", 1, 0},
+		{"job-deadline", 1, 0},
+		{"cronjob-template-change", 3, 1},
+		{"cronjob-suspended", 0, 1},
+		{"cronjob-healthy", 1, 1},
 	} {
 		t.Run(tt.id, func(t *testing.T) {
 			orig, err := Read(filepath.Join("..", "..", "testdata", "fixtures", tt.id, "dump"), nil)

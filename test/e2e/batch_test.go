@@ -225,10 +225,14 @@ func TestBatchWorkloads(t *testing.T) {
 		// check looks further into the workload's diagnosis.
 		check func(t *testing.T, w *workload)
 	}{
-		{"job-image-pull", verdict{kind: "Job", name: "report-export", shape: "never-starts", cause: "spec",
-			suspect: "spec.template.spec.containers[0].image"}, nil},
-		{"job-backoff", verdict{kind: "Job", name: "ledger-reconcile", shape: "starts-and-dies",
-			suspect: "spec.template.spec.containers[0].env[0].value"}, func(t *testing.T, w *workload) {
+		{"job-image-pull", verdict{
+			kind: "Job", name: "report-export", shape: "never-starts", cause: "spec",
+			suspect: "spec.template.spec.containers[0].image",
+		}, nil},
+		{"job-backoff", verdict{
+			kind: "Job", name: "ledger-reconcile", shape: "starts-and-dies",
+			suspect: "spec.template.spec.containers[0].env[0].value",
+		}, func(t *testing.T, w *workload) {
 			if !hasEvidence(w, "BackoffLimitExceeded") {
 				t.Errorf("no BackoffLimitExceeded evidence:\n%s", w)
 			}
@@ -238,8 +242,10 @@ func TestBatchWorkloads(t *testing.T) {
 				t.Errorf("no DeadlineExceeded evidence:\n%s", w)
 			}
 		}},
-		{"cronjob-template-change", verdict{kind: "CronJob", name: "nightly-billing", shape: "starts-and-dies", cause: "spec",
-			suspect: "spec.jobTemplate.spec.template.spec.containers[0].args[0]"}, func(t *testing.T, w *workload) {
+		{"cronjob-template-change", verdict{
+			kind: "CronJob", name: "nightly-billing", shape: "starts-and-dies", cause: "spec",
+			suspect: "spec.jobTemplate.spec.template.spec.containers[0].args[0]",
+		}, func(t *testing.T, w *workload) {
 			if !strings.Contains(w.Headline, "the last 2 Jobs failed") {
 				t.Errorf("headline %q does not say both Jobs since the change failed", w.Headline)
 			}
@@ -253,8 +259,10 @@ func TestBatchWorkloads(t *testing.T) {
 				t.Errorf("top suspect's previous value = %q, want the last succeeded Job's", s.PreviousValue)
 			}
 		}},
-		{"cronjob-suspended", verdict{kind: "CronJob", name: "cache-warmer", shape: "never-starts", cause: "spec",
-			suspect: "spec.suspend"}, func(t *testing.T, w *workload) {
+		{"cronjob-suspended", verdict{
+			kind: "CronJob", name: "cache-warmer", shape: "never-starts", cause: "spec",
+			suspect: "spec.suspend",
+		}, func(t *testing.T, w *workload) {
 			if w.Suspects[0].Rule != "cronjob-suspended" {
 				t.Errorf("top suspect rule = %s, want cronjob-suspended", w.Suspects[0].Rule)
 			}

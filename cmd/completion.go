@@ -8,12 +8,15 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
 	"github.com/kubediagnose/kubectl-diagnose/internal/live"
 	"github.com/kubediagnose/kubectl-diagnose/internal/report"
 	"github.com/kubediagnose/kubectl-diagnose/internal/rollout"
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
 // CompletionCommand is the name of the executable kubectl (1.26 and later) runs to complete
@@ -25,7 +28,7 @@ const CompletionCommand = "kubectl_complete-diagnose"
 const completionTimeout = 5 * time.Second
 
 // workloadKinds are explain's KIND words, offered as KIND/ before a name is typed.
-var workloadKinds = []string{"deployment", "statefulset", "daemonset", "replicaset"}
+var workloadKinds = []string{"deployment", "statefulset", "daemonset", "replicaset", "job", "cronjob"}
 
 // registerCompletions adds dynamic completion: -n and explain's KIND/NAME from the dump or the
 // cluster the flags name, --context from the kubeconfig, and the closed lists of -o, --fail-on
@@ -214,17 +217,12 @@ func workloadNames(ctx context.Context, source *SourceOptions, kind string) []st
 			seen[name] = true
 		}
 	}
-	for _, o := range snap.Deployments {
-		add("Deployment", o.Name)
-	}
-	for _, o := range snap.StatefulSets {
-		add("StatefulSet", o.Name)
-	}
-	for _, o := range snap.DaemonSets {
-		add("DaemonSet", o.Name)
-	}
-	for _, o := range snap.ReplicaSets {
-		add("ReplicaSet", o.Name)
+	if k := snapshot.KindNamed(kind); k != nil && k.Workload {
+		k.Each(snap, func(o runtime.Object) {
+			if m, err := meta.Accessor(o); err == nil {
+				add(k.Kind, m.GetName())
+			}
+		})
 	}
 	names := make([]string, 0, len(seen))
 	for n := range seen {

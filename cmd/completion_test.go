@@ -45,7 +45,7 @@ func TestCompletion(t *testing.T) {
 		{name: "fail-on", argv: []string{"audit", "--fail-on", ""}, want: []string{"broken", "never-starts", "starts-and-dies", "live-but-idle", "unknown", "progressing", "healthy"}, directive: ":6"},
 		{name: "fail-on after a comma leaves out what is typed", argv: []string{"audit", "--fail-on", "broken,healthy,"}, want: []string{"broken,healthy,never-starts", "broken,healthy,starts-and-dies", "broken,healthy,live-but-idle", "broken,healthy,unknown", "broken,healthy,progressing"}, directive: ":6"},
 		{name: "sort-by", argv: []string{"audit", "--sort-by", ""}, want: []string{"shape", "age", "restarts", "name"}, directive: ":4"},
-		{name: "explain kinds", argv: []string{"explain", ""}, want: []string{"deployment/", "statefulset/", "daemonset/", "replicaset/"}, directive: ":6"},
+		{name: "explain kinds", argv: []string{"explain", ""}, want: []string{"deployment/", "statefulset/", "daemonset/", "replicaset/", "job/", "cronjob/"}, directive: ":6"},
 		{name: "explain names of a dump, in the alias typed", argv: []string{"explain", "--dump", mixed, "deploy/"}, want: []string{"deploy/batch-exporter", "deploy/checkout", "deploy/recommender"}, directive: ":4"},
 		{name: "explain replicasets of a dump", argv: []string{"explain", "--dump", scenarioDump("dev-payments"), "-n", "dev-payments", "rs/"}, want: []string{"rs/payments-api-6685d59959", "rs/payments-api-77c54dcdff"}, directive: ":4"},
 		{name: "explain KIND NAME", argv: []string{"explain", "--dump", mixed, "deployment", ""}, want: []string{"batch-exporter", "checkout", "recommender"}, directive: ":4"},

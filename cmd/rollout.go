@@ -96,7 +96,7 @@ func (o *RolloutOptions) Complete(args []string) error {
 		return err
 	}
 	canonical, ok := kindAliases[strings.ToLower(kind)]
-	if !ok || canonical == "ReplicaSet" {
+	if !ok || canonical != "Deployment" && canonical != "StatefulSet" && canonical != "DaemonSet" {
 		return usageErrorf("cannot follow the rollout of %q; use deployment (deploy), statefulset (sts) or daemonset (ds)", kind)
 	}
 	o.Kind, o.Name = canonical, name

@@ -23,6 +23,8 @@ type workloadKey struct{ Kind, Namespace, Name string }
 type workloadObject struct {
 	UID      types.UID
 	Template *corev1.PodTemplateSpec
+	// Root is the template's field path in the object; "" is spec.template.
+	Root string
 }
 
 // dataset is one diagnosed snapshot with everything the screens draw precomputed, so a frame
@@ -103,16 +105,22 @@ func datasetOf(snap *snapshot.Snapshot, rep *diagnose.Report) *dataset {
 		counts: map[diagnose.Shape]int{},
 	}
 	for _, d := range snap.Deployments {
-		ds.objects[workloadKey{"Deployment", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template}
+		ds.objects[workloadKey{"Deployment", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template, ""}
 	}
 	for _, d := range snap.StatefulSets {
-		ds.objects[workloadKey{"StatefulSet", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template}
+		ds.objects[workloadKey{"StatefulSet", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template, ""}
 	}
 	for _, d := range snap.DaemonSets {
-		ds.objects[workloadKey{"DaemonSet", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template}
+		ds.objects[workloadKey{"DaemonSet", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template, ""}
 	}
 	for _, d := range snap.ReplicaSets {
-		ds.objects[workloadKey{"ReplicaSet", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template}
+		ds.objects[workloadKey{"ReplicaSet", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template, ""}
+	}
+	for _, j := range snap.Jobs {
+		ds.objects[workloadKey{"Job", j.Namespace, j.Name}] = workloadObject{j.UID, &j.Spec.Template, ""}
+	}
+	for _, cj := range snap.CronJobs {
+		ds.objects[workloadKey{"CronJob", cj.Namespace, cj.Name}] = workloadObject{cj.UID, &cj.Spec.JobTemplate.Spec.Template, "spec.jobTemplate.spec.template"}
 	}
 	for _, p := range snap.Pods {
 		ds.pods[[2]string{p.Namespace, p.Name}] = p
@@ -165,6 +173,8 @@ func kindShort(kind string) string {
 		return "ds"
 	case "ReplicaSet":
 		return "rs"
+	case "CronJob":
+		return "cj"
 	case "Service":
 		return "svc"
 	}

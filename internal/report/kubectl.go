@@ -89,8 +89,13 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-// workloadGroup is the API group of every workload kind the engine diagnoses.
-const workloadGroup = "apps/v1"
+// workloadGroup is the API group and version of a workload kind the engine diagnoses.
+func workloadGroup(kind string) string {
+	if kind == "Job" || kind == "CronJob" {
+		return "batch/v1"
+	}
+	return "apps/v1"
+}
 
 // namePrinter writes kind.group/name per workload, as `kubectl get -o name` does, with
 // cli-runtime's NamePrinter; `kubectl diagnose explain` accepts the result.
@@ -100,7 +105,7 @@ func (p namePrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
 	np := &printers.NamePrinter{}
 	for _, d := range Sorted(r, p.opts.SortBy) {
 		obj := &metav1.PartialObjectMetadata{
-			TypeMeta:   metav1.TypeMeta{APIVersion: workloadGroup, Kind: d.Kind},
+			TypeMeta:   metav1.TypeMeta{APIVersion: workloadGroup(d.Kind), Kind: d.Kind},
 			ObjectMeta: metav1.ObjectMeta{Namespace: Clean(d.Namespace), Name: Clean(d.Name)},
 		}
 		if err := np.PrintObj(obj, w); err != nil {

@@ -7,15 +7,14 @@ import (
 	"runtime"
 	"sync"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kjson "sigs.k8s.io/json"
 
 	jsoniter "github.com/json-iterator/go"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
 // typeMeta is what a value says of its own kind; the head of every object is read into it.
@@ -156,45 +155,13 @@ func skipValue(raw []byte, i int) int {
 	return -1
 }
 
-// newObject returns an empty object of a kind readKinds holds, as the scheme would create it.
+// newObject returns an empty object of a kind the reader keeps, as the scheme would create it.
 func newObject(gvk schema.GroupVersionKind) k8sruntime.Object {
-	switch gvk.GroupVersion() {
-	case appsv1.SchemeGroupVersion:
-		switch gvk.Kind {
-		case "Deployment":
-			return &appsv1.Deployment{}
-		case "StatefulSet":
-			return &appsv1.StatefulSet{}
-		case "DaemonSet":
-			return &appsv1.DaemonSet{}
-		case "ReplicaSet":
-			return &appsv1.ReplicaSet{}
-		case "ControllerRevision":
-			return &appsv1.ControllerRevision{}
-		}
-	case corev1.SchemeGroupVersion:
-		switch gvk.Kind {
-		case "Pod":
-			return &corev1.Pod{}
-		case "Event":
-			return &corev1.Event{}
-		case "Service":
-			return &corev1.Service{}
-		case "PersistentVolumeClaim":
-			return &corev1.PersistentVolumeClaim{}
-		case "Node":
-			return &corev1.Node{}
-		case "ResourceQuota":
-			return &corev1.ResourceQuota{}
-		}
-	case discoveryv1.SchemeGroupVersion:
-		if gvk.Kind == "EndpointSlice" {
-			return &discoveryv1.EndpointSlice{}
-		}
-	case eventsv1.SchemeGroupVersion:
-		if gvk.Kind == "Event" {
-			return &eventsv1.Event{}
-		}
+	if gvk == eventsGVK {
+		return &eventsv1.Event{}
+	}
+	if k := snapshot.KindFor(gvk); k != nil {
+		return k.New()
 	}
 	return nil
 }
@@ -204,7 +171,7 @@ func newObject(gvk schema.GroupVersionKind) k8sruntime.Object {
 // API machinery used this configuration before sigs.k8s.io/json.
 var fastJSON = jsoniter.Config{CaseSensitive: true}.Froze()
 
-// decodeObject decodes one object of a kind readKinds holds straight into its type, as the
+// decodeObject decodes one object of a kind the reader keeps straight into its type, as the
 // scheme's universal deserializer does for JSON without defaulting or conversion: keys
 // matched with their case, the types' own unmarshalers (Quantity, Time, IntOrString,
 // RawExtension), without the deserializer's two extra passes over the text to recognize it and

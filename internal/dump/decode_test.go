@@ -13,13 +13,15 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
-// kindsRead are readKinds in a fixed order, for the fuzz targets to pick from.
+// kindsRead are the kinds the reader keeps in a fixed order, for the fuzz targets to pick from.
 func kindsRead() []schema.GroupVersionKind {
-	var out []schema.GroupVersionKind
-	for gvk := range readKinds {
-		out = append(out, gvk)
+	out := []schema.GroupVersionKind{eventsGVK}
+	for i := range snapshot.Kinds {
+		out = append(out, snapshot.Kinds[i].GVK)
 	}
 	slices.SortFunc(out, func(a, b schema.GroupVersionKind) int { return strings.Compare(a.String(), b.String()) })
 	return out
@@ -42,7 +44,7 @@ func kindOf(raw []byte, def schema.GroupVersionKind) (schema.GroupVersionKind, b
 	if head.Kind != "" {
 		gvk.Kind = head.Kind
 	}
-	return gvk, readKinds[gvk]
+	return gvk, gvk == eventsGVK || snapshot.KindFor(gvk) != nil
 }
 
 // sameDecode decodes raw both ways and reports how they differ, if they do.

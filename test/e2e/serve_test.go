@@ -202,7 +202,9 @@ func installServe(t *testing.T, e *env) string {
 			t.Cleanup(func() { _ = cs.RbacV1().ClusterRoles().Delete(context.Background(), o.Name, metav1.DeleteOptions{}) })
 		case *rbacv1.ClusterRoleBinding:
 			_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
-			t.Cleanup(func() { _ = cs.RbacV1().ClusterRoleBindings().Delete(context.Background(), o.Name, metav1.DeleteOptions{}) })
+			t.Cleanup(func() {
+				_ = cs.RbacV1().ClusterRoleBindings().Delete(context.Background(), o.Name, metav1.DeleteOptions{})
+			})
 		case *appsv1.Deployment:
 			if _, err = cs.AppsV1().Deployments(o.Namespace).Create(ctx, o, dry); err == nil {
 				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: o.Name + "-", Namespace: o.Namespace, Labels: o.Spec.Template.Labels}, Spec: o.Spec.Template.Spec}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/serve"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
@@ -139,10 +140,14 @@ func (o *ServeOptions) Run(ctx context.Context) error {
 	}
 	if src.watch == nil {
 		// A dump does not change: one read, served until stopped.
-		start := time.Now()
-		_, r, err := src.diagnose(ctx)
+		snap, err := readWithProgress(ctx, src.Source, nil)
 		if err != nil {
 			return err
+		}
+		start := time.Now()
+		r, err := diagnose.Until(snap, ctx.Done())
+		if err != nil {
+			return fmt.Errorf("%w: %w", context.Cause(ctx), err)
 		}
 		picture.Update(r, time.Since(start))
 		return serve.Serve(ctx, ln, h)

@@ -28,19 +28,31 @@ type workloadGauge struct {
 // workloadGauges are the per-workload series with no label beyond the workload's; the shape and
 // info series carry one more label each and are built apart.
 var workloadGauges = []workloadGauge{
-	{"workload_declared_copies", "Copies the workload declares: spec.replicas (default 1), a DaemonSet's desiredNumberScheduled.",
-		func(d *diagnose.Diagnosis, _ time.Duration) (float64, bool) { return float64(d.Counts.Declared), true }},
-	{"workload_existing_copies", "Copies of any revision that exist: neither terminating nor finished.",
-		func(d *diagnose.Diagnosis, _ time.Duration) (float64, bool) { return float64(d.Counts.Existing), true }},
-	{"workload_serving_copies", "Copies that serve: Ready and, behind a Service meant for the workload, its ready endpoints.",
-		func(d *diagnose.Diagnosis, _ time.Duration) (float64, bool) { return float64(d.Counts.Serving), true }},
-	{"workload_youngest_copy_age_seconds", "Age of the workload's youngest copy; absent while it has none.",
-		func(d *diagnose.Diagnosis, age time.Duration) (float64, bool) {
+	{
+		name:  "workload_declared_copies",
+		help:  "Copies the workload declares: spec.replicas (default 1), a DaemonSet's desiredNumberScheduled.",
+		value: func(d *diagnose.Diagnosis, _ time.Duration) (float64, bool) { return float64(d.Counts.Declared), true },
+	},
+	{
+		name:  "workload_existing_copies",
+		help:  "Copies of any revision that exist: neither terminating nor finished.",
+		value: func(d *diagnose.Diagnosis, _ time.Duration) (float64, bool) { return float64(d.Counts.Existing), true },
+	},
+	{
+		name:  "workload_serving_copies",
+		help:  "Copies that serve: Ready and, behind a Service meant for the workload, its ready endpoints.",
+		value: func(d *diagnose.Diagnosis, _ time.Duration) (float64, bool) { return float64(d.Counts.Serving), true },
+	},
+	{
+		name: "workload_youngest_copy_age_seconds",
+		help: "Age of the workload's youngest copy; absent while it has none.",
+		value: func(d *diagnose.Diagnosis, age time.Duration) (float64, bool) {
 			if d.YoungestCopySeconds == nil {
 				return 0, false
 			}
 			return float64(*d.YoungestCopySeconds) + age.Seconds(), true
-		}},
+		},
+	},
 }
 
 // Collector builds the series of a Picture at scrape time. Now, when set, is the server's

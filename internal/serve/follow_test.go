@@ -129,7 +129,9 @@ func TestFollowDiagnosesAtMostOncePerInterval(t *testing.T) {
 	took := time.Since(start)
 	time.Sleep(50 * time.Millisecond)
 	cancel()
-	<-done
+	if err := <-done; err != nil {
+		t.Errorf("Follow after cancel: %v", err)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(seen) != 2 || seen[0] != a || seen[1] != c {

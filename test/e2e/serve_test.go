@@ -425,3 +425,56 @@ func promAlerts(base string) ([]promAlert, error) {
 	}
 	return out, nil
 }
+
+// TestServeBeforeTheServerAnswers runs serve against an API server address nothing listens
+// on: it serves at once, not ready with the reason, counting the failed reads, and Ctrl-C
+// stops it with 130.
+func TestServeBeforeTheServerAnswers(t *testing.T) {
+	t.Parallel()
+	gone := freeAddr(t)
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["gone"] = &clientcmdapi.Cluster{Server: "https://" + gone, CertificateAuthorityData: cp.CAData()}
+	kc.AuthInfos["u"] = &clientcmdapi.AuthInfo{Token: "unused"}
+	kc.Contexts["gone"] = &clientcmdapi.Context{Cluster: "gone", AuthInfo: "u", Namespace: "default"}
+	kc.CurrentContext = "gone"
+	path := filepath.Join(t.TempDir(), "gone.kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	srv := startServe(t, "serve", "--kubeconfig", path, "--listen", addr)
+	base := "http://" + addr
+	eventually(t, 30*time.Second, func() string {
+		code, body := httpGet(base + "/readyz")
+		if code != http.StatusServiceUnavailable || !strings.Contains(body, "nothing read yet: cannot reach the API server at "+gone) {
+			return fmt.Sprintf("/readyz %d %q; log:\n%s", code, body, srv.log())
+		}
+		return ""
+	})
+	if code, body := httpGet(base + "/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz %d %q: the process serves, so it is live", code, body)
+	}
+	if code, _ := httpGet(base + "/report"); code != http.StatusServiceUnavailable {
+		t.Errorf("/report before a read: %d, want 503", code)
+	}
+	_, metrics := httpGet(base + "/metrics")
+	if !strings.Contains(metrics, "kubectl_diagnose_read_failing 1") || strings.Contains(metrics, "kubectl_diagnose_read_errors_total 0") || strings.Contains(metrics, "kubectl_diagnose_workload_") {
+		t.Errorf("/metrics before a read, with reads failing:\n%s", grepLines(metrics, "kubectl_diagnose_"))
+	}
+	if !strings.Contains(srv.log(), "warning: cannot reach the API server at "+gone) {
+		t.Errorf("serve's log does not say what fails:\n%s", srv.log())
+	}
+	if code, err := srv.signal(syscall.SIGINT); code != 130 || !strings.Contains(srv.log(), "error: interrupted by SIGINT") {
+		t.Errorf("serve after SIGINT: exit %d (%v), want 130; log:\n%s", code, err, srv.log())
+	}
+}
+
+func grepLines(s, prefix string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, prefix) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}

@@ -124,8 +124,11 @@ func (f *Follower) Follow(ctx context.Context, snaps <-chan *snapshot.Snapshot, 
 				default:
 				}
 			}
+			// A snapshot no newer than the last is that one sent again (with a new Prometheus
+			// reading, by the metrics watch): diagnosed, but it says nothing of the cluster's reads.
+			fresh := last == nil || s.ReferenceTime.After(last.ReferenceTime)
 			last = s
-			if !run(s, true) {
+			if !run(s, fresh) {
 				return nil
 			}
 		case <-refresh:

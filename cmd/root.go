@@ -29,6 +29,7 @@ type hooks struct {
 	runAudit   func(*AuditOptions) error
 	runExplain func(*ExplainOptions) error
 	runRollout func(*RolloutOptions) error
+	runServe   func(*ServeOptions) error
 	// interactive and console, when set, replace the terminal check and the console.
 	interactive func() bool
 	console     func(ctx context.Context, opts tui.Options) error
@@ -100,6 +101,7 @@ table otherwise. It only reads: get, list and watch.`,
 		NewCmdAudit(streams, source, h.runAudit),
 		NewCmdExplain(streams, source, h.runExplain),
 		NewCmdRollout(streams, source, h.runRollout),
+		NewCmdServe(streams, source, h.runServe),
 		NewCmdDump(streams, source.ConfigFlags),
 		NewCmdVersion(streams),
 	)

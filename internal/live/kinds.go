@@ -35,6 +35,8 @@ type kind struct {
 	// them. A ReplicaSet follows its Deployment (snapshot.FilterWorkloads), whose labels it need
 	// not share, so it is listed whole.
 	selectable bool
+	// rows are the kinds the console lists as rows before anything else is read.
+	rows bool
 }
 
 // listOptions adds the source's selectors to opts when they apply to k.
@@ -70,7 +72,7 @@ func appendAs[T any](dst *[]*T, objs []runtime.Object) {
 
 var kinds = []kind{
 	{
-		Kind: "Deployment", Resource: "apps/v1 deployments", Workload: true, selectable: true,
+		Kind: "Deployment", Resource: "apps/v1 deployments", Workload: true, selectable: true, rows: true,
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
 			return pageFunc(c.AppsV1().Deployments(ns).List)
 		},
@@ -81,7 +83,7 @@ var kinds = []kind{
 		object: &appsv1.Deployment{},
 	},
 	{
-		Kind: "StatefulSet", Resource: "apps/v1 statefulsets", Workload: true, selectable: true,
+		Kind: "StatefulSet", Resource: "apps/v1 statefulsets", Workload: true, selectable: true, rows: true,
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
 			return pageFunc(c.AppsV1().StatefulSets(ns).List)
 		},
@@ -92,7 +94,7 @@ var kinds = []kind{
 		object: &appsv1.StatefulSet{},
 	},
 	{
-		Kind: "DaemonSet", Resource: "apps/v1 daemonsets", Workload: true, selectable: true,
+		Kind: "DaemonSet", Resource: "apps/v1 daemonsets", Workload: true, selectable: true, rows: true,
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
 			return pageFunc(c.AppsV1().DaemonSets(ns).List)
 		},

@@ -78,6 +78,9 @@ type Model struct {
 
 	spinner  spinner.Model
 	progress string
+	// reading is the read under way before the first picture: when it began and what it has
+	// counted, for the progress line.
+	reading readProgress
 	// gen increases with every source change; messages of older generations are dropped.
 	gen int
 	// seq numbers loads; only the latest one's result is shown.
@@ -129,17 +132,33 @@ func New(ctx context.Context, opts Options, styles Styles, now func() time.Time)
 		nsInput:   ni,
 		diagnose:  diagnose.Diagnose,
 	}
+	m.reading.start = m.clock
 	m.setSize(m.width, m.height)
 	return m
 }
 
-// Init starts the first load, the spinner, and the watch when the source is live.
+// readProgress is what a read has counted so far.
+type readProgress struct {
+	start  time.Time
+	what   string
+	n      int
+	counts map[string]int
+}
+
+// Init starts the spinner and the first read: the watch's own when the source is live, so the
+// cluster is read once, else a load.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.spinner.Tick, m.load()}
-	if m.opts.Watch != nil {
-		cmds = append(cmds, m.startWatch(m.opts.Watch), tick(m.gen))
+	return tea.Batch(m.spinner.Tick, m.read())
+}
+
+// read starts reading the current source from scratch: its watch, or a load.
+func (m *Model) read() tea.Cmd {
+	m.reading = readProgress{start: m.now()}
+	m.clock = m.reading.start
+	if w := m.watchFunc(); w != nil {
+		return tea.Batch(m.startWatch(w), tick(m.gen))
 	}
-	return tea.Batch(cmds...)
+	return m.load()
 }
 
 func (m *Model) setSize(w, h int) {
@@ -158,7 +177,9 @@ func (m *Model) setData(ds *dataset) {
 	m.data = ds
 	m.state = stateReady
 	m.loadErr = nil
-	m.progress = ""
+	if !ds.partial {
+		m.progress = ""
+	}
 	m.workloads.SetRows(ds)
 	if m.screen == screenDiagnosis || (m.screen == screenHelp && m.back == screenDiagnosis) {
 		k := m.diagnosis.key

@@ -89,6 +89,8 @@ type watchStream struct {
 	errs     <-chan error
 	progress *readCounter
 	rows     chan *snapshot.Snapshot
+	// inc diagnoses the snapshots against the last one.
+	inc *incremental
 }
 
 // loadedMsg is sent by a load Cmd when the snapshot is read and diagnosed, or failed.
@@ -172,8 +174,9 @@ func (m *Model) startWatch(watch WatchFunc) tea.Cmd {
 	m.cancelWatch = cancel
 	m.live.watching = true
 	gen, at, diag := m.gen, m.opts.At, m.diagnose
+	inc := &incremental{diagnose: m.diagnose, rediag: m.rediagnose, now: m.now}
 	return func() tea.Msg {
-		st := &watchStream{progress: newReadCounter(), rows: make(chan *snapshot.Snapshot, 1)}
+		st := &watchStream{progress: newReadCounter(), rows: make(chan *snapshot.Snapshot, 1), inc: inc}
 		st.snaps, st.errs = watch(ctx, st.progress.report, func(s *snapshot.Snapshot) {
 			// A retried first read lists the workloads again; the newer list wins.
 			for {
@@ -206,7 +209,13 @@ func waitWatch(ctx context.Context, gen int, st *watchStream, at *time.Time, dia
 					snaps = nil
 					continue
 				}
-				return watchMsg{gen: gen, data: newDataset(s, at, diag), stream: st}
+				var data *dataset
+				if st.inc != nil {
+					data = st.inc.next(s, at)
+				} else {
+					data = newDataset(s, at, diag)
+				}
+				return watchMsg{gen: gen, data: data, stream: st}
 			case err, ok := <-errs:
 				if !ok {
 					errs = nil

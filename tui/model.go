@@ -73,8 +73,10 @@ type Model struct {
 	// back is the screen help returns to.
 	back screenID
 
-	// diagnose is the engine; tests swap in reports made by hand.
-	diagnose func(*snapshot.Snapshot) *diagnose.Report
+	// diagnose is the engine; tests swap in reports made by hand, and clear rediagnose (the
+	// engine's incremental entry, for a watch's snapshots) with it.
+	diagnose   func(*snapshot.Snapshot) *diagnose.Report
+	rediagnose rediagnoseFn
 
 	spinner  spinner.Model
 	progress string
@@ -117,20 +119,21 @@ func New(ctx context.Context, opts Options, styles Styles, now func() time.Time)
 	ni.CharLimit = 253
 	ni.ShowSuggestions = true
 	m := &Model{
-		common:    c,
-		ctx:       ctx,
-		opts:      opts,
-		now:       now,
-		width:     80,
-		height:    24,
-		spinner:   sp,
-		source:    opts.Source,
-		clock:     now(),
-		workloads: newWorkloadsScreen(c),
-		diagnosis: newDiagnosisScreen(c),
-		help:      newHelpScreen(c),
-		nsInput:   ni,
-		diagnose:  diagnose.Diagnose,
+		common:     c,
+		ctx:        ctx,
+		opts:       opts,
+		now:        now,
+		width:      80,
+		height:     24,
+		spinner:    sp,
+		source:     opts.Source,
+		clock:      now(),
+		workloads:  newWorkloadsScreen(c),
+		diagnosis:  newDiagnosisScreen(c),
+		help:       newHelpScreen(c),
+		nsInput:    ni,
+		diagnose:   diagnose.Diagnose,
+		rediagnose: diagnose.Rediagnose,
 	}
 	m.reading.start = m.clock
 	m.setSize(m.width, m.height)

@@ -137,3 +137,21 @@ func TestAFailedFirstWatchReadIsTheErrorState(t *testing.T) {
 		t.Fatalf("the error is not on screen:\n%s", s)
 	}
 }
+
+// Rows listed before a failed read are no diagnosis: the failure is kept for the exit status,
+// and the header says nothing was read.
+func TestAFailedReadAfterTheRowsKeepsThemAndTheFailure(t *testing.T) {
+	snap, _ := fixture()
+	m := fixtureModel(Options{SourceLabel: "live", Watch: newStagedWatch(snap).watch})
+	m.Update(windowSize(120, 30))
+	_ = m.Init()
+	st := &watchStream{progress: newReadCounter(), rows: make(chan *snapshot.Snapshot, 1)}
+	m.Update(watchRowsMsg{gen: m.gen, data: rowsDataset(&snapshot.Snapshot{ReferenceTime: snap.ReferenceTime, Deployments: snap.Deployments}, nil), stream: st})
+	m.Update(watchMsg{gen: m.gen, err: errors.New("cannot reach the API server at 10.0.0.1:6443: connection refused"), stream: st})
+	if m.loadErr == nil || m.data == nil || m.state != stateReady {
+		t.Fatalf("state %v, loadErr %v, rows %v; want the rows kept and the failure recorded", m.state, m.loadErr, m.data != nil)
+	}
+	if s := seen(m); !strings.Contains(s, "✕ nothing read yet") || !strings.Contains(s, "telemetry-worker") {
+		t.Fatalf("the header should say nothing was read, over the rows:\n%s", s)
+	}
+}

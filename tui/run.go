@@ -82,7 +82,7 @@ func Run(ctx context.Context, opts Options) error {
 	// including a panic in a Cmd and a cancelled context.
 	if fm, ok := final.(*Model); ok {
 		fm.stopWatch()
-		if err == nil && fm.data == nil && fm.loadErr != nil {
+		if err == nil && (fm.data == nil || fm.data.partial) && fm.loadErr != nil {
 			return fmt.Errorf("load snapshot: %w", fm.loadErr)
 		}
 	}

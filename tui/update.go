@@ -160,11 +160,15 @@ func (m *Model) onWatch(msg watchMsg) tea.Cmd {
 			m.live.errAt = now
 		}
 		m.live.err = msg.err
-		if m.data == nil {
+		switch {
+		case m.data == nil:
 			// Nothing to keep: the first read failed, and says why until the watch's next
 			// attempt is in.
 			m.loadErr = msg.err
 			m.state = stateError
+		case m.data.partial:
+			// The rows stay; nothing was diagnosed yet, which the exit status says.
+			m.loadErr = msg.err
 		}
 	default:
 		m.live.updatedAt = now

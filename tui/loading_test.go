@@ -155,3 +155,19 @@ func TestAFailedReadAfterTheRowsKeepsThemAndTheFailure(t *testing.T) {
 		t.Fatalf("the header should say nothing was read, over the rows:\n%s", s)
 	}
 }
+
+// Help opens while nothing is read yet, and closes again onto the progress line.
+func TestHelpOpensWhileTheFirstReadRuns(t *testing.T) {
+	snap, _ := fixture()
+	m := fixtureModel(Options{SourceLabel: "live", Watch: newStagedWatch(snap).watch})
+	m.Update(windowSize(120, 30))
+	_ = m.Init()
+	press(m, "?")
+	if s := seen(m); !strings.Contains(s, "General") || strings.Contains(s, "reading… ·") {
+		t.Fatalf("? while reading should show the help:\n%s", s)
+	}
+	press(m, "esc")
+	if s := seen(m); !strings.Contains(s, "reading… ·") {
+		t.Fatalf("esc should close the help onto the progress line:\n%s", s)
+	}
+}

@@ -23,6 +23,10 @@ func (m *Model) View() string {
 	switch m.state {
 	case stateLoading:
 		body = m.loadingView()
+		if m.screen == screenHelp {
+			// Help is open while the first read runs.
+			body = m.help.View()
+		}
 	case stateError:
 		body = m.errorView()
 	default:

@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
@@ -55,15 +56,17 @@ func (inc *incremental) next(snap *snapshot.Snapshot, at *time.Time) *dataset {
 }
 
 // changedWorkloads says which workloads next changed in against prev, or nil when it cannot say
-// (something several workloads may share changed). An object is unchanged when next holds the
+// (an object of another kind than those followed changed: a Service, an EndpointSlice, a claim,
+// a quota, a node, a revision, a StatefulSet, a Job...). An object is unchanged when next holds the
 // very object prev did: the watch rebuilds each snapshot from its informers' stores, which
 // replace an object only when it changes.
 func changedWorkloads(prev, next *snapshot.Snapshot) func(kind, namespace, name string) bool {
-	if !sameObjects(prev.Services, next.Services) || !sameObjects(prev.EndpointSlices, next.EndpointSlices) ||
-		!sameObjects(prev.PersistentVolumeClaims, next.PersistentVolumeClaims) || !sameObjects(prev.ResourceQuotas, next.ResourceQuotas) ||
-		!sameObjects(prev.Nodes, next.Nodes) || !sameObjects(prev.ControllerRevisions, next.ControllerRevisions) ||
-		!sameObjects(prev.StatefulSets, next.StatefulSets) || !sameObjects(prev.DaemonSets, next.DaemonSets) ||
-		!reflect.DeepEqual(prev.Visibility, next.Visibility) || !reflect.DeepEqual(prev.Metrics, next.Metrics) ||
+	for i := range snapshot.Kinds {
+		if k := &snapshot.Kinds[i]; !followed[k.Kind] && !sameKind(k, prev, next) {
+			return nil
+		}
+	}
+	if !reflect.DeepEqual(prev.Visibility, next.Visibility) || !reflect.DeepEqual(prev.Metrics, next.Metrics) ||
 		!reflect.DeepEqual(prev.Source, next.Source) {
 		return nil
 	}
@@ -187,21 +190,20 @@ func changedWorkloads(prev, next *snapshot.Snapshot) func(kind, namespace, name 
 	return func(kind, namespace, name string) bool { return dirty[key{kind, namespace, name}] }
 }
 
-// sameObjects reports whether two lists hold the very same objects, in any order.
-func sameObjects[T any](a, b []*T) bool {
-	if len(a) != len(b) {
+// followed are the kinds whose changes changedWorkloads traces to the workloads they concern;
+// a change of any other kind of the table calls for a full diagnosis.
+var followed = map[string]bool{"Deployment": true, "ReplicaSet": true, "Pod": true, "Event": true}
+
+// sameKind reports whether two snapshots hold the very same objects of kind k, in any order.
+func sameKind(k *snapshot.Kind, a, b *snapshot.Snapshot) bool {
+	if k.Len(a) != k.Len(b) {
 		return false
 	}
-	in := make(map[*T]bool, len(a))
-	for _, o := range a {
-		in[o] = true
-	}
-	for _, o := range b {
-		if !in[o] {
-			return false
-		}
-	}
-	return true
+	in := make(map[runtime.Object]bool, k.Len(a))
+	k.Each(a, func(o runtime.Object) { in[o] = true })
+	same := true
+	k.Each(b, func(o runtime.Object) { same = same && in[o] })
+	return same
 }
 
 // diffObjects calls fn with every object only one of prev and next holds; inNext says which.

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
@@ -122,5 +123,27 @@ func TestAWatchSnapshotIsDiagnosedInFullWhenItCannotTellWhatChanged(t *testing.T
 	inc.next(rebuilt(next), nil)
 	if eng.full != 3 {
 		t.Errorf("after %s: %d full diagnoses, want 3: ages move with the clock", fullEvery, eng.full)
+	}
+}
+
+// A kind changedWorkloads does not trace, as every kind added to the table later, calls for a
+// full diagnosis when any of its objects changes.
+func TestAChangeOfAnUntracedKindIsAFullDiagnosis(t *testing.T) {
+	prev := scaleSnapshot(5, 2)
+	for _, k := range snapshot.Kinds {
+		if followed[k.Kind] {
+			continue
+		}
+		next := rebuilt(prev)
+		obj := k.New()
+		obj.(metav1.Object).SetName("added")
+		obj.(metav1.Object).SetNamespace("telemetry")
+		k.Add(next, []runtime.Object{obj})
+		if changedWorkloads(prev, next) != nil {
+			t.Errorf("a new %s was traced to workloads; want a full diagnosis", k.Kind)
+		}
+	}
+	if changedWorkloads(prev, rebuilt(prev)) == nil {
+		t.Error("an unchanged snapshot called for a full diagnosis")
 	}
 }

@@ -47,7 +47,12 @@ type revision struct {
 
 // collectWorkloads gathers every workload of the snapshot with its copies, revisions, events,
 // logs and Services, using only the snapshot's indexes so the whole pass is linear.
-func collectWorkloads(s *snapshot.Snapshot) []*workload {
+func collectWorkloads(s *snapshot.Snapshot) []*workload { return collectSome(s, nil) }
+
+// collectSome is collectWorkloads for the workloads want accepts; want is asked once about every
+// workload of the snapshot, and nil accepts all.
+func collectSome(s *snapshot.Snapshot, want func(kind, namespace, name string) bool) []*workload {
+	take := func(kind, namespace, name string) bool { return want == nil || want(kind, namespace, name) }
 	var out []*workload
 	var byNS map[string][]*corev1.Pod
 	nsPods := func(ns string) []*corev1.Pod {
@@ -60,13 +65,19 @@ func collectWorkloads(s *snapshot.Snapshot) []*workload {
 		return byNS[ns]
 	}
 	for _, d := range s.Deployments {
-		out = append(out, collectDeployment(s, d, nsPods))
+		if take("Deployment", d.Namespace, d.Name) {
+			out = append(out, collectDeployment(s, d, nsPods))
+		}
 	}
 	for _, st := range s.StatefulSets {
-		out = append(out, collectStatefulSet(s, st))
+		if take("StatefulSet", st.Namespace, st.Name) {
+			out = append(out, collectStatefulSet(s, st))
+		}
 	}
 	for _, ds := range s.DaemonSets {
-		out = append(out, collectDaemonSet(s, ds))
+		if take("DaemonSet", ds.Namespace, ds.Name) {
+			out = append(out, collectDaemonSet(s, ds))
+		}
 	}
 	// A ReplicaSet is a workload of its own unless a Deployment of the snapshot owns it: one
 	// made by hand, or by a controller the engine does not model, is still diagnosed.
@@ -79,7 +90,7 @@ func collectWorkloads(s *snapshot.Snapshot) []*workload {
 		for _, o := range rs.OwnerReferences {
 			owned = owned || deployments[o.UID]
 		}
-		if !owned {
+		if !owned && take("ReplicaSet", rs.Namespace, rs.Name) {
 			out = append(out, collectReplicaSet(s, rs))
 		}
 	}

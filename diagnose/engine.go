@@ -14,14 +14,7 @@ func Diagnose(s *snapshot.Snapshot) *Report { return diagnose(s, nil) }
 
 func diagnose(s *snapshot.Snapshot, done <-chan struct{}) *Report {
 	s.Index()
-	r := &Report{
-		APIVersion: APIVersion, Kind: ReportKind, ReferenceTime: s.ReferenceTime, Source: s.Source,
-		Visibility: append([]snapshot.Visibility{}, s.Visibility...), Summary: map[Shape]int{},
-		Workloads: []Diagnosis{},
-	}
-	for _, sh := range Shapes {
-		r.Summary[sh] = 0
-	}
+	r := newReport(s)
 	for _, w := range collectWorkloads(s) {
 		if closed(done) {
 			return r
@@ -30,6 +23,25 @@ func diagnose(s *snapshot.Snapshot, done <-chan struct{}) *Report {
 		r.Workloads = append(r.Workloads, d)
 		r.Summary[d.Shape]++
 	}
+	sortWorkloads(r)
+	return r
+}
+
+// newReport is the report of s with no workload in it yet.
+func newReport(s *snapshot.Snapshot) *Report {
+	r := &Report{
+		APIVersion: APIVersion, Kind: ReportKind, ReferenceTime: s.ReferenceTime, Source: s.Source,
+		Visibility: append([]snapshot.Visibility{}, s.Visibility...), Summary: map[Shape]int{},
+		Workloads: []Diagnosis{},
+	}
+	for _, sh := range Shapes {
+		r.Summary[sh] = 0
+	}
+	return r
+}
+
+// sortWorkloads orders a report's workloads worst first, then by namespace, name and kind.
+func sortWorkloads(r *Report) {
 	sort.SliceStable(r.Workloads, func(i, j int) bool {
 		a, b := &r.Workloads[i], &r.Workloads[j]
 		if a.Shape.Severity() != b.Shape.Severity() {
@@ -43,7 +55,6 @@ func diagnose(s *snapshot.Snapshot, done <-chan struct{}) *Report {
 		}
 		return a.Kind < b.Kind
 	})
-	return r
 }
 
 // diagnoseWorkload runs the passes in order: counts, revisions, copies, rollout, shape, evidence;

@@ -43,6 +43,8 @@ type dataset struct {
 	throughput bool
 	// counts are workloads per shape, for the header.
 	counts map[diagnose.Shape]int
+	// partial marks rows listed before their copies were read: no shapes, no diagnoses.
+	partial bool
 	// contexts are the contexts of a console over several, in the order named; parts holds
 	// each read context's own dataset, which its diagnosis screens draw from. Both are nil
 	// for one context.
@@ -156,6 +158,63 @@ func datasetOf(snap *snapshot.Snapshot, rep *diagnose.Report) *dataset {
 		}
 		ds.rows = append(ds.rows, r)
 		ds.counts[d.Shape]++
+	}
+	sort.Strings(ds.namespaces)
+	ds.multiNS = len(ds.namespaces) > 1
+	return ds
+}
+
+// rowsDataset lists a snapshot's workloads before they can be diagnosed (their copies, events
+// and logs not read yet), by namespace and name, with the counts their controllers report. It
+// is called from a tea.Cmd.
+func rowsDataset(snap *snapshot.Snapshot, at *time.Time) *dataset {
+	if at != nil {
+		snap.ReferenceTime = *at
+	}
+	ds := &dataset{
+		snap: snap, report: &diagnose.Report{ReferenceTime: snap.ReferenceTime, Source: snap.Source},
+		objects: map[workloadKey]workloadObject{}, pods: map[[2]string]*corev1.Pod{},
+		counts: map[diagnose.Shape]int{}, partial: true,
+	}
+	add := func(kind, ns, name string, uid types.UID, tmpl *corev1.PodTemplateSpec, existing int32, declared *int32) {
+		k := workloadKey{kind, ns, name}
+		ds.objects[k] = workloadObject{uid, tmpl, ""}
+		copies := "?/" + strconv.Itoa(int(existing))
+		if declared != nil {
+			copies = fmt.Sprintf("%d/%d", existing, *declared)
+		}
+		ds.rows = append(ds.rows, row{
+			key: k, namespace: Sanitize(ns), workload: kindShort(kind) + "/" + Sanitize(name), name: Sanitize(name),
+			copies: copies, serving: "…", youngest: "…", restarts: "…", suspect: "…", cause: "…",
+			filterText: Sanitize(ns) + "/" + Sanitize(name),
+		})
+	}
+	for _, d := range snap.Deployments {
+		add("Deployment", d.Namespace, d.Name, d.UID, &d.Spec.Template, d.Status.Replicas, d.Spec.Replicas)
+	}
+	for _, d := range snap.StatefulSets {
+		add("StatefulSet", d.Namespace, d.Name, d.UID, &d.Spec.Template, d.Status.Replicas, d.Spec.Replicas)
+	}
+	for _, d := range snap.DaemonSets {
+		desired := d.Status.DesiredNumberScheduled
+		add("DaemonSet", d.Namespace, d.Name, d.UID, &d.Spec.Template, d.Status.CurrentNumberScheduled, &desired)
+	}
+	sort.Slice(ds.rows, func(i, j int) bool {
+		a, b := ds.rows[i].key, ds.rows[j].key
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return a.Kind < b.Kind
+	})
+	seen := map[string]bool{}
+	for _, r := range ds.rows {
+		if !seen[r.key.Namespace] {
+			seen[r.key.Namespace] = true
+			ds.namespaces = append(ds.namespaces, r.key.Namespace)
+		}
 	}
 	sort.Strings(ds.namespaces)
 	ds.multiNS = len(ds.namespaces) > 1

@@ -401,6 +401,10 @@ func (s *workloadsScreen) View() string {
 		}
 		b.WriteByte('\n')
 		badge := s.styles.Badge(r.shape, s.shortBadge)
+		if r.diag == nil {
+			// Listed before its copies were read: no shape yet.
+			badge = s.styles.Dim.Render(pad(" reading…", badgeW))
+		}
 		badge += strings.Repeat(" ", max(badgeW-ansi.StringWidth(badge), 0))
 		if i == s.cursor {
 			b.WriteString(s.styles.Cursor.Render("›") + " " + badge + s.styles.Selected.Render(rest))

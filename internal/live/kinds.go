@@ -31,6 +31,9 @@ type kind struct {
 	// them. A ReplicaSet follows its Deployment (snapshot.FilterWorkloads), whose labels it need
 	// not share, so it is listed whole.
 	selectable bool
+	// rows are the kinds the console lists as rows before anything else is read: the
+	// workloads no other workload controls.
+	rows bool
 }
 
 // listOptions adds the source's selectors to opts when they apply to k.
@@ -59,7 +62,7 @@ func liveKinds(table []snapshot.Kind) []kind {
 		k := &table[i]
 		out = append(out, kind{
 			Kind: k.Kind, Resource: k.GVK.GroupVersion().String() + " " + k.Resource,
-			Cluster: k.Cluster, Workload: k.Workload, selectable: k.Selectable,
+			Cluster: k.Cluster, Workload: k.Workload, selectable: k.Selectable, rows: k.Workload && k.Follows == "",
 			list: k.List, add: k.Add, watch: k.Watch, object: k.New(),
 		})
 	}

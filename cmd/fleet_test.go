@@ -108,6 +108,7 @@ func TestFleetFlags(t *testing.T) {
 		{name: "a fleet as names", argv: []string{"audit", "--context", "a,b", "-o", "name"}, wantUsage: "-o name cannot say which context a workload is in; with several contexts use -o custom-columns=..., json or yaml"},
 		{name: "a fleet watched", argv: []string{"audit", "--context", "a,b", "-w"}, wantUsage: "--watch follows one context; with several contexts run one watch per context"},
 		{name: "explain reads one context", argv: []string{"explain", "deploy/x", "--context", "a,b"}, wantUsage: `explain reads one cluster; --context takes one name here, not "a,b"`},
+		{name: "serve reads one context", argv: []string{"serve", "--context", "a,b"}, wantUsage: `serve reads one cluster; --context takes one name here, not "a,b"`},
 		{name: "the demo is one cluster", argv: []string{"--demo", "--all-contexts"}, wantUsage: "--demo is one built-in cluster; it cannot be used with several contexts"},
 	}
 	for _, tt := range tests {

@@ -111,6 +111,10 @@ func (o *ServeOptions) Validate() error {
 	if o.Source.At != nil && o.Source.DumpPath == "" {
 		return usageErrorf("--at fixes the reference time of one read; serve follows a live cluster at the current time")
 	}
+	// One serve per cluster: a fleet's Prometheus aggregates them, so serve never fans out.
+	if err := o.Source.oneContext("serve"); err != nil {
+		return err
+	}
 	return o.Source.Validate()
 }
 

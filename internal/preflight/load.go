@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/metadata"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/report"
 )
@@ -20,12 +19,12 @@ import (
 // listPage is the page size of the lists: big clusters answer in pages, never in one body.
 const listPage = 500
 
-// Clients are what Load reads through: typed gets and lists, and a metadata-only client for
-// ConfigMaps and Secrets, whose requests ask for PartialObjectMetadata so the server never
-// sends their data.
+// Clients are what Load reads through: typed gets and lists, and a metadata-only reader for
+// ConfigMaps and Secrets, whose requests accept PartialObjectMetadata alone so the server
+// never sends their data.
 type Clients struct {
 	Kube     kubernetes.Interface
-	Metadata metadata.Interface
+	Metadata MetadataReader
 }
 
 // Load reads what the checks need about the manifests' workloads, with get and list requests
@@ -227,15 +226,15 @@ func refs(ctx context.Context, c Clients, nf *NamespaceFacts, w *Workload, check
 		return nil
 	}
 	for _, r := range References(w) {
-		set, resource := nf.ConfigMaps, corev1.SchemeGroupVersion.WithResource("configmaps")
+		set, resource := nf.ConfigMaps, "configmaps"
 		if r.Kind == "Secret" {
-			set, resource = nf.Secrets, corev1.SchemeGroupVersion.WithResource("secrets")
+			set, resource = nf.Secrets, "secrets"
 		}
 		key := strings.ToLower(r.Kind) + "/" + r.Name
 		if _, seen := set[r.Name]; seen || nf.Unread[key] != "" {
 			continue
 		}
-		_, err := c.Metadata.Resource(resource).Namespace(w.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
+		err := c.Metadata.Get(ctx, resource, w.Namespace, r.Name)
 		if err := found(err, nf, key, func(ok bool) { set[r.Name] = ok }); err != nil {
 			return fmt.Errorf("look up %s %s/%s: %w", r.Kind, w.Namespace, r.Name, err)
 		}

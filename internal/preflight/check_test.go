@@ -179,7 +179,7 @@ func TestChecks(t *testing.T) {
 		{"quota without room for the surge", CheckQuota, func(_ *appsv1.Deployment, f *Facts, _ *Manifests) {
 			f.Namespaces[ns].Quotas = []*corev1.ResourceQuota{quotaOf("compute", "2", "1700m")}
 			f.Namespaces[ns].Live[Key("Deployment", "api")] = liveAPI()
-		}, ResultFail, "spec.template.spec.containers[0].resources.requests[cpu]", "requests.cpu is at 1700m of 2; 1 surge copy (maxSurge 25% of 2 replicas, from 2 today) needs 500m more"},
+		}, ResultFail, "spec.template.spec.containers[0].resources.requests[cpu]", "requests.cpu is at 1700m of 2, and 1 surge copy (maxSurge 25% of 2 replicas, from 2 today) would add 500m"},
 		{"maxSurge 0 needs no room", CheckQuota, func(d *appsv1.Deployment, f *Facts, _ *Manifests) {
 			f.Namespaces[ns].Quotas = []*corev1.ResourceQuota{quotaOf("compute", "2", "2")}
 			f.Namespaces[ns].Live[Key("Deployment", "api")] = liveAPI()

@@ -281,7 +281,7 @@ func quota(s *subject) []Finding {
 			if need.Cmp(free) > 0 {
 				failed = true
 				out = append(out, s.finding(CheckQuota, ResultFail, s.quotaPath(k),
-					"ResourceQuota %s: %s is at %s of %s; %s needs %s more (%s), so copies would be refused (FailedCreate: exceeded quota)",
+					"ResourceQuota %s: %s is at %s of %s, and %s would add %s (%s): copies would be refused (FailedCreate: exceeded quota)",
 					q.Name, k, used.String(), h.String(), why, need.String(), quantityPer(per, extra)))
 			}
 		}

@@ -29,6 +29,9 @@ func TestMetadataReaderAsksForMetadataAlone(t *testing.T) {
 		case "/api/v1/namespaces/shop/secrets/full":
 			// A server that ignores the Accept header.
 			_, _ = w.Write([]byte(`{"kind":"Secret","apiVersion":"v1","metadata":{"name":"full"},"data":{"k":"dg=="}}`))
+		case "/api/v1/namespaces/shop/secrets/locked":
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,"message":"secrets \"locked\" is forbidden: User \"u\" cannot get resource \"secrets\""}`))
 		default:
 			w.WriteHeader(http.StatusNotFound)
 			_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404,"message":"secrets \"gone\" not found"}`))
@@ -45,6 +48,9 @@ func TestMetadataReaderAsksForMetadataAlone(t *testing.T) {
 	}
 	if err := m.Get(ctx, "secrets", "shop", "gone"); !apierrors.IsNotFound(err) {
 		t.Errorf("missing: %v, want NotFound", err)
+	}
+	if err := m.Get(ctx, "secrets", "shop", "locked"); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), `cannot get resource "secrets"`) {
+		t.Errorf("forbidden: %v, want the server's Forbidden", err)
 	}
 	if err := m.Get(ctx, "secrets", "shop", "full"); err == nil || !strings.Contains(err.Error(), `"Secret", not its metadata alone`) {
 		t.Errorf("full object: %v, want it refused", err)

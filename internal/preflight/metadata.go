@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -15,6 +17,10 @@ import (
 // client also accepts the full object (plain application/json), which a server that cannot
 // convert would send, Secret data included. With this header it answers 406 instead.
 const metadataAccept = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"
+
+// MetadataUserAgent ends the user agent of the metadata lookups, so the API server's audit log
+// shows which requests of the tool touched ConfigMaps and Secrets, and that they took metadata.
+const MetadataUserAgent = "(preflight --check-references, metadata only)"
 
 // MetadataReader looks core/v1 objects up by metadata only.
 type MetadataReader interface {
@@ -30,6 +36,7 @@ func NewMetadataReader(cfg *rest.Config) (MetadataReader, error) {
 	c.ContentType = "application/json"
 	c.AcceptContentTypes = metadataAccept
 	c.NegotiatedSerializer = scheme.Codecs.WithoutConversion()
+	c.UserAgent = strings.TrimSpace(c.UserAgent + " " + MetadataUserAgent)
 	rc, err := rest.RESTClientFor(c)
 	if err != nil {
 		return nil, fmt.Errorf("build the metadata client for %s: %w", cfg.Host, err)
@@ -43,6 +50,11 @@ func (m *metadataReader) Get(ctx context.Context, resource, namespace, name stri
 	body, err := m.rc.Get().Namespace(namespace).Resource(resource).Name(name).
 		SetHeader("Accept", metadataAccept).Do(ctx).Raw()
 	if err != nil {
+		// The client decodes an error Status only in the types it accepts; read it here.
+		var st metav1.Status
+		if !apierrors.IsNotFound(err) && json.Unmarshal(body, &st) == nil && st.Kind == "Status" && st.Code > 0 {
+			return &apierrors.StatusError{ErrStatus: st}
+		}
 		return err
 	}
 	var meta metav1.PartialObjectMetadata

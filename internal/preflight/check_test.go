@@ -215,15 +215,15 @@ func TestChecks(t *testing.T) {
 		}, ResultWarn, "spec.template.spec.containers[0].readinessProbe.httpGet.path", "does not start with /"},
 
 		{"new workload", CheckServices, nil, ResultPass, "", "no copies today"},
-		{"a Service keeps selecting", CheckServices, func(d *appsv1.Deployment, f *Facts, _ *Manifests) {
+		{"a Service keeps selecting", CheckServices, func(_ *appsv1.Deployment, f *Facts, _ *Manifests) {
 			f.Namespaces[ns].Live[Key("Deployment", "api")] = liveAPI()
 			f.Namespaces[ns].Services = []*corev1.Service{serviceOf("api", map[string]string{"app": "api"})}
 		}, ResultPass, "", "Service api selects today's copies and the new template"},
-		{"a Service would lose the copies", CheckServices, func(d *appsv1.Deployment, f *Facts, _ *Manifests) {
+		{"a Service would lose the copies", CheckServices, func(_ *appsv1.Deployment, f *Facts, _ *Manifests) {
 			f.Namespaces[ns].Live[Key("Deployment", "api")] = liveAPI()
 			f.Namespaces[ns].Services = []*corev1.Service{serviceOf("api", map[string]string{"app": "api", "track": "stable"}), serviceOf("other", map[string]string{"app": "web"})}
 		}, ResultFail, "spec.template.metadata.labels", "Service api selects today's copies but not the new template's labels (it needs track=stable)"},
-		{"the stream's Service replaces the live one", CheckServices, func(d *appsv1.Deployment, f *Facts, m *Manifests) {
+		{"the stream's Service replaces the live one", CheckServices, func(_ *appsv1.Deployment, f *Facts, m *Manifests) {
 			f.Namespaces[ns].Live[Key("Deployment", "api")] = liveAPI()
 			f.Namespaces[ns].Services = []*corev1.Service{serviceOf("api", map[string]string{"app": "api", "track": "stable"})}
 			m.Services = []*corev1.Service{serviceOf("api", map[string]string{"app": "api"})}
@@ -406,4 +406,59 @@ func hasRow(table string, cells ...string) bool {
 		}
 	}
 	return false
+}
+
+func TestStatefulSetAndDaemonSet(t *testing.T) {
+	tpl := apiDeployment().Spec.Template
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns}, Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](3), Template: tpl}}
+	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: ns}, Spec: appsv1.DaemonSetSpec{Template: *tpl.DeepCopy()}}
+	m := &Manifests{Workloads: []*Workload{
+		{Kind: "StatefulSet", Namespace: ns, Name: "db", Object: sts, Template: &sts.Spec.Template},
+		{Kind: "DaemonSet", Namespace: ns, Name: "agent", Object: ds, Template: &ds.Spec.Template},
+	}}
+	f := baseFacts()
+	// Both nodes under pressure: a DaemonSet's copies tolerate it as its controller adds, a
+	// StatefulSet's do not.
+	for _, n := range f.Nodes {
+		n.Spec.Taints = []corev1.Taint{{Key: corev1.TaintNodeDiskPressure, Effect: corev1.TaintEffectNoSchedule}}
+	}
+	f.Namespaces[ns].Quotas = []*corev1.ResourceQuota{quotaOf("compute", "4", "2500m")}
+	liveSTS := sts.DeepCopy()
+	liveSTS.Spec.Replicas = ptr.To[int32](1)
+	f.Namespaces[ns].Live[Key("StatefulSet", "db")] = &Live{Object: liveSTS}
+	r := Check(m, f)
+	byName := map[string]*WorkloadReport{}
+	for i := range r.Workloads {
+		byName[r.Workloads[i].Name] = &r.Workloads[i]
+	}
+	res := func(w *WorkloadReport, id CheckID) (Result, string) {
+		fs := []Finding{}
+		for _, fd := range w.Findings {
+			if fd.Check == id {
+				fs = append(fs, fd)
+			}
+		}
+		return worst(fs), fs[len(fs)-1].Message
+	}
+	if got, msg := res(byName["db"], CheckNodeFit); got != ResultFail || !strings.Contains(msg, "2 node(s) had untolerated taint(s)") {
+		t.Errorf("statefulset node-fit %s: %s", got, msg)
+	}
+	// Two copies more than today, no surge: 1000m into the 1500m left.
+	if got, msg := res(byName["db"], CheckQuota); got != ResultPass || !strings.Contains(msg, "2 added copies") {
+		t.Errorf("statefulset quota %s: %s", got, msg)
+	}
+	if got, msg := res(byName["agent"], CheckNodeFit); got != ResultPass || !strings.Contains(msg, "fits on 2 of 2") {
+		t.Errorf("daemonset node-fit %s: %s", got, msg)
+	}
+	// A new DaemonSet: one copy per node it fits, 1000m into 1500m.
+	if got, msg := res(byName["agent"], CheckQuota); got != ResultPass || !strings.Contains(msg, "2 new copies (one per node it fits)") {
+		t.Errorf("daemonset quota %s: %s", got, msg)
+	}
+	gaps := map[string]bool{}
+	for _, g := range byName["agent"].SignalGaps {
+		gaps[g.Path] = true
+	}
+	if !gaps["spec.minReadySeconds"] {
+		t.Errorf("daemonset gaps %v, want minReadySeconds", gaps)
+	}
 }

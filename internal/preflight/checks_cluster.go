@@ -113,7 +113,7 @@ func nodeFit(s *subject) []Finding {
 		}
 	}
 	s.eligible = len(fits)
-	against := fmt.Sprintf("allocatable minus the requests of the %d pods bound to them", len(s.f.BoundPods))
+	against := fmt.Sprintf("allocatable minus the requests of the %d pods bound to nodes", len(s.f.BoundPods))
 	if s.f.BoundPodsUnread != "" {
 		against = "allocatable alone (could not list the bound pods: " + s.f.BoundPodsUnread + ")"
 	}
@@ -135,7 +135,7 @@ func nodeFit(s *subject) []Finding {
 		}
 	}
 	sort.Strings(hist)
-	return []Finding{s.finding(CheckNodeFit, ResultFail, s.reasonPath(top, requests),
+	return []Finding{s.finding(CheckNodeFit, ResultFail, s.reasonPath(top),
 		"no node fits a copy; the scheduler would report: 0/%d nodes are available: %s. (requests %s against %s)",
 		len(nodes), strings.Join(hist, ", "), listResources(requests), against)}
 }
@@ -157,7 +157,7 @@ func (s *subject) nodeRejects(n *corev1.Node, affinity nodeaffinity.RequiredNode
 	}
 	var out []string
 	alloc := n.Status.Allocatable
-	if max := alloc.Pods().Value(); alloc.Pods() != nil && !alloc.Pods().IsZero() && pods+1 > max {
+	if most := alloc.Pods(); most != nil && !most.IsZero() && pods+1 > most.Value() {
 		out = append(out, reasonTooManyPods)
 	}
 	names := make([]string, 0, len(requests))
@@ -180,7 +180,7 @@ func (s *subject) nodeRejects(n *corev1.Node, affinity nodeaffinity.RequiredNode
 }
 
 // reasonPath is the manifest field the commonest reason points at.
-func (s *subject) reasonPath(reason string, requests corev1.ResourceList) *field.Path {
+func (s *subject) reasonPath(reason string) *field.Path {
 	spec := s.w.Template.Spec
 	switch {
 	case reason == reasonTaints:

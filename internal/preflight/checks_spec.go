@@ -216,8 +216,8 @@ func images(s *subject) []Finding {
 		if t, ok := named.(reference.Tagged); ok {
 			tag = t.Tag()
 		}
-		switch {
-		case tag == "latest":
+		switch tag {
+		case "latest":
 			out = append(out, s.finding(CheckImages, ResultWarn, p,
 				"image %s of container %s pulls tag latest, which moves with every push: copies of this revision may run different code; pin a digest (@sha256:...)", img, ca.c.Name))
 		default:

@@ -133,13 +133,13 @@ func startRecordingProxy(t *testing.T) *recordingProxy {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(cp.CAData())
 	p := &recordingProxy{}
-	rp := httputil.NewSingleHostReverseProxy(target)
-	rp.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
-	director := rp.Director
-	rp.Director = func(r *http.Request) {
-		director(r)
-		// Bodies are read as sent, not compressed.
-		r.Header.Del("Accept-Encoding")
+	rp := &httputil.ReverseProxy{
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(target)
+			// Bodies are read as sent, not compressed.
+			r.Out.Header.Del("Accept-Encoding")
+		},
 	}
 	rp.ModifyResponse = func(resp *http.Response) error {
 		path := resp.Request.URL.Path
@@ -356,6 +356,21 @@ func TestPreflight(t *testing.T) {
 			container(d).ReadinessProbe = nil
 		}),
 	}
+	// A StatefulSet and a DaemonSet pass as the Deployments do; the DaemonSet has a copy per
+	// node of the pool, 200m in all, just what the quota has left.
+	stsTemplate := newOne("db", nil)
+	passing = append(passing,
+		&appsv1.StatefulSet{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
+			ObjectMeta: metav1.ObjectMeta{Name: "db"},
+			Spec:       appsv1.StatefulSetSpec{Replicas: ptr.To[int32](1), ServiceName: "db", Selector: stsTemplate.Spec.Selector, Template: stsTemplate.Spec.Template},
+		},
+		&appsv1.DaemonSet{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"},
+			ObjectMeta: metav1.ObjectMeta{Name: "agent"},
+			Spec:       appsv1.DaemonSetSpec{Selector: stsTemplate.Spec.Selector, Template: newOne("agent", nil).Spec.Template},
+		},
+	)
 	// Each fails one check, and only that one.
 	failing := map[string]*appsv1.Deployment{
 		"service-account":   newOne("sa-ghost", func(d *appsv1.Deployment) { d.Spec.Template.Spec.ServiceAccountName = "ghost" }),
@@ -394,7 +409,7 @@ func TestPreflight(t *testing.T) {
 			t.Fatalf("checkReferences %v, %d workloads, want %d", doc.CheckReferences, len(doc.Workloads), len(all))
 		}
 		for _, p := range passing {
-			name := p.(*appsv1.Deployment).Name
+			name := p.(metav1.Object).GetName()
 			w := doc.workload(name)
 			for _, c := range preflightChecks {
 				if got := w.worst(c); got == "fail" || got == "" {
@@ -443,6 +458,12 @@ func TestPreflight(t *testing.T) {
 			if f == nil || f.Path != wf.path || !strings.Contains(f.Message, wf.msg) {
 				t.Errorf("%s: finding %+v, want path %s and %q", name, f, wf.path, wf.msg)
 			}
+		}
+		if sts, ds := doc.workload("db"), doc.workload("agent"); sts.Kind != "StatefulSet" || ds.Kind != "DaemonSet" {
+			t.Errorf("kinds %s and %s", sts.Kind, ds.Kind)
+		}
+		if f := doc.workload("agent").finding("quota", "pass"); f == nil || !strings.Contains(f.Message, "2 new copies (one per node it fits)") {
+			t.Errorf("quota of the DaemonSet: %+v", doc.workload("agent").Checks)
 		}
 		// Both nodes fit the good manifests, against what the bound copies request.
 		if f := doc.workload("sa-builder").finding("node-fit", "pass"); f == nil || !strings.Contains(f.Message, "fits on 2 of") {
@@ -574,8 +595,8 @@ func auditLogSize(t *testing.T) int64 {
 	return st.Size()
 }
 
-// auditEntriesOf returns the user's audit entries after offset, waiting for at least min.
-func auditEntriesOf(t *testing.T, user string, offset int64, min int) []auditEntry {
+// auditEntriesOf returns the user's audit entries after offset, waiting for at least least.
+func auditEntriesOf(t *testing.T, user string, offset int64, least int) []auditEntry {
 	t.Helper()
 	var out []auditEntry
 	eventually(t, 15*time.Second, func() string {
@@ -589,8 +610,8 @@ func auditEntriesOf(t *testing.T, user string, offset int64, min int) []auditEnt
 				out = append(out, a)
 			}
 		}
-		if len(out) < min {
-			return fmt.Sprintf("%d audit entries of %s, want at least %d", len(out), user, min)
+		if len(out) < least {
+			return fmt.Sprintf("%d audit entries of %s, want at least %d", len(out), user, least)
 		}
 		return ""
 	})

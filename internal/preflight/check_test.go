@@ -143,6 +143,13 @@ func TestChecks(t *testing.T) {
 				n.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "batch", Effect: corev1.TaintEffectNoSchedule}}
 			}
 		}, ResultFail, "spec.template.spec.tolerations", "2 node(s) had untolerated taint(s)"},
+		{"the nodes the selector picks are tainted, more nodes miss it", CheckNodeFit, func(d *appsv1.Deployment, f *Facts, _ *Manifests) {
+			f.Nodes = append(f.Nodes, node("g1", "8", func(n *corev1.Node) {
+				n.Labels["pool"] = "gpu"
+				n.Spec.Taints = []corev1.Taint{{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule}}
+			}))
+			d.Spec.Template.Spec.NodeSelector = map[string]string{"pool": "gpu"}
+		}, ResultFail, "spec.template.spec.tolerations", "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 node(s) didn't match Pod's node affinity/selector."},
 		{"taint tolerated", CheckNodeFit, func(d *appsv1.Deployment, f *Facts, _ *Manifests) {
 			for _, n := range f.Nodes {
 				n.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "batch", Effect: corev1.TaintEffectNoSchedule}}

@@ -101,15 +101,21 @@ func nodeFit(s *subject) []Finding {
 		}
 	}
 	affinity := nodeaffinity.GetRequiredNodeAffinity(s.pod)
-	reasons := map[string]int{}
+	// reasons counts, as the scheduler does, each node's first failing filter; intended those
+	// of the nodes the selector and affinity match, which say what to fix when there are any.
+	reasons, intended := map[string]int{}, map[string]int{}
 	var fits []string
 	for _, n := range nodes {
 		why := s.nodeRejects(n, affinity, requests, used[n.Name], podsOn[n.Name])
 		if len(why) == 0 {
 			fits = append(fits, n.Name)
 		}
+		matched, err := affinity.Match(n)
 		for _, r := range why {
 			reasons[r]++
+			if matched && err == nil {
+				intended[r]++
+			}
 		}
 	}
 	s.eligible = len(fits)
@@ -127,17 +133,28 @@ func nodeFit(s *subject) []Finding {
 			len(fits), len(nodes), strings.Join(shown, ", "), listResources(requests), against)}
 	}
 	hist := make([]string, 0, len(reasons))
-	top, topN := "", 0
 	for r, n := range reasons {
 		hist = append(hist, fmt.Sprintf("%d %s", n, r))
+	}
+	sort.Strings(hist)
+	top := reasonAffinity
+	if len(intended) > 0 {
+		top = commonest(intended)
+	}
+	return []Finding{s.finding(CheckNodeFit, ResultFail, s.reasonPath(top),
+		"no node fits a copy; the scheduler would report: 0/%d nodes are available: %s. (requests %s against %s)",
+		len(nodes), strings.Join(hist, ", "), listResources(requests), against)}
+}
+
+// commonest is the reason most nodes give, the first by name on a tie.
+func commonest(reasons map[string]int) string {
+	top, topN := "", 0
+	for r, n := range reasons {
 		if n > topN || n == topN && r < top {
 			top, topN = r, n
 		}
 	}
-	sort.Strings(hist)
-	return []Finding{s.finding(CheckNodeFit, ResultFail, s.reasonPath(top),
-		"no node fits a copy; the scheduler would report: 0/%d nodes are available: %s. (requests %s against %s)",
-		len(nodes), strings.Join(hist, ", "), listResources(requests), against)}
+	return top
 }
 
 // nodeRejects returns why the scheduler's filters would reject the node, as they word it.

@@ -92,6 +92,7 @@ table otherwise. It only reads: get, list and watch.`,
 		return &UsageError{Err: flagError{err: err, command: c.CommandPath()}}
 	})
 	source.AddFlags(cmd.PersistentFlags())
+	source.AddFleetFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&o.Demo, "demo", false, "Open the console on a built-in demo (namespace telemetry); no cluster needed.")
 	// Declared here so that cobra's --version has no -v, which kubectl users read as verbosity.
 	cmd.Flags().Bool("version", false, "Print the version and exit.")
@@ -113,11 +114,17 @@ func (o *RootOptions) Validate() error {
 	if o.Demo && o.Source.DumpPath != "" {
 		return usageErrorf("--demo and --dump cannot be used together")
 	}
+	if o.Demo && o.Source.Fleet.On() {
+		return usageErrorf("--demo is one built-in cluster; it cannot be used with several contexts")
+	}
 	return o.Source.Validate()
 }
 
 // Run opens the console on a terminal and prints the audit table otherwise.
 func (o *RootOptions) Run(ctx context.Context) error {
+	if o.Source.Fleet.On() {
+		return o.runFleet(ctx)
+	}
 	var src *openedSource
 	if o.Demo {
 		src = openDemo(o.Source)

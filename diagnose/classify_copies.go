@@ -108,7 +108,9 @@ func readCopy(w *workload, p *corev1.Pod, ref time.Time) *copyFacts {
 			t := cs.State.Terminated
 			if startFailureReasons[t.Reason] {
 				f.setNeverStarts(t.Reason, cs.Name, t.Message)
-			} else if t.ExitCode != 0 && p.Spec.RestartPolicy != corev1.RestartPolicyNever {
+			} else if t.ExitCode != 0 && (p.Spec.RestartPolicy != corev1.RestartPolicyNever || p.Status.Phase == corev1.PodFailed) {
+				// Under restartPolicy Never (a Job's) the pod itself fails, and the Job
+				// controller starts another: dying all the same.
 				f.setDies(t.Reason, cs.Name, terminationText(t))
 			}
 		case cs.State.Running != nil && lt != nil && ref.Sub(lt.FinishedAt.Time) <= recentWindow && cs.RestartCount > 0:

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -31,9 +32,12 @@ type revision struct {
 	Created time.Time
 	// Template is nil when a ControllerRevision's data could not be decoded.
 	Template *corev1.PodTemplateSpec
-	// ReplicaSet is set for Deployments.
+	// ReplicaSet is set for Deployments, Job for Jobs and CronJobs.
 	ReplicaSet *appsv1.ReplicaSet
-	Pods       []*corev1.Pod
+	Job        *batchv1.Job
+	// GonePodEvents are the events of a finished Job's pods that are no longer there.
+	GonePodEvents []*corev1.Event
+	Pods          []*corev1.Pod
 	// Served is why the engine believes the revision served; empty when it does not.
 	Served string
 	// FailedFromStart is set when the revision looked as if it served (Ready for a while) but
@@ -79,6 +83,7 @@ func collectWorkloads(s *snapshot.Snapshot) []*workload {
 			out = append(out, collectReplicaSet(s, rs))
 		}
 	}
+	out = append(out, collectBatch(s)...)
 	svcs := newServiceIndex(s.Services)
 	for _, w := range out {
 		collectShared(s, svcs, w)
@@ -342,6 +347,12 @@ func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, w *workload) {
 	for _, rs := range w.ReplicaSets {
 		events = append(events, s.EventsFor("ReplicaSet", rs.Namespace, rs.Name, rs.UID)...)
 	}
+	for _, rev := range w.cls.Revisions {
+		if j := rev.Job; j != nil && j.UID != w.UID {
+			events = append(events, s.EventsFor("Job", j.Namespace, j.Name, j.UID)...)
+		}
+		events = append(events, rev.GonePodEvents...)
+	}
 	claims := map[string]bool{}
 	for _, p := range w.Pods {
 		events = append(events, s.EventsFor("Pod", p.Namespace, p.Name, p.UID)...)
@@ -381,7 +392,7 @@ func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, w *workload) {
 			events = append(events, s.EventsFor("PersistentVolumeClaim", pvc.Namespace, pvc.Name, pvc.UID)...)
 		}
 	}
-	w.Events = dedupeEvents(events)
+	w.Events = dedupeEvents(withoutNotes(events))
 	attachServices(s, svcs, w)
 }
 

@@ -7,9 +7,9 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
-// Diagnose classifies every Deployment, StatefulSet, DaemonSet and ownerless ReplicaSet of the
-// snapshot. It is pure: the snapshot's reference time is "now", and the snapshot is only read
-// (its indexes are built if they were not).
+// Diagnose classifies every Deployment, StatefulSet, DaemonSet, ownerless ReplicaSet, CronJob and
+// Job no CronJob owns of the snapshot. It is pure: the snapshot's reference time is "now", and
+// the snapshot is only read (its indexes are built if they were not).
 func Diagnose(s *snapshot.Snapshot) *Report { return diagnose(s, nil) }
 
 func diagnose(s *snapshot.Snapshot, done <-chan struct{}) *Report {
@@ -52,6 +52,9 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	ref := s.ReferenceTime
 	w.Snap = s
 	youngest, oldest := count(s, w, ref)
+	if isBatch(w.Kind) {
+		batchCounts(w)
+	}
 	w.findServing()
 	w.diffRevisions()
 	for _, p := range w.Pods {
@@ -92,6 +95,9 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 		top = &d.Suspects[0]
 	}
 	d.Cause = decideCause(w, w.Shape, top)
+	if isBatch(w.Kind) {
+		d.Cause = batchCause(top, d.Cause)
+	}
 	var o onset
 	if w.Shape.Broken() {
 		o = findOnset(w)
@@ -111,6 +117,9 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	}
 	sortCopies(d.Detail.Copies, w.CurrentRevision)
 	tp.settle(w, &d)
+	if isBatch(w.Kind) {
+		settleBatch(w, &d)
+	}
 	return d
 }
 

@@ -84,6 +84,12 @@ func collectSignals(w *workload) []*signal {
 		podNames[p.Name] = true
 		out = append(out, podSignals(p)...)
 	}
+	if cur := w.cls.Current; cur != nil {
+		// A Job's pods removed at its deadline are copies of its current revision all the same.
+		for _, e := range cur.GonePodEvents {
+			podNames[e.InvolvedObject.Name] = true
+		}
+	}
 	for _, e := range w.Events {
 		if e.Type != corev1.EventTypeWarning {
 			continue

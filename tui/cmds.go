@@ -65,6 +65,9 @@ type toastExpiredMsg struct{}
 
 // load reads and diagnoses the current source in a Cmd.
 func (m *Model) load() tea.Cmd {
+	if m.fleet() {
+		return m.loadFleet()
+	}
 	m.seqNext++
 	ctx, src, at, gen, seq, diag := m.ctx, m.source, m.opts.At, m.gen, m.seqNext, m.diagnose
 	m.seq = seq

@@ -23,6 +23,8 @@ type workloadKey struct{ Kind, Namespace, Name string }
 type workloadObject struct {
 	UID      types.UID
 	Template *corev1.PodTemplateSpec
+	// Root is the template's field path in the object; "" is spec.template.
+	Root string
 }
 
 // dataset is one diagnosed snapshot with everything the screens draw precomputed, so a frame
@@ -41,6 +43,19 @@ type dataset struct {
 	throughput bool
 	// counts are workloads per shape, for the header.
 	counts map[diagnose.Shape]int
+	// contexts are the contexts of a console over several, in the order named; parts holds
+	// each read context's own dataset, which its diagnosis screens draw from. Both are nil
+	// for one context.
+	contexts []string
+	parts    map[string]*dataset
+}
+
+// part is the dataset of one context, or ds itself with one context.
+func (ds *dataset) part(context string) *dataset {
+	if p := ds.parts[context]; p != nil {
+		return p
+	}
+	return ds
 }
 
 // row is one workload on the workloads screen; every string is sanitized.
@@ -60,7 +75,17 @@ type row struct {
 	// throughput is the THROUGHPUT cell; "" when the report has no throughput section.
 	throughput string
 	filterText string
+	// context is the row's kube context in a console over several; "" with one.
+	context string
 }
+
+// rowID tells rows apart across contexts: the same workload may run in several clusters.
+type rowID struct {
+	context string
+	key     workloadKey
+}
+
+func (r *row) id() rowID { return rowID{r.context, r.key} }
 
 // newDataset diagnoses a snapshot and prepares its rows, worst first. It is called from a
 // tea.Cmd, never from Update.
@@ -80,16 +105,22 @@ func datasetOf(snap *snapshot.Snapshot, rep *diagnose.Report) *dataset {
 		counts: map[diagnose.Shape]int{},
 	}
 	for _, d := range snap.Deployments {
-		ds.objects[workloadKey{"Deployment", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template}
+		ds.objects[workloadKey{"Deployment", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template, ""}
 	}
 	for _, d := range snap.StatefulSets {
-		ds.objects[workloadKey{"StatefulSet", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template}
+		ds.objects[workloadKey{"StatefulSet", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template, ""}
 	}
 	for _, d := range snap.DaemonSets {
-		ds.objects[workloadKey{"DaemonSet", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template}
+		ds.objects[workloadKey{"DaemonSet", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template, ""}
 	}
 	for _, d := range snap.ReplicaSets {
-		ds.objects[workloadKey{"ReplicaSet", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template}
+		ds.objects[workloadKey{"ReplicaSet", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template, ""}
+	}
+	for _, j := range snap.Jobs {
+		ds.objects[workloadKey{"Job", j.Namespace, j.Name}] = workloadObject{j.UID, &j.Spec.Template, ""}
+	}
+	for _, cj := range snap.CronJobs {
+		ds.objects[workloadKey{"CronJob", cj.Namespace, cj.Name}] = workloadObject{cj.UID, &cj.Spec.JobTemplate.Spec.Template, "spec.jobTemplate.spec.template"}
 	}
 	for _, p := range snap.Pods {
 		ds.pods[[2]string{p.Namespace, p.Name}] = p
@@ -142,6 +173,8 @@ func kindShort(kind string) string {
 		return "ds"
 	case "ReplicaSet":
 		return "rs"
+	case "CronJob":
+		return "cj"
 	case "Service":
 		return "svc"
 	}

@@ -103,11 +103,14 @@ type Model struct {
 	toastExpiry time.Time
 	// quitting is set once a key quit, so the keys after it in the same read are dropped.
 	quitting bool
+	// openContext is the context of the open diagnosis in a console over several.
+	openContext string
 }
 
 // New builds the root model. now is the wall clock (time.Now outside tests).
 func New(ctx context.Context, opts Options, styles Styles, now func() time.Time) *Model {
 	c := common{styles: styles, keys: DefaultKeyMap()}
+	c.keys.Context.SetEnabled(opts.ReadFleet != nil)
 	sp := spinner.New(spinner.WithSpinner(spinner.Dot), spinner.WithStyle(styles.Title))
 	ni := textinput.New()
 	ni.Prompt = "namespace: "
@@ -162,8 +165,8 @@ func (m *Model) setData(ds *dataset) {
 	m.workloads.SetRows(ds)
 	if m.screen == screenDiagnosis || (m.screen == screenHelp && m.back == screenDiagnosis) {
 		k := m.diagnosis.key
-		if d := ds.report.Find(k.Kind, k.Namespace, k.Name); d != nil {
-			m.diagnosis.Refresh(ds, d)
+		if d := ds.part(m.openContext).report.Find(k.Kind, k.Namespace, k.Name); d != nil {
+			m.diagnosis.Refresh(ds.part(m.openContext), d)
 		} else if m.screen == screenDiagnosis {
 			m.screen = screenWorkloads
 		}

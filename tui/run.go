@@ -37,6 +37,10 @@ type Options struct {
 	// MetricsRefresh, when metrics are configured, is how often the live watch reads them
 	// again; the footer of a live console says it.
 	MetricsRefresh time.Duration
+	// ReadFleet, when set, reads several contexts, each its own snapshot, on start and on every
+	// refresh (r); the console then shows a CONTEXT column and steps through the contexts with
+	// c. Source and Watch are not used.
+	ReadFleet func(ctx context.Context) []ContextSnapshot
 }
 
 // ProgressSource is a Source that reports how far a read has got ("pods", 12400); the console
@@ -56,7 +60,7 @@ type Watcher interface {
 // Run opens the console and blocks until the user quits or ctx ends. It returns the load error
 // when no snapshot could ever be read, so the command can exit non-zero.
 func Run(ctx context.Context, opts Options) error {
-	if opts.Source == nil {
+	if opts.Source == nil && opts.ReadFleet == nil {
 		return errors.New("console: no source")
 	}
 	r := lipgloss.NewRenderer(opts.Out)

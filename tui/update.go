@@ -206,6 +206,9 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Refresh):
 		return m.refresh()
 	case key.Matches(msg, k.Namespace) && m.screen != screenHelp:
+		if m.fleet() {
+			return m.showToast("with several contexts, pick the namespace with -n when you start")
+		}
 		if m.opts.SwitchNamespace == nil {
 			return m.showToast("namespace switch needs a live cluster")
 		}
@@ -256,7 +259,8 @@ func (m *Model) openSelected() tea.Cmd {
 	if r == nil || m.data == nil {
 		return nil
 	}
-	m.diagnosis.Open(m.data, r.diag)
+	m.openContext = r.context
+	m.diagnosis.Open(m.data.part(r.context), r.diag)
 	m.screen = screenDiagnosis
 	return nil
 }

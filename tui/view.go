@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -61,7 +62,12 @@ func (m *Model) fit(frame string) string {
 func (m *Model) headerLines() string {
 	st := m.styles
 	parts := []string{st.Title.Render("kubectl-diagnose")}
-	if m.opts.Context != "" {
+	switch {
+	case m.workloads.contextFilter != "":
+		// Where the c key has got to in its round of the contexts.
+		i := slices.Index(m.workloads.contexts, m.workloads.contextFilter)
+		parts = append(parts, fmt.Sprintf("ctx %s (%d of %d)", m.workloads.contextFilter, i+1, len(m.workloads.contexts)))
+	case m.opts.Context != "":
 		parts = append(parts, "ctx "+Sanitize(m.opts.Context))
 	}
 	parts = append(parts, "ns "+m.namespaceLabel())

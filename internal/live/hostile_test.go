@@ -209,9 +209,13 @@ func TestSomeWorkloadKindsForbiddenIsAPartialRead(t *testing.T) {
 
 func TestNoWorkloadKindListedFailsTheRead(t *testing.T) {
 	client := fake.NewClientset(deployment("telemetry", "ingester"))
-	for _, r := range []string{"deployments", "statefulsets", "daemonsets", "replicasets"} {
+	for _, r := range []string{"deployments", "statefulsets", "daemonsets", "replicasets", "cronjobs", "jobs"} {
+		group := "apps"
+		if strings.HasSuffix(r, "jobs") {
+			group = "batch"
+		}
 		client.PrependReactor("list", r, func(k8stesting.Action) (bool, runtime.Object, error) {
-			return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: r}, "", errors.New(`User "bob" cannot list resource "`+r+`"`))
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: group, Resource: r}, "", errors.New(`User "bob" cannot list resource "`+r+`"`))
 		})
 	}
 	_, err := newForClient(client, Options{AllNamespaces: true}, fixedNow).Snapshot(context.Background())

@@ -109,6 +109,9 @@ func (o *PreflightOptions) Validate() error {
 	case countOf(o.Filenames, preflight.Stdin) > 1:
 		return usageErrorf("-f - can be given once: standard input is read once")
 	}
+	if err := o.Source.oneContext("preflight"); err != nil {
+		return err
+	}
 	return o.Source.Validate()
 }
 

@@ -69,6 +69,14 @@ func TestPreflightFlags(t *testing.T) {
 	}
 }
 
+func TestPreflightReadsOneCluster(t *testing.T) {
+	_, err := parsePreflight("preflight", "-f", "a.yaml", "--context", "a,b", "--kubeconfig", fleetKubeconfig(t, "x,y"))
+	var usage *UsageError
+	if !errors.As(err, &usage) || err.Error() != `preflight reads one cluster; --context takes one name here, not "a,b"` {
+		t.Errorf("error %v, want the one-cluster usage error", err)
+	}
+}
+
 type noMetadata struct{}
 
 func (noMetadata) Get(_ context.Context, resource, _, name string) error {

@@ -14,6 +14,7 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
 	"github.com/kubediagnose/kubectl-diagnose/internal/live"
+	"github.com/kubediagnose/kubectl-diagnose/internal/preflight"
 	"github.com/kubediagnose/kubectl-diagnose/internal/report"
 	"github.com/kubediagnose/kubectl-diagnose/internal/rollout"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
@@ -78,6 +79,10 @@ func registerCompletions(root *cobra.Command, source *SourceOptions) {
 			c.ValidArgsFunction = func(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 				return completeWorkload(c.Context(), source, args, toComplete)
 			}
+		case "preflight":
+			must(c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(preflight.Formats, cobra.ShellCompDirectiveNoFileComp)))
+			must(c.MarkFlagFilename("filename", "yaml", "yml", "json"))
+			c.ValidArgsFunction = cobra.NoFileCompletions
 		case "version":
 			must(c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{"json", "yaml"}, cobra.ShellCompDirectiveNoFileComp)))
 		}

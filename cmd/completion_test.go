@@ -50,7 +50,8 @@ func TestCompletion(t *testing.T) {
 		{name: "explain replicasets of a dump", argv: []string{"explain", "--dump", scenarioDump("dev-payments"), "-n", "dev-payments", "rs/"}, want: []string{"rs/payments-api-6685d59959", "rs/payments-api-77c54dcdff"}, directive: ":4"},
 		{name: "explain KIND NAME", argv: []string{"explain", "--dump", mixed, "deployment", ""}, want: []string{"batch-exporter", "checkout", "recommender"}, directive: ":4"},
 		{name: "an unknown kind suggests nothing", argv: []string{"explain", "--dump", mixed, "pod/"}, directive: ":4"},
-		{name: "subcommands", argv: []string{""}, want: []string{"audit", "completion", "dump", "explain", "help", "rollout", "serve", "version"}, directive: ":4"},
+		{name: "subcommands", argv: []string{""}, want: []string{"audit", "completion", "dump", "explain", "help", "preflight", "rollout", "serve", "version"}, directive: ":4"},
+		{name: "preflight formats", argv: []string{"preflight", "-o", ""}, want: []string{"table", "json", "yaml", "markdown"}, directive: ":4"},
 		{name: "rollout names of a dump", argv: []string{"rollout", "--dump", mixed, "deployment/"}, want: []string{"deployment/batch-exporter", "deployment/checkout", "deployment/recommender"}, directive: ":4"},
 	}
 	for _, tt := range tests {

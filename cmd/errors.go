@@ -22,6 +22,8 @@ const (
 	ExitRolloutFailed = 4
 	// ExitTimedOut: rollout reached --timeout undecided.
 	ExitTimedOut = 5
+	// ExitPreflightFailed: a preflight check failed on a manifest.
+	ExitPreflightFailed = 6
 	// ExitInterrupted: Ctrl-C (or SIGTERM) before a verdict, as a shell reports SIGINT.
 	ExitInterrupted = 130
 )
@@ -91,6 +93,19 @@ func (e *RolloutTimeoutError) Error() string {
 	return fmt.Sprintf("rollout of %s undecided after --timeout %s", e.Workload, e.Timeout)
 }
 
+// PreflightFailedError says a preflight check failed; it exits 6. The report has been printed.
+type PreflightFailedError struct {
+	// Failed counts the failed checks.
+	Failed int
+}
+
+func (e *PreflightFailedError) Error() string {
+	if e.Failed == 1 {
+		return "1 preflight check failed"
+	}
+	return fmt.Sprintf("%d preflight checks failed", e.Failed)
+}
+
 // Interrupted is the cause the root context is cancelled with when a signal stops the command;
 // it exits 128 plus the signal's number, as a shell reports a process the signal killed (130 for
 // Ctrl-C, 143 for SIGTERM).
@@ -120,6 +135,7 @@ func ExitCode(err error) int {
 	var failOn *FailOnError
 	var failed *RolloutFailedError
 	var timedOut *RolloutTimeoutError
+	var preflightFailed *PreflightFailedError
 	var interrupted *InterruptedError
 	var intr *Interrupted
 	switch {
@@ -133,6 +149,8 @@ func ExitCode(err error) int {
 		return ExitRolloutFailed
 	case errors.As(err, &timedOut):
 		return ExitTimedOut
+	case errors.As(err, &preflightFailed):
+		return ExitPreflightFailed
 	case errors.As(err, &interrupted):
 		return ExitInterrupted
 	case errors.As(err, &usage):

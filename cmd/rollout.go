@@ -61,7 +61,9 @@ decide as early as the evidence allows:
   exit 5  --timeout passed first; the state at that moment follows
 
 Copies inside their probes' warm-up window, a surge copy briefly not Ready and a slow image pull
-are a rollout under way, not a failure. One progress line per change goes to stderr; the
+are a rollout under way, not a failure. With --prometheus the rollout passes only once its
+copies produce output: every throughput sample since it looked done is above zero (the
+workload's own query, or the common request counters; without either it is not gated). One progress line per change goes to stderr; the
 verdict goes to stdout. Ctrl-C exits 130 without a verdict.
 
 KIND is deployment (deploy), statefulset (sts) or daemonset (ds).`,
@@ -147,9 +149,19 @@ func (o *RolloutOptions) Run(ctx context.Context) error {
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	snaps, errs := watch(wctx)
+	// With --prometheus the rollout passes only once its copies produce output.
+	var throughput rollout.ThroughputQuery
+	prom, err := o.Source.Metrics.source()
+	if err != nil {
+		return err
+	}
+	if prom != nil {
+		mt := &rollout.MetricsThroughput{Source: prom}
+		snaps, throughput = mt.Feed(snaps), mt
+	}
 	var progressErr error
 	gate := &rollout.Gate{
-		Target: target, Settle: o.Settle, Timeout: o.Timeout, Tick: o.tick,
+		Target: target, Settle: o.Settle, Timeout: o.Timeout, Tick: o.tick, Throughput: throughput,
 		Progress: func(ev rollout.Event) {
 			if _, err := fmt.Fprintln(o.ErrOut, rollout.ProgressLine(ev)); err != nil && progressErr == nil {
 				progressErr = fmt.Errorf("write progress: %w", err)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
+	"github.com/kubediagnose/kubectl-diagnose/internal/metrics"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -46,6 +47,11 @@ func TestRolloutFlags(t *testing.T) {
 		{name: "daemonset, no timeout", argv: "rollout DaemonSets.apps/fluent-bit --timeout 0", check: func(t *testing.T, o *RolloutOptions) {
 			if o.Kind != "DaemonSet" || o.Timeout != 0 {
 				t.Errorf("got %+v", o)
+			}
+		}},
+		{name: "prometheus gates on output", argv: "rollout deploy/api --prometheus http://prom:9090", check: func(t *testing.T, o *RolloutOptions) {
+			if o.Source.Metrics.Config == nil || o.Source.Metrics.Config.URL != "http://prom:9090" {
+				t.Errorf("metrics config %+v", o.Source.Metrics.Config)
 			}
 		}},
 		{name: "no workload", argv: "rollout", wantErr: "rollout takes one workload as KIND/NAME, e.g. deploy/telemetry-ingester"},
@@ -111,7 +117,9 @@ func rolloutRun(ctx context.Context, t *testing.T, o *RolloutOptions, ns string,
 	t.Helper()
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()
 	o.IOStreams = streams
-	o.Source = NewSourceOptions(nil)
+	if o.Source == nil {
+		o.Source = NewSourceOptions(nil)
+	}
 	o.tick = 10 * time.Millisecond
 	if o.Output == "" {
 		o.Output = "text"
@@ -145,6 +153,15 @@ func TestRolloutRun(t *testing.T) {
 			!strings.Contains(lines[1], "progressing  waiting for the deployment spec update to be observed") ||
 			!strings.Contains(lines[2], "settling") || !strings.Contains(lines[3], "succeeded") {
 			t.Errorf("stderr = %q, want the header and one line per change", errOut)
+		}
+	})
+	t.Run("with --prometheus an unreachable Prometheus keeps a done rollout from passing", func(t *testing.T) {
+		s := fixtureSnapshot(t, "old-restarts")
+		o := &RolloutOptions{Kind: "Deployment", Name: "pricing", Settle: 100 * time.Millisecond, Timeout: 10 * time.Second, Source: NewSourceOptions(nil)}
+		o.Source.Metrics.Config = &metrics.Config{URL: "http://127.0.0.1:1", Timeout: time.Second, Window: time.Minute, Step: time.Second}
+		out, _, err := rolloutRun(context.Background(), t, o, "fixture-old-restarts", s)
+		if ExitCode(err) != ExitError || !strings.Contains(err.Error(), "query the output of deployment/pricing: read the throughput: http://127.0.0.1:1") || out != "" {
+			t.Fatalf("exit %d: %v; stdout %q", ExitCode(err), err, out)
 		}
 	})
 	t.Run("fails with the diagnosis", func(t *testing.T) {

@@ -25,11 +25,12 @@ type RootOptions struct {
 
 // hooks let tests stop a command after parsing (run*) or replace its side effects.
 type hooks struct {
-	runRoot    func(*RootOptions) error
-	runAudit   func(*AuditOptions) error
-	runExplain func(*ExplainOptions) error
-	runRollout func(*RolloutOptions) error
-	runServe   func(*ServeOptions) error
+	runRoot      func(*RootOptions) error
+	runAudit     func(*AuditOptions) error
+	runExplain   func(*ExplainOptions) error
+	runRollout   func(*RolloutOptions) error
+	runServe     func(*ServeOptions) error
+	runPreflight func(*PreflightOptions) error
 	// interactive and console, when set, replace the terminal check and the console.
 	interactive func() bool
 	console     func(ctx context.Context, opts tui.Options) error
@@ -102,6 +103,7 @@ table otherwise. It only reads: get, list and watch.`,
 		NewCmdExplain(streams, source, h.runExplain),
 		NewCmdRollout(streams, source, h.runRollout),
 		NewCmdServe(streams, source, h.runServe),
+		NewCmdPreflight(streams, source, h.runPreflight),
 		NewCmdDump(streams, source.ConfigFlags),
 		NewCmdVersion(streams),
 	)

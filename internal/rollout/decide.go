@@ -33,8 +33,8 @@ func (p Phase) Final() bool {
 }
 
 // Output is what a throughput query says of the new revision's copies over the settle period.
-// No query exists yet (a Prometheus source is another piece of work); Observation.Output stays
-// nil until one does, and the decision then rests on the controller and the engine alone.
+// Without a query (no --prometheus) Observation.Output stays nil, and the decision rests on the
+// controller and the engine alone.
 type Output struct {
 	// Producing: the copies produce output at a rate the query considers normal.
 	Producing bool

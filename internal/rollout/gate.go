@@ -37,8 +37,8 @@ type Result struct {
 	Visibility []snapshot.Visibility
 }
 
-// ThroughputQuery measures whether the new revision's copies produce output. None exists yet:
-// a Gate without one decides on the controller and the engine alone.
+// ThroughputQuery measures whether the new revision's copies produce output; MetricsThroughput
+// answers it from Prometheus. A Gate without one decides on the controller and the engine alone.
 type ThroughputQuery interface {
 	Output(ctx context.Context, t Target, since time.Time) (*Output, error)
 }

@@ -103,8 +103,9 @@ func BenchmarkClassify(b *testing.B) {
 			count(s, w, ref)
 			w.findServing()
 			w.diffRevisions()
-			for _, p := range w.Pods {
-				w.cls.copies = append(w.cls.copies, readCopy(w, p, ref))
+			w.observe()
+			for i := range w.Pods {
+				w.cls.copies = append(w.cls.copies, readCopy(w, i, ref))
 			}
 			w.cls.rollout = readRollout(w, ref)
 			w.cls.failedCreate = readFailedCreate(w)

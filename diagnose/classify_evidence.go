@@ -135,8 +135,8 @@ func podEvidence(b *evidenceBuilder, w *workload, ref time.Time) {
 			b.add(SourceService, "NotAnEndpoint", "", "Ready, but not a ready endpoint of any Service meant for the workload", obj, 1, nil)
 		}
 		if lt := f.LastTerminated; lt != nil && f.NeverStarts == "" {
-			at := lt.FinishedAt.Time
-			msg := fmt.Sprintf("last terminated %s ago: %s", humanDuration(ref.Sub(at)), terminationText(lt))
+			at := lt.At
+			msg := fmt.Sprintf("last terminated %s ago: %s", humanDuration(ref.Sub(at)), lt.terminationText())
 			if f.Dies == "" && f.Running {
 				if since := runningSince(f.Pod); !since.IsZero() {
 					msg += fmt.Sprintf("; running again since %s ago", humanDuration(ref.Sub(since)))

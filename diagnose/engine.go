@@ -54,8 +54,10 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	youngest, oldest := count(s, w, ref)
 	w.findServing()
 	w.diffRevisions()
-	for _, p := range w.Pods {
-		w.cls.copies = append(w.cls.copies, readCopy(w, p, ref))
+	w.observe()
+	w.cls.copies = make([]*copyFacts, 0, len(w.Pods))
+	for i := range w.Pods {
+		w.cls.copies = append(w.cls.copies, readCopy(w, i, ref))
 	}
 	w.cls.rollout = readRollout(w, ref)
 	w.cls.failedCreate = readFailedCreate(w)

@@ -73,7 +73,7 @@ func findOnset(w *workload) onset {
 			consider(rc.LastTransitionTime.Time, "copy "+p.Name+" stopped being Ready", p.Name, "")
 		}
 		if lt := f.LastTerminated; lt != nil {
-			consider(lt.FinishedAt.Time, "copy "+p.Name+" terminated: "+terminationText(lt), p.Name, "")
+			consider(lt.At, "copy "+p.Name+" terminated: "+lt.terminationText(), p.Name, "")
 		}
 		if ff := f.Rev; ff != nil && ff.FailedFromStart != nil && ff.FailedFromStart.Pod == p.Name {
 			consider(ff.FailedFromStart.At, "copy "+p.Name+" logged a failing line", p.Name, ff.FailedFromStart.Line)
@@ -185,15 +185,14 @@ func buildTimeline(w *workload, top *Suspect, o onset) []TimelineEntry {
 		add(at, TimelineServing, self, fmt.Sprintf("serving fell %d→%d", from, to))
 		out[len(out)-1].ServingFrom, out[len(out)-1].ServingTo = &from, &to
 	}
-	var last *corev1.ContainerStateTerminated
-	lastPod := ""
+	var last *Observation
 	for _, f := range w.cls.copies {
-		if lt := f.LastTerminated; lt != nil && (last == nil || lt.FinishedAt.After(last.FinishedAt.Time)) {
-			last, lastPod = lt, f.Pod.Name
+		if lt := f.LastTerminated; lt != nil && (last == nil || lt.At.After(last.At)) {
+			last = lt
 		}
 	}
 	if last != nil {
-		add(last.FinishedAt.Time, TimelineRestart, "Pod/"+lastPod, "newest termination: "+terminationText(last))
+		add(last.At, TimelineRestart, last.Object.String(), "newest termination: "+last.terminationText())
 	}
 	if c := changedUnderneath(w, top); c != nil {
 		msg := c.Object + "'s spec changed"

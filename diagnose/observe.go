@@ -1,0 +1,415 @@
+package diagnose
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+)
+
+// Read each fact once. Every pod status and condition, container state, controller condition,
+// event, revision and log line of a workload becomes one typed, dated Observation in one list,
+// read in one pass (observe). Classification, evidence, the suspect rules, the onset and the
+// timeline read that list instead of the objects, so the evidence a front end shows is what
+// ranked the suspects, and two readers of one field cannot drift apart.
+
+// ObservationKind names what an observation records.
+type ObservationKind uint8
+
+// The observation kinds.
+const (
+	// ObsPodCreated: a copy was created (At).
+	ObsPodCreated ObservationKind = iota + 1
+	// ObsPodDeleted: a copy is terminating (At is its deletionTimestamp).
+	ObsPodDeleted
+	// ObsReadyChanged: a copy's Ready condition last changed to Status at At.
+	ObsReadyChanged
+	// ObsConditionChanged: another condition of a copy (PodScheduled, Initialized...).
+	ObsConditionChanged
+	// ObsContainerWaiting: a container waits (Reason, Text); Count is its restart count.
+	ObsContainerWaiting
+	// ObsContainerRunning: a container runs since Since; Count is its restart count.
+	ObsContainerRunning
+	// ObsContainerTerminated: a container terminated at At after starting at Since, with
+	// ExitCode, Reason and Text; Last marks the lastTerminationState, not the current state.
+	ObsContainerTerminated
+	// ObsControllerCondition: a condition of the workload or one of its ReplicaSets; At is its
+	// last transition, Since its last update.
+	ObsControllerCondition
+	// ObsEvent: an event (Reason, Status is its type, Text its message); Since is when it was
+	// first seen, At last, Count how often.
+	ObsEvent
+	// ObsLogLine: one line of a container's log tail; At is the line's own time, when it
+	// carries one.
+	ObsLogLine
+	// ObsRevisionCreated: a revision's ReplicaSet or ControllerRevision was created.
+	ObsRevisionCreated
+)
+
+var observationKindNames = [...]string{
+	ObsPodCreated: "PodCreated", ObsPodDeleted: "PodDeleted", ObsReadyChanged: "ReadyChanged",
+	ObsConditionChanged: "ConditionChanged", ObsContainerWaiting: "ContainerWaiting",
+	ObsContainerRunning: "ContainerRunning", ObsContainerTerminated: "ContainerTerminated",
+	ObsControllerCondition: "ControllerCondition", ObsEvent: "Event", ObsLogLine: "LogLine",
+	ObsRevisionCreated: "RevisionCreated",
+}
+
+func (k ObservationKind) String() string {
+	if int(k) < len(observationKindNames) && observationKindNames[k] != "" {
+		return observationKindNames[k]
+	}
+	return "Unknown"
+}
+
+// ObjectRef names the object an observation was read from.
+type ObjectRef struct {
+	Kind, Name string
+	UID        types.UID
+}
+
+// String is Kind/Name, as evidence names objects.
+func (r ObjectRef) String() string { return r.Kind + "/" + r.Name }
+
+// Observation is one fact of a workload with its time, read once from its object.
+type Observation struct {
+	Kind ObservationKind
+	// Last marks a container's lastTerminationState (a log line: the previous container's
+	// log); Ready a container that is Ready; Init an init container.
+	Last, Ready, Init bool
+	ExitCode    int32
+	// Count is an event's count, a container's restart count.
+	Count int32
+	// At is when the fact holds or happened; zero when the object does not date it.
+	At time.Time
+	// Since is when a container started, an event was first seen, a condition last updated.
+	Since  time.Time
+	Object ObjectRef
+	// Container names the container of a container state or log line; Type the condition type.
+	Container, Type string
+	// Status is a condition's status or an event's type.
+	Status       string
+	Reason, Text string
+	// Revision is the number of the revision the copy belongs to (0 when unknown).
+	Revision int64
+	// Event is the event an ObsEvent was read from.
+	Event *corev1.Event
+	// pod is the index in workload.Pods of the copy the fact is about, -1 for none.
+	pod  int32
+	line *lineFacts
+}
+
+// Pod reports whether the observation is about a copy.
+func (o *Observation) isPod() bool { return o.pod >= 0 }
+
+// Terminated reports whether o is a container termination, current or last.
+func (o *Observation) terminated() bool { return o.Kind == ObsContainerTerminated }
+
+// terminationText words a termination as the evidence and the headline show it, with the
+// exit code the runtime reported.
+func (o *Observation) terminationText() string {
+	s := o.Reason
+	if s == "" {
+		s = "terminated"
+	}
+	s += " (exit code " + strconv.Itoa(int(o.ExitCode)) + ")"
+	if o.Text != "" {
+		s += ": " + o.Text
+	}
+	return s
+}
+
+// observations is a workload's list with its indexes.
+type observations struct {
+	list []Observation
+	// byPod[i] is the range of workload.Pods[i]'s status observations in list.
+	byPod []obsRange
+	// logsRead[i] is the range of workload.Pods[i]'s log lines, once read.
+	logs []obsRange
+	// events is the range of the events.
+	events obsRange
+	// lines holds what is read of each distinct log text once per workload.
+	lines map[string]*lineFacts
+	// podIndex maps a pod name to its index in workload.Pods; tailsOf its log tails.
+	podIndex map[string]int32
+	tailsOf  map[string][]*snapshot.ContainerLog
+	w        *workload
+}
+
+type obsRange struct {
+	from, to int32
+	read     bool
+}
+
+// lineFacts is what a log text says, each part read when first asked.
+type lineFacts struct {
+	failingDone, reducedDone, atDone bool
+	failing                          bool
+	reduced                          *reducedLine
+	at                               time.Time
+	dated                            bool
+}
+
+// observe reads the workload's copies, events, controller conditions and revisions into its
+// observation list. Log lines are read per copy when first asked for (logLines): a healthy
+// workload's tails are never read, and a line is still read once.
+func (w *workload) observe() *observations {
+	if w.obs != nil {
+		return w.obs
+	}
+	o := &observations{w: w}
+	n := 0
+	for _, p := range w.Pods {
+		n += 2 + len(p.Status.Conditions) + 2*(len(p.Status.InitContainerStatuses)+len(p.Status.ContainerStatuses))
+	}
+	n += len(w.Events) + len(w.cls.Revisions) + 4
+	o.list = make([]Observation, 0, n)
+	o.byPod = make([]obsRange, len(w.Pods))
+	o.logs = make([]obsRange, len(w.Pods))
+	for i, p := range w.Pods {
+		from := int32(len(o.list))
+		o.observePod(int32(i), p)
+		o.byPod[i] = obsRange{from: from, to: int32(len(o.list)), read: true}
+	}
+	o.events.from = int32(len(o.list))
+	for _, e := range w.Events {
+		o.list = append(o.list, Observation{
+			Kind: ObsEvent, At: eventTime(e), Since: eventFirst(e), Count: eventCount(e),
+			Object:    ObjectRef{e.InvolvedObject.Kind, e.InvolvedObject.Name, e.InvolvedObject.UID},
+			Container: containerOfFieldPath(e.InvolvedObject.FieldPath),
+			Status:    e.Type, Reason: e.Reason, Text: e.Message, Event: e, pod: -1,
+		})
+	}
+	o.events.to = int32(len(o.list))
+	o.observeController()
+	for _, rev := range w.cls.Revisions {
+		obj := ObjectRef{Kind: w.Kind, Name: w.Name, UID: w.UID}
+		if rev.ReplicaSet != nil {
+			obj = ObjectRef{"ReplicaSet", rev.ReplicaSet.Name, rev.ReplicaSet.UID}
+		}
+		o.list = append(o.list, Observation{Kind: ObsRevisionCreated, At: rev.Created, Object: obj, Revision: rev.Number, pod: -1})
+	}
+	w.obs = o
+	return o
+}
+
+func (o *observations) observePod(i int32, p *corev1.Pod) {
+	obj := ObjectRef{"Pod", p.Name, p.UID}
+	var rev int64
+	if r := o.w.cls.revisionOf[p.UID]; r != nil {
+		rev = r.Number
+	}
+	init := false
+	add := func(ob Observation) {
+		ob.Object, ob.Revision, ob.pod, ob.Init = obj, rev, i, init
+		o.list = append(o.list, ob)
+	}
+	// The phase, and the reason and message the kubelet gave it, ride on the creation.
+	add(Observation{Kind: ObsPodCreated, At: p.CreationTimestamp.Time, Status: string(p.Status.Phase), Reason: p.Status.Reason, Text: p.Status.Message})
+	if p.DeletionTimestamp != nil {
+		add(Observation{Kind: ObsPodDeleted, At: p.DeletionTimestamp.Time})
+	}
+	for _, c := range p.Status.Conditions {
+		kind := ObsConditionChanged
+		if c.Type == corev1.PodReady {
+			kind = ObsReadyChanged
+		}
+		add(Observation{Kind: kind, At: c.LastTransitionTime.Time, Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Text: c.Message})
+	}
+	for g, css := range [2][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
+		init = g == 0
+		for j := range css {
+			cs := &css[j]
+			// The last termination first: readers that take a container's state take the
+			// current one, which follows.
+			if t := cs.LastTerminationState.Terminated; t != nil {
+				add(terminatedObservation(cs, t, true))
+			}
+			switch s := cs.State; {
+			case s.Waiting != nil:
+				add(Observation{Kind: ObsContainerWaiting, Container: cs.Name, Ready: cs.Ready, Count: cs.RestartCount, Reason: s.Waiting.Reason, Text: s.Waiting.Message})
+			case s.Running != nil:
+				add(Observation{Kind: ObsContainerRunning, Container: cs.Name, Ready: cs.Ready, Count: cs.RestartCount, Since: s.Running.StartedAt.Time})
+			case s.Terminated != nil:
+				add(terminatedObservation(cs, s.Terminated, false))
+			}
+		}
+	}
+}
+
+func terminatedObservation(cs *corev1.ContainerStatus, t *corev1.ContainerStateTerminated, last bool) Observation {
+	return Observation{
+		Kind: ObsContainerTerminated, Last: last, Container: cs.Name, Ready: cs.Ready, Count: cs.RestartCount,
+		At: t.FinishedAt.Time, Since: t.StartedAt.Time, ExitCode: t.ExitCode, Reason: t.Reason, Text: t.Message,
+	}
+}
+
+// observeController reads the conditions of the workload and of its ReplicaSets.
+func (o *observations) observeController() {
+	w := o.w
+	self := ObjectRef{w.Kind, w.Name, w.UID}
+	add := func(obj ObjectRef, typ, status, reason, msg string, at, updated time.Time) {
+		o.list = append(o.list, Observation{Kind: ObsControllerCondition, Object: obj, Type: typ, Status: status, Reason: reason, Text: msg, At: at, Since: updated, pod: -1})
+	}
+	switch x := w.Object.(type) {
+	case *appsv1.Deployment:
+		for _, c := range x.Status.Conditions {
+			add(self, string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, c.LastUpdateTime.Time)
+		}
+	case *appsv1.StatefulSet:
+		for _, c := range x.Status.Conditions {
+			add(self, string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, time.Time{})
+		}
+	case *appsv1.DaemonSet:
+		for _, c := range x.Status.Conditions {
+			add(self, string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, time.Time{})
+		}
+	}
+	for _, rs := range w.ReplicaSets {
+		if rs == w.Object {
+			continue
+		}
+		for _, c := range rs.Status.Conditions {
+			add(ObjectRef{"ReplicaSet", rs.Name, rs.UID}, string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, time.Time{})
+		}
+	}
+	if rs, ok := w.Object.(*appsv1.ReplicaSet); ok {
+		for _, c := range rs.Status.Conditions {
+			add(self, string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, time.Time{})
+		}
+	}
+}
+
+// pod returns the status observations of workload.Pods[i].
+func (o *observations) pod(i int) []Observation {
+	r := o.byPod[i]
+	return o.list[r.from:r.to]
+}
+
+// eventList returns the event observations, oldest first.
+func (o *observations) eventList() []Observation { return o.list[o.events.from:o.events.to] }
+
+// index returns the position of ob in the list (ob must point into it).
+func (o *observations) index(ob *Observation) int {
+	for i := range o.list {
+		if &o.list[i] == ob {
+			return i
+		}
+	}
+	return -1
+}
+
+// logLines returns the log-line observations of workload.Pods[i], reading its tails (current
+// and previous container, in the order collected) the first time they are asked for. The
+// list may grow: callers index it afresh after a call.
+func (o *observations) logLines(i int) (from, to int) {
+	r := &o.logs[i]
+	if !r.read {
+		r.read = true
+		r.from = int32(len(o.list))
+		if o.tailsOf == nil {
+			o.tailsOf = make(map[string][]*snapshot.ContainerLog, len(o.w.Pods))
+			for _, l := range o.w.Logs {
+				if l != nil {
+					o.tailsOf[l.Pod] = append(o.tailsOf[l.Pod], l)
+				}
+			}
+		}
+		p := o.w.Pods[i]
+		for _, l := range o.tailsOf[p.Name] {
+			o.observeLog(int32(i), p, l)
+		}
+		r.to = int32(len(o.list))
+	}
+	return int(r.from), int(r.to)
+}
+
+func (o *observations) observeLog(i int32, p *corev1.Pod, l *snapshot.ContainerLog) {
+	if o.lines == nil {
+		o.lines = map[string]*lineFacts{}
+	}
+	var rev int64
+	if r := o.w.cls.revisionOf[p.UID]; r != nil {
+		rev = r.Number
+	}
+	obj := ObjectRef{"Pod", p.Name, p.UID}
+	o.list = append(o.list, make([]Observation, len(l.Lines))...)
+	base := len(o.list) - len(l.Lines)
+	for k, line := range l.Lines {
+		lf := o.lines[line]
+		if lf == nil {
+			lf = &lineFacts{}
+			o.lines[line] = lf
+		}
+		at, _ := lf.time(line)
+		o.list[base+k] = Observation{Kind: ObsLogLine, At: at, Object: obj, Container: l.Container, Last: l.Previous, Text: line, Revision: rev, pod: i, line: lf}
+	}
+}
+
+// podOf returns the index of the copy named name in workload.Pods, or -1.
+func (o *observations) podOf(name string) int {
+	if o.podIndex == nil {
+		o.podIndex = make(map[string]int32, len(o.w.Pods))
+		for i, p := range o.w.Pods {
+			if _, dup := o.podIndex[p.Name]; !dup {
+				o.podIndex[p.Name] = int32(i)
+			}
+		}
+	}
+	if i, ok := o.podIndex[name]; ok {
+		return int(i)
+	}
+	return -1
+}
+
+// failing reports whether a log line reports a failure (failureLine), read once per text.
+func (o *Observation) failing() bool {
+	lf := o.line
+	if lf == nil {
+		return failureLine(o.Text)
+	}
+	if !lf.failingDone {
+		lf.failing, lf.failingDone = failureLine(o.Text), true
+	}
+	return lf.failing
+}
+
+// reduced is the log line as evidence shows it (reduceLogLine), read once per text.
+func (o *Observation) reduced() *reducedLine {
+	lf := o.line
+	if lf == nil {
+		return reduceLogLine(o.Text)
+	}
+	if !lf.reducedDone {
+		lf.reduced, lf.reducedDone = reduceLogLine(o.Text), true
+	}
+	return lf.reduced
+}
+
+func (lf *lineFacts) time(line string) (time.Time, bool) {
+	if !lf.atDone {
+		lf.at, lf.dated = logLineTime(line)
+		lf.atDone = true
+	}
+	return lf.at, lf.dated
+}
+
+// dated reports whether a log line carries its own time.
+func (o *Observation) dated() bool { return o.Kind != ObsLogLine || o.line == nil || o.line.dated }
+
+// eventFirst is when an event was first seen.
+func eventFirst(e *corev1.Event) time.Time {
+	if !e.FirstTimestamp.IsZero() {
+		return e.FirstTimestamp.Time
+	}
+	return e.EventTime.Time
+}
+
+// livenessKill is the kubelet's Normal Killing event for a container that failed its liveness probe.
+func livenessKill(o *Observation) bool {
+	return o.Reason == "Killing" && strings.Contains(o.Text, "liveness probe")
+}

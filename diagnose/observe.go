@@ -81,7 +81,7 @@ type Observation struct {
 	// Last marks a container's lastTerminationState (a log line: the previous container's
 	// log); Ready a container that is Ready; Init an init container.
 	Last, Ready, Init bool
-	ExitCode    int32
+	ExitCode          int32
 	// Count is an event's count, a container's restart count.
 	Count int32
 	// At is when the fact holds or happened; zero when the object does not date it.

@@ -128,8 +128,10 @@ type observations struct {
 	list []Observation
 	// byPod[i] is the range of workload.Pods[i]'s status observations in list.
 	byPod []obsRange
-	// logsRead[i] is the range of workload.Pods[i]'s log lines, once read.
-	logs []obsRange
+	// logs[i] is the range of workload.Pods[i]'s log lines, once read; tails[i] the range of
+	// each of its tails in the order collected.
+	logs  []obsRange
+	tails [][]obsRange
 	// events is the range of the events.
 	events obsRange
 	// lines holds what is read of each distinct log text once per workload.
@@ -170,6 +172,7 @@ func (w *workload) observe() *observations {
 	o.list = make([]Observation, 0, n)
 	o.byPod = make([]obsRange, len(w.Pods))
 	o.logs = make([]obsRange, len(w.Pods))
+	o.tails = make([][]obsRange, len(w.Pods))
 	for i, p := range w.Pods {
 		from := int32(len(o.list))
 		o.observePod(int32(i), p)
@@ -321,7 +324,9 @@ func (o *observations) logLines(i int) (from, to int) {
 		}
 		p := o.w.Pods[i]
 		for _, l := range o.tailsOf[p.Name] {
+			from := int32(len(o.list))
 			o.observeLog(int32(i), p, l)
+			o.tails[i] = append(o.tails[i], obsRange{from: from, to: int32(len(o.list)), read: true})
 		}
 		r.to = int32(len(o.list))
 	}

@@ -59,6 +59,8 @@ type copyFacts struct {
 	NeverStarts, Dies  string
 	Container, Message string
 	signalObs          int
+	// readyObs is the index of the copy's Ready condition observation, -1 without one.
+	readyObs int
 	// LastTerminated is the copy's newest container termination (lastTerminationState), at
 	// index lastTerminatedObs of the observations.
 	LastTerminated        *Observation
@@ -72,7 +74,7 @@ func readCopy(w *workload, i int, ref time.Time) *copyFacts {
 	p := w.Pods[i]
 	f := &copyFacts{
 		Pod: p, Rev: w.cls.revisionOf[p.UID], Active: active(p), Ready: podReady(p),
-		Serving: w.ServingPods[p.UID], Age: ref.Sub(p.CreationTimestamp.Time), signalObs: -1, lastTerminatedObs: -1,
+		Serving: w.ServingPods[p.UID], Age: ref.Sub(p.CreationTimestamp.Time), signalObs: -1, lastTerminatedObs: -1, readyObs: -1,
 	}
 	f.Current = f.Rev != nil && f.Rev == w.cls.Current
 	if w.cls.Current == nil {
@@ -87,6 +89,9 @@ func readCopy(w *workload, i int, ref time.Time) *copyFacts {
 	for k := range list {
 		o := &list[k]
 		switch o.Kind {
+		case ObsReadyChanged:
+			f.readyObs = base + k
+			continue
 		case ObsContainerTerminated:
 			if o.Last {
 				if f.LastTerminated == nil || o.At.After(f.LastTerminated.At) {

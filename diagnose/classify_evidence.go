@@ -32,8 +32,16 @@ func newEvidence() *evidenceBuilder {
 	return &evidenceBuilder{items: map[evidenceKey]*Evidence{}, seen: map[evidenceKey]map[string]bool{}}
 }
 
+// addObserved is add for a signal read from observation obs, which the item then cites.
+func (b *evidenceBuilder) addObserved(obs int, src EvidenceSource, kind, key, message, object string, count int32, at *time.Time) {
+	e := b.add(src, kind, key, message, object, count, at)
+	if obs >= 0 {
+		e.Observations = append(e.Observations, obs)
+	}
+}
+
 // add records one sighting of a signal on one object; count is how many times it was seen.
-func (b *evidenceBuilder) add(src EvidenceSource, kind, key, message, object string, count int32, at *time.Time) {
+func (b *evidenceBuilder) add(src EvidenceSource, kind, key, message, object string, count int32, at *time.Time) *Evidence {
 	k := evidenceKey{src, kind, key}
 	e := b.items[k]
 	if e == nil {
@@ -52,6 +60,7 @@ func (b *evidenceBuilder) add(src EvidenceSource, kind, key, message, object str
 		e.LastSeen = &t
 		e.Message = message
 	}
+	return e
 }
 
 var sourceOrder = map[EvidenceSource]int{
@@ -119,9 +128,9 @@ func podEvidence(b *evidenceBuilder, w *workload, ref time.Time) {
 			if kind == "ErrImagePull" || kind == "ImagePullBackOff" {
 				kind, msg = "ImagePullBackOff", backoffPull.ReplaceAllString(msg, "")
 			}
-			b.add(SourcePodStatus, kind, f.Container, withContainer(f.Container, msg), obj, 1, nil)
+			b.addObserved(f.signalObs, SourcePodStatus, kind, f.Container, withContainer(f.Container, msg), obj, 1, nil)
 		case f.Dies != "":
-			b.add(SourcePodStatus, f.Dies, f.Container, withContainer(f.Container, f.Message), obj, 1, nil)
+			b.addObserved(f.signalObs, SourcePodStatus, f.Dies, f.Container, withContainer(f.Container, f.Message), obj, 1, nil)
 		case f.Active && f.Running && !f.Ready:
 			msg := "Running, not Ready"
 			if rc := readyCondition(f.Pod); rc != nil && rc.Message != "" {
@@ -130,7 +139,7 @@ func podEvidence(b *evidenceBuilder, w *workload, ref time.Time) {
 					msg += fmt.Sprintf(" (was Ready until %s ago)", humanDuration(ref.Sub(rc.LastTransitionTime.Time)))
 				}
 			}
-			b.add(SourcePodStatus, "NotReady", "", msg, obj, 1, nil)
+			b.addObserved(f.readyObs, SourcePodStatus, "NotReady", "", msg, obj, 1, nil)
 		case f.Active && f.Ready && !f.Serving:
 			b.add(SourceService, "NotAnEndpoint", "", "Ready, but not a ready endpoint of any Service meant for the workload", obj, 1, nil)
 		}
@@ -147,7 +156,7 @@ func podEvidence(b *evidenceBuilder, w *workload, ref time.Time) {
 				kind = "Terminated"
 			}
 			// Keyed by reason and exit code only: the times differ from copy to copy.
-			b.add(SourcePodStatus, kind, "last"+strconv.Itoa(int(lt.ExitCode)), msg, obj, 1, &at)
+			b.addObserved(f.lastTerminatedObs, SourcePodStatus, kind, "last"+strconv.Itoa(int(lt.ExitCode)), msg, obj, 1, &at)
 		}
 	}
 }
@@ -203,14 +212,14 @@ func serviceEvidence(s *snapshot.Snapshot, b *evidenceBuilder, w *workload) {
 // failed its liveness probe) by reason and message, with the object names, generated suffixes
 // and variable words (addresses, counters) taken out of the key.
 func eventEvidence(b *evidenceBuilder, w *workload) {
-	for _, e := range w.Events {
-		livenessKill := e.Reason == "Killing" && strings.Contains(e.Message, "liveness probe")
-		if e.Type != corev1.EventTypeWarning && !livenessKill {
+	obs := w.observe()
+	for k := obs.events.from; k < obs.events.to; k++ {
+		o := &obs.list[k]
+		if o.Status != corev1.EventTypeWarning && !livenessKill(o) {
 			continue
 		}
-		key := normalizeEventMessage(e)
-		at := eventTime(e)
-		b.add(SourceEvent, e.Reason, key, e.Message, e.InvolvedObject.Kind+"/"+e.InvolvedObject.Name, eventCount(e), &at)
+		at := o.At
+		b.addObserved(int(k), SourceEvent, o.Reason, normalizeEventMessage(o.Event), o.Text, o.Object.String(), o.Count, &at)
 	}
 }
 
@@ -246,29 +255,22 @@ const maxLogSignals = 3
 // timestamps. kubectl's own "Request log error" lines say only that a container never started.
 func logEvidence(b *evidenceBuilder, w *workload) {
 	lb := newEvidence()
-	failing := map[string]bool{}
-	for _, f := range w.cls.copies {
-		failing[f.Pod.Name] = !f.Serving
-	}
-	// Every copy logs the same failure: reduce each distinct line once. A nil entry is a line
-	// that reports no failure.
-	lines := map[string]*reducedLine{}
-	for _, l := range w.Logs {
+	obs := w.observe()
+	for i, f := range w.cls.copies {
 		// A serving copy's log does not explain a failure.
-		if !failing[l.Pod] {
+		if f.Serving {
 			continue
 		}
-		obj := "Pod/" + l.Pod
-		for _, line := range l.Lines {
-			rd, known := lines[line]
-			if !known {
-				rd = reduceLogLine(line)
-				lines[line] = rd
-			}
+		obj := "Pod/" + f.Pod.Name
+		// Every copy logs the same failure: each distinct line is reduced once (its
+		// observations share the text's facts). A nil reduction reports no failure.
+		from, to := obs.logLines(i)
+		for k := from; k < to; k++ {
+			rd := obs.list[k].reduced()
 			if rd == nil {
 				continue
 			}
-			lb.add(SourceLog, "LogLine", rd.key, rd.text, obj, 1, nil)
+			lb.addObserved(k, SourceLog, "LogLine", rd.key, rd.text, obj, 1, nil)
 		}
 	}
 	keys := append([]evidenceKey(nil), lb.order...)

@@ -107,7 +107,7 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	if h := &w.cls.history; h.Current != nil {
 		d.Revisions = &Revisions{Current: w.CurrentRevision, LastServing: w.LastServingRevision, ChangedPaths: changedPaths(w.Changes)}
 	}
-	d.Detail = &Detail{CurrentRevision: w.CurrentRevision, LastServingRevision: w.LastServingRevision, Changes: w.Changes}
+	d.Detail = &Detail{CurrentRevision: w.CurrentRevision, LastServingRevision: w.LastServingRevision, Changes: w.Changes, Observations: w.obs.list}
 	for _, f := range w.cls.copies {
 		d.Detail.Copies = append(d.Detail.Copies, f.toCopy())
 	}

@@ -136,10 +136,10 @@ type observations struct {
 	events obsRange
 	// lines holds what is read of each distinct log text once per workload.
 	lines map[string]*lineFacts
-	// podIndex maps a pod name to its index in workload.Pods; tailsOf its log tails.
-	podIndex map[string]int32
-	tailsOf  map[string][]*snapshot.ContainerLog
-	w        *workload
+	// podIndex maps a pod name to its index in workload.Pods; logsByPod its log tails.
+	podIndex  map[string]int32
+	logsByPod map[string][]*snapshot.ContainerLog
+	w         *workload
 }
 
 type obsRange struct {
@@ -314,16 +314,16 @@ func (o *observations) logLines(i int) (from, to int) {
 	if !r.read {
 		r.read = true
 		r.from = int32(len(o.list))
-		if o.tailsOf == nil {
-			o.tailsOf = make(map[string][]*snapshot.ContainerLog, len(o.w.Pods))
+		if o.logsByPod == nil {
+			o.logsByPod = make(map[string][]*snapshot.ContainerLog, len(o.w.Pods))
 			for _, l := range o.w.Logs {
 				if l != nil {
-					o.tailsOf[l.Pod] = append(o.tailsOf[l.Pod], l)
+					o.logsByPod[l.Pod] = append(o.logsByPod[l.Pod], l)
 				}
 			}
 		}
 		p := o.w.Pods[i]
-		for _, l := range o.tailsOf[p.Name] {
+		for _, l := range o.logsByPod[p.Name] {
 			from := int32(len(o.list))
 			o.observeLog(int32(i), p, l)
 			o.tails[i] = append(o.tails[i], obsRange{from: from, to: int32(len(o.list)), read: true})
@@ -353,6 +353,12 @@ func (o *observations) observeLog(i int32, p *corev1.Pod, l *snapshot.ContainerL
 		at, _ := lf.time(line)
 		o.list[base+k] = Observation{Kind: ObsLogLine, At: at, Object: obj, Container: l.Container, Last: l.Previous, Text: line, Revision: rev, pod: i, line: lf}
 	}
+}
+
+// tailsOf returns the ranges of copy i's log tails, reading them first.
+func (o *observations) tailsOf(i int) []obsRange {
+	o.logLines(i)
+	return o.tails[i]
 }
 
 // podOf returns the index of the copy named name in workload.Pods, or -1.

@@ -8,8 +8,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
 // The onset is when the failure began. The cause follows from it: a failure that began with a
@@ -36,15 +34,14 @@ func failureBeganWithCopies(w *workload, rev *revision) *failedFromStart {
 	if rev == nil || len(w.Logs) == 0 {
 		return nil
 	}
-	logsOf := map[string][]*snapshot.ContainerLog{}
-	for _, l := range w.Logs {
-		if l != nil && !l.Previous {
-			logsOf[l.Pod] = append(logsOf[l.Pod], l)
-		}
-	}
+	obs := w.observe()
 	var best *failedFromStart
 	for _, p := range rev.Pods {
 		if podReady(p) || p.Status.StartTime == nil || !active(p) {
+			continue
+		}
+		i := obs.podOf(p.Name)
+		if i < 0 {
 			continue
 		}
 		started := p.Status.StartTime.Time
@@ -52,8 +49,11 @@ func failureBeganWithCopies(w *workload, rev *revision) *failedFromStart {
 		if rc := readyCondition(p); rc != nil && rc.Status != corev1.ConditionTrue {
 			unready = rc.LastTransitionTime.Time
 		}
-		for _, l := range logsOf[p.Name] {
-			if f := earlyFailingLine(l, started, unready); f != nil && (best == nil || f.At.Sub(f.Started) < best.At.Sub(best.Started)) {
+		for _, tail := range obs.tailsOf(i) {
+			if tail.from == tail.to || obs.list[tail.from].Last {
+				continue
+			}
+			if f := earlyFailingLine(obs.list[tail.from:tail.to], started, unready); f != nil && (best == nil || f.At.Sub(f.Started) < best.At.Sub(best.Started)) {
 				f.Pod = p.Name
 				best = f
 			}
@@ -64,46 +64,42 @@ func failureBeganWithCopies(w *workload, rev *revision) *failedFromStart {
 
 // earlyFailingLine finds the first failing line logged within earlyWindow of started that the
 // container logs again at or after unready (the moment the copy stopped being Ready; zero when
-// unknown, then the last failing line of the tail stands for it).
-func earlyFailingLine(l *snapshot.ContainerLog, started, unready time.Time) *failedFromStart {
+// unknown, then the last failing line of the tail stands for it). lines are one tail's
+// observations.
+func earlyFailingLine(lines []Observation, started, unready time.Time) *failedFromStart {
 	// The first failing line inside the window; lines are in time order, so the scan stops at
 	// the first failing line past it (a tail that starts later than the window ends at once).
-	var first string
-	var firstAt time.Time
-	for _, line := range l.Lines {
-		if !failureLine(line) {
+	var first *Observation
+	for k := range lines {
+		l := &lines[k]
+		if !l.failing() {
 			continue
 		}
-		at, ok := logLineTime(line)
-		if !ok || at.Before(started.Add(-time.Second)) {
+		if !l.dated() || l.At.Before(started.Add(-time.Second)) {
 			continue
 		}
-		if at.Sub(started) > earlyWindow {
+		if l.At.Sub(started) > earlyWindow {
 			break
 		}
-		first, firstAt = line, at
+		first = l
 		break
 	}
-	if first == "" {
+	if first == nil {
 		return nil
 	}
 	key := failingKey(first)
 	// The same failure after the copy stopped being Ready (or, without that moment, at the end
 	// of the tail): read from the end, where it is.
-	for i := len(l.Lines) - 1; i >= 0; i-- {
-		line := l.Lines[i]
-		if !failureLine(line) {
+	for k := len(lines) - 1; k >= 0; k-- {
+		l := &lines[k]
+		if !l.failing() || !l.dated() {
 			continue
 		}
-		at, ok := logLineTime(line)
-		if !ok {
-			continue
-		}
-		if !unready.IsZero() && at.Before(unready.Add(-endpointGrace)) {
+		if !unready.IsZero() && l.At.Before(unready.Add(-endpointGrace)) {
 			break
 		}
-		if failingKey(line) == key {
-			return &failedFromStart{Line: first, At: firstAt, Started: started}
+		if failingKey(l) == key {
+			return &failedFromStart{Line: first.Text, At: first.At, Started: started}
 		}
 		if unready.IsZero() {
 			break
@@ -113,11 +109,11 @@ func earlyFailingLine(l *snapshot.ContainerLog, started, unready time.Time) *fai
 }
 
 // failingKey is a failing line's text without its variable parts, as the log evidence groups it.
-func failingKey(line string) string {
-	if rd := reduceLogLine(line); rd != nil {
+func failingKey(l *Observation) string {
+	if rd := l.reduced(); rd != nil {
 		return rd.key
 	}
-	return logText(line)
+	return logText(l.Text)
 }
 
 var (

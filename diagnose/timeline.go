@@ -79,29 +79,35 @@ func findOnset(w *workload) onset {
 			consider(ff.FailedFromStart.At, "copy "+p.Name+" logged a failing line", p.Name, ff.FailedFromStart.Line)
 		}
 	}
-	for _, l := range w.Logs {
-		if l == nil || !failing[l.Pod] {
+	obs := w.observe()
+	for i, f := range w.cls.copies {
+		if !failing[f.Pod.Name] {
 			continue
 		}
-		for _, line := range l.Lines {
-			if !failureLine(line) {
-				continue
-			}
-			if at, ok := logLineTime(line); ok {
-				consider(at, "copy "+l.Pod+" logged a failing line", l.Pod, line)
-				break
+		// The first failing line of each tail that carries its own time.
+		for _, tail := range obs.tailsOf(i) {
+			for k := tail.from; k < tail.to; k++ {
+				l := &obs.list[k]
+				if !l.failing() {
+					continue
+				}
+				if l.dated() {
+					consider(l.At, "copy "+l.Object.Name+" logged a failing line", l.Object.Name, l.Text)
+					break
+				}
 			}
 		}
 	}
-	for _, e := range w.Events {
-		if e.Type != corev1.EventTypeWarning || e.Reason == "Unhealthy" || e.InvolvedObject.Kind == "Pod" && !failing[e.InvolvedObject.Name] {
+	for k := obs.events.from; k < obs.events.to; k++ {
+		e := &obs.list[k]
+		if e.Status != corev1.EventTypeWarning || e.Reason == "Unhealthy" || e.Object.Kind == "Pod" && !failing[e.Object.Name] {
 			continue
 		}
-		first := e.FirstTimestamp.Time
-		if first.IsZero() {
-			first = e.EventTime.Time
+		pod := ""
+		if e.Object.Kind == "Pod" {
+			pod = e.Object.Name
 		}
-		consider(first, e.InvolvedObject.Kind+" "+e.InvolvedObject.Name+": "+e.Reason+": "+clip(e.Message, 120), podNameOf(e), "")
+		consider(e.Since, e.Object.Kind+" "+e.Object.Name+": "+e.Reason+": "+clip(e.Text, 120), pod, "")
 	}
 	return o
 }

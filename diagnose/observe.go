@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -88,7 +89,7 @@ type Observation struct {
 	At time.Time
 	// Since is when a container started, an event was first seen, a condition last updated.
 	Since  time.Time
-	Object ObjectRef
+	Object *ObjectRef
 	// Container names the container of a container state or log line; Type the condition type.
 	Container, Type string
 	// Status is a condition's status or an event's type.
@@ -139,7 +140,20 @@ type observations struct {
 	// podIndex maps a pod name to its index in workload.Pods; logsByPod its log tails.
 	podIndex  map[string]int32
 	logsByPod map[string][]*snapshot.ContainerLog
-	w         *workload
+	// refs holds the objects the observations point at; self is the workload.
+	refs []ObjectRef
+	self *ObjectRef
+	w    *workload
+}
+
+// ref returns a new object reference; refs is pre-sized, and a full one is replaced, never
+// grown, so earlier references stay where they are.
+func (o *observations) ref(kind, name string, uid types.UID) *ObjectRef {
+	if len(o.refs) == cap(o.refs) {
+		o.refs = make([]ObjectRef, 0, 16)
+	}
+	o.refs = append(o.refs, ObjectRef{kind, name, uid})
+	return &o.refs[len(o.refs)-1]
 }
 
 type obsRange struct {
@@ -164,6 +178,8 @@ func (w *workload) observe() *observations {
 		return w.obs
 	}
 	o := &observations{w: w}
+	o.refs = make([]ObjectRef, 0, len(w.Pods)+len(w.Events)+len(w.ReplicaSets)+1)
+	o.self = o.ref(w.Kind, w.Name, w.UID)
 	n := 0
 	for _, p := range w.Pods {
 		n += 2 + len(p.Status.Conditions) + 2*(len(p.Status.InitContainerStatuses)+len(p.Status.ContainerStatuses))
@@ -182,7 +198,7 @@ func (w *workload) observe() *observations {
 	for _, e := range w.Events {
 		o.list = append(o.list, Observation{
 			Kind: ObsEvent, At: eventTime(e), Since: eventFirst(e), Count: eventCount(e),
-			Object:    ObjectRef{e.InvolvedObject.Kind, e.InvolvedObject.Name, e.InvolvedObject.UID},
+			Object:    o.ref(e.InvolvedObject.Kind, e.InvolvedObject.Name, e.InvolvedObject.UID),
 			Container: containerOfFieldPath(e.InvolvedObject.FieldPath),
 			Status:    e.Type, Reason: e.Reason, Text: e.Message, Event: e, pod: -1,
 		})
@@ -190,9 +206,9 @@ func (w *workload) observe() *observations {
 	o.events.to = int32(len(o.list))
 	o.observeController()
 	for _, rev := range w.cls.Revisions {
-		obj := ObjectRef{Kind: w.Kind, Name: w.Name, UID: w.UID}
+		obj := o.self
 		if rev.ReplicaSet != nil {
-			obj = ObjectRef{"ReplicaSet", rev.ReplicaSet.Name, rev.ReplicaSet.UID}
+			obj = o.ref("ReplicaSet", rev.ReplicaSet.Name, rev.ReplicaSet.UID)
 		}
 		o.list = append(o.list, Observation{Kind: ObsRevisionCreated, At: rev.Created, Object: obj, Revision: rev.Number, pod: -1})
 	}
@@ -201,7 +217,7 @@ func (w *workload) observe() *observations {
 }
 
 func (o *observations) observePod(i int32, p *corev1.Pod) {
-	obj := ObjectRef{"Pod", p.Name, p.UID}
+	obj := o.ref("Pod", p.Name, p.UID)
 	var rev int64
 	if r := o.w.cls.revisionOf[p.UID]; r != nil {
 		rev = r.Number
@@ -254,8 +270,8 @@ func terminatedObservation(cs *corev1.ContainerStatus, t *corev1.ContainerStateT
 // observeController reads the conditions of the workload and of its ReplicaSets.
 func (o *observations) observeController() {
 	w := o.w
-	self := ObjectRef{w.Kind, w.Name, w.UID}
-	add := func(obj ObjectRef, typ, status, reason, msg string, at, updated time.Time) {
+	self := o.self
+	add := func(obj *ObjectRef, typ, status, reason, msg string, at, updated time.Time) {
 		o.list = append(o.list, Observation{Kind: ObsControllerCondition, Object: obj, Type: typ, Status: status, Reason: reason, Text: msg, At: at, Since: updated, pod: -1})
 	}
 	switch x := w.Object.(type) {
@@ -277,7 +293,7 @@ func (o *observations) observeController() {
 			continue
 		}
 		for _, c := range rs.Status.Conditions {
-			add(ObjectRef{"ReplicaSet", rs.Name, rs.UID}, string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, time.Time{})
+			add(o.ref("ReplicaSet", rs.Name, rs.UID), string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, time.Time{})
 		}
 	}
 	if rs, ok := w.Object.(*appsv1.ReplicaSet); ok {
@@ -315,12 +331,17 @@ func (o *observations) logLines(i int) (from, to int) {
 		r.read = true
 		r.from = int32(len(o.list))
 		if o.logsByPod == nil {
+			// Room for every tail at once: the copies whose logs are read are most often
+			// all of them, and growing the list copies it.
 			o.logsByPod = make(map[string][]*snapshot.ContainerLog, len(o.w.Pods))
+			lines := 0
 			for _, l := range o.w.Logs {
 				if l != nil {
 					o.logsByPod[l.Pod] = append(o.logsByPod[l.Pod], l)
+					lines += len(l.Lines)
 				}
 			}
+			o.list = slices.Grow(o.list, lines)
 		}
 		p := o.w.Pods[i]
 		for _, l := range o.logsByPod[p.Name] {
@@ -341,9 +362,9 @@ func (o *observations) observeLog(i int32, p *corev1.Pod, l *snapshot.ContainerL
 	if r := o.w.cls.revisionOf[p.UID]; r != nil {
 		rev = r.Number
 	}
-	obj := ObjectRef{"Pod", p.Name, p.UID}
-	o.list = append(o.list, make([]Observation, len(l.Lines))...)
-	base := len(o.list) - len(l.Lines)
+	obj := o.list[o.byPod[i].from].Object
+	base := len(o.list)
+	o.list = slices.Grow(o.list, len(l.Lines))[:base+len(l.Lines)]
 	for k, line := range l.Lines {
 		lf := o.lines[line]
 		if lf == nil {

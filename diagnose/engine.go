@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"runtime"
 	"sort"
 	"strconv"
 
@@ -22,14 +23,14 @@ func diagnose(s *snapshot.Snapshot, done <-chan struct{}) *Report {
 	for _, sh := range Shapes {
 		r.Summary[sh] = 0
 	}
-	for _, w := range collectWorkloads(s) {
-		if closed(done) {
-			return r
-		}
-		d := diagnoseWorkload(s, w)
-		r.Workloads = append(r.Workloads, d)
-		r.Summary[d.Shape]++
+	ds := diagnoseAll(s, collectWorkloads(s), done, runtime.GOMAXPROCS(0))
+	if ds == nil && closed(done) {
+		return r
 	}
+	for i := range ds {
+		r.Summary[ds[i].Shape]++
+	}
+	r.Workloads = append(r.Workloads, ds...)
 	sort.SliceStable(r.Workloads, func(i, j int) bool {
 		a, b := &r.Workloads[i], &r.Workloads[j]
 		if a.Shape.Severity() != b.Shape.Severity() {

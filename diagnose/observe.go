@@ -99,16 +99,9 @@ type Observation struct {
 	Revision int64
 	// Event is the event an ObsEvent was read from.
 	Event *corev1.Event
-	// pod is the index in workload.Pods of the copy the fact is about, -1 for none.
-	pod  int32
+	// line is what its text says, shared by the lines of one text.
 	line *lineFacts
 }
-
-// Pod reports whether the observation is about a copy.
-func (o *Observation) isPod() bool { return o.pod >= 0 }
-
-// Terminated reports whether o is a container termination, current or last.
-func (o *Observation) terminated() bool { return o.Kind == ObsContainerTerminated }
 
 // terminationText words a termination as the evidence and the headline show it, with the
 // exit code the runtime reported.
@@ -200,7 +193,7 @@ func (w *workload) observe() *observations {
 			Kind: ObsEvent, At: eventTime(e), Since: eventFirst(e), Count: eventCount(e),
 			Object:    o.ref(e.InvolvedObject.Kind, e.InvolvedObject.Name, e.InvolvedObject.UID),
 			Container: containerOfFieldPath(e.InvolvedObject.FieldPath),
-			Status:    e.Type, Reason: e.Reason, Text: e.Message, Event: e, pod: -1,
+			Status:    e.Type, Reason: e.Reason, Text: e.Message, Event: e,
 		})
 	}
 	o.events.to = int32(len(o.list))
@@ -210,59 +203,60 @@ func (w *workload) observe() *observations {
 		if rev.ReplicaSet != nil {
 			obj = o.ref("ReplicaSet", rev.ReplicaSet.Name, rev.ReplicaSet.UID)
 		}
-		o.list = append(o.list, Observation{Kind: ObsRevisionCreated, At: rev.Created, Object: obj, Revision: rev.Number, pod: -1})
+		o.list = append(o.list, Observation{Kind: ObsRevisionCreated, At: rev.Created, Object: obj, Revision: rev.Number})
 	}
 	w.obs = o
 	return o
 }
 
 func (o *observations) observePod(i int32, p *corev1.Pod) {
-	obj := o.ref("Pod", p.Name, p.UID)
-	var rev int64
-	if r := o.w.cls.revisionOf[p.UID]; r != nil {
-		rev = r.Number
-	}
-	init := false
-	add := func(ob Observation) {
-		ob.Object, ob.Revision, ob.pod, ob.Init = obj, rev, i, init
-		o.list = append(o.list, ob)
-	}
+	from := len(o.list)
 	// The phase, and the reason and message the kubelet gave it, ride on the creation.
-	add(Observation{Kind: ObsPodCreated, At: p.CreationTimestamp.Time, Status: string(p.Status.Phase), Reason: p.Status.Reason, Text: p.Status.Message})
+	o.list = append(o.list, Observation{Kind: ObsPodCreated, At: p.CreationTimestamp.Time, Status: string(p.Status.Phase), Reason: p.Status.Reason, Text: p.Status.Message})
 	if p.DeletionTimestamp != nil {
-		add(Observation{Kind: ObsPodDeleted, At: p.DeletionTimestamp.Time})
+		o.list = append(o.list, Observation{Kind: ObsPodDeleted, At: p.DeletionTimestamp.Time})
 	}
 	for _, c := range p.Status.Conditions {
 		kind := ObsConditionChanged
 		if c.Type == corev1.PodReady {
 			kind = ObsReadyChanged
 		}
-		add(Observation{Kind: kind, At: c.LastTransitionTime.Time, Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Text: c.Message})
+		o.list = append(o.list, Observation{Kind: kind, At: c.LastTransitionTime.Time, Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Text: c.Message})
 	}
 	for g, css := range [2][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
-		init = g == 0
+		init := g == 0
 		for j := range css {
 			cs := &css[j]
 			// The last termination first: readers that take a container's state take the
 			// current one, which follows.
 			if t := cs.LastTerminationState.Terminated; t != nil {
-				add(terminatedObservation(cs, t, true))
+				o.list = append(o.list, terminatedObservation(cs, t, true, init))
 			}
 			switch s := cs.State; {
 			case s.Waiting != nil:
-				add(Observation{Kind: ObsContainerWaiting, Container: cs.Name, Ready: cs.Ready, Count: cs.RestartCount, Reason: s.Waiting.Reason, Text: s.Waiting.Message})
+				o.list = append(o.list, Observation{Kind: ObsContainerWaiting, Init: init, Container: cs.Name, Ready: cs.Ready, Count: cs.RestartCount, Reason: s.Waiting.Reason, Text: s.Waiting.Message})
 			case s.Running != nil:
-				add(Observation{Kind: ObsContainerRunning, Container: cs.Name, Ready: cs.Ready, Count: cs.RestartCount, Since: s.Running.StartedAt.Time})
+				o.list = append(o.list, Observation{Kind: ObsContainerRunning, Init: init, Container: cs.Name, Ready: cs.Ready, Count: cs.RestartCount, Since: s.Running.StartedAt.Time})
 			case s.Terminated != nil:
-				add(terminatedObservation(cs, s.Terminated, false))
+				o.list = append(o.list, terminatedObservation(cs, s.Terminated, false, init))
 			}
 		}
 	}
+	// What every observation of the copy shares.
+	obj := o.ref("Pod", p.Name, p.UID)
+	var rev int64
+	if r := o.w.cls.revisionOf[p.UID]; r != nil {
+		rev = r.Number
+	}
+	for k := from; k < len(o.list); k++ {
+		ob := &o.list[k]
+		ob.Object, ob.Revision = obj, rev
+	}
 }
 
-func terminatedObservation(cs *corev1.ContainerStatus, t *corev1.ContainerStateTerminated, last bool) Observation {
+func terminatedObservation(cs *corev1.ContainerStatus, t *corev1.ContainerStateTerminated, last, init bool) Observation {
 	return Observation{
-		Kind: ObsContainerTerminated, Last: last, Container: cs.Name, Ready: cs.Ready, Count: cs.RestartCount,
+		Kind: ObsContainerTerminated, Last: last, Init: init, Container: cs.Name, Ready: cs.Ready, Count: cs.RestartCount,
 		At: t.FinishedAt.Time, Since: t.StartedAt.Time, ExitCode: t.ExitCode, Reason: t.Reason, Text: t.Message,
 	}
 }
@@ -272,7 +266,7 @@ func (o *observations) observeController() {
 	w := o.w
 	self := o.self
 	add := func(obj *ObjectRef, typ, status, reason, msg string, at, updated time.Time) {
-		o.list = append(o.list, Observation{Kind: ObsControllerCondition, Object: obj, Type: typ, Status: status, Reason: reason, Text: msg, At: at, Since: updated, pod: -1})
+		o.list = append(o.list, Observation{Kind: ObsControllerCondition, Object: obj, Type: typ, Status: status, Reason: reason, Text: msg, At: at, Since: updated})
 	}
 	switch x := w.Object.(type) {
 	case *appsv1.Deployment:
@@ -372,7 +366,7 @@ func (o *observations) observeLog(i int32, p *corev1.Pod, l *snapshot.ContainerL
 			o.lines[line] = lf
 		}
 		at, _ := lf.time(line)
-		o.list[base+k] = Observation{Kind: ObsLogLine, At: at, Object: obj, Container: l.Container, Last: l.Previous, Text: line, Revision: rev, pod: i, line: lf}
+		o.list[base+k] = Observation{Kind: ObsLogLine, At: at, Object: obj, Container: l.Container, Last: l.Previous, Text: line, Revision: rev, line: lf}
 	}
 }
 

@@ -167,3 +167,70 @@ func TestOOMKilledSaysItsExitCode(t *testing.T) {
 		}
 	}
 }
+
+// suspectCitationProblems checks the observations each suspect cites: facts of the list that
+// report a failure, and, for events, ones the evidence shows too.
+func suspectCitationProblems(d *Diagnosis) []string {
+	var out []string
+	obs := d.Detail.Observations
+	shown := map[int]bool{}
+	for _, e := range d.Evidence {
+		for _, i := range e.Observations {
+			shown[i] = true
+		}
+	}
+	for _, s := range d.Suspects {
+		if len(s.Observations) == 0 && (s.Rule == RuleMemoryLimit || s.Rule == RuleNamedInFailure) {
+			out = append(out, string(s.Rule)+" "+pathString(s)+" cites no observation")
+		}
+		for _, i := range s.Observations {
+			if i < 0 || i >= len(obs) {
+				out = append(out, string(s.Rule)+" cites observation "+strconv.Itoa(i)+" of "+strconv.Itoa(len(obs)))
+				continue
+			}
+			o := &obs[i]
+			switch o.Kind {
+			case ObsContainerWaiting, ObsContainerTerminated, ObsConditionChanged:
+			case ObsEvent:
+				if o.Status != corev1.EventTypeWarning {
+					out = append(out, string(s.Rule)+" cites a "+o.Status+" event "+o.Reason)
+				}
+				if !shown[i] {
+					out = append(out, string(s.Rule)+" cites event "+o.Reason+" "+o.Object.String()+", which no evidence item shows")
+				}
+			case ObsLogLine:
+				if !o.failing() {
+					out = append(out, string(s.Rule)+" cites a log line that reports no failure: "+o.Text)
+				}
+			default:
+				out = append(out, string(s.Rule)+" cites a "+o.Kind.String())
+			}
+		}
+	}
+	return out
+}
+
+// TestSuspectsCiteObservations: a suspect names the observations its rule read, and what it
+// read is in the list the evidence is drawn from.
+func TestSuspectsCiteObservations(t *testing.T) {
+	cited := 0
+	check := func(t *testing.T, s *snapshot.Snapshot) {
+		r := Diagnose(s)
+		for i := range r.Workloads {
+			d := &r.Workloads[i]
+			for _, p := range suspectCitationProblems(d) {
+				t.Errorf("%s/%s: %s", d.Kind, d.Name, p)
+			}
+			for _, sp := range d.Suspects {
+				cited += len(sp.Observations)
+			}
+		}
+	}
+	for _, vd := range verdictDirs(t) {
+		t.Run(vd.ID, func(t *testing.T) { check(t, loadDump(t, vd.Dir, loadExpected(t, vd.Dir))) })
+	}
+	t.Run("synthetic", func(t *testing.T) { check(t, syntheticCluster(40, 10)) })
+	if cited == 0 {
+		t.Error("no suspect cites an observation")
+	}
+}

@@ -178,6 +178,9 @@ type Suspect struct {
 	Reason        string      `json:"reason"`
 	// Score ranks suspects: higher first, then by path.
 	Score int `json:"-"`
+	// Observations are the indexes in Detail.Observations of the facts the rule read to name
+	// the field; empty for a rule that reads the spec alone.
+	Observations []int `json:"-"`
 }
 
 // MarshalJSON writes the path in field.Path notation.

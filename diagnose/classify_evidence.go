@@ -33,11 +33,12 @@ func newEvidence() *evidenceBuilder {
 }
 
 // addObserved is add for a signal read from observation obs, which the item then cites.
-func (b *evidenceBuilder) addObserved(obs int, src EvidenceSource, kind, key, message, object string, count int32, at *time.Time) {
+func (b *evidenceBuilder) addObserved(obs int, src EvidenceSource, kind, key, message, object string, count int32, at *time.Time) *Evidence {
 	e := b.add(src, kind, key, message, object, count, at)
 	if obs >= 0 {
 		e.Observations = append(e.Observations, obs)
 	}
+	return e
 }
 
 // add records one sighting of a signal on one object; count is how many times it was seen.
@@ -266,11 +267,27 @@ func logEvidence(b *evidenceBuilder, w *workload) {
 		// observations share the text's facts). A nil reduction reports no failure.
 		from, to := obs.logLines(i)
 		for k := from; k < to; k++ {
-			rd := obs.list[k].reduced()
-			if rd == nil {
+			ob := &obs.list[k]
+			lf := ob.line
+			if lf == nil || lf.logItem == nil || lf.logOwner != lb {
+				rd := ob.reduced()
+				if rd == nil {
+					continue
+				}
+				e := lb.addObserved(k, SourceLog, "LogLine", rd.key, rd.text, obj, 1, nil)
+				if lf != nil {
+					lf.logItem, lf.logKey, lf.logOwner = e, evidenceKey{SourceLog, "LogLine", rd.key}, lb
+				}
 				continue
 			}
-			lb.addObserved(k, SourceLog, "LogLine", rd.key, rd.text, obj, 1, nil)
+			// The same text again: its item is known, and mostly so is the copy.
+			e := lf.logItem
+			if e.Objects[len(e.Objects)-1] != obj && !lb.seen[lf.logKey][obj] {
+				lb.seen[lf.logKey][obj] = true
+				e.Objects = append(e.Objects, obj)
+			}
+			e.Count++
+			e.Observations = append(e.Observations, k)
 		}
 	}
 	keys := append([]evidenceKey(nil), lb.order...)

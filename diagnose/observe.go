@@ -161,6 +161,10 @@ type lineFacts struct {
 	reduced                          *reducedLine
 	at                               time.Time
 	dated                            bool
+	// logItem is the item of builder logOwner the text counts toward (logEvidence), under logKey.
+	logItem  *Evidence
+	logKey   evidenceKey
+	logOwner *evidenceBuilder
 }
 
 // observe reads the workload's copies, events, controller conditions and revisions into its

@@ -127,11 +127,10 @@ var (
 func logLineTime(line string) (time.Time, bool) {
 	var s string
 	if strings.HasPrefix(line, "{") {
-		if m := reJSONTime.FindStringSubmatch(line); m != nil {
-			s = m[1]
-		}
+		s = jsonTimeField(line)
 	}
-	if s == "" {
+	// The leading stamp starts with a digit, or '[' and a digit: most lines are decided here.
+	if s == "" && (len(line) > 0 && isDigit(line[0]) || len(line) > 1 && line[0] == '[' && isDigit(line[1])) {
 		if m := reLeadingTime.FindStringSubmatch(line); m != nil {
 			s = m[1]
 		}
@@ -146,6 +145,54 @@ func logLineTime(line string) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// jsonTimeField returns what reJSONTime captures in line, by a scan: at each quote, in order,
+// one of the keys, spaces, a colon, spaces and a non-empty quoted value without a quote.
+func jsonTimeField(line string) string {
+	for i := 0; i < len(line); i++ {
+		j := strings.IndexByte(line[i:], '"')
+		if j < 0 {
+			return ""
+		}
+		i += j
+		rest := line[i+1:]
+		var key int
+		switch {
+		case strings.HasPrefix(rest, `ts"`):
+			key = 3
+		case strings.HasPrefix(rest, `time"`):
+			key = 5
+		case strings.HasPrefix(rest, `timestamp"`):
+			key = 10
+		case strings.HasPrefix(rest, `@timestamp"`):
+			key = 11
+		default:
+			continue
+		}
+		k := skipRESpace(rest, key)
+		if k >= len(rest) || rest[k] != ':' {
+			continue
+		}
+		k = skipRESpace(rest, k+1)
+		if k >= len(rest) || rest[k] != '"' {
+			continue
+		}
+		end := strings.IndexByte(rest[k+1:], '"')
+		if end <= 0 {
+			continue
+		}
+		return rest[k+1 : k+1+end]
+	}
+	return ""
+}
+
+// skipRESpace skips what \s matches in RE2: tab, newline, form feed, carriage return, space.
+func skipRESpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\f' || s[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // availableAfterRollout reports the Deployment's own record that the current revision served

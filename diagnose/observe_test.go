@@ -255,3 +255,18 @@ func FuzzJSONTimeField(f *testing.F) {
 		}
 	})
 }
+
+// TestObserveSizesExactly: the list is allocated at its final size (before log tails).
+func TestObserveSizesExactly(t *testing.T) {
+	for _, vd := range verdictDirs(t) {
+		s := loadDump(t, vd.Dir, loadExpected(t, vd.Dir))
+		s.Index()
+		for _, w := range collectWorkloads(s) {
+			w.Snap = s
+			o := w.observe()
+			if len(o.list) != cap(o.list) {
+				t.Errorf("%s %s/%s: %d observations in room for %d", vd.ID, w.Kind, w.Name, len(o.list), cap(o.list))
+			}
+		}
+	}
+}

@@ -220,19 +220,23 @@ func eventEvidence(b *evidenceBuilder, w *workload) {
 			continue
 		}
 		at := o.At
-		b.addObserved(int(k), SourceEvent, o.Reason, normalizeEventMessage(o.Event), o.Text, o.Object.String(), o.Count, &at)
+		b.addObserved(int(k), SourceEvent, o.Reason, normalizeEventText(o.Object.Name, string(o.Object.UID), o.Text), o.Text, o.Object.String(), o.Count, &at)
 	}
 }
 
 var backoffDuration = regexp.MustCompile(`(?i)back-off [0-9hms.]+`)
 
 func normalizeEventMessage(e *corev1.Event) string {
-	m := e.Message
-	if e.InvolvedObject.Name != "" {
-		m = strings.ReplaceAll(m, e.InvolvedObject.Name, "<name>")
+	return normalizeEventText(e.InvolvedObject.Name, string(e.InvolvedObject.UID), e.Message)
+}
+
+// normalizeEventText is normalizeEventMessage of a message about the object name (uid).
+func normalizeEventText(name, uid, m string) string {
+	if name != "" {
+		m = strings.ReplaceAll(m, name, "<name>")
 	}
-	if e.InvolvedObject.UID != "" {
-		m = strings.ReplaceAll(m, string(e.InvolvedObject.UID), "<uid>")
+	if uid != "" {
+		m = strings.ReplaceAll(m, uid, "<uid>")
 	}
 	// client-go's EventCorrelator rewrites the tenth similar event with this prefix.
 	m = strings.TrimPrefix(m, "(combined from similar events): ")

@@ -71,6 +71,9 @@ func (k ObservationKind) String() string {
 type ObjectRef struct {
 	Kind, Name string
 	UID        types.UID
+	// Revision is the number of the revision a copy belongs to, or that a RevisionCreated
+	// observation records (0 when unknown).
+	Revision int64
 }
 
 // String is Kind/Name, as evidence names objects.
@@ -95,10 +98,6 @@ type Observation struct {
 	// Status is a condition's status or an event's type.
 	Status       string
 	Reason, Text string
-	// Revision is the number of the revision the copy belongs to (0 when unknown).
-	Revision int64
-	// Event is the event an ObsEvent was read from.
-	Event *corev1.Event
 	// line is what its text says, shared by the lines of one text.
 	line *lineFacts
 }
@@ -145,7 +144,7 @@ func (o *observations) ref(kind, name string, uid types.UID) *ObjectRef {
 	if len(o.refs) == cap(o.refs) {
 		o.refs = make([]ObjectRef, 0, 16)
 	}
-	o.refs = append(o.refs, ObjectRef{kind, name, uid})
+	o.refs = append(o.refs, ObjectRef{Kind: kind, Name: name, UID: uid})
 	return &o.refs[len(o.refs)-1]
 }
 
@@ -175,7 +174,7 @@ func (w *workload) observe() *observations {
 		return w.obs
 	}
 	o := &observations{w: w}
-	o.refs = make([]ObjectRef, 0, len(w.Pods)+len(w.Events)+len(w.ReplicaSets)+1)
+	o.refs = make([]ObjectRef, 0, len(w.Pods)+len(w.Events)+len(w.ReplicaSets)+len(w.cls.Revisions)+1)
 	o.self = o.ref(w.Kind, w.Name, w.UID)
 	// The exact count: the list is allocated once and zeroed, so room to spare costs.
 	n := len(w.Events) + len(w.cls.Revisions) + controllerConditions(w)
@@ -198,7 +197,7 @@ func (w *workload) observe() *observations {
 	o.tails = make([][]obsRange, len(w.Pods))
 	for i, p := range w.Pods {
 		from := int32(len(o.list))
-		o.observePod(int32(i), p)
+		o.observePod(p)
 		o.byPod[i] = obsRange{from: from, to: int32(len(o.list)), read: true}
 	}
 	o.events.from = int32(len(o.list))
@@ -207,23 +206,24 @@ func (w *workload) observe() *observations {
 			Kind: ObsEvent, At: eventTime(e), Since: eventFirst(e), Count: eventCount(e),
 			Object:    o.ref(e.InvolvedObject.Kind, e.InvolvedObject.Name, e.InvolvedObject.UID),
 			Container: containerOfFieldPath(e.InvolvedObject.FieldPath),
-			Status:    e.Type, Reason: e.Reason, Text: e.Message, Event: e,
+			Status:    e.Type, Reason: e.Reason, Text: e.Message,
 		})
 	}
 	o.events.to = int32(len(o.list))
 	o.observeController()
 	for _, rev := range w.cls.Revisions {
-		obj := o.self
+		obj := o.ref(w.Kind, w.Name, w.UID)
 		if rev.ReplicaSet != nil {
 			obj = o.ref("ReplicaSet", rev.ReplicaSet.Name, rev.ReplicaSet.UID)
 		}
-		o.list = append(o.list, Observation{Kind: ObsRevisionCreated, At: rev.Created, Object: obj, Revision: rev.Number})
+		obj.Revision = rev.Number
+		o.list = append(o.list, Observation{Kind: ObsRevisionCreated, At: rev.Created, Object: obj})
 	}
 	w.obs = o
 	return o
 }
 
-func (o *observations) observePod(i int32, p *corev1.Pod) {
+func (o *observations) observePod(p *corev1.Pod) {
 	from := len(o.list)
 	// The phase, and the reason and message the kubelet gave it, ride on the creation.
 	o.list = append(o.list, Observation{Kind: ObsPodCreated, At: p.CreationTimestamp.Time, Status: string(p.Status.Phase), Reason: p.Status.Reason, Text: p.Status.Message})
@@ -258,13 +258,11 @@ func (o *observations) observePod(i int32, p *corev1.Pod) {
 	}
 	// What every observation of the copy shares.
 	obj := o.ref("Pod", p.Name, p.UID)
-	var rev int64
 	if r := o.w.cls.revisionOf[p.UID]; r != nil {
-		rev = r.Number
+		obj.Revision = r.Number
 	}
 	for k := from; k < len(o.list); k++ {
-		ob := &o.list[k]
-		ob.Object, ob.Revision = obj, rev
+		o.list[k].Object = obj
 	}
 }
 
@@ -375,7 +373,7 @@ func (o *observations) logLines(i int) (from, to int) {
 		p := o.w.Pods[i]
 		for _, l := range o.logsByPod[p.Name] {
 			from := int32(len(o.list))
-			o.observeLog(int32(i), p, l)
+			o.observeLog(int32(i), l)
 			o.tails[i] = append(o.tails[i], obsRange{from: from, to: int32(len(o.list)), read: true})
 		}
 		r.to = int32(len(o.list))
@@ -383,13 +381,9 @@ func (o *observations) logLines(i int) (from, to int) {
 	return int(r.from), int(r.to)
 }
 
-func (o *observations) observeLog(i int32, p *corev1.Pod, l *snapshot.ContainerLog) {
+func (o *observations) observeLog(i int32, l *snapshot.ContainerLog) {
 	if o.lines == nil {
 		o.lines = map[string]*lineFacts{}
-	}
-	var rev int64
-	if r := o.w.cls.revisionOf[p.UID]; r != nil {
-		rev = r.Number
 	}
 	obj := o.list[o.byPod[i].from].Object
 	base := len(o.list)
@@ -401,7 +395,7 @@ func (o *observations) observeLog(i int32, p *corev1.Pod, l *snapshot.ContainerL
 			o.lines[line] = lf
 		}
 		at, _ := lf.time(line)
-		o.list[base+k] = Observation{Kind: ObsLogLine, At: at, Object: obj, Container: l.Container, Last: l.Previous, Text: line, Revision: rev, line: lf}
+		o.list[base+k] = Observation{Kind: ObsLogLine, At: at, Object: obj, Container: l.Container, Last: l.Previous, Text: line, line: lf}
 	}
 }
 

@@ -123,9 +123,9 @@ func readFailedCreate(w *workload) string {
 		cur = w.cls.Current.ReplicaSet.Name
 	}
 	// The workload's own conditions come first in the list, then its ReplicaSets'.
-	for k := range obs.list {
+	for k := obs.ctrl.from; k < obs.ctrl.to; k++ {
 		c := &obs.list[k]
-		if c.Kind != ObsControllerCondition || c.Status != string(corev1.ConditionTrue) {
+		if c.Status != string(corev1.ConditionTrue) {
 			continue
 		}
 		switch {

@@ -30,7 +30,9 @@ func diagnose(s *snapshot.Snapshot, done <-chan struct{}) *Report {
 	for i := range ds {
 		r.Summary[ds[i].Shape]++
 	}
-	r.Workloads = append(r.Workloads, ds...)
+	if ds != nil {
+		r.Workloads = ds
+	}
 	sort.SliceStable(r.Workloads, func(i, j int) bool {
 		a, b := &r.Workloads[i], &r.Workloads[j]
 		if a.Shape.Severity() != b.Shape.Severity() {

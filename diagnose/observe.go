@@ -125,8 +125,8 @@ type observations struct {
 	// each of its tails in the order collected.
 	logs  []obsRange
 	tails [][]obsRange
-	// events is the range of the events.
-	events obsRange
+	// events is the range of the events, ctrl of the controller conditions.
+	events, ctrl obsRange
 	// lines holds what is read of each distinct log text once per workload.
 	lines map[string]*lineFacts
 	// podIndex maps a pod name to its index in workload.Pods; logsByPod its log tails.
@@ -193,8 +193,6 @@ func (w *workload) observe() *observations {
 	}
 	o.list = make([]Observation, 0, n)
 	o.byPod = make([]obsRange, len(w.Pods))
-	o.logs = make([]obsRange, len(w.Pods))
-	o.tails = make([][]obsRange, len(w.Pods))
 	for i, p := range w.Pods {
 		from := int32(len(o.list))
 		o.observePod(p)
@@ -210,7 +208,9 @@ func (w *workload) observe() *observations {
 		})
 	}
 	o.events.to = int32(len(o.list))
+	o.ctrl.from = int32(len(o.list))
 	o.observeController()
+	o.ctrl.to = int32(len(o.list))
 	for _, rev := range w.cls.Revisions {
 		obj := o.ref(w.Kind, w.Name, w.UID)
 		if rev.ReplicaSet != nil {
@@ -353,6 +353,11 @@ func (o *observations) index(ob *Observation) int {
 // and previous container, in the order collected) the first time they are asked for. The
 // list may grow: callers index it afresh after a call.
 func (o *observations) logLines(i int) (from, to int) {
+	if o.logs == nil {
+		// Only when a rule asks: a healthy workload's tails are never read.
+		o.logs = make([]obsRange, len(o.w.Pods))
+		o.tails = make([][]obsRange, len(o.w.Pods))
+	}
 	r := &o.logs[i]
 	if !r.read {
 		r.read = true

@@ -128,8 +128,7 @@ func collectSignals(w *workload) []*signal {
 	var chunk []signal
 	read := 0
 	for _, i := range idx {
-		obs.logLines(i)
-		for _, t := range obs.tails[i] {
+		for _, t := range obs.tailsOf(i) {
 			if read >= maxLogContainers {
 				break
 			}

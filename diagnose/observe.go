@@ -60,6 +60,7 @@ var observationKindNames = [...]string{
 	ObsRevisionCreated: "RevisionCreated",
 }
 
+// String names the kind as the documentation does.
 func (k ObservationKind) String() string {
 	if int(k) < len(observationKindNames) && observationKindNames[k] != "" {
 		return observationKindNames[k]
@@ -95,8 +96,10 @@ type Observation struct {
 	Object *ObjectRef
 	// Container names the container of a container state or log line; Type the condition type.
 	Container, Type string
-	// Status is a condition's status or an event's type.
-	Status       string
+	// Status is a condition's status, an event's type, or a copy's phase (on ObsPodCreated).
+	Status string
+	// Reason and Text are the reason and message of a state, condition or event; Text is a
+	// log line's text.
 	Reason, Text string
 	// line is what its text says, shared by the lines of one text.
 	line *lineFacts

@@ -39,10 +39,15 @@ test-unit: ## run the tests that need no control plane or terminal, with the rac
 bench: ## run the Go benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem ./diagnose/ ./internal/dump/ ./internal/metrics/ ./tui/
 
+.PHONY: bench-dump
+bench-dump: ## time the dump reader on a 20,000-pod dump against python's json.load (hack/bench-dump.sh)
+	hack/bench-dump.sh
+
 .PHONY: fuzz
 # Each target fuzzes for FUZZTIME; the seed corpora are in each package's testdata/fuzz.
 FUZZTIME ?= 30s
 FUZZ_TARGETS = ./internal/dump/:FuzzRead ./internal/dump/:FuzzLogBlock ./internal/dump/:FuzzEvent \
+	./internal/dump/:FuzzDecodeObject ./internal/dump/:FuzzReadHead ./internal/dump/:FuzzValidValue \
 	./diagnose/:FuzzDescend ./diagnose/:FuzzReduceLogLine ./diagnose/:FuzzTokenize ./diagnose/:FuzzDecodeLogFields \
 	./internal/live/:FuzzLiveDecode
 fuzz: ## fuzz the dump reader, the log and event parsers, the field-path walker and the live decode path, FUZZTIME each
@@ -92,6 +97,8 @@ docs: ## regenerate docs/cli from the commands' --help (a test fails when they d
 release-check: ## goreleaser check and a snapshot build of this machine's target (CI)
 	$(GORELEASER) check
 	$(GORELEASER) build --snapshot --single-target --clean
+	@# The snapshot builds this machine's target only; Windows is the one that is not unix.
+	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null . ./cmd/kubectl_complete-diagnose
 
 .PHONY: release-snapshot
 release-snapshot: ## every release archive, checksums and the validated krew manifest in dist/, uploading nothing

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -39,6 +40,10 @@ type AuditOptions struct {
 
 	// open opens the source; tests replace it.
 	open func() (*openedSource, error)
+	// openContext opens one context of a fleet; now dates a context that could not be read.
+	// Tests replace them.
+	openContext func(name string) (*openedSource, error)
+	now         func() time.Time
 }
 
 // NewCmdAudit returns the audit command. runF, when set, replaces Run so tests can see what
@@ -65,6 +70,9 @@ Shapes: never-starts, starts-and-dies, live-but-idle, unknown, progressing, heal
   # The workloads labelled tier=web, by restarts, and follow them as they change
   kubectl diagnose audit -l tier=web --sort-by restarts -w
 
+  # Three clusters in parallel, one section each; exit 3 if any of them has a broken workload
+  kubectl diagnose audit --context prod-eu,prod-us,staging --fail-on broken
+
   # Names only, for a script; or the columns you choose
   kubectl diagnose audit -A -o name --fail-on broken
   kubectl diagnose audit -o custom-columns=NAME:.name,SHAPE:.shape,SUSPECT:.suspects[0].path`,
@@ -88,6 +96,7 @@ Shapes: never-starts, starts-and-dies, live-but-idle, unknown, progressing, heal
 	cmd.Flags().StringVar(&o.FieldSelector, "field-selector", "", "Field selector of the workloads to audit: metadata.name and metadata.namespace, as the API server supports for them (e.g. --field-selector metadata.name=api).")
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After the table, print the rows whose shape, counts, suspect or cause change, until interrupted (live clusters; table, wide, name and custom-columns).")
 	cmd.Flags().BoolVar(&o.NoHeaders, "no-headers", false, "Leave out the header row (table, wide, custom-columns).")
+	o.Source.AddFleetFlags(cmd.Flags())
 	cmd.Flags().StringVar(&o.SortBy, "sort-by", report.SortKeys[0], "Order of the rows: "+strings.Join(report.SortKeys, "|")+" (worst first; youngest copy first; most restarts first; by name).")
 	return cmd
 }
@@ -110,6 +119,12 @@ func (o *AuditOptions) Complete() error {
 	if o.open == nil {
 		o.open = o.Source.open
 	}
+	if o.openContext == nil {
+		o.openContext = func(name string) (*openedSource, error) { return o.Source.forContext(name).open() }
+	}
+	if o.now == nil {
+		o.now = time.Now
+	}
 	return nil
 }
 
@@ -120,6 +135,14 @@ func (o *AuditOptions) Validate() error {
 	}
 	if !report.ValidSortKey(o.SortBy) {
 		return usageErrorf("unknown --sort-by %q; use one of %s", o.SortBy, strings.Join(report.SortKeys, ", "))
+	}
+	if o.Source.Fleet.On() {
+		if o.Watch {
+			return usageErrorf("--watch follows one context; with several contexts run one watch per context")
+		}
+		if !report.FleetFormat(o.Output) {
+			return usageErrorf("-o %s cannot say which context a workload is in; with several contexts use -o custom-columns=..., json or yaml", o.Output)
+		}
 	}
 	if o.Watch {
 		if o.Source.DumpPath != "" {
@@ -135,6 +158,9 @@ func (o *AuditOptions) Validate() error {
 // Run reads the source, diagnoses it and prints the report; with --fail-on it returns a
 // *FailOnError after printing when a workload matches.
 func (o *AuditOptions) Run(c *cobra.Command) error {
+	if o.Source.Fleet.On() {
+		return o.runFleet(c.Context())
+	}
 	src, err := o.open()
 	if err != nil {
 		return err
@@ -261,10 +287,15 @@ func failOn(r *diagnose.Report, shapes map[diagnose.Shape]bool) error {
 // warnVisibility tells the reader what the source could not see, so a partial report is never
 // presented as complete.
 func warnVisibility(w io.Writer, vis []snapshot.Visibility) error {
+	return warnVisibilityIn(w, "", vis)
+}
+
+// warnVisibilityIn is warnVisibility with a prefix after "warning: ", such as "context b: ".
+func warnVisibilityIn(w io.Writer, prefix string, vis []snapshot.Visibility) error {
 	for _, v := range vis {
 		if v.Kind == "" {
 			// A note on the source as a whole, such as a dump of mixed moments.
-			if _, err := fmt.Fprintf(w, "warning: %s\n", report.Clean(v.Reason)); err != nil {
+			if _, err := fmt.Fprintf(w, "warning: %s%s\n", prefix, report.Clean(v.Reason)); err != nil {
 				return fmt.Errorf("write warning: %w", err)
 			}
 			continue
@@ -273,7 +304,7 @@ func warnVisibility(w io.Writer, vis []snapshot.Visibility) error {
 		if v.Namespace != "" {
 			where += " in namespace " + v.Namespace
 		}
-		if _, err := fmt.Fprintf(w, "warning: could not read %s: %s\n", report.Clean(where), report.Clean(v.Reason)); err != nil {
+		if _, err := fmt.Fprintf(w, "warning: %scould not read %s: %s\n", prefix, report.Clean(where), report.Clean(v.Reason)); err != nil {
 			return fmt.Errorf("write warning: %w", err)
 		}
 	}

@@ -131,7 +131,9 @@ func TestExplainFlags(t *testing.T) {
 		{argv: "explain deployment.apps/x", kind: "Deployment", name: "x", output: "text"},
 		{argv: "explain", wantErr: "explain takes one workload as KIND/NAME, e.g. deploy/telemetry-ingester"},
 		{argv: "explain telemetry-ingester", wantErr: "want KIND/NAME, e.g. deploy/telemetry-ingester"},
-		{argv: "explain pod/x", wantErr: `unknown workload kind "pod"; use deployment (deploy), statefulset (sts), daemonset (ds) or replicaset (rs)`},
+		{argv: "explain cronjob/nightly-billing", kind: "CronJob", name: "nightly-billing", output: "text"},
+		{argv: "explain jobs.batch/report-export", kind: "Job", name: "report-export", output: "text"},
+		{argv: "explain pod/x", wantErr: `unknown workload kind "pod"; use deployment (deploy), statefulset (sts), daemonset (ds), replicaset (rs), job or cronjob (cj)`},
 		{argv: "explain deploy/", wantErr: `invalid workload name ""`},
 		{argv: "explain deploy/x -o wide", wantErr: `unknown output format "wide"; use one of text, json, yaml`},
 	}

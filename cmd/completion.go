@@ -8,12 +8,15 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
 	"github.com/kubediagnose/kubectl-diagnose/internal/live"
 	"github.com/kubediagnose/kubectl-diagnose/internal/report"
 	"github.com/kubediagnose/kubectl-diagnose/internal/rollout"
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
 // CompletionCommand is the name of the executable kubectl (1.26 and later) runs to complete
@@ -25,7 +28,7 @@ const CompletionCommand = "kubectl_complete-diagnose"
 const completionTimeout = 5 * time.Second
 
 // workloadKinds are explain's KIND words, offered as KIND/ before a name is typed.
-var workloadKinds = []string{"deployment", "statefulset", "daemonset", "replicaset"}
+var workloadKinds = []string{"deployment", "statefulset", "daemonset", "replicaset", "job", "cronjob"}
 
 // registerCompletions adds dynamic completion: -n and explain's KIND/NAME from the dump or the
 // cluster the flags name, --context from the kubeconfig, and the closed lists of -o, --fail-on
@@ -35,7 +38,7 @@ func registerCompletions(root *cobra.Command, source *SourceOptions) {
 	must(root.RegisterFlagCompletionFunc("namespace", func(c *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
 		return namespaceNames(c.Context(), source), cobra.ShellCompDirectiveNoFileComp
 	}))
-	must(root.RegisterFlagCompletionFunc("context", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	must(root.RegisterFlagCompletionFunc("context", func(c *cobra.Command, _ []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		raw, err := source.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
 		if err != nil {
 			cobra.CompDebugln("read kubeconfig: "+err.Error(), true)
@@ -46,6 +49,17 @@ func registerCompletions(root *cobra.Command, source *SourceOptions) {
 			names = append(names, name)
 		}
 		sort.Strings(names)
+		if done, _ := splitLast(toComplete); done != "" && (c.Name() == "audit" || !c.HasParent()) {
+			// A list of contexts, for audit and the console: the next name after those typed.
+			typed := strings.Split(done, ",")
+			var out []string
+			for _, n := range names {
+				if !slices.Contains(typed, n) {
+					out = append(out, done+n)
+				}
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+		}
 		return names, cobra.ShellCompDirectiveNoFileComp
 	}))
 	for _, c := range root.Commands() {
@@ -203,17 +217,12 @@ func workloadNames(ctx context.Context, source *SourceOptions, kind string) []st
 			seen[name] = true
 		}
 	}
-	for _, o := range snap.Deployments {
-		add("Deployment", o.Name)
-	}
-	for _, o := range snap.StatefulSets {
-		add("StatefulSet", o.Name)
-	}
-	for _, o := range snap.DaemonSets {
-		add("DaemonSet", o.Name)
-	}
-	for _, o := range snap.ReplicaSets {
-		add("ReplicaSet", o.Name)
+	if k := snapshot.KindNamed(kind); k != nil && k.Workload {
+		k.Each(snap, func(o runtime.Object) {
+			if m, err := meta.Accessor(o); err == nil {
+				add(k.Kind, m.GetName())
+			}
+		})
 	}
 	names := make([]string, 0, len(seen))
 	for n := range seen {

@@ -181,9 +181,7 @@ func refuseNonEmpty(dir string) error {
 }
 
 func dumpedWhat(s *snapshot.Snapshot) string {
-	n := len(s.Deployments) + len(s.StatefulSets) + len(s.DaemonSets) + len(s.ReplicaSets) +
-		len(s.ControllerRevisions) + len(s.Pods) + len(s.Events) + len(s.Services) +
-		len(s.PersistentVolumeClaims) + len(s.Nodes) + len(s.ResourceQuotas) + len(s.EndpointSlices)
+	n := s.Len()
 	scope := "every namespace"
 	switch len(s.Namespaces) {
 	case 0:

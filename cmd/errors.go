@@ -8,8 +8,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 )
 
@@ -44,6 +42,8 @@ func usageErrorf(format string, args ...any) error {
 type FailOnError struct {
 	// Matched counts the matching workloads by shape.
 	Matched map[diagnose.Shape]int
+	// Contexts, for a fleet, are the contexts the matching workloads are in.
+	Contexts []string
 }
 
 func (e *FailOnError) Error() string {
@@ -58,7 +58,15 @@ func (e *FailOnError) Error() string {
 	if total == 1 {
 		noun = "workload matches"
 	}
-	return fmt.Sprintf("%d %s --fail-on: %s", total, noun, strings.Join(parts, ", "))
+	msg := fmt.Sprintf("%d %s --fail-on: %s", total, noun, strings.Join(parts, ", "))
+	switch len(e.Contexts) {
+	case 0:
+	case 1:
+		msg += " (in context " + e.Contexts[0] + ")"
+	default:
+		msg += " (in contexts " + strings.Join(e.Contexts, ", ") + ")"
+	}
+	return msg
 }
 
 // RolloutFailedError says the followed rollout failed; it exits 4. The diagnosis has been printed.
@@ -91,8 +99,12 @@ type Interrupted struct {
 }
 
 func (e *Interrupted) Error() string {
-	if name := unix.SignalName(e.Signal); name != "" {
-		return "interrupted by " + name
+	// Named by hand: golang.org/x/sys/unix has the names but does not build for Windows.
+	switch e.Signal {
+	case syscall.SIGINT:
+		return "interrupted by SIGINT"
+	case syscall.SIGTERM:
+		return "interrupted by SIGTERM"
 	}
 	return "interrupted by " + e.Signal.String()
 }

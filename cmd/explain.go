@@ -23,6 +23,9 @@ var kindAliases = map[string]string{
 	"daemonset.apps": "DaemonSet", "daemonsets.apps": "DaemonSet",
 	"replicaset": "ReplicaSet", "replicasets": "ReplicaSet", "rs": "ReplicaSet",
 	"replicaset.apps": "ReplicaSet", "replicasets.apps": "ReplicaSet",
+	"job": "Job", "jobs": "Job", "job.batch": "Job", "jobs.batch": "Job",
+	"cronjob": "CronJob", "cronjobs": "CronJob", "cj": "CronJob",
+	"cronjob.batch": "CronJob", "cronjobs.batch": "CronJob",
 }
 
 // ExplainOptions are the options of `kubectl-diagnose explain`.
@@ -46,7 +49,8 @@ func NewCmdExplain(streams genericiooptions.IOStreams, source *SourceOptions, ru
 spec fields with their current and previous values, what changed since it last served, the
 signal gaps in its spec and a suggested next step.
 
-KIND is deployment (deploy), statefulset (sts), daemonset (ds) or replicaset (rs).`,
+KIND is deployment (deploy), statefulset (sts), daemonset (ds), replicaset (rs), job or
+cronjob (cj).`,
 		Example: `  kubectl diagnose explain deploy/telemetry-ingester -n telemetry
   kubectl diagnose explain sts/search-indexer --dump ./incident -o yaml`,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -74,7 +78,7 @@ func (o *ExplainOptions) Complete(args []string) error {
 	}
 	canonical, ok := kindAliases[strings.ToLower(kind)]
 	if !ok {
-		return usageErrorf("unknown workload kind %q; use deployment (deploy), statefulset (sts), daemonset (ds) or replicaset (rs)", kind)
+		return usageErrorf("unknown workload kind %q; use deployment (deploy), statefulset (sts), daemonset (ds), replicaset (rs), job or cronjob (cj)", kind)
 	}
 	o.Kind, o.Name = canonical, name
 	return o.Source.Complete()
@@ -107,6 +111,9 @@ func workloadArgs(verb string, args []string) (kind, name string, err error) {
 func (o *ExplainOptions) Validate() error {
 	if !slices.Contains(report.ExplainFormats, o.Output) {
 		return usageErrorf("unknown output format %q; use one of %s", o.Output, strings.Join(report.ExplainFormats, ", "))
+	}
+	if err := o.Source.oneContext("explain"); err != nil {
+		return err
 	}
 	return o.Source.Validate()
 }

@@ -16,9 +16,14 @@ func openLive(o *SourceOptions) (*openedSource, error) {
 	flags := o.ConfigFlags
 	// The console reads the live source itself (progress, watches); the watch carries the
 	// Prometheus readings to it.
-	watch, err := o.Metrics.liveWatch(src.Watch)
+	withMetrics, err := o.Metrics.liveWrap()
 	if err != nil {
 		return nil, err
+	}
+	consoleWatch := func(ctx context.Context, progress func(string, int), rows func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error) {
+		return withMetrics(func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error) {
+			return src.WatchWithProgress(ctx, progress, rows)
+		})(ctx)
 	}
 	return &openedSource{
 		Source:         &scopedSource{src: src, at: o.At, selector: o.Selector},
@@ -26,7 +31,8 @@ func openLive(o *SourceOptions) (*openedSource, error) {
 		Context:        src.Info().Context,
 		live:           src,
 		liveNamespaces: src.Namespaces(),
-		watch:          watch,
+		watch:          withMetrics(src.Watch),
+		consoleWatch:   consoleWatch,
 		listNamespaces: src.NamespaceNames,
 		switchNamespace: func(ns string) snapshot.Source {
 			s, err := live.New(flags, live.Options{Namespaces: []string{ns}})

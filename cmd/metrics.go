@@ -131,11 +131,26 @@ func (m metricsSource) Snapshot(ctx context.Context) (*snapshot.Snapshot, error)
 
 // liveWatch adds the Prometheus readings to a live watch when a Prometheus is configured.
 func (m *MetricsOptions) liveWatch(watch func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error)) (func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error), error) {
-	prom, err := m.source()
-	if err != nil || prom == nil {
-		return watch, err
+	wrap, err := m.liveWrap()
+	if err != nil {
+		return nil, err
 	}
-	return watchWithMetrics(prom, m.Refresh, watch), nil
+	return wrap(watch), nil
+}
+
+// liveWrap returns what adds the Prometheus readings to a live watch: the watch itself when no
+// Prometheus is configured.
+func (m *MetricsOptions) liveWrap() (func(func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error)) func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error), error) {
+	prom, err := m.source()
+	if err != nil {
+		return nil, err
+	}
+	return func(watch func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error)) func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error) {
+		if prom == nil {
+			return watch
+		}
+		return watchWithMetrics(prom, m.Refresh, watch)
+	}, nil
 }
 
 // withMetrics wraps src when a Prometheus is configured.

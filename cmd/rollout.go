@@ -96,7 +96,7 @@ func (o *RolloutOptions) Complete(args []string) error {
 		return err
 	}
 	canonical, ok := kindAliases[strings.ToLower(kind)]
-	if !ok || canonical == "ReplicaSet" {
+	if !ok || canonical != "Deployment" && canonical != "StatefulSet" && canonical != "DaemonSet" {
 		return usageErrorf("cannot follow the rollout of %q; use deployment (deploy), statefulset (sts) or daemonset (ds)", kind)
 	}
 	o.Kind, o.Name = canonical, name
@@ -118,6 +118,9 @@ func (o *RolloutOptions) Validate() error {
 		return usageErrorf("invalid --settle %s: want a duration of 0 or more", o.Settle)
 	case o.Timeout < 0:
 		return usageErrorf("invalid --timeout %s: want a duration of 0 or more", o.Timeout)
+	}
+	if err := o.Source.oneContext("rollout"); err != nil {
+		return err
 	}
 	return o.Source.Validate()
 }

@@ -51,6 +51,7 @@ func TestRolloutFlags(t *testing.T) {
 		{name: "no workload", argv: "rollout", wantErr: "rollout takes one workload as KIND/NAME, e.g. deploy/telemetry-ingester"},
 		{name: "no kind", argv: "rollout api", wantErr: "want KIND/NAME, e.g. deploy/api"},
 		{name: "a replicaset has no rollout", argv: "rollout rs/api-7d9f", wantErr: `cannot follow the rollout of "rs"; use deployment (deploy), statefulset (sts) or daemonset (ds)`},
+		{name: "a cronjob has no rollout", argv: "rollout cj/nightly", wantErr: `cannot follow the rollout of "cj"; use deployment (deploy), statefulset (sts) or daemonset (ds)`},
 		{name: "unknown kind", argv: "rollout pod/api", wantErr: `cannot follow the rollout of "pod"; use deployment (deploy), statefulset (sts) or daemonset (ds)`},
 		{name: "bad output", argv: "rollout deploy/api -o yaml", wantErr: `unknown output format "yaml"; use one of text, json`},
 		{name: "a dump", argv: "rollout deploy/api --dump ./incident", wantErr: "rollout follows a live cluster; --dump cannot be used (use explain on a dump)"},

@@ -29,6 +29,7 @@ type hooks struct {
 	runAudit   func(*AuditOptions) error
 	runExplain func(*ExplainOptions) error
 	runRollout func(*RolloutOptions) error
+	runServe   func(*ServeOptions) error
 	// interactive and console, when set, replace the terminal check and the console.
 	interactive func() bool
 	console     func(ctx context.Context, opts tui.Options) error
@@ -91,6 +92,7 @@ table otherwise. It only reads: get, list and watch.`,
 		return &UsageError{Err: flagError{err: err, command: c.CommandPath()}}
 	})
 	source.AddFlags(cmd.PersistentFlags())
+	source.AddFleetFlags(cmd.Flags())
 	cmd.Flags().BoolVar(&o.Demo, "demo", false, "Open the console on a built-in demo (namespace telemetry); no cluster needed.")
 	// Declared here so that cobra's --version has no -v, which kubectl users read as verbosity.
 	cmd.Flags().Bool("version", false, "Print the version and exit.")
@@ -99,6 +101,7 @@ table otherwise. It only reads: get, list and watch.`,
 		NewCmdAudit(streams, source, h.runAudit),
 		NewCmdExplain(streams, source, h.runExplain),
 		NewCmdRollout(streams, source, h.runRollout),
+		NewCmdServe(streams, source, h.runServe),
 		NewCmdDump(streams, source.ConfigFlags),
 		NewCmdVersion(streams),
 	)
@@ -111,11 +114,17 @@ func (o *RootOptions) Validate() error {
 	if o.Demo && o.Source.DumpPath != "" {
 		return usageErrorf("--demo and --dump cannot be used together")
 	}
+	if o.Demo && o.Source.Fleet.On() {
+		return usageErrorf("--demo is one built-in cluster; it cannot be used with several contexts")
+	}
 	return o.Source.Validate()
 }
 
 // Run opens the console on a terminal and prints the audit table otherwise.
 func (o *RootOptions) Run(ctx context.Context) error {
+	if o.Source.Fleet.On() {
+		return o.runFleet(ctx)
+	}
 	var src *openedSource
 	if o.Demo {
 		src = openDemo(o.Source)
@@ -153,7 +162,7 @@ func (o *RootOptions) consoleOptions(src *openedSource) tui.Options {
 		opts.Source = src.live
 		opts.Namespaces = src.liveNamespaces
 		opts.SwitchNamespace = src.switchNamespace
-		opts.Watch = src.watch
+		opts.Watch = src.consoleWatch
 		opts.ListNamespaces = src.listNamespaces
 		if o.Source.Metrics.Config != nil {
 			opts.MetricsRefresh = o.Source.Metrics.Refresh

@@ -39,6 +39,8 @@ type SourceOptions struct {
 	Metrics MetricsOptions
 	// Selector picks workloads (audit's -l and --field-selector); the zero value picks all.
 	Selector snapshot.Selector
+	// Fleet is --context a,b,c and --all-contexts (audit and the console).
+	Fleet FleetOptions
 }
 
 // NewSourceOptions returns options with kubectl's flag defaults.
@@ -46,12 +48,16 @@ func NewSourceOptions(stdin io.Reader) *SourceOptions {
 	return &SourceOptions{
 		ConfigFlags: genericclioptions.NewConfigFlags(true), Stdin: stdin,
 		MaxObjectSizeMiB: dump.DefaultMaxObjectSize >> 20, MaxDumpSizeMiB: dump.DefaultMaxDumpSize >> 20,
+		Fleet: FleetOptions{MaxParallel: DefaultMaxParallelContexts},
 	}
 }
 
 // AddFlags binds the shared flags.
 func (o *SourceOptions) AddFlags(fs *pflag.FlagSet) {
 	o.ConfigFlags.AddFlags(fs)
+	if f := fs.Lookup("context"); f != nil {
+		f.Usage = "The name of the kubeconfig context to use; audit and the console take a comma-separated list of contexts, read in parallel."
+	}
 	fs.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Diagnose every namespace (of the cluster, or of the dump, which is the default for a dump).")
 	fs.StringVar(&o.DumpPath, "dump", "", "Read a dump instead of a cluster: a file or directory of kubectl JSON/YAML output or 'kubectl cluster-info dump', or - for stdin.")
 	fs.Int64Var(&o.MaxObjectSizeMiB, "max-object-size", o.MaxObjectSizeMiB, "Largest object (list item or YAML document) a dump may hold, in MiB.")
@@ -74,6 +80,9 @@ func (o *SourceOptions) Complete() error {
 		t = t.UTC()
 		o.At = &t
 	}
+	if err := o.completeFleet(); err != nil {
+		return err
+	}
 	return o.Metrics.Complete()
 }
 
@@ -86,7 +95,7 @@ func (o *SourceOptions) Validate() error {
 	if o.MaxObjectSizeMiB <= 0 || o.MaxDumpSizeMiB <= 0 || o.MaxObjectSizeMiB > maxMiB || o.MaxDumpSizeMiB > maxMiB {
 		return usageErrorf("--max-object-size and --max-dump-size take 1 to %d MiB, got %d and %d", maxMiB, o.MaxObjectSizeMiB, o.MaxDumpSizeMiB)
 	}
-	return nil
+	return o.validateFleet()
 }
 
 // namespaces is what -n/-A select: nil means every namespace (of a dump) or the context's (live).
@@ -114,6 +123,8 @@ type openedSource struct {
 	switchNamespace func(ns string) snapshot.Source
 	// watch streams snapshots of a live source as the cluster changes.
 	watch func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error)
+	// consoleWatch is watch that also reports its first read's progress and early rows.
+	consoleWatch func(ctx context.Context, progress func(what string, n int), rows func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error)
 	// listNamespaces names the cluster's namespaces for the console's prompt.
 	listNamespaces func(ctx context.Context) ([]string, error)
 	// progressOut, when set, is where diagnose draws its progress line.
@@ -136,7 +147,7 @@ func (o *SourceOptions) openKube() (*openedSource, error) {
 	if o.DumpPath != "" {
 		src := dump.Source{Path: o.DumpPath, Stdin: o.Stdin, Options: dump.Options{
 			MaxObjectSize: o.MaxObjectSizeMiB << 20, MaxDumpSize: o.MaxDumpSizeMiB << 20,
-			Namespace: o.Namespace, At: o.At,
+			Namespace: o.Namespace, Namespaces: o.namespaces(), At: o.At,
 		}}
 		return &openedSource{Source: &scopedSource{src: src, namespaces: o.namespaces(), at: o.At, origin: o.dumpOrigin(), selector: o.Selector}, Label: "dump"}, nil
 	}

@@ -32,6 +32,8 @@ type classState struct {
 	sight podSight
 	// nowhere says why a DaemonSet may run on no node; empty when it may run somewhere.
 	nowhere string
+	// batch is what a Job or CronJob showed; nil for the other kinds.
+	batch *batchFacts
 }
 
 // rollout is what the controller says about an update under way.
@@ -170,6 +172,9 @@ func classify(w *workload, ref time.Time) Shape {
 	if st.nowhere != "" {
 		st.why = st.nowhere
 		return ShapeNeverStarts
+	}
+	if isBatch(w.Kind) {
+		return classifyBatch(w, ref)
 	}
 	if st.sight.byController() {
 		return classifyByController(w)

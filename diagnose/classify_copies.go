@@ -154,7 +154,9 @@ func (f *copyFacts) readContainer(o, lt *Observation, at int, ref time.Time) {
 	case ObsContainerTerminated:
 		if startFailureReasons[o.Reason] {
 			f.setNeverStarts(o.Reason, o.Container, o.Text, at)
-		} else if o.ExitCode != 0 && p.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		} else if o.ExitCode != 0 && (p.Spec.RestartPolicy != corev1.RestartPolicyNever || p.Status.Phase == corev1.PodFailed) {
+			// Under restartPolicy Never (a Job's) the pod itself fails, and the Job
+			// controller starts another: dying all the same.
 			f.setDies(o.Reason, o.Container, o.terminationText(), at)
 		}
 	case ObsContainerRunning:

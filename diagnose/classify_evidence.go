@@ -172,6 +172,7 @@ func controllerEvidence(b *evidenceBuilder, w *workload) {
 		b.add(SourceControllerStatus, "FailedCreate", "", w.cls.failedCreate, obj, 1, nil)
 	}
 	controllerStatusEvidence(b, w)
+	batchEvidence(b, w)
 	switch o := w.Object.(type) {
 	case *appsv1.Deployment:
 		for _, c := range o.Status.Conditions {
@@ -310,6 +311,9 @@ func revisionEvidence(b *evidenceBuilder, w *workload) {
 	h := &w.cls.history
 	obj := w.Kind + "/" + w.Name
 	switch {
+	case w.Kind == "Job":
+		// A Job has one template: its conditions say how it ended, there is nothing to compare.
+		return
 	case h.NoReplicaSets && w.cls.sight.byController():
 		b.add(SourceVisibility, "NoReplicaSets", "", "the snapshot holds no ReplicaSet of the Deployment: revisions are unknown", obj, 1, nil)
 		return

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -31,9 +32,12 @@ type revision struct {
 	Created time.Time
 	// Template is nil when a ControllerRevision's data could not be decoded.
 	Template *corev1.PodTemplateSpec
-	// ReplicaSet is set for Deployments.
+	// ReplicaSet is set for Deployments, Job for Jobs and CronJobs.
 	ReplicaSet *appsv1.ReplicaSet
-	Pods       []*corev1.Pod
+	Job        *batchv1.Job
+	// GonePodEvents are the events of a finished Job's pods that are no longer there.
+	GonePodEvents []*corev1.Event
+	Pods          []*corev1.Pod
 	// Served is why the engine believes the revision served; empty when it does not.
 	Served string
 	// FailedFromStart is set when the revision looked as if it served (Ready for a while) but
@@ -43,7 +47,12 @@ type revision struct {
 
 // collectWorkloads gathers every workload of the snapshot with its copies, revisions, events,
 // logs and Services, using only the snapshot's indexes so the whole pass is linear.
-func collectWorkloads(s *snapshot.Snapshot) []*workload {
+func collectWorkloads(s *snapshot.Snapshot) []*workload { return collectSome(s, nil) }
+
+// collectSome is collectWorkloads for the workloads want accepts; want is asked once about every
+// workload of the snapshot, and nil accepts all.
+func collectSome(s *snapshot.Snapshot, want func(kind, namespace, name string) bool) []*workload {
+	take := func(kind, namespace, name string) bool { return want == nil || want(kind, namespace, name) }
 	var out []*workload
 	var byNS map[string][]*corev1.Pod
 	nsPods := func(ns string) []*corev1.Pod {
@@ -56,13 +65,19 @@ func collectWorkloads(s *snapshot.Snapshot) []*workload {
 		return byNS[ns]
 	}
 	for _, d := range s.Deployments {
-		out = append(out, collectDeployment(s, d, nsPods))
+		if take("Deployment", d.Namespace, d.Name) {
+			out = append(out, collectDeployment(s, d, nsPods))
+		}
 	}
 	for _, st := range s.StatefulSets {
-		out = append(out, collectStatefulSet(s, st))
+		if take("StatefulSet", st.Namespace, st.Name) {
+			out = append(out, collectStatefulSet(s, st))
+		}
 	}
 	for _, ds := range s.DaemonSets {
-		out = append(out, collectDaemonSet(s, ds))
+		if take("DaemonSet", ds.Namespace, ds.Name) {
+			out = append(out, collectDaemonSet(s, ds))
+		}
 	}
 	// A ReplicaSet is a workload of its own unless a Deployment of the snapshot owns it: one
 	// made by hand, or by a controller the engine does not model, is still diagnosed.
@@ -75,10 +90,11 @@ func collectWorkloads(s *snapshot.Snapshot) []*workload {
 		for _, o := range rs.OwnerReferences {
 			owned = owned || deployments[o.UID]
 		}
-		if !owned {
+		if !owned && take("ReplicaSet", rs.Namespace, rs.Name) {
 			out = append(out, collectReplicaSet(s, rs))
 		}
 	}
+	out = append(out, collectBatch(s)...)
 	svcs := newServiceIndex(s.Services)
 	for _, w := range out {
 		collectShared(s, svcs, w)
@@ -342,6 +358,12 @@ func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, w *workload) {
 	for _, rs := range w.ReplicaSets {
 		events = append(events, s.EventsFor("ReplicaSet", rs.Namespace, rs.Name, rs.UID)...)
 	}
+	for _, rev := range w.cls.Revisions {
+		if j := rev.Job; j != nil && j.UID != w.UID {
+			events = append(events, s.EventsFor("Job", j.Namespace, j.Name, j.UID)...)
+		}
+		events = append(events, rev.GonePodEvents...)
+	}
 	claims := map[string]bool{}
 	for _, p := range w.Pods {
 		events = append(events, s.EventsFor("Pod", p.Namespace, p.Name, p.UID)...)
@@ -381,7 +403,7 @@ func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, w *workload) {
 			events = append(events, s.EventsFor("PersistentVolumeClaim", pvc.Namespace, pvc.Name, pvc.UID)...)
 		}
 	}
-	w.Events = dedupeEvents(events)
+	w.Events = dedupeEvents(withoutNotes(events))
 	attachServices(s, svcs, w)
 }
 

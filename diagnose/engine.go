@@ -8,21 +8,14 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
-// Diagnose classifies every Deployment, StatefulSet, DaemonSet and ownerless ReplicaSet of the
-// snapshot. It is pure: the snapshot's reference time is "now", and the snapshot is only read
-// (its indexes are built if they were not).
+// Diagnose classifies every Deployment, StatefulSet, DaemonSet, ownerless ReplicaSet, CronJob and
+// Job no CronJob owns of the snapshot. It is pure: the snapshot's reference time is "now", and
+// the snapshot is only read (its indexes are built if they were not).
 func Diagnose(s *snapshot.Snapshot) *Report { return diagnose(s, nil) }
 
 func diagnose(s *snapshot.Snapshot, done <-chan struct{}) *Report {
 	s.Index()
-	r := &Report{
-		APIVersion: APIVersion, Kind: ReportKind, ReferenceTime: s.ReferenceTime, Source: s.Source,
-		Visibility: append([]snapshot.Visibility{}, s.Visibility...), Summary: map[Shape]int{},
-		Workloads: []Diagnosis{},
-	}
-	for _, sh := range Shapes {
-		r.Summary[sh] = 0
-	}
+	r := newReport(s)
 	ds := diagnoseAll(s, collectWorkloads(s), done, runtime.GOMAXPROCS(0))
 	if ds == nil && closed(done) {
 		return r
@@ -33,6 +26,25 @@ func diagnose(s *snapshot.Snapshot, done <-chan struct{}) *Report {
 	if ds != nil {
 		r.Workloads = ds
 	}
+	sortWorkloads(r)
+	return r
+}
+
+// newReport is the report of s with no workload in it yet.
+func newReport(s *snapshot.Snapshot) *Report {
+	r := &Report{
+		APIVersion: APIVersion, Kind: ReportKind, ReferenceTime: s.ReferenceTime, Source: s.Source,
+		Visibility: append([]snapshot.Visibility{}, s.Visibility...), Summary: map[Shape]int{},
+		Workloads: []Diagnosis{},
+	}
+	for _, sh := range Shapes {
+		r.Summary[sh] = 0
+	}
+	return r
+}
+
+// sortWorkloads orders a report's workloads worst first, then by namespace, name and kind.
+func sortWorkloads(r *Report) {
 	sort.SliceStable(r.Workloads, func(i, j int) bool {
 		a, b := &r.Workloads[i], &r.Workloads[j]
 		if a.Shape.Severity() != b.Shape.Severity() {
@@ -46,7 +58,6 @@ func diagnose(s *snapshot.Snapshot, done <-chan struct{}) *Report {
 		}
 		return a.Kind < b.Kind
 	})
-	return r
 }
 
 // diagnoseWorkload runs the passes in order: counts, revisions, copies, rollout, shape, evidence;
@@ -55,6 +66,9 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	ref := s.ReferenceTime
 	w.Snap = s
 	youngest, oldest := count(s, w, ref)
+	if isBatch(w.Kind) {
+		batchCounts(w)
+	}
 	w.findServing()
 	w.diffRevisions()
 	w.observe()
@@ -97,6 +111,9 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 		top = &d.Suspects[0]
 	}
 	d.Cause = decideCause(w, w.Shape, top)
+	if isBatch(w.Kind) {
+		d.Cause = batchCause(top, d.Cause)
+	}
 	var o onset
 	if w.Shape.Broken() {
 		o = findOnset(w)
@@ -116,6 +133,9 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	}
 	sortCopies(d.Detail.Copies, w.CurrentRevision)
 	tp.settle(w, &d)
+	if isBatch(w.Kind) {
+		settleBatch(w, &d)
+	}
 	return d
 }
 

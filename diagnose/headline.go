@@ -77,7 +77,7 @@ func fix(w *workload, shape Shape, cause Cause, top *Suspect) string {
 	case shape == ShapeHealthy:
 		return ""
 	case shape == ShapeProgressing:
-		if w.Kind == "ReplicaSet" {
+		if !rollsBack(w.Kind) {
 			return ""
 		}
 		return fmt.Sprintf("kubectl rollout status %s%s", ref, ns)
@@ -97,7 +97,7 @@ func fix(w *workload, shape Shape, cause Cause, top *Suspect) string {
 		}
 	}
 	switch {
-	case cause == CauseSpec && w.Kind != "ReplicaSet" && h.LastServing != nil && h.LastServing != h.Current && implicatedByChange(w, top):
+	case cause == CauseSpec && rollsBack(w.Kind) && h.LastServing != nil && h.LastServing != h.Current && implicatedByChange(w, top):
 		return fmt.Sprintf("kubectl rollout undo %s --to-revision=%d%s", ref, h.LastServing.Number, ns)
 	case cause == CauseDependency && dependencyDespiteChange(top) && implicatedByChange(w, top):
 		s := fmt.Sprintf("look outside the spec first: %s changed from %s to %s, but on the same registry host %s that revision %s pulled from",
@@ -137,6 +137,12 @@ func fix(w *workload, shape Shape, cause Cause, top *Suspect) string {
 		}
 		return s
 	}
+}
+
+// rollsBack reports whether kubectl rollout undo applies to the kind: a ReplicaSet, a Job and a
+// CronJob have no rollout history to go back to.
+func rollsBack(kind string) bool {
+	return kind == "Deployment" || kind == "StatefulSet" || kind == "DaemonSet"
 }
 
 func quoteValue(v string) string {

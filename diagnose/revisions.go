@@ -86,13 +86,13 @@ func (w *workload) findServing() {
 		if rev.Served == "" && rev == h.Current {
 			rev.Served = availableAfterRollout(w, rev)
 		}
-		if rev.Served != "" && !anyReady(rev.Pods) {
+		if rev.Served != "" && !anyReady(rev.Pods) && rev.Job == nil {
 			// Ready for a while is not served when the failure was there from the start.
 			if ff := failureBeganWithCopies(w, rev); ff != nil {
 				rev.Served, rev.FailedFromStart = "", ff
 			}
 		}
-		if rev.Served == "" && rev != h.Current && i+1 < len(h.Revisions) {
+		if rev.Served == "" && rev != h.Current && i+1 < len(h.Revisions) && rev.Job == nil {
 			next := h.Revisions[i+1]
 			if lived := next.Created.Sub(rev.Created); !rev.Created.IsZero() && lived >= deadline {
 				rev.Served = fmt.Sprintf("presumed: revision %d ran %s before revision %d replaced it", rev.Number, humanDuration(lived), next.Number)
@@ -114,6 +114,10 @@ func (w *workload) findServing() {
 
 // servedNow applies rules 1-4.
 func servedNow(w *workload, rev *revision, ref time.Time) string {
+	if rev.Job != nil {
+		// A Job served when it succeeded; Ready says nothing of pods meant to finish.
+		return servedJob(rev.Job)
+	}
 	crashing := 0
 	for _, p := range rev.Pods {
 		if !ref.IsZero() && briefReadyOnly(p, ref) {
@@ -204,9 +208,12 @@ func (w *workload) diffRevisions() {
 	}
 	prev := h.LastServing.Template.DeepCopy()
 	delete(prev.Labels, podTemplateHashLabel)
-	w.PreviousTemplate = prev
 	cur := w.Template.DeepCopy()
 	delete(cur.Labels, podTemplateHashLabel)
+	if h.LastServing.Job != nil {
+		prev, cur = withoutJobLabels(prev), withoutJobLabels(cur)
+	}
+	w.PreviousTemplate = prev
 	w.Changes = diffTemplates(w.TemplatePath, prev, cur)
 }
 

@@ -76,8 +76,9 @@ func previousContradictions(s *snapshot.Snapshot, d *Diagnosis) []string {
 	if d.Revisions == nil || d.Revisions.LastServing == "" {
 		return nil
 	}
+	// A CronJob's revisions are its Jobs, by name; the other kinds' are numbered.
 	n, err := strconv.ParseInt(d.Revisions.LastServing, 10, 64)
-	if err != nil {
+	if err != nil && d.Kind != "CronJob" {
 		return []string{"lastServing is not a number: " + d.Revisions.LastServing}
 	}
 	var out []string
@@ -86,7 +87,8 @@ func previousContradictions(s *snapshot.Snapshot, d *Diagnosis) []string {
 			continue
 		}
 		for _, rev := range w.cls.Revisions {
-			if rev.Number != n || rev.Template == nil {
+			named := rev.Job != nil && rev.Name == d.Revisions.LastServing
+			if (rev.Number != n && !named) || (rev.Job != nil && !named) || rev.Template == nil {
 				continue
 			}
 			for _, sp := range d.Suspects {

@@ -108,6 +108,20 @@ func TestScenarioSuspectLists(t *testing.T) {
 		{"fixtures/untolerated-taint", "Deployment", "batch-scorer", []want{
 			{RuleUntoleratedTaint, "Deployment/batch-scorer", "spec.template.spec.tolerations", ConfidenceHigh},
 		}},
+		{"fixtures/job-image-pull", "Job", "report-export", []want{
+			{RuleImageNotFound, "Job/report-export", "spec.template.spec.containers[0].image", ConfidenceHigh},
+		}},
+		{"fixtures/job-backoff", "Job", "ledger-reconcile", []want{
+			{RuleNamedInFailure, "Job/ledger-reconcile", "spec.template.spec.containers[0].env[0].value", ConfidenceMedium},
+		}},
+		{"fixtures/job-deadline", "Job", "index-compact", nil},
+		{"fixtures/cronjob-template-change", "CronJob", "nightly-billing", []want{
+			{RuleNamedInFailure, "CronJob/nightly-billing", "spec.jobTemplate.spec.template.spec.containers[0].args[0]", ConfidenceHigh},
+			{RuleChangedField, "CronJob/nightly-billing", "spec.jobTemplate.spec.template.spec.containers[0].image", ConfidenceLow},
+		}},
+		{"fixtures/cronjob-suspended", "CronJob", "cache-warmer", []want{
+			{RuleCronJobSuspended, "CronJob/cache-warmer", "spec.suspend", ConfidenceHigh},
+		}},
 		{"demo", "Deployment", "telemetry-api", []want{
 			{RuleNamedInFailure, "Deployment/telemetry-api", "spec.template.spec.containers[0].args[2]", ConfidenceHigh},
 			{RuleChangedField, "Deployment/telemetry-api", "spec.template.spec.containers[0].image", ConfidenceLow},

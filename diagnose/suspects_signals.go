@@ -87,6 +87,12 @@ func collectSignals(w *workload) []*signal {
 	for _, p := range pods {
 		podNames[p.Name] = true
 	}
+	if cur := w.cls.Current; cur != nil {
+		// A Job's pods removed at its deadline are copies of its current revision all the same.
+		for _, e := range cur.GonePodEvents {
+			podNames[e.InvolvedObject.Name] = true
+		}
+	}
 	// The copies in the workload's order (failurePods is a part of it, or all of it).
 	var idx []int
 	for i, p := range w.Pods {

@@ -64,11 +64,16 @@ func findOnset(w *workload) onset {
 	}
 	failing := map[string]bool{}
 	for _, f := range w.cls.copies {
-		if !f.Current || f.Serving || !f.Active {
+		// A Job's pod that failed is its failure, finished or not, whichever Job it ran in.
+		failedRun := isBatch(w.Kind) && f.Dies != ""
+		if !failedRun && (!f.Current || f.Serving || !f.Active) {
 			continue
 		}
 		p := f.Pod
 		failing[p.Name] = true
+		if t := terminatedAt(p); failedRun && !t.IsZero() {
+			consider(t, "copy "+p.Name+" terminated: "+f.Message, p.Name, "")
+		}
 		if rc := readyCondition(p); rc != nil && rc.Status != corev1.ConditionTrue && wasReady(p) {
 			consider(rc.LastTransitionTime.Time, "copy "+p.Name+" stopped being Ready", p.Name, "")
 		}
@@ -153,6 +158,10 @@ func buildTimeline(w *workload, top *Suspect, o onset) []TimelineEntry {
 		if rev.ReplicaSet != nil {
 			obj = "ReplicaSet/" + rev.Name
 		}
+		if rev.Job != nil {
+			add(rev.Created, TimelineRevision, "Job/"+rev.Name, jobMoment(rev))
+			continue
+		}
 		num := strconv.FormatInt(rev.Number, 10)
 		switch {
 		case rev.Served != "":
@@ -184,7 +193,11 @@ func buildTimeline(w *workload, top *Suspect, o onset) []TimelineEntry {
 			if o.Line != "" {
 				msg += ": " + clip(logText(o.Line), 160)
 			}
-			add(o.At, TimelineOnset, "Pod/"+o.Pod, msg)
+			obj := self
+			if o.Pod != "" {
+				obj = "Pod/" + o.Pod
+			}
+			add(o.At, TimelineOnset, obj, msg)
 		}
 	}
 	if from, to, at, ok := servingFell(w); ok {

@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"maps"
+	"sync"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -13,19 +15,82 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
-// watchFn streams snapshots and errors until its context ends.
-type watchFn = func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error)
+// WatchFunc streams a live source's snapshots and errors until ctx ends. Before the first
+// snapshot it reports how far its first read has got through progress (a kind's plural and its
+// count so far) and hands rows the workloads alone as soon as they are listed; either may be nil,
+// and neither may block.
+type WatchFunc = func(ctx context.Context, progress func(what string, n int), rows func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error)
 
 // diagnoseFn is the engine's entry point.
 type diagnoseFn = func(*snapshot.Snapshot) *diagnose.Report
 
-// loadProgressMsg is sent by a load Cmd while the source reads.
+// loadProgressMsg is sent by a load Cmd while the source reads: what was counted last, and
+// the counts of every kind so far.
 type loadProgressMsg struct {
 	gen, seq int
 	what     string
 	n        int
-	prog     <-chan loadProgressMsg
+	counts   map[string]int
+	prog     *readCounter
 	done     <-chan loadedMsg
+}
+
+// readCounter gathers a read's progress reports, which arrive from the read's goroutines, for
+// the Cmd that waits on it: the counts of every kind survive, however late the Cmd looks.
+type readCounter struct {
+	mu      sync.Mutex
+	counts  map[string]int
+	what    string
+	changed chan struct{}
+}
+
+func newReadCounter() *readCounter {
+	return &readCounter{counts: map[string]int{}, changed: make(chan struct{}, 1)}
+}
+
+func (c *readCounter) report(what string, n int) {
+	c.mu.Lock()
+	c.counts[what], c.what = n, what
+	c.mu.Unlock()
+	select {
+	case c.changed <- struct{}{}:
+	default:
+	}
+}
+
+// read returns the last kind counted, its count and a copy of every count.
+func (c *readCounter) read() (string, int, map[string]int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.what, c.counts[c.what], maps.Clone(c.counts)
+}
+
+// watchProgressMsg is sent by a watch Cmd while the watch's first read runs.
+type watchProgressMsg struct {
+	gen    int
+	what   string
+	n      int
+	counts map[string]int
+	stream *watchStream
+}
+
+// watchRowsMsg is sent by a watch Cmd when its first read has listed the workloads: rows to
+// show, without shapes, until the first snapshot is diagnosed.
+type watchRowsMsg struct {
+	gen    int
+	data   *dataset
+	stream *watchStream
+}
+
+// watchStream is what one watch says: snapshots and errors, and before the first snapshot its
+// read's progress and early rows.
+type watchStream struct {
+	snaps    <-chan *snapshot.Snapshot
+	errs     <-chan error
+	progress *readCounter
+	rows     chan *snapshot.Snapshot
+	// inc diagnoses the snapshots against the last one.
+	inc *incremental
 }
 
 // loadedMsg is sent by a load Cmd when the snapshot is read and diagnosed, or failed.
@@ -41,8 +106,7 @@ type watchMsg struct {
 	data   *dataset
 	err    error
 	closed bool
-	snaps  <-chan *snapshot.Snapshot
-	errs   <-chan error
+	stream *watchStream
 }
 
 // restartWatchMsg is sent after a back-off when a watch ended, to start it again.
@@ -65,11 +129,14 @@ type toastExpiredMsg struct{}
 
 // load reads and diagnoses the current source in a Cmd.
 func (m *Model) load() tea.Cmd {
+	if m.fleet() {
+		return m.loadFleet()
+	}
 	m.seqNext++
 	ctx, src, at, gen, seq, diag := m.ctx, m.source, m.opts.At, m.gen, m.seqNext, m.diagnose
 	m.seq = seq
 	return func() tea.Msg {
-		prog := make(chan loadProgressMsg, 1)
+		prog := newReadCounter()
 		done := make(chan loadedMsg, 1)
 		go func() {
 			var (
@@ -77,12 +144,7 @@ func (m *Model) load() tea.Cmd {
 				err  error
 			)
 			if ps, ok := src.(ProgressSource); ok {
-				snap, err = ps.SnapshotWithProgress(ctx, func(what string, n int) {
-					select {
-					case prog <- loadProgressMsg{gen: gen, seq: seq, what: what, n: n}:
-					default: // the screen shows the latest count; dropping one is fine
-					}
-				})
+				snap, err = ps.SnapshotWithProgress(ctx, prog.report)
 			} else {
 				snap, err = src.Snapshot(ctx)
 			}
@@ -92,39 +154,55 @@ func (m *Model) load() tea.Cmd {
 			}
 			done <- loadedMsg{gen: gen, seq: seq, data: newDataset(snap, at, diag)}
 		}()
-		return waitLoad(prog, done)()
+		return waitLoad(gen, seq, prog, done)()
 	}
 }
 
-func waitLoad(prog <-chan loadProgressMsg, done <-chan loadedMsg) tea.Cmd {
+func waitLoad(gen, seq int, prog *readCounter, done <-chan loadedMsg) tea.Cmd {
 	return func() tea.Msg {
 		select {
 		case d := <-done:
 			return d
-		case p := <-prog:
-			p.prog, p.done = prog, done
-			return p
+		case <-prog.changed:
+			what, n, counts := prog.read()
+			return loadProgressMsg{gen: gen, seq: seq, what: what, n: n, counts: counts, prog: prog, done: done}
 		}
 	}
 }
 
 // startWatch starts a watch under a context the model can cancel.
-func (m *Model) startWatch(watch watchFn) tea.Cmd {
+func (m *Model) startWatch(watch WatchFunc) tea.Cmd {
 	m.stopWatch()
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.cancelWatch = cancel
 	m.live.watching = true
 	gen, at, diag := m.gen, m.opts.At, m.diagnose
+	inc := &incremental{diagnose: m.diagnose, rediag: m.rediagnose, now: m.now}
 	return func() tea.Msg {
-		snaps, errs := watch(ctx)
-		return waitWatch(ctx, gen, snaps, errs, at, diag)()
+		st := &watchStream{progress: newReadCounter(), rows: make(chan *snapshot.Snapshot, 1), inc: inc}
+		st.snaps, st.errs = watch(ctx, st.progress.report, func(s *snapshot.Snapshot) {
+			// A retried first read lists the workloads again; the newer list wins.
+			for {
+				select {
+				case st.rows <- s:
+					return
+				default:
+				}
+				select {
+				case <-st.rows:
+				default:
+				}
+			}
+		})
+		return waitWatch(ctx, gen, st, at, diag)()
 	}
 }
 
-// waitWatch waits for the next thing a watch says. The channels travel in the message so Update
+// waitWatch waits for the next thing a watch says. The stream travels in the message so Update
 // re-arms the wait without keeping goroutines of its own.
-func waitWatch(ctx context.Context, gen int, snaps <-chan *snapshot.Snapshot, errs <-chan error, at *time.Time, diag diagnoseFn) tea.Cmd {
+func waitWatch(ctx context.Context, gen int, st *watchStream, at *time.Time, diag diagnoseFn) tea.Cmd {
 	return func() tea.Msg {
+		snaps, errs := st.snaps, st.errs
 		for snaps != nil || errs != nil {
 			select {
 			case <-ctx.Done():
@@ -134,13 +212,24 @@ func waitWatch(ctx context.Context, gen int, snaps <-chan *snapshot.Snapshot, er
 					snaps = nil
 					continue
 				}
-				return watchMsg{gen: gen, data: newDataset(s, at, diag), snaps: snaps, errs: errs}
+				var data *dataset
+				if st.inc != nil {
+					data = st.inc.next(s, at)
+				} else {
+					data = newDataset(s, at, diag)
+				}
+				return watchMsg{gen: gen, data: data, stream: st}
 			case err, ok := <-errs:
 				if !ok {
 					errs = nil
 					continue
 				}
-				return watchMsg{gen: gen, err: err, snaps: snaps, errs: errs}
+				return watchMsg{gen: gen, err: err, stream: st}
+			case s := <-st.rows:
+				return watchRowsMsg{gen: gen, data: rowsDataset(s, at), stream: st}
+			case <-st.progress.changed:
+				what, n, counts := st.progress.read()
+				return watchProgressMsg{gen: gen, what: what, n: n, counts: counts, stream: st}
 			}
 		}
 		return watchMsg{gen: gen, closed: true}

@@ -23,6 +23,8 @@ type workloadKey struct{ Kind, Namespace, Name string }
 type workloadObject struct {
 	UID      types.UID
 	Template *corev1.PodTemplateSpec
+	// Root is the template's field path in the object; "" is spec.template.
+	Root string
 }
 
 // dataset is one diagnosed snapshot with everything the screens draw precomputed, so a frame
@@ -41,6 +43,21 @@ type dataset struct {
 	throughput bool
 	// counts are workloads per shape, for the header.
 	counts map[diagnose.Shape]int
+	// partial marks rows listed before their copies were read: no shapes, no diagnoses.
+	partial bool
+	// contexts are the contexts of a console over several, in the order named; parts holds
+	// each read context's own dataset, which its diagnosis screens draw from. Both are nil
+	// for one context.
+	contexts []string
+	parts    map[string]*dataset
+}
+
+// part is the dataset of one context, or ds itself with one context.
+func (ds *dataset) part(context string) *dataset {
+	if p := ds.parts[context]; p != nil {
+		return p
+	}
+	return ds
 }
 
 // row is one workload on the workloads screen; every string is sanitized.
@@ -60,7 +77,17 @@ type row struct {
 	// throughput is the THROUGHPUT cell; "" when the report has no throughput section.
 	throughput string
 	filterText string
+	// context is the row's kube context in a console over several; "" with one.
+	context string
 }
+
+// rowID tells rows apart across contexts: the same workload may run in several clusters.
+type rowID struct {
+	context string
+	key     workloadKey
+}
+
+func (r *row) id() rowID { return rowID{r.context, r.key} }
 
 // newDataset diagnoses a snapshot and prepares its rows, worst first. It is called from a
 // tea.Cmd, never from Update.
@@ -80,16 +107,22 @@ func datasetOf(snap *snapshot.Snapshot, rep *diagnose.Report) *dataset {
 		counts: map[diagnose.Shape]int{},
 	}
 	for _, d := range snap.Deployments {
-		ds.objects[workloadKey{"Deployment", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template}
+		ds.objects[workloadKey{"Deployment", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template, ""}
 	}
 	for _, d := range snap.StatefulSets {
-		ds.objects[workloadKey{"StatefulSet", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template}
+		ds.objects[workloadKey{"StatefulSet", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template, ""}
 	}
 	for _, d := range snap.DaemonSets {
-		ds.objects[workloadKey{"DaemonSet", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template}
+		ds.objects[workloadKey{"DaemonSet", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template, ""}
 	}
 	for _, d := range snap.ReplicaSets {
-		ds.objects[workloadKey{"ReplicaSet", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template}
+		ds.objects[workloadKey{"ReplicaSet", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template, ""}
+	}
+	for _, j := range snap.Jobs {
+		ds.objects[workloadKey{"Job", j.Namespace, j.Name}] = workloadObject{j.UID, &j.Spec.Template, ""}
+	}
+	for _, cj := range snap.CronJobs {
+		ds.objects[workloadKey{"CronJob", cj.Namespace, cj.Name}] = workloadObject{cj.UID, &cj.Spec.JobTemplate.Spec.Template, "spec.jobTemplate.spec.template"}
 	}
 	for _, p := range snap.Pods {
 		ds.pods[[2]string{p.Namespace, p.Name}] = p
@@ -131,6 +164,63 @@ func datasetOf(snap *snapshot.Snapshot, rep *diagnose.Report) *dataset {
 	return ds
 }
 
+// rowsDataset lists a snapshot's workloads before they can be diagnosed (their copies, events
+// and logs not read yet), by namespace and name, with the counts their controllers report. It
+// is called from a tea.Cmd.
+func rowsDataset(snap *snapshot.Snapshot, at *time.Time) *dataset {
+	if at != nil {
+		snap.ReferenceTime = *at
+	}
+	ds := &dataset{
+		snap: snap, report: &diagnose.Report{ReferenceTime: snap.ReferenceTime, Source: snap.Source},
+		objects: map[workloadKey]workloadObject{}, pods: map[[2]string]*corev1.Pod{},
+		counts: map[diagnose.Shape]int{}, partial: true,
+	}
+	add := func(kind, ns, name string, uid types.UID, tmpl *corev1.PodTemplateSpec, existing int32, declared *int32) {
+		k := workloadKey{kind, ns, name}
+		ds.objects[k] = workloadObject{uid, tmpl, ""}
+		copies := "?/" + strconv.Itoa(int(existing))
+		if declared != nil {
+			copies = fmt.Sprintf("%d/%d", existing, *declared)
+		}
+		ds.rows = append(ds.rows, row{
+			key: k, namespace: Sanitize(ns), workload: kindShort(kind) + "/" + Sanitize(name), name: Sanitize(name),
+			copies: copies, serving: "…", youngest: "…", restarts: "…", suspect: "…", cause: "…",
+			filterText: Sanitize(ns) + "/" + Sanitize(name),
+		})
+	}
+	for _, d := range snap.Deployments {
+		add("Deployment", d.Namespace, d.Name, d.UID, &d.Spec.Template, d.Status.Replicas, d.Spec.Replicas)
+	}
+	for _, d := range snap.StatefulSets {
+		add("StatefulSet", d.Namespace, d.Name, d.UID, &d.Spec.Template, d.Status.Replicas, d.Spec.Replicas)
+	}
+	for _, d := range snap.DaemonSets {
+		desired := d.Status.DesiredNumberScheduled
+		add("DaemonSet", d.Namespace, d.Name, d.UID, &d.Spec.Template, d.Status.CurrentNumberScheduled, &desired)
+	}
+	sort.Slice(ds.rows, func(i, j int) bool {
+		a, b := ds.rows[i].key, ds.rows[j].key
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return a.Kind < b.Kind
+	})
+	seen := map[string]bool{}
+	for _, r := range ds.rows {
+		if !seen[r.key.Namespace] {
+			seen[r.key.Namespace] = true
+			ds.namespaces = append(ds.namespaces, r.key.Namespace)
+		}
+	}
+	sort.Strings(ds.namespaces)
+	ds.multiNS = len(ds.namespaces) > 1
+	return ds
+}
+
 // kindShort abbreviates a workload kind as kubectl does.
 func kindShort(kind string) string {
 	switch kind {
@@ -142,6 +232,8 @@ func kindShort(kind string) string {
 		return "ds"
 	case "ReplicaSet":
 		return "rs"
+	case "CronJob":
+		return "cj"
 	case "Service":
 		return "svc"
 	}

@@ -372,7 +372,11 @@ func (ds *dataset) newSpecView(d *diagnose.Diagnosis) specView {
 	if !ok || obj.Template == nil {
 		return specView{suspect: -1}
 	}
-	lines, index, err := pathYAML("spec.template", obj.Template)
+	root := obj.Root
+	if root == "" {
+		root = "spec.template"
+	}
+	lines, index, err := pathYAML(root, obj.Template)
 	if err != nil {
 		return specView{lines: []string{Sanitize(err.Error())}, suspect: -1}
 	}

@@ -24,6 +24,7 @@ func fixtureModel(opts Options) *Model {
 	}
 	m := New(context.Background(), opts, testStyles(), func() time.Time { return refTime })
 	m.diagnose = func(*snapshot.Snapshot) *diagnose.Report { return rep }
+	m.rediagnose = nil
 	return m
 }
 

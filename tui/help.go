@@ -33,7 +33,9 @@ func (s *helpScreen) lines() []string {
 	keyW := 0
 	for _, g := range groups {
 		for _, b := range g {
-			keyW = max(keyW, ansi.StringWidth(b.Help().Key))
+			if shown(b) {
+				keyW = max(keyW, ansi.StringWidth(b.Help().Key))
+			}
 		}
 	}
 	// Two groups side by side when they fit, else one column.
@@ -46,6 +48,9 @@ func (s *helpScreen) lines() []string {
 	for i, g := range groups {
 		block := []string{s.styles.Section.Render(titles[i])}
 		for _, b := range g {
+			if !shown(b) {
+				continue
+			}
 			h := b.Help()
 			block = append(block, s.styles.HelpKey.Render(fmt.Sprintf("%-*s", keyW, h.Key))+"  "+s.styles.HelpDesc.Render(h.Desc))
 		}
@@ -77,6 +82,10 @@ func (s *helpScreen) lines() []string {
 	out = append(out, s.styles.Dim.Render(ansi.Truncate("  Shapes, worst first: never-starts · starts-and-dies · live-but-idle · unknown · progressing · healthy", s.width, "…")))
 	return out
 }
+
+// shown reports whether help lists a binding: not one switched off (the context key with one
+// context); a binding of help text alone, such as the mouse wheel, has no keys and is listed.
+func shown(b key.Binding) bool { return len(b.Keys()) == 0 || b.Enabled() }
 
 // Update scrolls the help when it does not fit.
 func (s *helpScreen) Update(msg tea.KeyMsg) tea.Cmd {

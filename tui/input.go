@@ -71,7 +71,7 @@ func (m *Model) focusedInput() *textinput.Model {
 	switch {
 	case m.nsPrompt:
 		return &m.nsInput
-	case m.state == stateReady && m.screen == screenWorkloads && m.workloads.filtering:
+	case m.state != stateError && m.screen == screenWorkloads && m.workloads.filtering:
 		return &m.workloads.filter
 	}
 	return nil

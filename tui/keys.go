@@ -9,7 +9,7 @@ import (
 type KeyMap struct {
 	Up, Down, Top, Bottom, PageUp, PageDown, Wheel key.Binding
 
-	Enter, Filter, HideHealthy, Namespace, Refresh key.Binding
+	Enter, Filter, HideHealthy, Namespace, Context, Refresh key.Binding
 
 	NextTab, PrevTab, Tabs, Copy, Back key.Binding
 
@@ -33,6 +33,8 @@ func DefaultKeyMap() KeyMap {
 		HideHealthy: key.NewBinding(key.WithKeys("h"), key.WithHelp("h", "hide/show healthy")),
 		Namespace:   key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "namespace (live)")),
 		Refresh:     key.NewBinding(key.WithKeys("r", "ctrl+r"), key.WithHelp("r", "refresh")),
+		// Context is enabled only over several contexts; help leaves it out otherwise.
+		Context: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "next context"), key.WithDisabled()),
 
 		NextTab: key.NewBinding(key.WithKeys("tab", "right", "l"), key.WithHelp("tab", "next tab")),
 		PrevTab: key.NewBinding(key.WithKeys("shift+tab", "left"), key.WithHelp("shift+tab", "previous tab")),
@@ -52,7 +54,7 @@ func (k KeyMap) ShortHelp() []key.Binding { return []key.Binding{k.Help, k.Quit}
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.Top, k.Bottom, k.PageUp, k.PageDown, k.Wheel},
-		{k.Enter, k.Filter, k.HideHealthy, k.Namespace, k.Refresh},
+		{k.Enter, k.Filter, k.HideHealthy, k.Namespace, k.Context, k.Refresh},
 		{k.NextTab, k.PrevTab, k.Tabs, k.Copy, k.Back},
 		{k.Help, k.Quit},
 	}

@@ -73,11 +73,16 @@ type Model struct {
 	// back is the screen help returns to.
 	back screenID
 
-	// diagnose is the engine; tests swap in reports made by hand.
-	diagnose func(*snapshot.Snapshot) *diagnose.Report
+	// diagnose is the engine; tests swap in reports made by hand, and clear rediagnose (the
+	// engine's incremental entry, for a watch's snapshots) with it.
+	diagnose   func(*snapshot.Snapshot) *diagnose.Report
+	rediagnose rediagnoseFn
 
 	spinner  spinner.Model
 	progress string
+	// reading is the read under way before the first picture: when it began and what it has
+	// counted, for the progress line.
+	reading readProgress
 	// gen increases with every source change; messages of older generations are dropped.
 	gen int
 	// seq numbers loads; only the latest one's result is shown.
@@ -103,43 +108,63 @@ type Model struct {
 	toastExpiry time.Time
 	// quitting is set once a key quit, so the keys after it in the same read are dropped.
 	quitting bool
+	// openContext is the context of the open diagnosis in a console over several.
+	openContext string
 }
 
 // New builds the root model. now is the wall clock (time.Now outside tests).
 func New(ctx context.Context, opts Options, styles Styles, now func() time.Time) *Model {
 	c := common{styles: styles, keys: DefaultKeyMap()}
+	c.keys.Context.SetEnabled(opts.ReadFleet != nil)
 	sp := spinner.New(spinner.WithSpinner(spinner.Dot), spinner.WithStyle(styles.Title))
 	ni := textinput.New()
 	ni.Prompt = "namespace: "
 	ni.CharLimit = 253
 	ni.ShowSuggestions = true
 	m := &Model{
-		common:    c,
-		ctx:       ctx,
-		opts:      opts,
-		now:       now,
-		width:     80,
-		height:    24,
-		spinner:   sp,
-		source:    opts.Source,
-		clock:     now(),
-		workloads: newWorkloadsScreen(c),
-		diagnosis: newDiagnosisScreen(c),
-		help:      newHelpScreen(c),
-		nsInput:   ni,
-		diagnose:  diagnose.Diagnose,
+		common:     c,
+		ctx:        ctx,
+		opts:       opts,
+		now:        now,
+		width:      80,
+		height:     24,
+		spinner:    sp,
+		source:     opts.Source,
+		clock:      now(),
+		workloads:  newWorkloadsScreen(c),
+		diagnosis:  newDiagnosisScreen(c),
+		help:       newHelpScreen(c),
+		nsInput:    ni,
+		diagnose:   diagnose.Diagnose,
+		rediagnose: diagnose.Rediagnose,
 	}
+	m.reading.start = m.clock
 	m.setSize(m.width, m.height)
 	return m
 }
 
-// Init starts the first load, the spinner, and the watch when the source is live.
+// readProgress is what a read has counted so far.
+type readProgress struct {
+	start  time.Time
+	what   string
+	n      int
+	counts map[string]int
+}
+
+// Init starts the spinner and the first read: the watch's own when the source is live, so the
+// cluster is read once, else a load.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.spinner.Tick, m.load()}
-	if m.opts.Watch != nil {
-		cmds = append(cmds, m.startWatch(m.opts.Watch), tick(m.gen))
+	return tea.Batch(m.spinner.Tick, m.read())
+}
+
+// read starts reading the current source from scratch: its watch, or a load.
+func (m *Model) read() tea.Cmd {
+	m.reading = readProgress{start: m.now()}
+	m.clock = m.reading.start
+	if w := m.watchFunc(); w != nil {
+		return tea.Batch(m.startWatch(w), tick(m.gen))
 	}
-	return tea.Batch(cmds...)
+	return m.load()
 }
 
 func (m *Model) setSize(w, h int) {
@@ -158,12 +183,14 @@ func (m *Model) setData(ds *dataset) {
 	m.data = ds
 	m.state = stateReady
 	m.loadErr = nil
-	m.progress = ""
+	if !ds.partial {
+		m.progress = ""
+	}
 	m.workloads.SetRows(ds)
 	if m.screen == screenDiagnosis || (m.screen == screenHelp && m.back == screenDiagnosis) {
 		k := m.diagnosis.key
-		if d := ds.report.Find(k.Kind, k.Namespace, k.Name); d != nil {
-			m.diagnosis.Refresh(ds, d)
+		if d := ds.part(m.openContext).report.Find(k.Kind, k.Namespace, k.Name); d != nil {
+			m.diagnosis.Refresh(ds.part(m.openContext), d)
 		} else if m.screen == screenDiagnosis {
 			m.screen = screenWorkloads
 		}

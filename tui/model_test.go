@@ -562,8 +562,11 @@ func TestWatchChannelsAreFollowed(t *testing.T) {
 	errs := make(chan error, 1)
 	m := fixtureModel(Options{Source: staticSource{snap: snap}})
 	m.diagnose = func(*snapshot.Snapshot) *diagnose.Report { return rep }
+	m.rediagnose = nil
 	m.Update(windowSize(100, 20))
-	watch := func(context.Context) (<-chan *snapshot.Snapshot, <-chan error) { return snaps, errs }
+	watch := func(context.Context, func(string, int), func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error) {
+		return snaps, errs
+	}
 
 	snaps <- snap
 	_, next := m.Update(m.startWatch(watch)())

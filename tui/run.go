@@ -19,8 +19,9 @@ type Options struct {
 	Out io.Writer
 	// Source reads the snapshot; it is called on start and on every refresh.
 	Source snapshot.Source
-	// Watch, when set (live clusters), streams new snapshots and errors until ctx ends.
-	Watch func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error)
+	// Watch, when set (live clusters), streams new snapshots and errors until ctx ends. The
+	// console then reads the source through the watch alone: its first read is the first picture.
+	Watch WatchFunc
 	// At overrides the reference time of every snapshot.
 	At            *time.Time
 	Namespaces    []string
@@ -37,6 +38,10 @@ type Options struct {
 	// MetricsRefresh, when metrics are configured, is how often the live watch reads them
 	// again; the footer of a live console says it.
 	MetricsRefresh time.Duration
+	// ReadFleet, when set, reads several contexts, each its own snapshot, on start and on every
+	// refresh (r); the console then shows a CONTEXT column and steps through the contexts with
+	// c. Source and Watch are not used.
+	ReadFleet func(ctx context.Context) []ContextSnapshot
 }
 
 // ProgressSource is a Source that reports how far a read has got ("pods", 12400); the console
@@ -46,17 +51,19 @@ type ProgressSource interface {
 	SnapshotWithProgress(ctx context.Context, progress func(what string, n int)) (*snapshot.Snapshot, error)
 }
 
-// Watcher is a Source that can also stream updates. A source returned by SwitchNamespace that
-// implements it is watched; otherwise the console falls back to Options.Watch for the first
-// source only.
+// Watcher is a Source that can also stream updates, as WatchFunc does. A source returned by
+// SwitchNamespace that implements it is watched; the first source is watched by Options.Watch.
 type Watcher interface {
-	Watch(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error)
+	WatchWithProgress(ctx context.Context, progress func(what string, n int), rows func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error)
 }
+
+// frameRate is how often the renderer may draw a new frame, bubbletea's highest.
+const frameRate = 120
 
 // Run opens the console and blocks until the user quits or ctx ends. It returns the load error
 // when no snapshot could ever be read, so the command can exit non-zero.
 func Run(ctx context.Context, opts Options) error {
-	if opts.Source == nil {
+	if opts.Source == nil && opts.ReadFleet == nil {
 		return errors.New("console: no source")
 	}
 	r := lipgloss.NewRenderer(opts.Out)
@@ -70,13 +77,16 @@ func Run(ctx context.Context, opts Options) error {
 		tea.WithOutput(opts.Out),
 		tea.WithAltScreen(),
 		tea.WithMouseCellMotion(),
+		// A frame waits for the renderer's next tick: at the default 60 a key's frame can take
+		// 17 ms to show before any work; at 120 it is 8 ms, within the 16 ms a key may take.
+		tea.WithFPS(frameRate),
 	)
 	final, err := p.Run()
 	// tea.Program restores the terminal (alt screen, mouse, cursor) on every return path,
 	// including a panic in a Cmd and a cancelled context.
 	if fm, ok := final.(*Model); ok {
 		fm.stopWatch()
-		if err == nil && fm.data == nil && fm.loadErr != nil {
+		if err == nil && (fm.data == nil || fm.data.partial) && fm.loadErr != nil {
 			return fmt.Errorf("load snapshot: %w", fm.loadErr)
 		}
 	}

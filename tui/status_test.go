@@ -16,10 +16,12 @@ import (
 func liveModel(t *testing.T) *Model {
 	t.Helper()
 	snap, _ := fixture()
-	watch := func(context.Context) (<-chan *snapshot.Snapshot, <-chan error) { return nil, nil }
+	watch := func(context.Context, func(string, int), func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error) {
+		return nil, nil
+	}
 	m := fixtureModel(Options{Source: staticSource{snap: snap}, SourceLabel: "live", Watch: watch})
 	m.Update(windowSize(120, 30))
-	// Init starts the load and the watch; their Cmds are not run, as when the server hangs.
+	// Init starts the watch, which reads first; its Cmd is not run, as when the server hangs.
 	_ = m.Init()
 	return m
 }
@@ -113,7 +115,9 @@ func TestFailedRefreshOfALiveClusterKeepsThePicture(t *testing.T) {
 // only on a live cluster with metrics configured: never for a dump with metrics, never live
 // without them; and on every screen of a live console with them.
 func TestFooterSaysTheThroughputInterval(t *testing.T) {
-	watch := func(context.Context) (<-chan *snapshot.Snapshot, <-chan error) { return nil, nil }
+	watch := func(context.Context, func(string, int), func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error) {
+		return nil, nil
+	}
 	footer := func(m *Model) string {
 		lines := strings.Split(seen(m), "\n")
 		return lines[len(lines)-1]

@@ -243,7 +243,9 @@ func TestTimelineGrowsWithTheWatch(t *testing.T) {
 	}
 
 	snaps := make(chan *snapshot.Snapshot, 1)
-	watch := func(context.Context) (<-chan *snapshot.Snapshot, <-chan error) { return snaps, nil }
+	watch := func(context.Context, func(string, int), func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error) {
+		return snaps, nil
+	}
 	m := New(context.Background(), Options{Source: staticSource{snap: first}, SourceLabel: "live", AllNamespaces: true, Watch: watch},
 		testStyles(), func() time.Time { return second.ReferenceTime })
 	m.Update(windowSize(100, 30))

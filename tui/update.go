@@ -25,9 +25,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.setSize(msg.Width, msg.Height)
 		return m, nil
 	case spinner.TickMsg:
-		if m.state != stateLoading && !m.refreshing {
+		if !m.busy() {
 			return m, nil
 		}
+		// The progress line's elapsed time moves with the spinner.
+		m.clock = m.now()
 		var cmd tea.Cmd
 		m.spinner, cmd = m.spinner.Update(msg)
 		return m, cmd
@@ -35,8 +37,25 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.gen != m.gen || msg.seq != m.seq {
 			return m, nil
 		}
-		m.progress = fmt.Sprintf("reading %s… %s", msg.what, report.Thousands(msg.n))
-		return m, waitLoad(msg.prog, msg.done)
+		m.counted(msg.what, msg.n, msg.counts)
+		return m, waitLoad(msg.gen, msg.seq, msg.prog, msg.done)
+	case watchProgressMsg:
+		if msg.gen != m.gen {
+			return m, nil
+		}
+		if m.data == nil || m.data.partial {
+			m.counted(msg.what, msg.n, msg.counts)
+		}
+		return m, waitWatch(m.ctx, msg.gen, msg.stream, m.opts.At, m.diagnose)
+	case watchRowsMsg:
+		if msg.gen != m.gen {
+			return m, nil
+		}
+		// Rows without shapes only stand in for a picture not yet diagnosed, never replace one.
+		if m.data == nil || m.data.partial {
+			m.setData(msg.data)
+		}
+		return m, waitWatch(m.ctx, msg.gen, msg.stream, m.opts.At, m.diagnose)
 	case loadedMsg:
 		return m, m.onLoaded(msg)
 	case watchMsg:
@@ -141,6 +160,16 @@ func (m *Model) onWatch(msg watchMsg) tea.Cmd {
 			m.live.errAt = now
 		}
 		m.live.err = msg.err
+		switch {
+		case m.data == nil:
+			// Nothing to keep: the first read failed, and says why until the watch's next
+			// attempt is in.
+			m.loadErr = msg.err
+			m.state = stateError
+		case m.data.partial:
+			// The rows stay; nothing was diagnosed yet, which the exit status says.
+			m.loadErr = msg.err
+		}
 	default:
 		m.live.updatedAt = now
 		m.live.err = nil
@@ -149,19 +178,31 @@ func (m *Model) onWatch(msg watchMsg) tea.Cmd {
 		m.seq = -1
 		m.setData(msg.data)
 	}
-	ctx := m.ctx
-	return waitWatch(ctx, msg.gen, msg.snaps, msg.errs, m.opts.At, m.diagnose)
+	return waitWatch(m.ctx, msg.gen, msg.stream, m.opts.At, m.diagnose)
 }
 
-// watchFunc returns how the current source is watched, or nil.
-func (m *Model) watchFunc() watchFn {
-	if w, ok := m.source.(Watcher); ok {
-		return w.Watch
-	}
-	if m.source == m.opts.Source {
+// watchFunc returns how the current source is watched, or nil: the first source through
+// Options.Watch (which may add to what the source says), another through its own watch.
+func (m *Model) watchFunc() WatchFunc {
+	if m.source == m.opts.Source && m.opts.Watch != nil {
 		return m.opts.Watch
 	}
+	if w, ok := m.source.(Watcher); ok {
+		return w.WatchWithProgress
+	}
 	return nil
+}
+
+// busy reports whether something is being read that the screen waits for.
+func (m *Model) busy() bool {
+	return m.state == stateLoading || m.refreshing || (m.data != nil && m.data.partial)
+}
+
+// counted records a read's progress.
+func (m *Model) counted(what string, n int, counts map[string]int) {
+	m.reading.what, m.reading.n, m.reading.counts = what, n, counts
+	m.clock = m.now()
+	m.progress = fmt.Sprintf("reading %s… %s", what, report.Thousands(n))
 }
 
 func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
@@ -172,15 +213,33 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	if m.nsPrompt {
 		return m.onNamespaceKey(msg)
 	}
-	if m.state == stateReady && m.screen == screenWorkloads && m.workloads.filtering {
+	if m.state != stateError && m.screen == screenWorkloads && m.workloads.filtering {
 		return m.workloads.Update(msg)
 	}
 	switch m.state {
 	case stateLoading:
-		if key.Matches(msg, k.Quit) {
+		// Keys typed before anything is read act on the table they will see: a filter, the
+		// healthy toggle, help; moves are kept within the rows there are (none yet).
+		switch {
+		case key.Matches(msg, k.Quit):
 			return m.quit()
+		case key.Matches(msg, k.Help):
+			if m.screen == screenHelp {
+				m.screen = m.back
+			} else {
+				m.back, m.screen = m.screen, screenHelp
+			}
+			return nil
+		case m.screen == screenHelp:
+			if key.Matches(msg, k.Back) {
+				m.screen = m.back
+				return nil
+			}
+			return m.help.Update(msg)
+		case key.Matches(msg, k.Enter), key.Matches(msg, k.Refresh), key.Matches(msg, k.Namespace):
+			return m.showToast("still reading: " + m.readingLine())
 		}
-		return nil
+		return m.workloads.Update(msg)
 	case stateError:
 		switch {
 		case key.Matches(msg, k.Quit):
@@ -206,6 +265,9 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Refresh):
 		return m.refresh()
 	case key.Matches(msg, k.Namespace) && m.screen != screenHelp:
+		if m.fleet() {
+			return m.showToast("with several contexts, pick the namespace with -n when you start")
+		}
 		if m.opts.SwitchNamespace == nil {
 			return m.showToast("namespace switch needs a live cluster")
 		}
@@ -256,7 +318,12 @@ func (m *Model) openSelected() tea.Cmd {
 	if r == nil || m.data == nil {
 		return nil
 	}
-	m.diagnosis.Open(m.data, r.diag)
+	if r.diag == nil {
+		// A row listed before its copies were read has no diagnosis yet.
+		return m.showToast("still reading: " + m.readingLine())
+	}
+	m.openContext = r.context
+	m.diagnosis.Open(m.data.part(r.context), r.diag)
 	m.screen = screenDiagnosis
 	return nil
 }
@@ -296,11 +363,8 @@ func (m *Model) switchNamespace(ns string) tea.Cmd {
 	m.data = nil
 	m.state = stateLoading
 	m.screen = screenWorkloads
-	cmds := []tea.Cmd{m.load(), m.spinner.Tick}
-	if w := m.watchFunc(); w != nil {
-		cmds = append(cmds, m.startWatch(w), tick(m.gen))
-	}
-	return tea.Batch(cmds...)
+	m.progress = ""
+	return tea.Batch(m.read(), m.spinner.Tick)
 }
 
 // unchanging says why a refresh of the shown source shows the same picture, or "" when it may

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/report"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -22,6 +24,10 @@ func (m *Model) View() string {
 	switch m.state {
 	case stateLoading:
 		body = m.loadingView()
+		if m.screen == screenHelp {
+			// Help is open while the first read runs.
+			body = m.help.View()
+		}
 	case stateError:
 		body = m.errorView()
 	default:
@@ -61,7 +67,12 @@ func (m *Model) fit(frame string) string {
 func (m *Model) headerLines() string {
 	st := m.styles
 	parts := []string{st.Title.Render("kubectl-diagnose")}
-	if m.opts.Context != "" {
+	switch {
+	case m.workloads.contextFilter != "":
+		// Where the c key has got to in its round of the contexts.
+		i := slices.Index(m.workloads.contexts, m.workloads.contextFilter)
+		parts = append(parts, fmt.Sprintf("ctx %s (%d of %d)", m.workloads.contextFilter, i+1, len(m.workloads.contexts)))
+	case m.opts.Context != "":
 		parts = append(parts, "ctx "+Sanitize(m.opts.Context))
 	}
 	parts = append(parts, "ns "+m.namespaceLabel())
@@ -80,6 +91,9 @@ func (m *Model) headerLines() string {
 			st.Dim.Render(Sanitize(m.live.err.Error())))
 	case m.live.watching && !m.live.updatedAt.IsZero():
 		parts = append(parts, st.Live.Render("● live")+st.Dim.Render(" updated "+since(m.clock, m.live.updatedAt)+" ago"))
+	case m.live.watching && m.data != nil && m.data.partial:
+		// The workloads are listed, the rest of the first read is under way.
+		parts = append(parts, st.Dim.Render("○")+" "+m.spinner.View()+" "+m.readingLine())
 	case m.live.watching && m.progress != "":
 		// The first read is under way; the console follows nothing yet.
 		parts = append(parts, st.Dim.Render("○ reading…"))
@@ -90,6 +104,9 @@ func (m *Model) headerLines() string {
 	}
 	if m.refreshing {
 		parts = append(parts, m.spinner.View()+" refreshing")
+	}
+	if !m.live.watching && m.data != nil && m.data.partial {
+		parts = append(parts, m.spinner.View()+" "+m.readingLine())
 	}
 	line1 := ansi.Truncate(strings.Join(parts, st.Dim.Render(" · ")), m.width, "…")
 	return line1 + "\n" + ansi.Truncate(m.totalsLine(), m.width, "…")
@@ -119,6 +136,9 @@ func (m *Model) totalsLine() string {
 	counts := m.data.counts
 	short := m.width < 100
 	var parts []string
+	if m.data.partial {
+		parts = append(parts, st.Dim.Render(fmt.Sprintf("%s listed · shapes follow their copies", plural(len(m.data.rows), "workload", "workloads"))))
+	}
 	for _, sh := range diagnose.Shapes {
 		if counts[sh] == 0 {
 			continue
@@ -143,12 +163,23 @@ func (m *Model) totalsLine() string {
 }
 
 func (m *Model) loadingView() string {
-	what := "reading the snapshot…"
-	if m.progress != "" {
-		what = m.progress
-	}
-	lines := []string{"", "  " + m.spinner.View() + " " + what}
+	lines := []string{"", "  " + m.spinner.View() + " " + m.readingLine()}
 	return strings.Join(lines, "\n")
+}
+
+// readingLine says how far the read has got: the kind counted last, what has been read in all,
+// and for how long ("reading pods… 12,400 · 14,210 objects of 5 kinds · 3s").
+func (m *Model) readingLine() string {
+	elapsed := duration.HumanDuration(max(m.clock.Sub(m.reading.start), 0))
+	if len(m.reading.counts) == 0 {
+		return "reading… · " + elapsed
+	}
+	total := 0
+	for _, n := range m.reading.counts {
+		total += n
+	}
+	return fmt.Sprintf("reading %s… %s · %s of %s · %s", m.reading.what, report.Thousands(m.reading.n),
+		plural(total, "object", "objects"), plural(len(m.reading.counts), "kind", "kinds"), elapsed)
 }
 
 func (m *Model) errorView() string {
@@ -172,7 +203,7 @@ func (m *Model) footer() string {
 		return st.Toast.Render(ansi.Truncate(m.toast, m.width, "…"))
 	case m.nsPrompt:
 		return m.nsInput.View()
-	case m.state == stateReady && m.screen == screenWorkloads && (m.workloads.filtering || m.workloads.filter.Value() != ""):
+	case m.state != stateError && m.screen == screenWorkloads && (m.workloads.filtering || m.workloads.filter.Value() != ""):
 		return m.workloads.filter.View()
 	}
 	// On a live cluster with metrics the throughput is read on its own interval, not with each
@@ -212,3 +243,11 @@ func (m *Model) footer() string {
 
 // sourceLabel names a snapshot's source for the header when the options do not.
 func sourceLabel(s *snapshot.Snapshot) string { return Sanitize(string(s.Source.Type)) }
+
+// plural counts n things with thousands separators: "1 kind", "14,210 objects".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return report.Thousands(n) + " " + many
+}

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -34,6 +35,9 @@ type workloadsScreen struct {
 	multiNS bool
 	// throughput shows the THROUGHPUT column: metrics were read.
 	throughput bool
+	// contexts, with several, show the CONTEXT column; contextFilter, when set, shows one.
+	contexts      []string
+	contextFilter string
 
 	filtering   bool
 	filter      textinput.Model
@@ -61,21 +65,25 @@ func (s *workloadsScreen) SetSize(w, h int) {
 
 // SetRows shows a new dataset's rows, keeping the selected workload and the scroll position.
 func (s *workloadsScreen) SetRows(ds *dataset) {
-	var sel *workloadKey
+	var sel *rowID
 	if r := s.Selected(); r != nil {
-		k := r.key
+		k := r.id()
 		sel = &k
 	}
 	prevCursor, prevOffset := s.cursor, s.offset
 	s.rows = ds.rows
 	s.multiNS = ds.multiNS
+	s.contexts = ds.contexts
+	if !slices.Contains(s.contexts, s.contextFilter) {
+		s.contextFilter = ""
+	}
 	s.throughput = ds.throughput
 	s.layout()
 	s.applyFilter()
 	s.cursor, s.offset = prevCursor, prevOffset
 	if sel != nil {
 		for i, ri := range s.visible {
-			if s.rows[ri].key == *sel {
+			if s.rows[ri].id() == *sel {
 				// Keep the row where it was on screen when it moved.
 				s.offset += i - s.cursor
 				s.cursor = i
@@ -138,6 +146,8 @@ func (s *workloadsScreen) Update(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.HideHealthy):
 		s.hideHealthy = !s.hideHealthy
 		s.applyFilter()
+	case key.Matches(msg, k.Context) && len(s.contexts) > 0:
+		s.nextContext()
 	case key.Matches(msg, k.Back):
 		if s.filter.Value() != "" {
 			s.filter.SetValue("")
@@ -174,14 +184,17 @@ func (s *workloadsScreen) clamp() {
 // applyFilter recomputes the visible rows: healthy ones hidden on request, then a fuzzy match on
 // namespace/name, best match first.
 func (s *workloadsScreen) applyFilter() {
-	var sel *workloadKey
+	var sel *rowID
 	if r := s.Selected(); r != nil {
-		k := r.key
+		k := r.id()
 		sel = &k
 	}
 	base := make([]int, 0, len(s.rows))
 	for i := range s.rows {
 		if s.hideHealthy && s.rows[i].shape == diagnose.ShapeHealthy {
+			continue
+		}
+		if s.contextFilter != "" && s.rows[i].context != s.contextFilter {
 			continue
 		}
 		base = append(base, i)
@@ -198,7 +211,7 @@ func (s *workloadsScreen) applyFilter() {
 	s.cursor = 0
 	if sel != nil {
 		for i, ri := range s.visible {
-			if s.rows[ri].key == *sel {
+			if s.rows[ri].id() == *sel {
 				s.cursor = i
 				break
 			}
@@ -222,6 +235,11 @@ func (s *workloadsScreen) layout() {
 	if s.shortBadge {
 		badgeW = 7
 	}
+	ctxW := len("CONTEXT")
+	for _, c := range s.contexts {
+		ctxW = max(ctxW, len(c))
+	}
+	ctxW = min(ctxW, 20)
 	nameW := len("WORKLOAD")
 	nsW := len("NAMESPACE")
 	suspectW := len("SUSPECT")
@@ -259,6 +277,11 @@ func (s *workloadsScreen) layout() {
 	if !s.multiNS {
 		cands = cands[1:]
 	}
+	if len(s.contexts) > 0 {
+		// Which cluster a row is in matters more than its namespace: dropped after it.
+		cx := cand{column{"CONTEXT", ctxW, func(r *row) string { return r.context }}, 4, true}
+		cands = append([]cand{cx}, cands...)
+	}
 	avail := s.width - 2 - badgeW // cursor and badge
 	keep := make([]bool, len(cands))
 	for i := range keep {
@@ -275,7 +298,7 @@ func (s *workloadsScreen) layout() {
 	}
 	// Names are what a person scans for: they keep 24 cells before any column is dropped, and
 	// shrink further only when nothing is left to drop.
-	floor := map[string]int{"WORKLOAD": 24, "SUSPECT": 18, "NAMESPACE": 12}
+	floor := map[string]int{"WORKLOAD": 24, "SUSPECT": 18, "NAMESPACE": 12, "CONTEXT": 12}
 	dropped := false
 	minW := func(c cand) int {
 		if !c.flex {
@@ -357,6 +380,9 @@ func (s *workloadsScreen) View() string {
 		if s.filter.Value() != "" || s.hideHealthy {
 			msg = "no workloads match (esc clears the filter, h shows healthy)"
 		}
+		if s.contextFilter != "" {
+			msg = "no workloads in context " + s.contextFilter + " match (c shows the next context)"
+		}
 		b.WriteString(s.styles.Dim.Render(ansi.Truncate("  "+msg, s.width, "…")))
 		lines++
 	}
@@ -375,6 +401,10 @@ func (s *workloadsScreen) View() string {
 		}
 		b.WriteByte('\n')
 		badge := s.styles.Badge(r.shape, s.shortBadge)
+		if r.diag == nil {
+			// Listed before its copies were read: no shape yet.
+			badge = s.styles.Dim.Render(pad(" reading…", badgeW))
+		}
 		badge += strings.Repeat(" ", max(badgeW-ansi.StringWidth(badge), 0))
 		if i == s.cursor {
 			b.WriteString(s.styles.Cursor.Render("›") + " " + badge + s.styles.Selected.Render(rest))
@@ -400,7 +430,21 @@ func (s *workloadsScreen) Position() string {
 // ShortHelp implements help.KeyMap for the footer.
 func (s *workloadsScreen) ShortHelp() []key.Binding {
 	k := s.keys
-	return []key.Binding{k.Enter, k.Filter, k.HideHealthy, k.Refresh, k.Help, k.Quit}
+	return []key.Binding{k.Enter, k.Filter, k.HideHealthy, k.Context, k.Refresh, k.Help, k.Quit}
+}
+
+// nextContext steps the context filter: every context, then each in turn, then every one again.
+func (s *workloadsScreen) nextContext() {
+	i := slices.Index(s.contexts, s.contextFilter)
+	switch {
+	case s.contextFilter == "":
+		s.contextFilter = s.contexts[0]
+	case i+1 < len(s.contexts):
+		s.contextFilter = s.contexts[i+1]
+	default:
+		s.contextFilter = ""
+	}
+	s.applyFilter()
 }
 
 // FullHelp implements help.KeyMap.

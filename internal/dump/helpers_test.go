@@ -41,6 +41,8 @@ func differences(a, b *snapshot.Snapshot) []string {
 	check("DaemonSets", a.DaemonSets, b.DaemonSets)
 	check("ReplicaSets", a.ReplicaSets, b.ReplicaSets)
 	check("ControllerRevisions", a.ControllerRevisions, b.ControllerRevisions)
+	check("Jobs", a.Jobs, b.Jobs)
+	check("CronJobs", a.CronJobs, b.CronJobs)
 	check("Pods", a.Pods, b.Pods)
 	check("Events", a.Events, b.Events)
 	check("Services", a.Services, b.Services)

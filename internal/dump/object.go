@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -30,31 +31,18 @@ const maxDepth = 4
 var (
 	emptyGVK     schema.GroupVersionKind
 	coreEventGVK = corev1.SchemeGroupVersion.WithKind("Event")
-	// readKinds are the kinds a snapshot models; every other kind is skipped and counted.
-	readKinds = map[schema.GroupVersionKind]bool{
-		appsv1.SchemeGroupVersion.WithKind("Deployment"):         true,
-		appsv1.SchemeGroupVersion.WithKind("StatefulSet"):        true,
-		appsv1.SchemeGroupVersion.WithKind("DaemonSet"):          true,
-		appsv1.SchemeGroupVersion.WithKind("ReplicaSet"):         true,
-		appsv1.SchemeGroupVersion.WithKind("ControllerRevision"): true,
-		corev1.SchemeGroupVersion.WithKind("Pod"):                true,
-		coreEventGVK: true,
-		corev1.SchemeGroupVersion.WithKind("Service"):               true,
-		corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"): true,
-		corev1.SchemeGroupVersion.WithKind("Node"):                  true,
-		corev1.SchemeGroupVersion.WithKind("ResourceQuota"):         true,
-		discoveryv1.SchemeGroupVersion.WithKind("EndpointSlice"):    true,
-		eventsv1.SchemeGroupVersion.WithKind("Event"):               true,
-	}
+	// eventsGVK is read and converted to a core/v1 Event; every kind snapshot.Kinds does not
+	// list is skipped and counted.
+	eventsGVK = eventsv1.SchemeGroupVersion.WithKind("Event")
 	// decoder decodes without defaulting or conversion, so objects stay as the API server wrote them.
 	decoder = newDecoder()
 )
 
-// newDecoder builds a scheme of the four API groups a snapshot holds, rather than client-go's
+// newDecoder builds a scheme of the five API groups a snapshot holds, rather than client-go's
 // scheme of every group, whose other kinds would be skipped anyway.
 func newDecoder() runtime.Decoder {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{appsv1.AddToScheme, corev1.AddToScheme, discoveryv1.AddToScheme, eventsv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{appsv1.AddToScheme, batchv1.AddToScheme, corev1.AddToScheme, discoveryv1.AddToScheme, eventsv1.AddToScheme} {
 		utilruntime.Must(add(s)) // registering built-in types fails only on a programming error
 	}
 	return serializer.NewCodecFactory(s).UniversalDeserializer()
@@ -82,12 +70,15 @@ func (r *reader) value(raw []byte, at location, def schema.GroupVersionKind, dep
 	default:
 		return at.errorf("expected a Kubernetes object, found %s", describe(raw))
 	}
-	var head struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-	}
-	if err := json.Unmarshal(raw, &head); err != nil {
-		return at.errorf("read apiVersion and kind: %w", err)
+	var head typeMeta
+	if r.head != nil {
+		// The scan that split the item read them.
+		head, r.head = *r.head, nil
+	} else {
+		var err error
+		if head, err = readHead(raw); err != nil {
+			return at.errorf("read apiVersion and kind: %w", err)
+		}
 	}
 	gvk := def
 	if head.APIVersion != "" {
@@ -131,17 +122,16 @@ func (r *reader) value(raw []byte, at location, def schema.GroupVersionKind, dep
 		return nil
 	}
 	if gvk == metricsGVK {
+		if err := r.flush(); err != nil {
+			return err
+		}
 		return r.metrics(raw, at)
 	}
-	if !readKinds[gvk] {
+	if gvk != eventsGVK && snapshot.KindFor(gvk) == nil {
 		r.skipped[gvk.Kind]++
 		return nil
 	}
-	obj, _, err := decoder.Decode(raw, &gvk, nil)
-	if err != nil {
-		return at.errorf("%s %s: %w", gvk.GroupVersion(), gvk.Kind, err)
-	}
-	return r.add(obj, gvk, at, maphash.Bytes(textSeed, raw))
+	return r.decode(raw, gvk, at)
 }
 
 // maxMessage bounds an event's message as kept, its cut mark included. The API server takes
@@ -260,16 +250,7 @@ func resourceVersion(o runtime.Object) string {
 // put appends obj to its kind's list, or replaces the element at idx when idx >= 0, and
 // returns its index.
 func (r *reader) put(obj runtime.Object, idx int, at location) (int, error) {
-	s := r.snap
 	switch o := obj.(type) {
-	case *appsv1.Deployment:
-		return place(&s.Deployments, o, idx), nil
-	case *appsv1.StatefulSet:
-		return place(&s.StatefulSets, o, idx), nil
-	case *appsv1.DaemonSet:
-		return place(&s.DaemonSets, o, idx), nil
-	case *appsv1.ReplicaSet:
-		return place(&s.ReplicaSets, o, idx), nil
 	case *appsv1.ControllerRevision:
 		// Data keeps its JSON verbatim, indentation included; compacted, it is the same bytes
 		// whichever form and layout it was read from.
@@ -280,34 +261,16 @@ func (r *reader) put(obj runtime.Object, idx int, at location) (int, error) {
 			}
 			o.Data.Raw = b.Bytes()
 		}
-		return place(&s.ControllerRevisions, o, idx), nil
 	case *corev1.Pod:
 		r.podList = true
-		return place(&s.Pods, o, idx), nil
-	case *corev1.Event:
-		return place(&s.Events, o, idx), nil
-	case *corev1.Service:
-		return place(&s.Services, o, idx), nil
-	case *corev1.PersistentVolumeClaim:
-		return place(&s.PersistentVolumeClaims, o, idx), nil
-	case *corev1.Node:
-		return place(&s.Nodes, o, idx), nil
-	case *corev1.ResourceQuota:
-		return place(&s.ResourceQuotas, o, idx), nil
-	case *discoveryv1.EndpointSlice:
-		return place(&s.EndpointSlices, o, idx), nil
-	default:
-		return 0, at.errorf("%s decoded to unexpected type %T", obj.GetObjectKind().GroupVersionKind().Kind, obj)
 	}
-}
-
-func place[T any](list *[]T, v T, idx int) int {
-	if idx >= 0 {
-		(*list)[idx] = v
-		return idx
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	if k := snapshot.KindFor(gvk); k != nil {
+		if i, ok := k.Put(r.snap, obj, idx); ok {
+			return i, nil
+		}
 	}
-	*list = append(*list, v)
-	return len(*list) - 1
+	return 0, at.errorf("%s decoded to unexpected type %T", gvk.Kind, obj)
 }
 
 // cutText keeps at most limit bytes of s, its cut mark included, on a rune boundary.

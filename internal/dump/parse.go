@@ -140,7 +140,7 @@ func (r *reader) pendingItems(pending []pendingItem, def schema.GroupVersionKind
 // memory holds the objects kept and one item's text, never the file.
 func (r *reader) jsonStream(s *stream) error {
 	s.retain = true
-	dec := json.NewDecoder(s)
+	dec := newJSONDecoder(s)
 	for {
 		prev := dec.InputOffset()
 		s.setMark(prev)
@@ -149,7 +149,7 @@ func (r *reader) jsonStream(s *stream) error {
 			return nil
 		}
 		if err != nil {
-			return tokenError(s, err, dec.InputOffset())
+			return dec.failToken(s, err)
 		}
 		start := s.skip(prev, false)
 		at := s.locate(start)
@@ -183,13 +183,13 @@ func describeToken(t json.Token) string {
 }
 
 // jsonArray reads the values of a top-level array, one at a time.
-func (r *reader) jsonArray(s *stream, dec *json.Decoder) error {
+func (r *reader) jsonArray(s *stream, dec *jsonDecoder) error {
 	var raw json.RawMessage
 	for i := 0; dec.More(); i++ {
 		off := s.skip(dec.InputOffset(), true)
 		s.setMark(off)
 		if err := dec.Decode(&raw); err != nil {
-			return jsonError(s, err, dec.InputOffset())
+			return dec.fail(s, err)
 		}
 		at := s.locate(off)
 		at.text, at.item = raw, fmt.Sprintf("items[%d]", i)
@@ -198,14 +198,14 @@ func (r *reader) jsonArray(s *stream, dec *json.Decoder) error {
 		}
 	}
 	if _, err := dec.Token(); err != nil {
-		return jsonError(s, err, dec.InputOffset())
+		return dec.fail(s, err)
 	}
 	return nil
 }
 
 // jsonObject reads a top-level object whose '{' dec has just returned. A list's items are read
 // as they come; any other object is read whole.
-func (r *reader) jsonObject(s *stream, dec *json.Decoder, start int64, at location) error {
+func (r *reader) jsonObject(s *stream, dec *jsonDecoder, start int64, at location) error {
 	var apiVersion, kind string
 	var isList bool
 	var pending []pendingItem
@@ -214,7 +214,7 @@ func (r *reader) jsonObject(s *stream, dec *json.Decoder, start int64, at locati
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
-			return tokenError(s, err, dec.InputOffset())
+			return dec.failToken(s, err)
 		}
 		switch key, _ := t.(string); key {
 		case "apiVersion", "kind":
@@ -224,7 +224,7 @@ func (r *reader) jsonObject(s *stream, dec *json.Decoder, start int64, at locati
 				if errors.As(err, &te) {
 					return at.errorf("read apiVersion and kind: %w", err)
 				}
-				return jsonError(s, err, dec.InputOffset())
+				return dec.fail(s, err)
 			}
 			if key == "kind" {
 				kind = v
@@ -235,7 +235,7 @@ func (r *reader) jsonObject(s *stream, dec *json.Decoder, start int64, at locati
 			isList = true
 			t, err := dec.Token()
 			if err != nil {
-				return jsonError(s, err, dec.InputOffset())
+				return dec.fail(s, err)
 			}
 			if t == nil {
 				continue
@@ -253,35 +253,17 @@ func (r *reader) jsonObject(s *stream, dec *json.Decoder, start int64, at locati
 					def, known = d, true
 				}
 			}
-			for dec.More() {
-				off := s.skip(dec.InputOffset(), true)
-				s.setMark(off)
-				if err := dec.Decode(&raw); err != nil {
-					return jsonError(s, err, dec.InputOffset())
-				}
-				it := s.locate(off)
-				it.text, it.item = raw, fmt.Sprintf("items[%d]", n)
-				n++
-				if !known {
-					r.deferred = &pending
-				}
-				err := r.value(raw, it, def, 1)
-				r.deferred = nil
-				if err != nil {
-					return err
-				}
-			}
-			if _, err := dec.Token(); err != nil {
-				return jsonError(s, err, dec.InputOffset())
+			if err := r.splitListItems(s, dec, &n, def, known, &pending); err != nil {
+				return err
 			}
 		default:
 			if err := dec.Decode(&raw); err != nil {
-				return jsonError(s, err, dec.InputOffset())
+				return dec.fail(s, err)
 			}
 		}
 	}
 	if _, err := dec.Token(); err != nil {
-		return jsonError(s, err, dec.InputOffset())
+		return dec.fail(s, err)
 	}
 	if !isList {
 		obj := s.slice(start, dec.InputOffset())
@@ -297,17 +279,17 @@ func (r *reader) jsonObject(s *stream, dec *json.Decoder, start int64, at locati
 
 // tokenError is jsonError for an error of Decoder.Token, whose syntax errors give the offset of
 // the offending byte itself.
-func tokenError(s *stream, err error, off int64) error {
+func tokenError(s *stream, err error, off, base int64) error {
 	var syntax *json.SyntaxError
 	if errors.As(err, &syntax) {
 		syntax.Offset++
 	}
-	return jsonError(s, err, off)
+	return jsonError(s, err, off, base)
 }
 
 // jsonError places a JSON decoding error in the file; a fault of the input met below the
-// parser is already placed.
-func jsonError(s *stream, err error, off int64) error {
+// parser is already placed. base is the clean offset where the decoder began.
+func jsonError(s *stream, err error, off, base int64) error {
 	var in *inputError
 	if errors.As(err, &in) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
@@ -319,7 +301,7 @@ func jsonError(s *stream, err error, off int64) error {
 		err = fmt.Errorf("unexpected end of JSON input, the file is truncated: %w", err)
 	case errors.As(err, &syntax):
 		// Offset counts the bytes read, the offending one included.
-		off = max(syntax.Offset-1, 0)
+		off = max(base+syntax.Offset-1, 0)
 	}
 	line, col := s.position(off)
 	return fmt.Errorf("line %d, column %d (offset %d): %w", line, col, s.fileOffset(off), err)

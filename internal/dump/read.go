@@ -41,6 +41,11 @@ type Options struct {
 	// Namespace is given to namespaced objects without metadata.namespace, as kubectl gives
 	// its -n; empty means "default".
 	Namespace string
+	// Namespaces, when set, are the only namespaces the caller will use: a directory in the
+	// layout of kubectl cluster-info dump --output-directory then has only their directories
+	// read (with the files beside them, such as nodes.json), when it has one for each of them.
+	// The reference time is then the newest timestamp of what was read.
+	Namespaces []string
 	// At, when set, is the reference time instead of the newest timestamp of the dump.
 	At *time.Time
 }
@@ -97,6 +102,7 @@ func Read(path string, stdin io.Reader) (*snapshot.Snapshot, error) {
 // ReadContext is Read with options; it stops with ctx's error when ctx ends.
 func ReadContext(ctx context.Context, path string, stdin io.Reader, opts Options) (*snapshot.Snapshot, error) {
 	r := newReader(ctx, opts)
+	defer r.pool.close()
 	if path == Stdin {
 		if stdin == nil {
 			return nil, errors.New("read dump from stdin: no standard input")
@@ -116,13 +122,14 @@ func ReadContext(ctx context.Context, path string, stdin io.Reader, opts Options
 		}
 		return r.finish(fmt.Sprintf("%q", path), path)
 	}
+	others := otherNamespaces(path, opts.Namespaces)
 	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("read dump %q: %w", p, err)
 		}
 		hidden := p != path && strings.HasPrefix(d.Name(), ".")
 		if d.IsDir() {
-			if hidden {
+			if hidden || others[p] {
 				return filepath.SkipDir
 			}
 			return nil
@@ -141,6 +148,7 @@ func ReadContext(ctx context.Context, path string, stdin io.Reader, opts Options
 // ReadBytes reads one in-memory file; name is used in errors and as the snapshot's source path.
 func ReadBytes(name string, data []byte) (*snapshot.Snapshot, error) {
 	r := newReader(context.Background(), Options{})
+	defer r.pool.close()
 	if err := r.file(name, bytes.NewReader(data)); err != nil {
 		return nil, fmt.Errorf("read dump %q: %w", name, err)
 	}
@@ -176,6 +184,10 @@ type reader struct {
 	duplicates []duplicate
 	// clocks are the newest node heartbeat of each file, to tell dumps of different moments.
 	clocks map[string]time.Time
+	// head, when set, is the apiVersion and kind of the next value, read as it was split.
+	head *typeMeta
+	// pool decodes objects in parallel; nil on one processor.
+	pool *decodePool
 }
 
 func newReader(ctx context.Context, opts Options) *reader {
@@ -193,6 +205,7 @@ func newReader(ctx context.Context, opts Options) *reader {
 		skipped:    map[string]int{},
 		namespaces: map[string]bool{},
 		clocks:     map[string]time.Time{},
+		pool:       newDecodePool(),
 	}
 }
 
@@ -223,6 +236,10 @@ func (r *reader) file(name string, src io.Reader) error {
 		err = r.jsonStream(s)
 	} else {
 		err = r.yamlStream(s)
+	}
+	// Objects still decoding were read before whatever stopped the stream.
+	if ferr := r.flush(); ferr != nil {
+		return ferr
 	}
 	if err != nil {
 		return err

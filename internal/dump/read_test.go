@@ -143,7 +143,7 @@ func TestReadForms(t *testing.T) {
 		{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"x"}},
 		{"apiVersion":"v1","kind":"ReplicationController","metadata":{"name":"b","namespace":"x"}},
 		{"apiVersion":"v1","kind":"ReplicationController","metadata":{"name":"c","namespace":"x"}},
-		{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"d","namespace":"x"}},
+		{"apiVersion":"networking.k8s.io/v1","kind":"Ingress","metadata":{"name":"d","namespace":"x"}},
 		{"apiVersion":"apps/v1beta2","kind":"Deployment","metadata":{"name":"e","namespace":"x"}}
 	]}` + "\n" + string(onePod))
 
@@ -227,7 +227,7 @@ func TestReadForms(t *testing.T) {
 			name:  "kinds it does not model are skipped and counted",
 			files: map[string][]byte{"mixed.json": unknown}, path: "mixed.json",
 			want: counts{Pods: 1}, wantNS: []string{"dev-web"},
-			wantSkipped: map[string]int{"ConfigMap": 1, "ReplicationController": 2, "Job": 1, "Deployment": 1},
+			wantSkipped: map[string]int{"ConfigMap": 1, "ReplicationController": 2, "Ingress": 1, "Deployment": 1},
 		},
 	}
 	for _, tt := range tests {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,44 +27,7 @@ func newestTime(s *snapshot.Snapshot) time.Time {
 }
 
 // each calls f on every object of the snapshot.
-func each(s *snapshot.Snapshot, f func(runtime.Object)) {
-	for _, o := range s.Deployments {
-		f(o)
-	}
-	for _, o := range s.StatefulSets {
-		f(o)
-	}
-	for _, o := range s.DaemonSets {
-		f(o)
-	}
-	for _, o := range s.ReplicaSets {
-		f(o)
-	}
-	for _, o := range s.ControllerRevisions {
-		f(o)
-	}
-	for _, o := range s.Pods {
-		f(o)
-	}
-	for _, o := range s.Events {
-		f(o)
-	}
-	for _, o := range s.Services {
-		f(o)
-	}
-	for _, o := range s.PersistentVolumeClaims {
-		f(o)
-	}
-	for _, o := range s.Nodes {
-		f(o)
-	}
-	for _, o := range s.ResourceQuotas {
-		f(o)
-	}
-	for _, o := range s.EndpointSlices {
-		f(o)
-	}
-}
+func each(s *snapshot.Snapshot, f func(runtime.Object)) { s.Each(f) }
 
 // objectTime is the newest timestamp one object carries.
 func objectTime(o runtime.Object) time.Time {
@@ -93,6 +57,24 @@ func (n *newest) object(obj runtime.Object) {
 		n.meta(&o.ObjectMeta)
 		for _, c := range o.Status.Conditions {
 			n.add(c.LastTransitionTime)
+		}
+	case *batchv1.Job:
+		n.meta(&o.ObjectMeta)
+		if o.Status.StartTime != nil {
+			n.add(*o.Status.StartTime)
+		}
+		if o.Status.CompletionTime != nil {
+			n.add(*o.Status.CompletionTime)
+		}
+		for _, c := range o.Status.Conditions {
+			n.add(c.LastProbeTime, c.LastTransitionTime)
+		}
+	case *batchv1.CronJob:
+		n.meta(&o.ObjectMeta)
+		for _, t := range []*metav1.Time{o.Status.LastScheduleTime, o.Status.LastSuccessfulTime} {
+			if t != nil {
+				n.add(*t)
+			}
 		}
 	case *corev1.Pod:
 		n.pod(o)

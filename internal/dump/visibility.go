@@ -7,6 +7,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
@@ -22,10 +23,11 @@ func missingOwners(s *snapshot.Snapshot) []snapshot.Visibility {
 			have[snapshot.ObjectKey{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName()}] = true
 		}
 	}
-	mark("Deployment", metas(s.Deployments))
-	mark("StatefulSet", metas(s.StatefulSets))
-	mark("DaemonSet", metas(s.DaemonSets))
-	mark("ReplicaSet", metas(s.ReplicaSets))
+	for i := range snapshot.Kinds {
+		if k := &snapshot.Kinds[i]; k.Workload {
+			mark(k.Kind, kindMetas(k, s))
+		}
+	}
 
 	type group struct{ kind, namespace string }
 	missing := map[group]map[string]bool{}
@@ -35,9 +37,7 @@ func missingOwners(s *snapshot.Snapshot) []snapshot.Visibility {
 			if ref == nil {
 				continue
 			}
-			switch ref.Kind {
-			case "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet":
-			default:
+			if k := snapshot.KindNamed(ref.Kind); k == nil || !k.Workload {
 				continue
 			}
 			if have[snapshot.ObjectKey{Kind: ref.Kind, Namespace: o.GetNamespace(), Name: ref.Name}] {
@@ -52,6 +52,7 @@ func missingOwners(s *snapshot.Snapshot) []snapshot.Visibility {
 	}
 	check(metas(s.Pods))
 	check(metas(s.ReplicaSets))
+	check(metas(s.Jobs))
 
 	var out []snapshot.Visibility
 	for g, names := range missing {
@@ -74,6 +75,17 @@ func missingOwners(s *snapshot.Snapshot) []snapshot.Visibility {
 	return out
 }
 
+// kindMetas lists the metadata of the snapshot's objects of one kind.
+func kindMetas(k *snapshot.Kind, s *snapshot.Snapshot) []metav1.Object {
+	var out []metav1.Object
+	k.Each(s, func(o runtime.Object) {
+		if m, ok := o.(metav1.Object); ok {
+			out = append(out, m)
+		}
+	})
+	return out
+}
+
 func metas[T metav1.Object](objs []T) []metav1.Object {
 	out := make([]metav1.Object, len(objs))
 	for i, o := range objs {
@@ -87,7 +99,16 @@ func metas[T metav1.Object](objs []T) []metav1.Object {
 // word for their copies instead of reading the missing pods as copies that do not exist. An
 // empty PodList is the pods the dump was asked for: there were none.
 func missingPods(s *snapshot.Snapshot, podList bool) (snapshot.Visibility, bool) {
-	if podList || len(s.Deployments)+len(s.StatefulSets)+len(s.DaemonSets)+len(s.ReplicaSets) == 0 {
+	if podList {
+		return snapshot.Visibility{}, false
+	}
+	workloads := 0
+	for i := range snapshot.Kinds {
+		if k := &snapshot.Kinds[i]; k.Workload {
+			workloads += k.Len(s)
+		}
+	}
+	if workloads == 0 {
 		return snapshot.Visibility{}, false
 	}
 	return snapshot.Visibility{Kind: "Pod", Reason: "not in the dump"}, true

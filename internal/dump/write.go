@@ -1,18 +1,20 @@
 package dump
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -28,10 +30,11 @@ const (
 )
 
 // Write writes s into dir in the layout of `kubectl cluster-info dump --output-directory`:
-// nodes.json at the top and, per namespace, events, replication-controllers, services,
-// daemonsets, deployments, replicasets and pods as *List JSON, plus statefulsets,
-// controllerrevisions, endpointslices, persistentvolumeclaims and resourcequotas, and each pod's
-// log tails in <ns>/<pod>/logs.txt. Read reads it back to the same objects; the reference time
+// nodes.json at the top and, per namespace, one *List JSON file per kind of snapshot.Kinds
+// (events.json, deployments.json, pods.json, ... as cluster-info dump names them, and
+// statefulsets.json, controllerrevisions.json and the others it does not write), an empty
+// replication-controllers.json as cluster-info dump writes it, and each pod's log tails in
+// <ns>/<pod>/logs.txt. Read reads it back to the same objects; the reference time
 // is derived again on reading and visibility is not written. dir may exist only if it is empty,
 // unless force is set.
 func Write(dir string, s *snapshot.Snapshot, force bool) error {
@@ -40,7 +43,11 @@ func Write(dir string, s *snapshot.Snapshot, force bool) error {
 	}
 	w := writer{dir: dir}
 	all := func(metav1.Object) bool { return true }
-	w.list("nodes.json", "NodeList", "v1", &corev1.NodeList{Items: values(s.Nodes, all)})
+	for i := range snapshot.Kinds {
+		if k := &snapshot.Kinds[i]; k.Cluster {
+			w.kind(k.File, k, s, all)
+		}
+	}
 	for _, ns := range namespacesOf(s) {
 		w.namespace(s, ns)
 	}
@@ -85,43 +92,11 @@ func namespacesOf(s *snapshot.Snapshot) []string {
 	for _, ns := range s.Namespaces {
 		set[ns] = true
 	}
-	metas := []metav1.Object{}
-	for _, o := range s.Deployments {
-		metas = append(metas, o)
-	}
-	for _, o := range s.StatefulSets {
-		metas = append(metas, o)
-	}
-	for _, o := range s.DaemonSets {
-		metas = append(metas, o)
-	}
-	for _, o := range s.ReplicaSets {
-		metas = append(metas, o)
-	}
-	for _, o := range s.ControllerRevisions {
-		metas = append(metas, o)
-	}
-	for _, o := range s.Pods {
-		metas = append(metas, o)
-	}
-	for _, o := range s.Events {
-		metas = append(metas, o)
-	}
-	for _, o := range s.Services {
-		metas = append(metas, o)
-	}
-	for _, o := range s.PersistentVolumeClaims {
-		metas = append(metas, o)
-	}
-	for _, o := range s.ResourceQuotas {
-		metas = append(metas, o)
-	}
-	for _, o := range s.EndpointSlices {
-		metas = append(metas, o)
-	}
-	for _, m := range metas {
-		set[m.GetNamespace()] = true
-	}
+	s.Each(func(o runtime.Object) {
+		if m, err := meta.Accessor(o); err == nil {
+			set[m.GetNamespace()] = true
+		}
+	})
 	for _, l := range s.Logs {
 		set[l.Namespace] = true
 	}
@@ -146,29 +121,28 @@ func (w *writer) namespace(s *snapshot.Snapshot, ns string) {
 		return
 	}
 	in := func(m metav1.Object) bool { return m.GetNamespace() == ns }
-	w.list(filepath.Join(ns, "events.json"), "EventList", "v1", &corev1.EventList{Items: values(s.Events, in)})
+	// kubectl cluster-info dump writes this list; the tool does not model the kind.
 	w.list(filepath.Join(ns, "replication-controllers.json"), "ReplicationControllerList", "v1", &corev1.ReplicationControllerList{})
-	w.list(filepath.Join(ns, "services.json"), "ServiceList", "v1", &corev1.ServiceList{Items: values(s.Services, in)})
-	w.list(filepath.Join(ns, "daemonsets.json"), "DaemonSetList", "apps/v1", &appsv1.DaemonSetList{Items: values(s.DaemonSets, in)})
-	w.list(filepath.Join(ns, "deployments.json"), "DeploymentList", "apps/v1", &appsv1.DeploymentList{Items: values(s.Deployments, in)})
-	w.list(filepath.Join(ns, "replicasets.json"), "ReplicaSetList", "apps/v1", &appsv1.ReplicaSetList{Items: values(s.ReplicaSets, in)})
-	// Pods the source could not read are left out rather than written as an empty list, which
-	// would read back as a namespace without copies.
-	if pods := values(s.Pods, in); len(pods) > 0 || !podsNotRead(s, ns) {
-		w.list(filepath.Join(ns, "pods.json"), "PodList", "v1", &corev1.PodList{Items: pods})
+	for i := range snapshot.Kinds {
+		k := &snapshot.Kinds[i]
+		if k.Cluster {
+			continue
+		}
+		// Objects the source could not read are left out rather than written as an empty
+		// list, which would read back as a namespace without them.
+		items := k.Items(s, in)
+		if k.KeepUnread && reflect.ValueOf(items).Len() == 0 && notRead(s, k.Kind, ns) {
+			continue
+		}
+		w.list(filepath.Join(ns, k.File), k.GVK.Kind+"List", k.GVK.GroupVersion().String(), &itemList{Items: items})
 	}
-	w.list(filepath.Join(ns, "statefulsets.json"), "StatefulSetList", "apps/v1", &appsv1.StatefulSetList{Items: values(s.StatefulSets, in)})
-	w.list(filepath.Join(ns, "controllerrevisions.json"), "ControllerRevisionList", "apps/v1", &appsv1.ControllerRevisionList{Items: values(s.ControllerRevisions, in)})
-	w.list(filepath.Join(ns, "endpointslices.json"), "EndpointSliceList", "discovery.k8s.io/v1", &discoveryv1.EndpointSliceList{Items: values(s.EndpointSlices, in)})
-	w.list(filepath.Join(ns, "persistentvolumeclaims.json"), "PersistentVolumeClaimList", "v1", &corev1.PersistentVolumeClaimList{Items: values(s.PersistentVolumeClaims, in)})
-	w.list(filepath.Join(ns, "resourcequotas.json"), "ResourceQuotaList", "v1", &corev1.ResourceQuotaList{Items: values(s.ResourceQuotas, in)})
 	w.logs(s, ns)
 }
 
-// podsNotRead reports whether the snapshot says it could not read the namespace's pods.
-func podsNotRead(s *snapshot.Snapshot, ns string) bool {
+// notRead reports whether the snapshot says it could not read the kind in the namespace.
+func notRead(s *snapshot.Snapshot, kind, ns string) bool {
 	for _, v := range s.Visibility {
-		if v.Kind == "Pod" && (v.Namespace == "" || v.Namespace == ns) {
+		if v.Kind == kind && (v.Namespace == "" || v.Namespace == ns) {
 			return true
 		}
 	}
@@ -207,21 +181,77 @@ func (w *writer) logs(s *snapshot.Snapshot, ns string) {
 }
 
 // list writes a typed list the way kubectl's JSON printer does: four-space indent and a final
-// newline, items without their own apiVersion and kind, as the API server returns them.
+// newline, items without their own apiVersion and kind, as the API server returns them. The
+// items are encoded one at a time straight into the file, so a namespace of many pods costs one
+// pod's text in memory, not the list's; the bytes are json.MarshalIndent's of the whole list
+// (TestWriteListAsMarshalIndent).
 func (w *writer) list(name, kind, apiVersion string, list runtime.Object) {
 	if w.err != nil {
 		return
 	}
 	list.GetObjectKind().SetGroupVersionKind(schema.FromAPIVersionAndKind(apiVersion, kind))
-	data, err := json.MarshalIndent(list, "", "    ")
-	if err != nil {
-		w.fail(fmt.Errorf("write dump %q: %w", filepath.Join(w.dir, name), err))
-		return
+	w.stream(name, func(out io.Writer) error { return writeList(out, list) })
+}
+
+// writeList writes list, a pointer to a Kubernetes list type, as json.MarshalIndent with a
+// four-space indent does, and a newline.
+func writeList(out io.Writer, list runtime.Object) error {
+	v := reflect.ValueOf(list).Elem()
+	items := v.FieldByName("Items")
+	if !items.IsValid() || items.Kind() != reflect.Slice || items.Len() == 0 {
+		data, err := json.MarshalIndent(list, "", "    ")
+		if err != nil {
+			return err
+		}
+		_, err = out.Write(append(data, '\n'))
+		return err
 	}
-	w.file(name, append(data, '\n'))
+	// The list without its items ends in `"items": null` and its closing brace: items is
+	// the last field of every list type.
+	all := reflect.New(v.Type()).Elem()
+	all.Set(v)
+	all.FieldByName("Items").SetZero()
+	head, err := json.MarshalIndent(all.Addr().Interface(), "", "    ")
+	if err != nil {
+		return err
+	}
+	head, ok := bytes.CutSuffix(head, []byte("null\n}"))
+	if !ok {
+		return fmt.Errorf("%T: items is not the last field", list)
+	}
+	if _, err := out.Write(append(head, "[\n"...)); err != nil {
+		return err
+	}
+	const indent = "        "
+	for i := range items.Len() {
+		data, err := json.MarshalIndent(items.Index(i).Addr().Interface(), indent, "    ")
+		if err != nil {
+			return err
+		}
+		sep := ",\n" + indent
+		if i == 0 {
+			sep = indent
+		}
+		if _, err := io.WriteString(out, sep); err != nil {
+			return err
+		}
+		if _, err := out.Write(data); err != nil {
+			return err
+		}
+	}
+	_, err = io.WriteString(out, "\n    ]\n}\n")
+	return err
 }
 
 func (w *writer) file(name string, data []byte) {
+	w.stream(name, func(out io.Writer) error {
+		_, err := out.Write(data)
+		return err
+	})
+}
+
+// stream creates the file name and writes it through a buffer with write.
+func (w *writer) stream(name string, write func(io.Writer) error) {
 	if w.err != nil {
 		return
 	}
@@ -238,7 +268,10 @@ func (w *writer) file(name string, data []byte) {
 	// A file left by an earlier dump keeps its mode through O_TRUNC; --force must not keep it readable.
 	err = f.Chmod(fileMode)
 	if err == nil {
-		_, err = f.Write(data)
+		b := bufio.NewWriterSize(f, 256<<10)
+		if err = write(b); err == nil {
+			err = b.Flush()
+		}
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -254,24 +287,22 @@ func (w *writer) fail(err error) {
 	}
 }
 
-// values copies the objects of one namespace out of their pointers, with apiVersion and kind
-// cleared as in a list the API server returns; the snapshot's objects are not touched.
-func values[T any, P interface {
-	*T
-	metav1.Object
-	runtime.Object
-}](objs []P, keep func(metav1.Object) bool,
-) []T {
-	var out []T
-	for _, o := range objs {
-		if !keep(o) {
-			continue
-		}
-		c := *o
-		P(&c).GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
-		out = append(out, c)
-	}
-	return out
+// kind writes the objects of one kind that keep accepts as its typed list.
+func (w *writer) kind(name string, k *snapshot.Kind, s *snapshot.Snapshot, keep func(metav1.Object) bool) {
+	w.list(name, k.GVK.Kind+"List", k.GVK.GroupVersion().String(), &itemList{Items: k.Items(s, keep)})
+}
+
+// itemList marshals as the typed list of its items' kind does (corev1.PodList, ...): kind,
+// apiVersion, empty list metadata, then items, null when there are none.
+type itemList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           any `json:"items"`
+}
+
+func (l *itemList) DeepCopyObject() runtime.Object {
+	c := *l
+	return &c
 }
 
 // safeName rejects a namespace or pod name that would put a file outside the dump directory;

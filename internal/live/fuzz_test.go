@@ -28,6 +28,8 @@ var listKinds = map[string][2]string{
 	"daemonsets":             {"apps/v1", "DaemonSetList"},
 	"replicasets":            {"apps/v1", "ReplicaSetList"},
 	"controllerrevisions":    {"apps/v1", "ControllerRevisionList"},
+	"jobs":                   {"batch/v1", "JobList"},
+	"cronjobs":               {"batch/v1", "CronJobList"},
 	"pods":                   {"v1", "PodList"},
 	"events":                 {"v1", "EventList"},
 	"services":               {"v1", "ServiceList"},

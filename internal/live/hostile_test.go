@@ -23,6 +23,12 @@ import (
 // hostileSource is a source whose kubeconfig points at srv, reading namespace telemetry.
 func hostileSource(t testing.TB, srv *httptest.Server) *Source {
 	t.Helper()
+	return hostileSourceWithTimeout(t, srv, "5s")
+}
+
+// hostileSourceWithTimeout is hostileSource with --request-timeout set to timeout.
+func hostileSourceWithTimeout(t testing.TB, srv *httptest.Server, timeout string) *Source {
+	t.Helper()
 	kubeconfig := filepath.Join(t.TempDir(), "config")
 	cfg := fmt.Sprintf(`apiVersion: v1
 kind: Config
@@ -42,7 +48,6 @@ current-context: hostile
 	}
 	flags := genericclioptions.NewConfigFlags(false)
 	flags.KubeConfig = &kubeconfig
-	timeout := "5s"
 	flags.Timeout = &timeout
 	src, err := New(flags, Options{})
 	if err != nil {
@@ -209,9 +214,13 @@ func TestSomeWorkloadKindsForbiddenIsAPartialRead(t *testing.T) {
 
 func TestNoWorkloadKindListedFailsTheRead(t *testing.T) {
 	client := fake.NewClientset(deployment("telemetry", "ingester"))
-	for _, r := range []string{"deployments", "statefulsets", "daemonsets", "replicasets"} {
+	for _, r := range []string{"deployments", "statefulsets", "daemonsets", "replicasets", "cronjobs", "jobs"} {
+		group := "apps"
+		if strings.HasSuffix(r, "jobs") {
+			group = "batch"
+		}
 		client.PrependReactor("list", r, func(k8stesting.Action) (bool, runtime.Object, error) {
-			return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "apps", Resource: r}, "", errors.New(`User "bob" cannot list resource "`+r+`"`))
+			return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: group, Resource: r}, "", errors.New(`User "bob" cannot list resource "`+r+`"`))
 		})
 	}
 	_, err := newForClient(client, Options{AllNamespaces: true}, fixedNow).Snapshot(context.Background())

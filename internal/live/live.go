@@ -46,12 +46,15 @@ type Options struct {
 
 // Source reads snapshots from a live cluster. It implements snapshot.Source.
 type Source struct {
-	client     kubernetes.Interface
-	namespaces []string // empty: all namespaces
-	opts       Options
-	info       snapshot.SourceInfo
-	timeout    time.Duration
-	now        func() time.Time
+	client kubernetes.Interface
+	// watchClient opens watches: it has no overall request timeout, which would cut every
+	// watch after --request-timeout; the reflector bounds each watch by its own timeoutSeconds.
+	watchClient kubernetes.Interface
+	namespaces  []string // empty: all namespaces
+	opts        Options
+	info        snapshot.SourceInfo
+	timeout     time.Duration
+	now         func() time.Time
 	// retry paces Watch's first read while the server is unreachable; zero means retryInterval.
 	retry time.Duration
 	// throttle counts the server's requests to retry later; nil for a fake client.
@@ -107,12 +110,17 @@ func New(flags *genericclioptions.ConfigFlags, opts Options) (*Source, error) {
 		return nil, fmt.Errorf("build client for %s: %w", cfg.Host, err)
 	}
 	src.client = client
+	wcfg := rest.CopyConfig(cfg)
+	wcfg.Timeout = 0
+	if src.watchClient, err = kubernetes.NewForConfig(wcfg); err != nil {
+		return nil, fmt.Errorf("build client for %s: %w", cfg.Host, err)
+	}
 	return src, nil
 }
 
 // newForClient builds a source over an existing client; tests use it with a fake clientset.
 func newForClient(client kubernetes.Interface, opts Options, now func() time.Time) *Source {
-	s := &Source{client: client, opts: opts, now: now, timeout: DefaultRequestTimeout}
+	s := &Source{client: client, watchClient: client, opts: opts, now: now, timeout: DefaultRequestTimeout}
 	s.info = snapshot.SourceInfo{Type: snapshot.SourceLive}
 	if !opts.AllNamespaces {
 		s.namespaces = dedupe(opts.Namespaces)

@@ -365,6 +365,8 @@ func TestWatchEmitsOnChange(t *testing.T) {
 	if len(first.Deployments) != 1 {
 		t.Fatalf("first snapshot deployments = %d, want 1", len(first.Deployments))
 	}
+	// The fake starts a watch where it is, not at the read's resource version as a server does.
+	waitWatching(t, client, "deployments")
 	if _, err := client.AppsV1().Deployments("telemetry").Create(ctx, deployment("telemetry", "second"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

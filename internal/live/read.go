@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -30,6 +31,10 @@ type job struct {
 	vis       *snapshot.Visibility
 	// err is what the API server answered when vis is set.
 	err error
+	// rv is the resourceVersion the list was read at, and listType its list's type: a watch
+	// started from this read answers its informer's first list with them.
+	rv       string
+	listType reflect.Type
 }
 
 // Snapshot lists every kind the tool reads in parallel, then fetches the log tails of failing
@@ -45,6 +50,15 @@ func (s *Source) Snapshot(ctx context.Context) (*snapshot.Snapshot, error) {
 // its spinner. progress is called from one goroutine at a time, never after this returns, and
 // must not block; nil reports nothing.
 func (s *Source) SnapshotWithProgress(ctx context.Context, progress func(what string, n int)) (*snapshot.Snapshot, error) {
+	snap, _, err := s.read(ctx, progress, nil)
+	return snap, err
+}
+
+// read is Snapshot that also returns its lists, for a watch to start its informers from, and
+// hands rows, when set, a snapshot of the row kinds alone (kind.rows) as soon as they are listed:
+// a console can show the workloads while pods, events and logs are still being read. rows is
+// called at most once, from one of the read's goroutines, before read returns; it must not block.
+func (s *Source) read(ctx context.Context, progress func(what string, n int), rows func(*snapshot.Snapshot)) (*snapshot.Snapshot, []*job, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	prog := newProgress(progress)
@@ -56,7 +70,30 @@ func (s *Source) SnapshotWithProgress(ctx context.Context, progress func(what st
 		mu       sync.Mutex
 		firstErr error
 		sem      = make(chan struct{}, parallelism)
+		rowsLeft int
 	)
+	for _, j := range jobs {
+		if j.kind.rows {
+			rowsLeft++
+		}
+	}
+	// rowKindDone hands the row kinds to rows once the last of them is read.
+	rowKindDone := func() {
+		mu.Lock()
+		rowsLeft--
+		last := rowsLeft == 0 && firstErr == nil
+		mu.Unlock()
+		if !last || rows == nil {
+			return
+		}
+		early := &snapshot.Snapshot{Namespaces: s.Namespaces(), Source: s.info, ReferenceTime: s.now().UTC()}
+		for _, j := range jobs {
+			if j.kind.rows && j.vis == nil {
+				j.kind.add(early, j.objs)
+			}
+		}
+		rows(early)
+	}
 	for _, j := range jobs {
 		wg.Add(1)
 		go func() {
@@ -69,10 +106,16 @@ func (s *Source) SnapshotWithProgress(ctx context.Context, progress func(what st
 			defer func() { <-sem }()
 			err := s.listKind(ctx, j, prog)
 			if err == nil {
+				if j.kind.rows {
+					rowKindDone()
+				}
 				return
 			}
 			if v, ok := s.visibility(j.kind, j.namespace, err); ok {
 				j.vis, j.err = &v, err
+				if j.kind.rows {
+					rowKindDone()
+				}
 				return
 			}
 			mu.Lock()
@@ -85,13 +128,13 @@ func (s *Source) SnapshotWithProgress(ctx context.Context, progress func(what st
 	}
 	wg.Wait()
 	if firstErr != nil {
-		return nil, s.fatal(firstErr)
+		return nil, nil, s.fatal(firstErr)
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := s.noWorkloads(jobs); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	snap := &snapshot.Snapshot{Namespaces: s.Namespaces(), Source: s.info}
@@ -105,7 +148,7 @@ func (s *Source) SnapshotWithProgress(ctx context.Context, progress func(what st
 	snap.Logs, snap.Visibility = s.readLogs(ctx, snap.Pods, snap.ReplicaSets, snap.Visibility, prog)
 	// Read last, so that no object read above is younger than the reference time.
 	snap.ReferenceTime = s.now().UTC()
-	return snap, nil
+	return snap, jobs, nil
 }
 
 func (s *Source) jobs() []*job {
@@ -140,8 +183,13 @@ func (s *Source) listKind(ctx context.Context, j *job, prog *progress) error {
 		// Every list an API server answers carries the resourceVersion it was read at; a
 		// server that answers anything else with 200 ("{}", a health check's JSON) is not one,
 		// and its empty list must not read as an empty namespace.
-		if lm, lerr := meta.ListAccessor(page); lerr != nil || lm.GetResourceVersion() == "" {
+		lm, lerr := meta.ListAccessor(page)
+		if lerr != nil || lm.GetResourceVersion() == "" {
 			return page, fmt.Errorf("%w: it answered the list of %s with no resourceVersion", errNotAPIServer, what)
+		}
+		if opts.Continue == "" {
+			// The first page's version is the whole list's: later pages are read at it.
+			j.rv, j.listType = lm.GetResourceVersion(), reflect.TypeOf(page)
 		}
 		prog.add(what, meta.LenList(page))
 		return page, nil

@@ -14,7 +14,7 @@ import (
 )
 
 // TestSelectorsGoToTheServerForWorkloadsOnly records every list the source sends: the workload
-// kinds carry -l and --field-selector, the evidence (pods, replicasets, events...) is listed whole.
+// kinds carry -l and --field-selector, the evidence (pods, replicasets, jobs, events...) is listed whole.
 func TestSelectorsGoToTheServerForWorkloadsOnly(t *testing.T) {
 	sel, err := snapshot.ParseSelector("tier=web,team!=ops", "metadata.name=api")
 	if err != nil {
@@ -34,7 +34,7 @@ func TestSelectorsGoToTheServerForWorkloadsOnly(t *testing.T) {
 	if _, err := src.Snapshot(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]bool{"deployments": true, "statefulsets": true, "daemonsets": true}
+	want := map[string]bool{"deployments": true, "statefulsets": true, "daemonsets": true, "cronjobs": true}
 	var resources []string
 	for r, opts := range got {
 		resources = append(resources, r)

@@ -3,10 +3,13 @@ package live
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -30,12 +33,22 @@ const retryInterval = 2 * time.Second
 // The snapshot channel holds at most one value; a slow reader gets the newest snapshot, not a
 // backlog of stale ones.
 func (s *Source) Watch(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error) {
+	return s.WatchWithProgress(ctx, nil, nil)
+}
+
+// WatchWithProgress is Watch that reports how far its first read has got, as
+// SnapshotWithProgress does (progress), and hands rows a snapshot of the workloads alone
+// (Deployments, StatefulSets, DaemonSets) as soon as they are listed, before their pods, events
+// and logs: a console can list them while the rest is read. Either may be nil. Both are called
+// from the read's goroutines, one call at a time, and must not block; rows is called at most once
+// per attempt at the first read.
+func (s *Source) WatchWithProgress(ctx context.Context, progress func(what string, n int), rows func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error) {
 	out := make(chan *snapshot.Snapshot, 1)
 	errs := make(chan error, 8)
 	go func() {
 		defer close(out)
 		defer close(errs)
-		s.watch(ctx, out, errs)
+		s.watch(ctx, out, errs, progress, rows)
 	}()
 	return out, errs
 }
@@ -46,18 +59,48 @@ type watched struct {
 	informer  cache.SharedIndexInformer
 }
 
-func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs chan error) {
+// noWatchList makes a reflector list and then watch, instead of streaming its initial list over
+// a watch (WatchListClient): the first list is answered from the read the watch starts with.
+type noWatchList struct{}
+
+func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
+
+// asList is the job's read as one list of its kind at the version it was read at.
+func (j *job) asList() (runtime.Object, error) {
+	if j.listType == nil || j.listType.Kind() != reflect.Pointer {
+		return nil, fmt.Errorf("no list of %s was read", j.kind.plural())
+	}
+	l, ok := reflect.New(j.listType.Elem()).Interface().(runtime.Object)
+	if !ok {
+		return nil, fmt.Errorf("list of %s is not an object", j.kind.plural())
+	}
+	if err := meta.SetList(l, j.objs); err != nil {
+		return nil, err
+	}
+	lm, err := meta.ListAccessor(l)
+	if err != nil {
+		return nil, err
+	}
+	lm.SetResourceVersion(j.rv)
+	return l, nil
+}
+
+func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs chan error, progress func(string, int), rows func(*snapshot.Snapshot)) {
 	report := func(err error) {
 		select {
 		case errs <- err:
 		default: // the reader is behind; it has seen enough errors of this kind
 		}
 	}
-	// A plain read first: it tells which kinds this identity may list, so that no informer is
-	// started that would only fail forever.
-	var first *snapshot.Snapshot
+	// One read: it tells which kinds this identity may list, so that no informer is started
+	// that would only fail forever, and its lists are the informers' first, so the namespace is
+	// read once, not once here and again by every informer.
+	var (
+		first *snapshot.Snapshot
+		jobs  []*job
+	)
 	for first == nil {
-		snap, err := s.Snapshot(ctx)
+		snap, js, err := s.read(ctx, progress, rows)
 		if ctx.Err() != nil {
 			return
 		}
@@ -70,14 +113,10 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 			}
 			continue
 		}
-		first = snap
+		first, jobs = snap, js
 	}
 	publish(out, errs, first)
 
-	hidden := map[string]bool{}
-	for _, v := range first.Visibility {
-		hidden[v.Kind+"/"+v.Namespace] = true
-	}
 	dirty := make(chan struct{}, 1)
 	mark := func() {
 		select {
@@ -85,8 +124,14 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		default:
 		}
 	}
-	handler := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { mark() },
+	// The informers' initial lists are the first read, already published: only what changed
+	// since marks the snapshot dirty.
+	handler := cache.ResourceEventHandlerDetailedFuncs{
+		AddFunc: func(_ any, initial bool) {
+			if !initial {
+				mark()
+			}
+		},
 		UpdateFunc: func(any, any) { mark() },
 		DeleteFunc: func(any) { mark() },
 	}
@@ -113,22 +158,27 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		}
 	}
 
-	namespaces := s.namespaces
-	if len(namespaces) == 0 {
-		namespaces = []string{metav1.NamespaceAll}
-	}
 	var ws []watched
-	add := func(k *kind, ns string) {
+	add := func(j *job) {
+		k, ns := j.kind, j.namespace
 		key := k.Kind + "/" + ns
-		list, watchFn := k.list(s.client, ns), k.watch(s.client, ns)
+		list, watchFn := k.list(s.client, ns), k.watch(s.watchClient, ns)
+		seed := j
 		lw := &cache.ListWatch{
 			ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+				if seed != nil {
+					l, err := seed.asList()
+					seed.objs, seed = nil, nil
+					if err == nil {
+						return l, nil
+					}
+				}
 				obj, err := list(ctx, k.listOptions(s.opts.Selector, opts))
 				observe(ctx, key, err)
 				return obj, err
 			},
 			WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-				w, err := watchFn(ctx, k.listOptions(s.opts.Selector, opts))
+				w, err := s.openWatch(ctx, watchFn, k.listOptions(s.opts.Selector, opts))
 				if err != nil {
 					observe(ctx, key, err)
 					return w, err
@@ -136,20 +186,13 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 				return judgeWatch(w, func(err error) { observe(ctx, key, err) }), nil
 			},
 		}
-		inf := cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, s.client), k.object,
+		inf := cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, noWatchList{}), k.object,
 			cache.SharedIndexInformerOptions{Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}})
 		ws = append(ws, watched{kind: k, namespace: ns, informer: inf})
 	}
-	for _, ns := range namespaces {
-		for i := range kinds {
-			if k := &kinds[i]; !k.Cluster && !hidden[k.Kind+"/"+ns] {
-				add(k, ns)
-			}
-		}
-	}
-	for i := range kinds {
-		if k := &kinds[i]; k.Cluster && !hidden[k.Kind+"/"] {
-			add(k, metav1.NamespaceAll)
+	for _, j := range jobs {
+		if j.vis == nil {
+			add(j)
 		}
 	}
 	for _, w := range ws {
@@ -183,8 +226,6 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 	logRetry.Stop()
 	defer logRetry.Stop()
 	visibility := first.Visibility
-	// The initial sync marked the snapshot dirty; the first snapshot from the caches follows
-	// after one debounce.
 	for {
 		select {
 		case <-ctx.Done():
@@ -223,6 +264,34 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		snap.ReferenceTime = s.now().UTC()
 		publish(out, errs, snap)
 	}
+}
+
+// openWatch opens a watch with no bound on how long it stays open (the reflector asks the server
+// to end it after a few minutes), but with the request timeout on the server's answer: a server
+// that accepts the connection and never answers is reported as one that does not answer.
+func (s *Source) openWatch(ctx context.Context, open cache.WatchFuncWithContext, opts metav1.ListOptions) (watch.Interface, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	timer := time.AfterFunc(s.timeout, cancel)
+	w, err := open(ctx, opts)
+	if !timer.Stop() && err != nil {
+		err = fmt.Errorf("open watch: %w", context.DeadlineExceeded)
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &cancelingWatch{Interface: w, cancel: cancel}, nil
+}
+
+// cancelingWatch releases its request's context when the reflector stops it.
+type cancelingWatch struct {
+	watch.Interface
+	cancel context.CancelFunc
+}
+
+func (c *cancelingWatch) Stop() {
+	c.Interface.Stop()
+	c.cancel()
 }
 
 // publish replaces an unread snapshot with the newer one, and drops the errors not read yet:

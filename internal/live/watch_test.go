@@ -50,11 +50,13 @@ func TestWatchRelistsAfterGoneWithoutAnErrorOrAGap(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		lists++
+		// The first read's list is the informer's first, so the first list after it is the
+		// relist.
 		switch lists {
-		case 3:
+		case 2:
 			// The relist at the informer's last resource version: expired as well.
 			return true, nil, expired()
-		case 4:
+		case 3:
 			relisted = time.Now()
 		}
 		return false, nil, nil

@@ -47,24 +47,42 @@ func Binary() string {
 // ready. A missing binary fails the test, naming the package that installs it.
 func StartPrometheus(t testing.TB, targets ...string) *Server {
 	t.Helper()
+	return Start(t, Config{Targets: targets})
+}
+
+// Config is what a test's Prometheus scrapes and evaluates.
+type Config struct {
+	// Targets are host:port of the exporters it scrapes, keeping their labels.
+	Targets []string
+	// RuleFiles are Prometheus rule files it loads and evaluates every ScrapeInterval.
+	RuleFiles []string
+}
+
+// Start starts Prometheus on loopback with c, as StartPrometheus does.
+func Start(t testing.TB, c Config) *Server {
+	t.Helper()
 	bin := Binary()
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("prometheus: %v; install Debian's prometheus package (apt-get install prometheus) or set PROMETHEUS_BINARY", err)
 	}
 	dir := t.TempDir()
-	quoted := make([]string, len(targets))
-	for i, tg := range targets {
-		quoted[i] = fmt.Sprintf("%q", tg)
+	quote := func(xs []string) string {
+		q := make([]string, len(xs))
+		for i, x := range xs {
+			q[i] = fmt.Sprintf("%q", x)
+		}
+		return strings.Join(q, ", ")
 	}
 	cfg := fmt.Sprintf(`global:
   scrape_interval: %s
   evaluation_interval: %s
+rule_files: [%s]
 scrape_configs:
   - job_name: exporter
     honor_labels: true
     static_configs:
       - targets: [%s]
-`, ScrapeInterval, ScrapeInterval, strings.Join(quoted, ", "))
+`, ScrapeInterval, ScrapeInterval, quote(c.RuleFiles), quote(c.Targets))
 	cfgPath := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatalf("prometheus: %v", err)

@@ -89,8 +89,13 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-// workloadGroup is the API group of every workload kind the engine diagnoses.
-const workloadGroup = "apps/v1"
+// workloadGroup is the API group and version of a workload kind the engine diagnoses.
+func workloadGroup(kind string) string {
+	if kind == "Job" || kind == "CronJob" {
+		return "batch/v1"
+	}
+	return "apps/v1"
+}
 
 // namePrinter writes kind.group/name per workload, as `kubectl get -o name` does, with
 // cli-runtime's NamePrinter; `kubectl diagnose explain` accepts the result.
@@ -100,7 +105,7 @@ func (p namePrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
 	np := &printers.NamePrinter{}
 	for _, d := range Sorted(r, p.opts.SortBy) {
 		obj := &metav1.PartialObjectMetadata{
-			TypeMeta:   metav1.TypeMeta{APIVersion: workloadGroup, Kind: d.Kind},
+			TypeMeta:   metav1.TypeMeta{APIVersion: workloadGroup(d.Kind), Kind: d.Kind},
 			ObjectMeta: metav1.ObjectMeta{Namespace: Clean(d.Namespace), Name: Clean(d.Name)},
 		}
 		if err := np.PrintObj(obj, w); err != nil {
@@ -180,11 +185,21 @@ func relaxedJSONPath(path string) (string, error) {
 }
 
 func (p *customColumnsPrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
-	table := &metav1.Table{ColumnDefinitions: p.columns}
+	rows, err := p.rows(r)
+	if err != nil {
+		return err
+	}
+	table := &metav1.Table{ColumnDefinitions: p.columns, Rows: rows}
+	return printers.NewTablePrinter(printers.PrintOptions{NoHeaders: p.opts.NoHeaders}).PrintObj(table, w)
+}
+
+// rows are the table rows of one report's workloads, in the --sort-by order.
+func (p *customColumnsPrinter) rows(r *diagnose.Report) ([]metav1.TableRow, error) {
+	var rows []metav1.TableRow
 	for _, d := range Sorted(r, p.opts.SortBy) {
 		obj, err := toUnstructured(normalizeDiagnosis(*d))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		cells := make([]any, len(p.paths))
 		for i, jp := range p.paths {
@@ -203,9 +218,9 @@ func (p *customColumnsPrinter) PrintReport(w io.Writer, r *diagnose.Report) erro
 			}
 			cells[i] = strings.Join(parts, ",")
 		}
-		table.Rows = append(table.Rows, metav1.TableRow{Cells: cells})
+		rows = append(rows, metav1.TableRow{Cells: cells})
 	}
-	return printers.NewTablePrinter(printers.PrintOptions{NoHeaders: p.opts.NoHeaders}).PrintObj(table, w)
+	return rows, nil
 }
 
 // valueText writes one JSONPath result as kubectl's custom-columns does (%v), except that

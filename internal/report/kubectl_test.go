@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 )
 
 func printed(t *testing.T, format string, opts Options) string {
@@ -134,5 +136,23 @@ func TestTemplateFormatErrors(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 			t.Errorf("NewPrinter(%q) = %v, want %q", tt.format, err, tt.want)
 		}
+	}
+}
+
+// TestNameOfBatchKinds: -o name gives a Job and a CronJob their batch group, as kubectl does,
+// so explain takes the line back.
+func TestNameOfBatchKinds(t *testing.T) {
+	r := &diagnose.Report{Workloads: []diagnose.Diagnosis{
+		{Kind: "CronJob", Namespace: "billing", Name: "nightly-billing", Shape: diagnose.ShapeStartsAndDies},
+		{Kind: "Job", Namespace: "billing", Name: "report-export", Shape: diagnose.ShapeNeverStarts},
+		{Kind: "Deployment", Namespace: "billing", Name: "api", Shape: diagnose.ShapeHealthy},
+	}}
+	var b strings.Builder
+	if err := (namePrinter{}).PrintReport(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	want := "job.batch/report-export\ncronjob.batch/nightly-billing\ndeployment.apps/api\n"
+	if b.String() != want {
+		t.Errorf("-o name:\n%s\nwant:\n%s", b.String(), want)
 	}
 }

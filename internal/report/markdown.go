@@ -17,25 +17,37 @@ type markdownPrinter struct {
 
 func (p *markdownPrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
 	ew := &errWriter{w: w}
-	ds := WorstFirst(r)
-
 	ew.printf("# kubectl-diagnose audit\n\n")
+	writeMarkdownReport(ew, r, p.opts, 0)
+	return ew.err
+}
+
+// writeMarkdownReport writes one report's audit after its title, its headings depth levels
+// below a single audit's (a fleet puts each context one level down).
+func writeMarkdownReport(ew *errWriter, r *diagnose.Report, opts Options, depth int) {
+	ds := WorstFirst(r)
+	h2 := heading(2, depth)
 	ew.printf("- Reference time: %s\n", r.ReferenceTime.UTC().Format(time.RFC3339))
 	ew.printf("- Source: %s\n", mdText(sourceLabel(r)))
 	ew.printf("- Workloads: %d\n", len(ds))
 
 	if len(r.Visibility) > 0 {
-		ew.printf("\n## Not seen\n\n")
+		ew.printf("\n%s Not seen\n\n", h2)
 		for _, v := range r.Visibility {
 			where := v.Kind
 			if v.Namespace != "" {
 				where += " in " + v.Namespace
 			}
+			if where == "" {
+				// The source as a whole: an unreachable cluster, a dump of mixed moments.
+				ew.printf("- %s\n", mdText(v.Reason))
+				continue
+			}
 			ew.printf("- %s: %s\n", mdText(where), mdText(v.Reason))
 		}
 	}
 
-	ew.printf("\n## Summary\n\n| Shape | Workloads |\n|---|---:|\n")
+	ew.printf("\n%s Summary\n\n| Shape | Workloads |\n|---|---:|\n", h2)
 	for _, s := range diagnose.Shapes {
 		if n := r.Summary[s]; n > 0 {
 			ew.printf("| %s | %d |\n", s, n)
@@ -43,27 +55,27 @@ func (p *markdownPrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
 	}
 
 	if len(ds) > 0 {
-		ew.printf("\n## Workloads\n\n")
+		ew.printf("\n%s Workloads\n\n", h2)
 		ew.printf("| Shape | Namespace | Workload | Copies | Serving | Youngest | Restarts | Suspect | Cause |\n")
 		ew.printf("|---|---|---|---:|---:|---:|---:|---|---|\n")
 		for _, d := range ds {
 			ew.printf("| %s | %s | %s | %d/%d | %d | %s | %d | %s | %s |\n", d.Shape, mdCell(d.Namespace),
 				mdCell(WorkloadRef(d)), d.Counts.Existing, d.Counts.Declared, d.Counts.Serving,
 				Age(d.YoungestCopySeconds), d.Counts.Restarts,
-				mdCell(orNone(ShortSuspectIn(d, p.opts.template(d)))), CauseLabel(d))
+				mdCell(orNone(ShortSuspectIn(d, opts.template(d)))), CauseLabel(d))
 		}
 	}
 
 	for _, d := range ds {
 		if d.Shape.Broken() {
-			writeMarkdownSection(ew, d)
+			writeMarkdownSection(ew, d, depth)
 		}
 	}
-	return ew.err
 }
 
-func writeMarkdownSection(ew *errWriter, d *diagnose.Diagnosis) {
-	ew.printf("\n## %s in %s: %s\n\n", mdText(WorkloadRef(d)), mdText(d.Namespace), d.Shape)
+func writeMarkdownSection(ew *errWriter, d *diagnose.Diagnosis, depth int) {
+	h3 := heading(3, depth)
+	ew.printf("\n%s %s in %s: %s\n\n", heading(2, depth), mdText(WorkloadRef(d)), mdText(d.Namespace), d.Shape)
 	if d.Headline != "" {
 		ew.printf("%s\n\n", mdText(d.Headline))
 	}
@@ -80,7 +92,7 @@ func writeMarkdownSection(ew *errWriter, d *diagnose.Diagnosis) {
 	}
 
 	if len(d.Suspects) > 0 {
-		ew.printf("\n### Suspects\n\n| # | Object | Path | Value | Previous | Confidence | Reason |\n|---:|---|---|---|---|---|---|\n")
+		ew.printf("\n%s Suspects\n\n| # | Object | Path | Value | Previous | Confidence | Reason |\n|---:|---|---|---|---|---|---|\n", h3)
 		for i := range d.Suspects {
 			s := &d.Suspects[i]
 			path := PathText(s.Path)
@@ -89,7 +101,7 @@ func writeMarkdownSection(ew *errWriter, d *diagnose.Diagnosis) {
 		}
 	}
 	if len(d.Evidence) > 0 {
-		ew.printf("\n### Evidence\n\n")
+		ew.printf("\n%s Evidence\n\n", h3)
 		for _, e := range d.Evidence {
 			ew.printf("- **%s** (%s): %s", mdText(e.Kind), e.Source, mdText(e.Message))
 			if f := evidenceFacts(e); f != "" {
@@ -99,7 +111,7 @@ func writeMarkdownSection(ew *errWriter, d *diagnose.Diagnosis) {
 		}
 	}
 	if len(d.SignalGaps) > 0 {
-		ew.printf("\n### Signal gaps\n\n")
+		ew.printf("\n%s Signal gaps\n\n", h3)
 		for _, g := range d.SignalGaps {
 			ew.printf("- %s %s: %s\n", mdText(g.Object), mdCode(g.Path), mdText(g.Message))
 		}
@@ -109,7 +121,7 @@ func writeMarkdownSection(ew *errWriter, d *diagnose.Diagnosis) {
 		if strings.HasPrefix(d.Fix, "kubectl ") {
 			fix = mdCode(d.Fix) // a command to copy, not prose
 		}
-		ew.printf("\n### Suggested fix\n\n%s\n", fix)
+		ew.printf("\n%s Suggested fix\n\n%s\n", h3, fix)
 	}
 }
 

@@ -23,11 +23,35 @@ type tablePrinter struct {
 }
 
 func (p *tablePrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
-	ds := Sorted(r, p.opts.SortBy)
-	withNS := p.opts.WithNamespace || severalNamespaces(ds)
+	return p.print(w, []Section{{Report: r, Templates: p.opts.Templates}}, false)
+}
+
+// PrintFleet writes one table for every context: a leading CONTEXT column, the rows of each
+// context together in the order of the sections, each context's sorted as one report's.
+func (p *tablePrinter) PrintFleet(w io.Writer, secs []Section) error {
+	return p.print(w, secs, true)
+}
+
+func (p *tablePrinter) print(w io.Writer, secs []Section, withContext bool) error {
+	type sectionRows struct {
+		sec Section
+		ds  []*diagnose.Diagnosis
+	}
+	all := make([]sectionRows, 0, len(secs))
+	var flat []*diagnose.Diagnosis
+	for _, sec := range secs {
+		ds := Sorted(sec.Report, p.opts.SortBy)
+		all = append(all, sectionRows{sec, ds})
+		flat = append(flat, ds...)
+	}
+	withNS := p.opts.WithNamespace || severalNamespaces(flat)
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 	rows := &errWriter{w: tw}
-	cols := []string{"SHAPE"}
+	var cols []string
+	if withContext {
+		cols = append(cols, "CONTEXT")
+	}
+	cols = append(cols, "SHAPE")
 	if withNS {
 		cols = append(cols, "NAMESPACE")
 	}
@@ -38,27 +62,34 @@ func (p *tablePrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
 	if !p.opts.NoHeaders {
 		rows.printf("%s\n", strings.Join(cols, "\t"))
 	}
-	for _, d := range ds {
-		row := []string{string(d.Shape)}
-		if withNS {
-			row = append(row, d.Namespace)
+	for _, sr := range all {
+		tmpl := Options{Templates: sr.sec.Templates}
+		for _, d := range sr.ds {
+			var row []string
+			if withContext {
+				row = append(row, sr.sec.Context)
+			}
+			row = append(row, string(d.Shape))
+			if withNS {
+				row = append(row, d.Namespace)
+			}
+			row = append(row,
+				WorkloadRef(d),
+				fmt.Sprintf("%d/%d", d.Counts.Existing, d.Counts.Declared),
+				fmt.Sprint(d.Counts.Serving),
+				Age(d.YoungestCopySeconds),
+				fmt.Sprint(d.Counts.Restarts),
+				orNone(ShortSuspectIn(d, tmpl.template(d))),
+				CauseLabel(d),
+			)
+			if p.wide {
+				row = append(row, orNone(SuspectRef(d)), orNone(d.Fix))
+			}
+			for i := range row {
+				row[i] = Clean(row[i])
+			}
+			rows.printf("%s\n", strings.Join(row, "\t"))
 		}
-		row = append(row,
-			WorkloadRef(d),
-			fmt.Sprintf("%d/%d", d.Counts.Existing, d.Counts.Declared),
-			fmt.Sprint(d.Counts.Serving),
-			Age(d.YoungestCopySeconds),
-			fmt.Sprint(d.Counts.Restarts),
-			orNone(ShortSuspectIn(d, p.opts.template(d))),
-			CauseLabel(d),
-		)
-		if p.wide {
-			row = append(row, orNone(SuspectRef(d)), orNone(d.Fix))
-		}
-		for i := range row {
-			row[i] = Clean(row[i])
-		}
-		rows.printf("%s\n", strings.Join(row, "\t"))
 	}
 	return flushTable(tw, rows)
 }

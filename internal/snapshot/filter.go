@@ -3,8 +3,6 @@ package snapshot
 import (
 	"maps"
 	"slices"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // FilterNamespaces returns a new snapshot holding only the objects, logs and visibility entries of
@@ -35,18 +33,14 @@ func (s *Snapshot) FilterNamespaces(ns []string) *Snapshot {
 			out.Visibility = append(out.Visibility, v)
 		}
 	}
-	out.Deployments = filter(s.Deployments, keep)
-	out.StatefulSets = filter(s.StatefulSets, keep)
-	out.DaemonSets = filter(s.DaemonSets, keep)
-	out.ReplicaSets = filter(s.ReplicaSets, keep)
-	out.ControllerRevisions = filter(s.ControllerRevisions, keep)
-	out.Pods = filter(s.Pods, keep)
-	out.Events = filter(s.Events, keep)
-	out.Services = filter(s.Services, keep)
-	out.PersistentVolumeClaims = filter(s.PersistentVolumeClaims, keep)
-	out.ResourceQuotas = filter(s.ResourceQuotas, keep)
-	out.EndpointSlices = filter(s.EndpointSlices, keep)
-	out.Nodes = slices.Clone(s.Nodes)
+	everywhere := func(string) bool { return true }
+	for i := range Kinds {
+		if k := &Kinds[i]; k.Cluster {
+			k.ops.filter(out, s, everywhere)
+		} else {
+			k.ops.filter(out, s, keep)
+		}
+	}
 	for _, l := range s.Logs {
 		if keep(l.Namespace) {
 			out.Logs = append(out.Logs, l)
@@ -58,16 +52,6 @@ func (s *Snapshot) FilterNamespaces(ns []string) *Snapshot {
 			if keep(m.Workload.Namespace) {
 				out.Metrics.Series = append(out.Metrics.Series, m)
 			}
-		}
-	}
-	return out
-}
-
-func filter[T metav1.Object](objs []T, keep func(string) bool) []T {
-	var out []T
-	for _, o := range objs {
-		if keep(o.GetNamespace()) {
-			out = append(out, o)
 		}
 	}
 	return out

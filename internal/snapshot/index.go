@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -22,9 +23,9 @@ type logKey struct {
 }
 
 type index struct {
-	podsByOwner         map[types.UID][]*corev1.Pod
-	replicaSetsByOwner  map[types.UID][]*appsv1.ReplicaSet
-	revisionsByOwner    map[types.UID][]*appsv1.ControllerRevision
+	// byOwner holds, per kind of Kinds marked ByOwner, a map[types.UID][]*T of its objects
+	// by their owners' UIDs.
+	byOwner             map[string]any
 	eventsByUID         map[types.UID][]*corev1.Event
 	eventsByKey         map[ObjectKey][]*corev1.Event
 	servicesByNamespace map[string][]*corev1.Service
@@ -43,9 +44,7 @@ func (s *Snapshot) Index() {
 		return
 	}
 	ix := &index{
-		podsByOwner:         map[types.UID][]*corev1.Pod{},
-		replicaSetsByOwner:  map[types.UID][]*appsv1.ReplicaSet{},
-		revisionsByOwner:    map[types.UID][]*appsv1.ControllerRevision{},
+		byOwner:             map[string]any{},
 		eventsByUID:         map[types.UID][]*corev1.Event{},
 		eventsByKey:         map[ObjectKey][]*corev1.Event{},
 		servicesByNamespace: map[string][]*corev1.Service{},
@@ -55,19 +54,9 @@ func (s *Snapshot) Index() {
 		nodes:               map[string]*corev1.Node{},
 		logs:                map[logKey]*ContainerLog{},
 	}
-	for _, p := range s.Pods {
-		for _, o := range p.OwnerReferences {
-			ix.podsByOwner[o.UID] = append(ix.podsByOwner[o.UID], p)
-		}
-	}
-	for _, rs := range s.ReplicaSets {
-		for _, o := range rs.OwnerReferences {
-			ix.replicaSetsByOwner[o.UID] = append(ix.replicaSetsByOwner[o.UID], rs)
-		}
-	}
-	for _, cr := range s.ControllerRevisions {
-		for _, o := range cr.OwnerReferences {
-			ix.revisionsByOwner[o.UID] = append(ix.revisionsByOwner[o.UID], cr)
+	for i := range Kinds {
+		if k := &Kinds[i]; k.ByOwner {
+			ix.byOwner[k.Kind] = k.ops.owners(s)
 		}
 	}
 	for _, e := range s.Events {
@@ -113,17 +102,30 @@ func (s *Snapshot) ix() *index {
 	return s.index
 }
 
+// ownedBy returns the objects of a kind indexed ByOwner that have an owner reference to uid.
+func ownedBy[P any](s *Snapshot, kind string, uid types.UID) []P {
+	m, _ := s.ix().byOwner[kind].(map[types.UID][]P)
+	return m[uid]
+}
+
 // PodsOwnedBy returns the pods with an owner reference to uid.
-func (s *Snapshot) PodsOwnedBy(uid types.UID) []*corev1.Pod { return s.ix().podsByOwner[uid] }
+func (s *Snapshot) PodsOwnedBy(uid types.UID) []*corev1.Pod {
+	return ownedBy[*corev1.Pod](s, "Pod", uid)
+}
 
 // ReplicaSetsOwnedBy returns the ReplicaSets with an owner reference to uid.
 func (s *Snapshot) ReplicaSetsOwnedBy(uid types.UID) []*appsv1.ReplicaSet {
-	return s.ix().replicaSetsByOwner[uid]
+	return ownedBy[*appsv1.ReplicaSet](s, "ReplicaSet", uid)
+}
+
+// JobsOwnedBy returns the Jobs with an owner reference to uid (a CronJob's).
+func (s *Snapshot) JobsOwnedBy(uid types.UID) []*batchv1.Job {
+	return ownedBy[*batchv1.Job](s, "Job", uid)
 }
 
 // ControllerRevisionsOwnedBy returns the ControllerRevisions owned by uid, oldest revision first.
 func (s *Snapshot) ControllerRevisionsOwnedBy(uid types.UID) []*appsv1.ControllerRevision {
-	crs := s.ix().revisionsByOwner[uid]
+	crs := ownedBy[*appsv1.ControllerRevision](s, "ControllerRevision", uid)
 	sort.SliceStable(crs, func(i, j int) bool { return crs[i].Revision < crs[j].Revision })
 	return crs
 }

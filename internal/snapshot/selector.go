@@ -3,7 +3,6 @@ package snapshot
 import (
 	"fmt"
 
-	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -65,49 +64,40 @@ func (s Selector) Matches(o metav1.Object) bool {
 	return s.fields == nil || s.fields.Matches(fields.Set{"metadata.name": o.GetName(), "metadata.namespace": o.GetNamespace()})
 }
 
-// FilterWorkloads returns a snapshot whose Deployments, StatefulSets and DaemonSets are those sel
-// matches. A ReplicaSet a Deployment controls follows that Deployment, whose labels it need not
-// share: it is kept when the Deployment is, which it cannot be when a live source's server left the
-// Deployment out; any other ReplicaSet is a workload of its own and kept when sel matches it. Everything the workloads depend on (pods, events, services, nodes) is
-// kept, since a selector picks workloads, not their evidence. An empty selector returns s itself.
+// FilterWorkloads returns a snapshot whose workloads of Selectable kinds (Deployments,
+// StatefulSets, DaemonSets) are those sel matches. A workload of a kind that Follows another (a
+// ReplicaSet a Deployment controls) follows its controller, whose labels it need not share: it is
+// kept when the controller is, which it cannot be when a live source's server left the
+// controller out; one without such a controller is a workload of its own and kept when sel
+// matches it. Everything the workloads depend on (pods, events, services, nodes) is kept, since a
+// selector picks workloads, not their evidence. An empty selector returns s itself.
 func (s *Snapshot) FilterWorkloads(sel Selector) *Snapshot {
 	if sel.Empty() {
 		return s
 	}
 	out := *s
 	out.index = nil
-	out.Deployments = nil
 	kept := map[types.UID]bool{}
-	for _, d := range s.Deployments {
-		if sel.Matches(d) {
-			out.Deployments = append(out.Deployments, d)
-			kept[d.UID] = true
+	for i := range Kinds {
+		if k := &Kinds[i]; k.Selectable {
+			k.ops.filterObjects(&out, s, func(o metav1.Object) bool {
+				if !sel.Matches(o) {
+					return false
+				}
+				kept[o.GetUID()] = true
+				return true
+			})
 		}
 	}
-	out.StatefulSets = selected(s.StatefulSets, sel)
-	out.DaemonSets = selected(s.DaemonSets, sel)
-	out.ReplicaSets = nil
-	for _, rs := range s.ReplicaSets {
-		if replicaSetKept(rs, sel, kept) {
-			out.ReplicaSets = append(out.ReplicaSets, rs)
+	for i := range Kinds {
+		if k := &Kinds[i]; k.Follows != "" {
+			k.ops.filterObjects(&out, s, func(o metav1.Object) bool {
+				if c := metav1.GetControllerOfNoCopy(o); c != nil && c.Kind == k.Follows {
+					return kept[c.UID]
+				}
+				return sel.Matches(o)
+			})
 		}
 	}
 	return &out
-}
-
-func replicaSetKept(rs *appsv1.ReplicaSet, sel Selector, kept map[types.UID]bool) bool {
-	if c := metav1.GetControllerOf(rs); c != nil && c.Kind == "Deployment" {
-		return kept[c.UID]
-	}
-	return sel.Matches(rs)
-}
-
-func selected[T metav1.Object](objs []T, sel Selector) []T {
-	var out []T
-	for _, o := range objs {
-		if sel.Matches(o) {
-			out = append(out, o)
-		}
-	}
-	return out
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 )
@@ -66,6 +67,8 @@ type Snapshot struct {
 	DaemonSets          []*appsv1.DaemonSet
 	ReplicaSets         []*appsv1.ReplicaSet
 	ControllerRevisions []*appsv1.ControllerRevision
+	Jobs                []*batchv1.Job
+	CronJobs            []*batchv1.CronJob
 	Pods                []*corev1.Pod
 	// Events holds core/v1 events; events.k8s.io/v1 events are converted on the way in.
 	Events                 []*corev1.Event

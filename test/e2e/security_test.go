@@ -20,6 +20,7 @@ func readerRules(withEvents bool) []rbacv1.PolicyRule {
 	core := []string{"pods", "pods/log", "services", "persistentvolumeclaims", "resourcequotas"}
 	rules := []rbacv1.PolicyRule{
 		{APIGroups: []string{"apps"}, Resources: []string{"deployments", "statefulsets", "daemonsets", "replicasets", "controllerrevisions"}, Verbs: readVerbs},
+		{APIGroups: []string{"batch"}, Resources: []string{"jobs", "cronjobs"}, Verbs: readVerbs},
 		{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: readVerbs},
 	}
 	if withEvents {

@@ -60,7 +60,7 @@ func TestSelectorsAreAppliedByTheServer(t *testing.T) {
 				sel = "fieldSelector=" + f
 			}
 			switch a.ObjectRef.Resource {
-			case "deployments", "statefulsets", "daemonsets":
+			case "deployments", "statefulsets", "daemonsets", "cronjobs":
 				if sel == "" {
 					t.Errorf("list of %s without a selector: %s", a.ObjectRef.Resource, a.RequestURI)
 				}

@@ -223,6 +223,15 @@ func TestLiveConsoleRelistsAfterGone(t *testing.T) {
 	// etcd3's message for a watch from a compacted revision (apiserver storage/etcd3/errors.go).
 	const gone = "The resourceVersion for the provided watch is too old."
 	px := newAPIProxy(t, cp, gone)
+	// The server ends each watch after a few seconds, as it does at a watch's timeout, so the
+	// console's watches start again from the resource versions they hold; the console itself
+	// keeps a watch open for minutes.
+	px.setBefore(func(r *http.Request) {
+		if q := r.URL.Query(); q.Get("watch") == "true" {
+			q.Set("timeoutSeconds", "3")
+			r.URL.RawQuery = q.Encode()
+		}
+	})
 	tm := start(t, 160, 30, bin, "--kubeconfig", px.kubeconfig(t, cp, ns))
 	tm.waitForWithin(time.Minute, "● live", "before-gone")
 

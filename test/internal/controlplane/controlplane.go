@@ -41,6 +41,8 @@ var Controllers = []string{
 	"resourcequota-controller",
 	// Binds claims to volumes and reports ProvisioningFailed for a class that does not exist.
 	"persistentvolume-binder-controller",
+	// Run Jobs (backoffLimit, activeDeadlineSeconds) and schedule CronJobs' Jobs.
+	"job-controller", "cronjob-controller",
 }
 
 // Options configure Start. The zero value is ready to use.

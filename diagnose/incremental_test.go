@@ -1,0 +1,107 @@
+package diagnose
+
+import (
+	"reflect"
+	"strconv"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+)
+
+// changedCopies returns s with the copies of every third workload among the first n replaced by
+// crash-looping ones (new objects, as an informer stores an update), and the workloads changed.
+func changedCopies(s *snapshot.Snapshot, n int) (*snapshot.Snapshot, map[string]bool) {
+	next := cloneSnapshot(s)
+	next.Pods = append([]*corev1.Pod(nil), s.Pods...)
+	changed := map[string]bool{}
+	for i, p := range next.Pods {
+		owner := metav1.GetControllerOf(p)
+		d := p.Namespace + "/" + owner.Name[:len("svc-00000")]
+		if len(changed) >= n && !changed[d] {
+			continue
+		}
+		// Owners are svc-NNNNN-<hash>.
+		if k, err := strconv.Atoi(owner.Name[len("svc-"):len("svc-00000")]); err != nil || k%3 != 0 {
+			continue
+		}
+		c := p.DeepCopy()
+		c.Status.Conditions = nil
+		crashLooping("Error", 1, 6)(c)
+		next.Pods[i] = c
+		changed[d] = true
+	}
+	return next, changed
+}
+
+// cloneSnapshot copies what s holds, but not its indexes, as the watch builds each snapshot anew.
+func cloneSnapshot(s *snapshot.Snapshot) *snapshot.Snapshot {
+	next := &snapshot.Snapshot{}
+	sv, nv := reflect.ValueOf(s).Elem(), reflect.ValueOf(next).Elem()
+	for i := 0; i < sv.NumField(); i++ {
+		if sv.Type().Field(i).IsExported() {
+			nv.Field(i).Set(sv.Field(i))
+		}
+	}
+	return next
+}
+
+// At one reference time, diagnosing again only the workloads whose copies changed gives the
+// report a full diagnosis gives, while the kept workloads' diagnoses are reused.
+func TestRediagnoseEqualsAFullDiagnosis(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		n, perNS int
+	}{
+		{"one namespace", 60, 60},
+		{"ten per namespace", 60, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prev := syntheticCluster(tc.n, tc.perNS)
+			before := Diagnose(prev)
+			next, changed := changedCopies(prev, 8)
+			if len(changed) == 0 {
+				t.Fatal("no workload changed: the test changes nothing")
+			}
+			asked := 0
+			got := Rediagnose(before, next, func(kind, namespace, name string) bool {
+				asked++
+				return kind == "Deployment" && changed[namespace+"/"+name]
+			})
+			want := Diagnose(next)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("incremental report differs from a full diagnosis")
+			}
+			if asked != len(want.Workloads) {
+				t.Errorf("changed was asked about %d workloads, want every one of the %d", asked, len(want.Workloads))
+			}
+			// The change shows: the changed workloads' diagnoses moved (restarts, evidence).
+			moved := 0
+			for i := range want.Workloads {
+				d := &want.Workloads[i]
+				if changed[d.Namespace+"/"+d.Name] {
+					if old := before.Find(d.Kind, d.Namespace, d.Name); old != nil && !reflect.DeepEqual(old.Counts, d.Counts) {
+						moved++
+					}
+				}
+			}
+			if moved == 0 {
+				t.Error("no changed workload's diagnosis changed: the comparison proves nothing")
+			}
+		})
+	}
+}
+
+// Without prev, or with every workload changed, Rediagnose is Diagnose.
+func TestRediagnoseWithoutAPreviousReportDiagnosesAll(t *testing.T) {
+	s := syntheticCluster(20, 10)
+	if !reflect.DeepEqual(Rediagnose(nil, s, nil), Diagnose(s)) {
+		t.Error("Rediagnose(nil, ...) differs from Diagnose")
+	}
+	prev := Diagnose(syntheticCluster(10, 10))
+	if !reflect.DeepEqual(Rediagnose(prev, s, func(string, string, string) bool { return true }), Diagnose(s)) {
+		t.Error("Rediagnose with everything changed differs from Diagnose")
+	}
+}

@@ -1,0 +1,317 @@
+package dump
+
+import (
+	"bytes"
+	"encoding/json"
+	"hash/maphash"
+	"runtime"
+	"sync"
+
+	eventsv1 "k8s.io/api/events/v1"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	kjson "sigs.k8s.io/json"
+
+	jsoniter "github.com/json-iterator/go"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+)
+
+// typeMeta is what a value says of its own kind; the head of every object is read into it.
+type typeMeta struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+}
+
+// readHead reads an object's apiVersion and kind as json.Unmarshal into typeMeta does, with a
+// scan of its top-level keys instead of a decode of the whole object. raw is valid JSON (the
+// JSON decoder or the YAML converter produced it); anything the scan does not handle plainly
+// (escapes, keys that match only without case, values that are not plain strings) is left to
+// json.Unmarshal, so the result and the errors are always json.Unmarshal's.
+func readHead(raw []byte) (typeMeta, error) {
+	if h, ok := scanHead(raw); ok {
+		return h, nil
+	}
+	var h typeMeta
+	err := json.Unmarshal(raw, &h)
+	return h, err
+}
+
+func scanHead(raw []byte) (typeMeta, bool) {
+	var h typeMeta
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return h, false
+	}
+	i++
+	for {
+		i = skipSpace(raw, i)
+		if i >= len(raw) {
+			return h, false
+		}
+		switch raw[i] {
+		case '}':
+			return h, skipSpace(raw, i+1) == len(raw)
+		case ',':
+			i++
+			continue
+		case '"':
+		default:
+			return h, false
+		}
+		key, next, ok := plainString(raw, i)
+		if !ok {
+			return h, false
+		}
+		i = skipSpace(raw, next)
+		if i >= len(raw) || raw[i] != ':' {
+			return h, false
+		}
+		i = skipSpace(raw, i+1)
+		var field *string
+		switch {
+		case key == "apiVersion":
+			field = &h.APIVersion
+		case key == "kind":
+			field = &h.Kind
+		case bytes.EqualFold([]byte(key), []byte("apiVersion")) || bytes.EqualFold([]byte(key), []byte("kind")):
+			return h, false // json.Unmarshal matches keys without case; let it decide
+		}
+		if field != nil {
+			v, next, ok := plainString(raw, i)
+			if !ok {
+				return h, false
+			}
+			*field, i = v, next
+			continue
+		}
+		if i = skipValue(raw, i); i < 0 {
+			return h, false
+		}
+	}
+}
+
+// plainString reads the string at raw[i] when it is printable ASCII without escapes.
+func plainString(raw []byte, i int) (string, int, bool) {
+	if i >= len(raw) || raw[i] != '"' {
+		return "", 0, false
+	}
+	for j := i + 1; j < len(raw); j++ {
+		switch c := raw[j]; {
+		case c == '"':
+			return string(raw[i+1 : j]), j + 1, true
+		case c == '\\' || c < 0x20 || c >= 0x80:
+			return "", 0, false
+		}
+	}
+	return "", 0, false
+}
+
+// skipValue returns the offset after the value at raw[i] of valid JSON, or -1.
+func skipValue(raw []byte, i int) int {
+	depth := 0
+	for i < len(raw) {
+		switch raw[i] {
+		case '"':
+			j := i + 1
+			for {
+				k := bytes.IndexAny(raw[j:], `"\`)
+				if k < 0 {
+					return -1
+				}
+				j += k
+				if raw[j] == '\\' {
+					j += 2
+					continue
+				}
+				break
+			}
+			i = j + 1
+		case '{', '[':
+			depth++
+			i++
+		case '}', ']':
+			if depth == 0 {
+				return i
+			}
+			depth--
+			i++
+		case ',', ':', ' ', '\t', '\r', '\n':
+			if depth == 0 {
+				return i
+			}
+			i++
+		default:
+			i++
+			continue
+		}
+		if depth == 0 {
+			return i
+		}
+	}
+	if depth == 0 {
+		return i
+	}
+	return -1
+}
+
+// newObject returns an empty object of a kind the reader keeps, as the scheme would create it.
+func newObject(gvk schema.GroupVersionKind) k8sruntime.Object {
+	if gvk == eventsGVK {
+		return &eventsv1.Event{}
+	}
+	if k := snapshot.KindFor(gvk); k != nil {
+		return k.New()
+	}
+	return nil
+}
+
+// fastJSON decodes as the deserializer's decoder does on the input the reader hands it (valid
+// JSON of one object), keys matched with their case, about 2.5 times as fast; the Kubernetes
+// API machinery used this configuration before sigs.k8s.io/json.
+var fastJSON = jsoniter.Config{CaseSensitive: true}.Froze()
+
+// decodeObject decodes one object of a kind the reader keeps straight into its type, as the
+// scheme's universal deserializer does for JSON without defaulting or conversion: keys
+// matched with their case, the types' own unmarshalers (Quantity, Time, IntOrString,
+// RawExtension), without the deserializer's two extra passes over the text to recognize it and
+// find its kind. Input the fast decoder refuses is decoded again by the deserializer's own
+// decoder (sigs.k8s.io/json), whose error is the one reported. FuzzDecodeObject and
+// TestDecodeObjectAgreesWithDeserializer hold it to the deserializer.
+func decodeObject(raw []byte, gvk schema.GroupVersionKind) (k8sruntime.Object, error) {
+	obj := newObject(gvk)
+	if obj == nil {
+		// Not a kind this package models; the deserializer says why.
+		o, _, err := decoder.Decode(raw, &gvk, nil)
+		return o, err
+	}
+	if fastJSON.Unmarshal(raw, obj) == nil {
+		return obj, nil
+	}
+	obj = newObject(gvk)
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, obj); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// decodeJob is one object being decoded by the pool; the reader files it in the order read.
+type decodeJob struct {
+	raw  []byte
+	gvk  schema.GroupVersionKind
+	at   location
+	done chan struct{}
+	obj  k8sruntime.Object
+	sum  uint64
+	err  error
+}
+
+func (j *decodeJob) run() {
+	j.obj, j.err = decodeObject(j.raw, j.gvk)
+	j.sum = maphash.Bytes(textSeed, j.raw)
+	j.raw = nil
+	close(j.done)
+}
+
+// decodePool decodes objects on every processor while the reader goes on splitting the
+// stream; objects are filed in the order they were read, so a read is the same whatever the
+// number of processors.
+type decodePool struct {
+	jobs    chan *decodeJob
+	queue   []*decodeJob
+	window  int
+	workers sync.WaitGroup
+}
+
+// newDecodePool returns nil on one processor, where the reader decodes as it reads.
+func newDecodePool() *decodePool {
+	n := runtime.GOMAXPROCS(0)
+	if n < 2 {
+		return nil
+	}
+	p := &decodePool{window: 64 * n, jobs: make(chan *decodeJob, 64*n)}
+	for range n {
+		p.workers.Go(func() {
+			for j := range p.jobs {
+				j.run()
+			}
+		})
+	}
+	return p
+}
+
+func (p *decodePool) close() {
+	if p != nil {
+		close(p.jobs)
+	}
+}
+
+// decode decodes one object and files it, through the pool when there is one. raw must stay
+// unchanged until the object is filed, so the pool keeps a copy.
+func (r *reader) decode(raw []byte, gvk schema.GroupVersionKind, at location) error {
+	if r.pool == nil {
+		obj, err := decodeObject(raw, gvk)
+		if err != nil {
+			return at.errorf("%s %s: %w", gvk.GroupVersion(), gvk.Kind, err)
+		}
+		return r.add(obj, gvk, at, maphash.Bytes(textSeed, raw))
+	}
+	j := &decodeJob{raw: bytes.Clone(raw), gvk: gvk, at: at.fixed(), done: make(chan struct{})}
+	if len(r.pool.queue) >= r.pool.window {
+		if err := r.fileNext(); err != nil {
+			return err
+		}
+	}
+	r.pool.queue = append(r.pool.queue, j)
+	r.pool.jobs <- j
+	return nil
+}
+
+// fileNext waits for the oldest object in the pool and files it.
+func (r *reader) fileNext() error {
+	p := r.pool
+	j := p.queue[0]
+	p.queue[0] = nil
+	p.queue = p.queue[1:]
+	<-j.done
+	if j.err != nil {
+		// The objects after it are not filed: the read ends here.
+		for _, later := range p.queue {
+			<-later.done
+		}
+		p.queue = p.queue[:0]
+		return j.at.errorf("%s %s: %w", j.gvk.GroupVersion(), j.gvk.Kind, j.err)
+	}
+	return r.add(j.obj, j.gvk, j.at, j.sum)
+}
+
+// flush files every object still in the pool, in order; the first error is the earliest in
+// the file.
+func (r *reader) flush() error {
+	if r.pool == nil {
+		return nil
+	}
+	for len(r.pool.queue) > 0 {
+		if err := r.fileNext(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fixed places a JSON location without the text it points into, which the stream reuses.
+func (l location) fixed() location {
+	if l.yaml || l.text == nil {
+		return l
+	}
+	if l.rel > 0 {
+		seg := l.text[:min(l.rel, len(l.text))]
+		if nl := bytes.Count(seg, []byte{'\n'}); nl > 0 {
+			l.line, l.col = l.line+nl, len(seg)-bytes.LastIndexByte(seg, '\n')
+		} else {
+			l.col += len(seg)
+		}
+	}
+	l.text, l.rel = nil, 0
+	return l
+}

@@ -1,0 +1,351 @@
+package snapshot
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/pager"
+)
+
+// Kind is one kind of object a snapshot holds. Kinds is the whole list; the dump reader and
+// writer, the filters, the indexes, the reference-time scan and the live source range over it,
+// so adding a kind is adding one entry. Secrets and ConfigMaps are deliberately absent: the tool
+// never reads them.
+type Kind struct {
+	// Kind is the object kind ("Deployment"), GVK its group, version and kind.
+	Kind string
+	GVK  schema.GroupVersionKind
+	// Resource is the plural resource name as kubectl names it ("deployments").
+	Resource string
+	// Cluster marks cluster-scoped kinds (Nodes): they are read once and no namespace filter
+	// drops them.
+	Cluster bool
+	// Workload marks the kinds a diagnosis is about: a live read that could list none of them
+	// has nothing to say and fails instead of reporting an empty namespace.
+	Workload bool
+	// Selectable kinds are the workloads -l and --field-selector pick; the API server filters
+	// them. Evidence (pods, events, ...) is read whole.
+	Selectable bool
+	// Follows names the kind whose controller a workload of this kind follows through a
+	// selector ("Deployment" for ReplicaSets): a ReplicaSet a Deployment controls is kept when
+	// that Deployment is, whatever its own labels; one without is selected on its own. Kinds
+	// that follow are listed whole by a live source.
+	Follows string
+	// ByOwner kinds are indexed by their owners' UIDs (OwnedBy).
+	ByOwner bool
+	// File is the name of the kind's list in each namespace's directory of a dump
+	// ("deployments.json"), or at the top for a cluster-scoped kind.
+	File string
+	// KeepUnread leaves the kind's file out of a dump when the source could not read it in
+	// the namespace: an empty pod list would read back as a namespace without copies.
+	KeepUnread bool
+
+	// New returns an empty object of the kind, for informers' type checks.
+	New func() runtime.Object
+	// List and Watch are the live source's calls for the kind in a namespace ("" for all, or
+	// for a cluster-scoped kind).
+	List  func(c kubernetes.Interface, ns string) pager.ListPageFunc
+	Watch func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext
+
+	// ops are the typed operations on the kind's slice of a Snapshot.
+	ops kindOps
+}
+
+// kindOps are the operations on one kind's slice of a Snapshot, made by entry for its type.
+type kindOps struct {
+	len    func(s *Snapshot) int
+	each   func(s *Snapshot, f func(runtime.Object))
+	add    func(s *Snapshot, objs []runtime.Object)
+	put    func(s *Snapshot, obj runtime.Object, idx int) (int, bool)
+	filter func(dst, src *Snapshot, keep func(namespace string) bool)
+	// filterObjects sets dst's slice to the objects of src's that keep accepts.
+	filterObjects func(dst, src *Snapshot, keep func(metav1.Object) bool)
+	items         func(s *Snapshot, keep func(metav1.Object) bool) any
+	owners        func(s *Snapshot) any
+}
+
+// object is what every kind's pointer type is.
+type object[T any] interface {
+	*T
+	metav1.Object
+	runtime.Object
+}
+
+// entry builds the operations of a kind from the accessor of its slice in a Snapshot.
+func entry[T any, P object[T]](k Kind, slice func(s *Snapshot) *[]P) Kind {
+	k.New = func() runtime.Object { return P(new(T)) }
+	k.ops = kindOps{
+		len: func(s *Snapshot) int { return len(*slice(s)) },
+		each: func(s *Snapshot, f func(runtime.Object)) {
+			for _, o := range *slice(s) {
+				f(o)
+			}
+		},
+		add: func(s *Snapshot, objs []runtime.Object) {
+			dst := slice(s)
+			for _, o := range objs {
+				if t, ok := o.(P); ok {
+					*dst = append(*dst, t)
+				}
+			}
+		},
+		put: func(s *Snapshot, obj runtime.Object, idx int) (int, bool) {
+			t, ok := obj.(P)
+			if !ok {
+				return 0, false
+			}
+			list := slice(s)
+			if idx >= 0 {
+				(*list)[idx] = t
+				return idx, true
+			}
+			*list = append(*list, t)
+			return len(*list) - 1, true
+		},
+		filter: func(dst, src *Snapshot, keep func(string) bool) {
+			var out []P
+			for _, o := range *slice(src) {
+				if keep(o.GetNamespace()) {
+					out = append(out, o)
+				}
+			}
+			*slice(dst) = out
+		},
+		filterObjects: func(dst, src *Snapshot, keep func(metav1.Object) bool) {
+			var out []P
+			for _, o := range *slice(src) {
+				if keep(o) {
+					out = append(out, o)
+				}
+			}
+			*slice(dst) = out
+		},
+		items: func(s *Snapshot, keep func(metav1.Object) bool) any {
+			var out []T
+			for _, o := range *slice(s) {
+				if !keep(o) {
+					continue
+				}
+				// A copy, with apiVersion and kind cleared as in a list the API server returns;
+				// the snapshot's object is not touched.
+				c := *o
+				P(&c).GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+				out = append(out, c)
+			}
+			return out
+		},
+		owners: func(s *Snapshot) any {
+			m := map[types.UID][]P{}
+			for _, o := range *slice(s) {
+				for _, ref := range o.GetOwnerReferences() {
+					m[ref.UID] = append(m[ref.UID], o)
+				}
+			}
+			return m
+		},
+	}
+	return k
+}
+
+func pageFunc[L runtime.Object](fn func(ctx context.Context, opts metav1.ListOptions) (L, error)) pager.ListPageFunc {
+	return func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		return fn(ctx, opts)
+	}
+}
+
+var (
+	apps      = appsv1.SchemeGroupVersion
+	batch     = batchv1.SchemeGroupVersion
+	core      = corev1.SchemeGroupVersion
+	discovery = discoveryv1.SchemeGroupVersion
+)
+
+// Kinds lists every kind a snapshot holds, in the order sources read them.
+var Kinds = []Kind{
+	entry(Kind{
+		Kind: "Deployment", GVK: apps.WithKind("Deployment"), Resource: "deployments", File: "deployments.json",
+		Workload: true, Selectable: true,
+		List: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
+			return pageFunc(c.AppsV1().Deployments(ns).List)
+		},
+		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
+			return c.AppsV1().Deployments(ns).Watch
+		},
+	}, func(s *Snapshot) *[]*appsv1.Deployment { return &s.Deployments }),
+	entry(Kind{
+		Kind: "StatefulSet", GVK: apps.WithKind("StatefulSet"), Resource: "statefulsets", File: "statefulsets.json",
+		Workload: true, Selectable: true,
+		List: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
+			return pageFunc(c.AppsV1().StatefulSets(ns).List)
+		},
+		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
+			return c.AppsV1().StatefulSets(ns).Watch
+		},
+	}, func(s *Snapshot) *[]*appsv1.StatefulSet { return &s.StatefulSets }),
+	entry(Kind{
+		Kind: "DaemonSet", GVK: apps.WithKind("DaemonSet"), Resource: "daemonsets", File: "daemonsets.json",
+		Workload: true, Selectable: true,
+		List: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
+			return pageFunc(c.AppsV1().DaemonSets(ns).List)
+		},
+		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
+			return c.AppsV1().DaemonSets(ns).Watch
+		},
+	}, func(s *Snapshot) *[]*appsv1.DaemonSet { return &s.DaemonSets }),
+	entry(Kind{
+		Kind: "ReplicaSet", GVK: apps.WithKind("ReplicaSet"), Resource: "replicasets", File: "replicasets.json",
+		Workload: true, Follows: "Deployment", ByOwner: true,
+		List: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
+			return pageFunc(c.AppsV1().ReplicaSets(ns).List)
+		},
+		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
+			return c.AppsV1().ReplicaSets(ns).Watch
+		},
+	}, func(s *Snapshot) *[]*appsv1.ReplicaSet { return &s.ReplicaSets }),
+	entry(Kind{
+		Kind: "ControllerRevision", GVK: apps.WithKind("ControllerRevision"), Resource: "controllerrevisions",
+		File: "controllerrevisions.json", ByOwner: true,
+		List: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
+			return pageFunc(c.AppsV1().ControllerRevisions(ns).List)
+		},
+		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
+			return c.AppsV1().ControllerRevisions(ns).Watch
+		},
+	}, func(s *Snapshot) *[]*appsv1.ControllerRevision { return &s.ControllerRevisions }),
+	entry(Kind{
+		Kind: "CronJob", GVK: batch.WithKind("CronJob"), Resource: "cronjobs", File: "cronjobs.json",
+		Workload: true, Selectable: true,
+		List: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
+			return pageFunc(c.BatchV1().CronJobs(ns).List)
+		},
+		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
+			return c.BatchV1().CronJobs(ns).Watch
+		},
+	}, func(s *Snapshot) *[]*batchv1.CronJob { return &s.CronJobs }),
+	entry(Kind{
+		Kind: "Job", GVK: batch.WithKind("Job"), Resource: "jobs", File: "jobs.json",
+		Workload: true, Follows: "CronJob", ByOwner: true,
+		List:  func(c kubernetes.Interface, ns string) pager.ListPageFunc { return pageFunc(c.BatchV1().Jobs(ns).List) },
+		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext { return c.BatchV1().Jobs(ns).Watch },
+	}, func(s *Snapshot) *[]*batchv1.Job { return &s.Jobs }),
+	entry(Kind{
+		Kind: "Pod", GVK: core.WithKind("Pod"), Resource: "pods", File: "pods.json", ByOwner: true, KeepUnread: true,
+		List:  func(c kubernetes.Interface, ns string) pager.ListPageFunc { return pageFunc(c.CoreV1().Pods(ns).List) },
+		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext { return c.CoreV1().Pods(ns).Watch },
+	}, func(s *Snapshot) *[]*corev1.Pod { return &s.Pods }),
+	entry(Kind{
+		Kind: "Event", GVK: core.WithKind("Event"), Resource: "events", File: "events.json",
+		List: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
+			return pageFunc(c.CoreV1().Events(ns).List)
+		},
+		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext { return c.CoreV1().Events(ns).Watch },
+	}, func(s *Snapshot) *[]*corev1.Event { return &s.Events }),
+	entry(Kind{
+		Kind: "Service", GVK: core.WithKind("Service"), Resource: "services", File: "services.json",
+		List: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
+			return pageFunc(c.CoreV1().Services(ns).List)
+		},
+		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
+			return c.CoreV1().Services(ns).Watch
+		},
+	}, func(s *Snapshot) *[]*corev1.Service { return &s.Services }),
+	entry(Kind{
+		Kind: "PersistentVolumeClaim", GVK: core.WithKind("PersistentVolumeClaim"), Resource: "persistentvolumeclaims",
+		File: "persistentvolumeclaims.json",
+		List: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
+			return pageFunc(c.CoreV1().PersistentVolumeClaims(ns).List)
+		},
+		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
+			return c.CoreV1().PersistentVolumeClaims(ns).Watch
+		},
+	}, func(s *Snapshot) *[]*corev1.PersistentVolumeClaim { return &s.PersistentVolumeClaims }),
+	entry(Kind{
+		Kind: "ResourceQuota", GVK: core.WithKind("ResourceQuota"), Resource: "resourcequotas", File: "resourcequotas.json",
+		List: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
+			return pageFunc(c.CoreV1().ResourceQuotas(ns).List)
+		},
+		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
+			return c.CoreV1().ResourceQuotas(ns).Watch
+		},
+	}, func(s *Snapshot) *[]*corev1.ResourceQuota { return &s.ResourceQuotas }),
+	entry(Kind{
+		Kind: "EndpointSlice", GVK: discovery.WithKind("EndpointSlice"), Resource: "endpointslices", File: "endpointslices.json",
+		List: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
+			return pageFunc(c.DiscoveryV1().EndpointSlices(ns).List)
+		},
+		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
+			return c.DiscoveryV1().EndpointSlices(ns).Watch
+		},
+	}, func(s *Snapshot) *[]*discoveryv1.EndpointSlice { return &s.EndpointSlices }),
+	entry(Kind{
+		Kind: "Node", GVK: core.WithKind("Node"), Resource: "nodes", File: "nodes.json", Cluster: true,
+		List:  func(c kubernetes.Interface, _ string) pager.ListPageFunc { return pageFunc(c.CoreV1().Nodes().List) },
+		Watch: func(c kubernetes.Interface, _ string) cache.WatchFuncWithContext { return c.CoreV1().Nodes().Watch },
+	}, func(s *Snapshot) *[]*corev1.Node { return &s.Nodes }),
+}
+
+// KindFor returns the entry of a group, version and kind, or nil for a kind a snapshot does not
+// hold.
+func KindFor(gvk schema.GroupVersionKind) *Kind { return kindsByGVK[gvk] }
+
+// KindNamed returns the entry of a kind by its name ("Deployment"), or nil.
+func KindNamed(name string) *Kind {
+	for i := range Kinds {
+		if Kinds[i].Kind == name {
+			return &Kinds[i]
+		}
+	}
+	return nil
+}
+
+var kindsByGVK = func() map[schema.GroupVersionKind]*Kind {
+	m := map[schema.GroupVersionKind]*Kind{}
+	for i := range Kinds {
+		m[Kinds[i].GVK] = &Kinds[i]
+	}
+	return m
+}()
+
+// Len is how many objects of the kind the snapshot holds.
+func (k *Kind) Len(s *Snapshot) int { return k.ops.len(s) }
+
+// Each calls f on every object of the kind in the snapshot.
+func (k *Kind) Each(s *Snapshot, f func(runtime.Object)) { k.ops.each(s, f) }
+
+// Add appends the objects of the kind among objs to the snapshot; others are ignored.
+func (k *Kind) Add(s *Snapshot, objs []runtime.Object) { k.ops.add(s, objs) }
+
+// Put appends obj to its kind's list in the snapshot, or replaces the element at idx when idx
+// >= 0, and returns its index; ok is false when obj is not of the kind.
+func (k *Kind) Put(s *Snapshot, obj runtime.Object, idx int) (i int, ok bool) {
+	return k.ops.put(s, obj, idx)
+}
+
+// Items returns the kind's objects keep accepts as a slice of values ([]appsv1.Deployment),
+// with apiVersion and kind cleared, as the items of a list the API server returns.
+func (k *Kind) Items(s *Snapshot, keep func(metav1.Object) bool) any { return k.ops.items(s, keep) }
+
+// Len counts every object of the snapshot, all kinds together.
+func (s *Snapshot) Len() int {
+	n := 0
+	for i := range Kinds {
+		n += Kinds[i].Len(s)
+	}
+	return n
+}
+
+// Each calls f on every object of the snapshot, kind by kind in the order of Kinds.
+func (s *Snapshot) Each(f func(runtime.Object)) {
+	for i := range Kinds {
+		Kinds[i].Each(s, f)
+	}
+}

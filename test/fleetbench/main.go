@@ -1,0 +1,331 @@
+// Command fleetbench measures `audit` over a fleet of contexts against the slowest of its
+// contexts read alone. It starts -control-planes real control planes (etcd, kube-apiserver,
+// kube-controller-manager from the e2e assets) one after another, gives each -contexts-per
+// namespaces of Deployments whose copies stay Pending (there is no scheduler), writes one
+// kubeconfig with a context per namespace, times the built binary, and stops every control
+// plane it started before it exits, on an error and on Ctrl-C too. It is not part of `make
+// test`; BENCHMARKS.md ("Fleets") says how to run it and what it measured.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubediagnose/kubectl-diagnose/cmd"
+	"github.com/kubediagnose/kubectl-diagnose/test/internal/controlplane"
+)
+
+func main() {
+	planes := flag.Int("control-planes", 2, "control planes to start (at most 4)")
+	per := flag.Int("contexts-per", 10, "contexts (namespaces) per control plane")
+	deploys := flag.Int("deployments", 10, "Deployments per namespace")
+	replicas := flag.Int("replicas", 2, "copies per Deployment (they stay Pending)")
+	runs := flag.Int("runs", 3, "runs of each measurement; the median is reported")
+	profile := flag.String("cpuprofile", "", "after the measurements, run the fleet in this process 10 times and write a CPU profile here")
+	rtts := flag.String("rtts", "0", "comma-separated round-trip times a proxy in front of each API server adds (e.g. 0,50ms), each measured in turn")
+	flag.Parse()
+	if *planes < 1 || *planes > 4 {
+		fmt.Fprintln(os.Stderr, "error: -control-planes takes 1 to 4")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	var delays []time.Duration
+	for _, r := range strings.Split(*rtts, ",") {
+		if r == "0" {
+			delays = append(delays, 0)
+			continue
+		}
+		d, err := time.ParseDuration(r)
+		if err != nil || d < 0 {
+			fmt.Fprintf(os.Stderr, "error: -rtts: bad duration %q\n", r)
+			os.Exit(2)
+		}
+		delays = append(delays, d)
+	}
+	err := run(ctx, *planes, *per, *deploys, int32(*replicas), *runs, delays, *profile)
+	stop()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "error: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int, rtts []time.Duration, profile string) error {
+	dir, err := os.MkdirTemp("", "fleetbench-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	binary, err := build(dir)
+	if err != nil {
+		return err
+	}
+	var cps []*controlplane.ControlPlane
+	defer func() {
+		for _, cp := range cps {
+			cp.Stop()
+		}
+	}()
+	kc := clientcmdapi.NewConfig()
+	var contexts []string
+	// delay is half the round trip the proxies add, each way; set per measurement.
+	var delay atomic.Int64
+	for i := range planes {
+		start := time.Now()
+		cp, err := controlplane.Start(ctx, controlplane.Options{Logf: logf})
+		if err != nil {
+			return fmt.Errorf("control plane %d: %w", i, err)
+		}
+		cps = append(cps, cp)
+		logf("control plane %d ready in %s", i, time.Since(start).Round(time.Second))
+		names, err := seed(ctx, cp, per, deploys, replicas)
+		if err != nil {
+			return fmt.Errorf("seed control plane %d: %w", i, err)
+		}
+		admin, err := clientcmd.LoadFromFile(cp.AdminKubeconfig())
+		if err != nil {
+			return err
+		}
+		ac := admin.Contexts[admin.CurrentContext]
+		cluster, user := fmt.Sprintf("cp%d", i), fmt.Sprintf("cp%d-admin", i)
+		p, err := newDelayProxy(ctx, strings.TrimPrefix(cp.Host(), "https://"), &delay)
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		kc.Clusters[cluster] = admin.Clusters[ac.Cluster]
+		kc.Clusters[cluster].Server = "https://" + p.Addr().String()
+		kc.AuthInfos[user] = admin.AuthInfos[ac.AuthInfo]
+		for j, ns := range names {
+			name := fmt.Sprintf("cp%d-ns%02d", i, j)
+			kc.Contexts[name] = &clientcmdapi.Context{Cluster: cluster, AuthInfo: user, Namespace: ns}
+			contexts = append(contexts, name)
+		}
+	}
+	kc.CurrentContext = contexts[0]
+	path := filepath.Join(dir, "kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		return err
+	}
+	if err := waitPods(ctx, cps, len(contexts)*deploys*int(replicas)); err != nil {
+		return err
+	}
+
+	fmt.Printf("contexts: %d on %d control planes; %d Deployments x %d copies per context (%d pods in all)\n",
+		len(contexts), planes, deploys, replicas, len(contexts)*deploys*int(replicas))
+	for _, rtt := range rtts {
+		delay.Store(int64(rtt / 2))
+		if err := measureAll(ctx, runs, binary, path, contexts, rtt); err != nil {
+			return err
+		}
+	}
+	if profile != "" {
+		delay.Store(0)
+		return profileFleet(ctx, profile, path, contexts)
+	}
+	return nil
+}
+
+// profileFleet runs the fleet's audit in this process, so a CPU profile sees it.
+func profileFleet(ctx context.Context, file, kubeconfig string, contexts []string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return err
+	}
+	defer pprof.StopCPUProfile()
+	for range 10 {
+		streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}
+		root := cmd.NewRootCmd(streams)
+		root.SetArgs([]string{"audit", "-o", "json", "--kubeconfig", kubeconfig, "--context", strings.Join(contexts, ",")})
+		if err := root.ExecuteContext(ctx); err != nil {
+			return fmt.Errorf("in-process audit: %w", err)
+		}
+	}
+	logf("CPU profile of 10 fleet audits written to %s", file)
+	return nil
+}
+
+// measureAll times each context alone, then the fleet at several bounds, and prints a table.
+func measureAll(ctx context.Context, runs int, binary, path string, contexts []string, rtt time.Duration) error {
+	single := make([]measure, len(contexts))
+	slowest, fastest := 0, 0
+	var sum measure
+	for i, c := range contexts {
+		m, err := median(ctx, runs, binary, path, "--context", c)
+		if err != nil {
+			return err
+		}
+		single[i] = m
+		sum.wall += m.wall
+		sum.cpu += m.cpu
+		if m.wall > single[slowest].wall {
+			slowest = i
+		}
+		if m.wall < single[fastest].wall {
+			fastest = i
+		}
+	}
+	all := strings.Join(contexts, ",")
+	fmt.Printf("\nround trip added: %s; load average at the start: %s\n", rtt, loadavg())
+	fmt.Printf("| run | wall time | CPU time (user+sys) |\n|---|---:|---:|\n")
+	fmt.Printf("| fastest single context (%s) | %s | %s |\n", contexts[fastest], ms(single[fastest].wall), ms(single[fastest].cpu))
+	fmt.Printf("| slowest single context (%s) | %s | %s |\n", contexts[slowest], ms(single[slowest].wall), ms(single[slowest].cpu))
+	fmt.Printf("| the %d contexts one after another, one process each (sum) | %s | %s |\n", len(contexts), ms(sum.wall), ms(sum.cpu))
+	for _, bound := range []int{1, 4, 8, len(contexts)} {
+		m, err := median(ctx, runs, binary, path, "--context", all, "--max-parallel-contexts", fmt.Sprint(bound))
+		if err != nil {
+			return err
+		}
+		note := ""
+		if bound == 8 {
+			note = " (the default)"
+		}
+		fmt.Printf("| `--context <all %d> --max-parallel-contexts %d`%s | %s | %s |\n", len(contexts), bound, note, ms(m.wall), ms(m.cpu))
+	}
+	return nil
+}
+
+// seed creates per namespaces, each with deploys Deployments of replicas copies.
+func seed(ctx context.Context, cp *controlplane.ControlPlane, per, deploys int, replicas int32) ([]string, error) {
+	cs, err := kubernetes.NewForConfig(cp.AdminConfig())
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for range per {
+		ns, err := cp.CreateNamespace(ctx, "fleet-")
+		if err != nil {
+			return nil, err
+		}
+		names = append(names, ns)
+		for k := range deploys {
+			name := fmt.Sprintf("web-%02d", k)
+			labels := map[string]string{"app": name}
+			d := &appsv1.Deployment{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+				Spec: appsv1.DeploymentSpec{
+					Replicas: ptr.To(replicas),
+					Selector: &metav1.LabelSelector{MatchLabels: labels},
+					Template: corev1.PodTemplateSpec{
+						ObjectMeta: metav1.ObjectMeta{Labels: labels},
+						Spec: corev1.PodSpec{Containers: []corev1.Container{{
+							Name: "web", Image: "registry.example/shop/web:1.4.2",
+							Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
+						}}},
+					},
+				},
+			}
+			if _, err := cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return names, nil
+}
+
+// waitPods waits until the controllers have created every copy.
+func waitPods(ctx context.Context, cps []*controlplane.ControlPlane, want int) error {
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		n := 0
+		for _, cp := range cps {
+			cs, err := kubernetes.NewForConfig(cp.AdminConfig())
+			if err != nil {
+				return err
+			}
+			pods, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			n += len(pods.Items)
+		}
+		if n >= want {
+			logf("%d pods created", n)
+			return nil
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("%d of %d pods created", n, want)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// measure is one run's wall time and the CPU time the process used.
+type measure struct{ wall, cpu time.Duration }
+
+// median runs `audit -o json` runs times and returns the median wall time and the median CPU
+// time. Exit 0 is required: every context must be read.
+func median(ctx context.Context, runs int, binary, kubeconfig string, args ...string) (measure, error) {
+	var walls, cpus []time.Duration
+	for range runs {
+		cmd := exec.CommandContext(ctx, binary, append([]string{"audit", "-o", "json", "--kubeconfig", kubeconfig}, args...)...)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		start := time.Now()
+		err := cmd.Run()
+		wall := time.Since(start)
+		if err != nil {
+			return measure{}, fmt.Errorf("audit %s: %w\n%s", strings.Join(args, " "), err, stderr.String())
+		}
+		walls = append(walls, wall)
+		cpus = append(cpus, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
+	}
+	slices.Sort(walls)
+	slices.Sort(cpus)
+	return measure{walls[len(walls)/2], cpus[len(cpus)/2]}, nil
+}
+
+func build(dir string) (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", errors.New("cannot locate the repository root")
+	}
+	out := filepath.Join(dir, "kubectl-diagnose")
+	cmd := exec.Command("go", "build", "-o", out, ".")
+	cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build: %w\n%s", err, b)
+	}
+	return out, nil
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) }
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, time.Now().UTC().Format("15:04:05 ")+format+"\n", args...)
+}

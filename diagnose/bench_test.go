@@ -103,8 +103,9 @@ func BenchmarkClassify(b *testing.B) {
 			count(s, w, ref)
 			w.findServing()
 			w.diffRevisions()
-			for _, p := range w.Pods {
-				w.cls.copies = append(w.cls.copies, readCopy(w, p, ref))
+			w.observe()
+			for i := range w.Pods {
+				w.cls.copies = append(w.cls.copies, readCopy(w, i, ref))
 			}
 			w.cls.rollout = readRollout(w, ref)
 			w.cls.failedCreate = readFailedCreate(w)
@@ -119,6 +120,11 @@ func BenchmarkClassify(b *testing.B) {
 // One workload in twenty is broken (a pull failure, an OOM crash loop or failing readiness, in
 // turn); only the broken ones have Warning events, and only their copies have log tails.
 func syntheticHealthyCluster(n, perNS int) *snapshot.Snapshot {
+	return syntheticHealthyClusterOf(n, perNS, 3)
+}
+
+// syntheticHealthyClusterOf is syntheticHealthyCluster with copies copies per workload.
+func syntheticHealthyClusterOf(n, perNS int, copies int32) *snapshot.Snapshot {
 	c := newCluster()
 	for i := 0; i < n; i++ {
 		state := running(true)
@@ -136,7 +142,7 @@ func syntheticHealthyCluster(n, perNS int) *snapshot.Snapshot {
 				reason, message = "Unhealthy", "Readiness probe failed: HTTP probe failed with statuscode: 503"
 			}
 		}
-		c.syntheticWorkload(i, perNS, 3, state, reason, message)
+		c.syntheticWorkload(i, perNS, copies, state, reason, message)
 	}
 	return c.s
 }
@@ -178,5 +184,21 @@ func TestSyntheticClusterShapes(t *testing.T) {
 	}
 	if r.Workloads[0].Shape != ShapeNeverStarts || r.Workloads[len(r.Workloads)-1].Shape != ShapeHealthy {
 		t.Errorf("workloads not sorted worst first: first %s, last %s", r.Workloads[0].Shape, r.Workloads[len(r.Workloads)-1].Shape)
+	}
+}
+
+// BenchmarkDiagnose100k runs the whole engine over 10,000 Deployments of 10 copies each
+// (100,000 pods), 100 per namespace, with the healthy cluster's mix: one workload in twenty
+// broken, Warning events and log tails only on those.
+func BenchmarkDiagnose100k(b *testing.B) {
+	s := syntheticHealthyClusterOf(10000, 100, 10)
+	s.Index()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r := Diagnose(s)
+		if r.Summary[ShapeHealthy] != 9500 {
+			b.Fatalf("%d healthy workloads, want 9500 (summary %v)", r.Summary[ShapeHealthy], r.Summary)
+		}
 	}
 }

@@ -119,32 +119,32 @@ func readRollout(w *workload, ref time.Time) rollout {
 // readFailedCreate finds the controller saying it cannot create copies: the ReplicaFailure
 // condition (Deployment, ReplicaSet) first, a FailedCreate event as support.
 func readFailedCreate(w *workload) string {
-	if d, ok := w.Object.(*appsv1.Deployment); ok {
-		for _, c := range d.Status.Conditions {
-			if c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue {
-				return replicaFailure(c.Reason, c.Message)
-			}
-		}
+	obs := w.observe()
+	var cur string
+	if w.cls.Current != nil && w.cls.Current.ReplicaSet != nil {
+		cur = w.cls.Current.ReplicaSet.Name
 	}
-	for _, rs := range w.ReplicaSets {
-		if w.cls.Current != nil && rs != w.cls.Current.ReplicaSet {
+	// The workload's own conditions come first in the list, then its ReplicaSets'.
+	for k := obs.ctrl.from; k < obs.ctrl.to; k++ {
+		c := &obs.list[k]
+		if c.Status != string(corev1.ConditionTrue) {
 			continue
 		}
-		for _, c := range rs.Status.Conditions {
-			if c.Type == appsv1.ReplicaSetReplicaFailure && c.Status == corev1.ConditionTrue {
-				return replicaFailure(c.Reason, c.Message)
-			}
+		switch {
+		case c.Object.Kind == "Deployment" && c.Type == string(appsv1.DeploymentReplicaFailure),
+			c.Object.Kind == "ReplicaSet" && c.Type == string(appsv1.ReplicaSetReplicaFailure) && (w.cls.Current == nil || c.Object.Name == cur):
+			return replicaFailure(c.Reason, c.Text)
 		}
 	}
 	// Only the controller of the current revision: an old ReplicaSet's FailedCreate is history.
-	own := map[string]bool{w.Kind + "/" + w.Name: true}
-	if cur := w.cls.Current; cur != nil && cur.ReplicaSet != nil {
-		own["ReplicaSet/"+cur.ReplicaSet.Name] = true
-	}
-	for i := len(w.Events) - 1; i >= 0; i-- {
-		e := w.Events[i]
-		if e.Reason == "FailedCreate" && own[e.InvolvedObject.Kind+"/"+e.InvolvedObject.Name] {
-			return e.Message
+	evs := obs.eventList()
+	for i := len(evs) - 1; i >= 0; i-- {
+		e := &evs[i]
+		if e.Reason != "FailedCreate" {
+			continue
+		}
+		if e.Object.Kind == w.Kind && e.Object.Name == w.Name || e.Object.Kind == "ReplicaSet" && cur != "" && e.Object.Name == cur {
+			return e.Text
 		}
 	}
 	return ""
@@ -343,9 +343,10 @@ func churn(w *workload, ref time.Time) string {
 		}
 	}
 	var created int32
-	for _, e := range w.Events {
-		if e.Reason == "SuccessfulCreate" {
-			created += eventCount(e)
+	evs := w.observe().eventList()
+	for k := range evs {
+		if evs[k].Reason == "SuccessfulCreate" {
+			created += evs[k].Count
 		}
 	}
 	if finished == 0 && created <= w.Declared {

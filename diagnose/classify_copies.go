@@ -44,7 +44,7 @@ const (
 	rising     = 3
 )
 
-// copyFacts is what one copy shows, read once from its status.
+// copyFacts is what one copy shows, read from its observations.
 type copyFacts struct {
 	Pod     *corev1.Pod
 	Rev     *revision
@@ -54,109 +54,133 @@ type copyFacts struct {
 	Serving bool
 	// Running: phase Running and every container running.
 	Running bool
-	// NeverStarts and Dies name the copy's fault signal, with the container and message.
-	NeverStarts, Dies     string
-	Container, Message    string
-	LastTerminated        *corev1.ContainerStateTerminated
+	// NeverStarts and Dies name the copy's fault signal, with the container and message;
+	// signalObs is the index of the observation they were read from.
+	NeverStarts, Dies  string
+	Container, Message string
+	signalObs          int
+	// readyObs is the index of the copy's Ready condition observation, -1 without one.
+	readyObs int
+	// LastTerminated is the copy's newest container termination (lastTerminationState), at
+	// index lastTerminatedObs of the observations.
+	LastTerminated        *Observation
+	lastTerminatedObs     int
 	LastTerminatedIsFresh bool
 	Age                   time.Duration
 }
 
-func readCopy(w *workload, p *corev1.Pod, ref time.Time) *copyFacts {
+// readCopy reads copy i of the workload (workload.Pods[i]) from its observations.
+func readCopy(w *workload, i int, ref time.Time) *copyFacts {
+	p := w.Pods[i]
 	f := &copyFacts{
 		Pod: p, Rev: w.cls.revisionOf[p.UID], Active: active(p), Ready: podReady(p),
-		Serving: w.ServingPods[p.UID], Age: ref.Sub(p.CreationTimestamp.Time),
+		Serving: w.ServingPods[p.UID], Age: ref.Sub(p.CreationTimestamp.Time), signalObs: -1, lastTerminatedObs: -1, readyObs: -1,
 	}
 	f.Current = f.Rev != nil && f.Rev == w.cls.Current
 	if w.cls.Current == nil {
 		f.Current = true
 	}
+	obs := w.observe()
+	base := int(obs.byPod[i].from)
+	list := obs.pod(i)
 	f.Running = p.Status.Phase == corev1.PodRunning && len(p.Status.ContainerStatuses) > 0
-	statuses := append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
-	for _, cs := range p.Status.ContainerStatuses {
-		if cs.State.Running == nil {
+	// A container's lastTerminationState comes just before its state (observePod).
+	var lt *Observation
+	for k := range list {
+		o := &list[k]
+		switch o.Kind {
+		case ObsReadyChanged:
+			f.readyObs = base + k
+			continue
+		case ObsContainerTerminated:
+			if o.Last {
+				if f.LastTerminated == nil || o.At.After(f.LastTerminated.At) {
+					f.LastTerminated, f.lastTerminatedObs = o, base+k
+					f.LastTerminatedIsFresh = ref.Sub(o.At) <= recentWindow
+				}
+				lt = o
+				continue
+			}
+		case ObsContainerWaiting, ObsContainerRunning:
+		default:
+			continue
+		}
+		if lt != nil && lt.Container != o.Container {
+			lt = nil
+		}
+		if !o.Init && o.Kind != ObsContainerRunning {
 			f.Running = false
 		}
-	}
-	for i := range statuses {
-		cs := &statuses[i]
-		lt := cs.LastTerminationState.Terminated
-		if lt != nil && (f.LastTerminated == nil || lt.FinishedAt.After(f.LastTerminated.FinishedAt.Time)) {
-			f.LastTerminated = lt
-			f.LastTerminatedIsFresh = ref.Sub(lt.FinishedAt.Time) <= recentWindow
-		}
-		switch {
-		case cs.State.Waiting != nil:
-			r := cs.State.Waiting.Reason
-			switch {
-			case lt != nil && startFailureReasons[lt.Reason]:
-				// Back-off after a process that could not be started: the start failure is
-				// the signal, not the back-off.
-				f.setNeverStarts(lt.Reason, cs.Name, terminationText(lt))
-			case neverStartReasons[r], r == "RunContainerError" && cs.RestartCount == 0:
-				f.setNeverStarts(r, cs.Name, cs.State.Waiting.Message)
-			case slowStartReasons[r] && f.Age > stuckCreating:
-				f.setNeverStarts(r, cs.Name, cs.State.Waiting.Message)
-			case r == "CrashLoopBackOff" || r == "RunContainerError":
-				msg := cs.State.Waiting.Message
-				if lt != nil {
-					msg = terminationText(lt)
-				}
-				f.setDies(r, cs.Name, msg)
-			}
-		case cs.State.Terminated != nil:
-			t := cs.State.Terminated
-			if startFailureReasons[t.Reason] {
-				f.setNeverStarts(t.Reason, cs.Name, t.Message)
-			} else if t.ExitCode != 0 && (p.Spec.RestartPolicy != corev1.RestartPolicyNever || p.Status.Phase == corev1.PodFailed) {
-				// Under restartPolicy Never (a Job's) the pod itself fails, and the Job
-				// controller starts another: dying all the same.
-				f.setDies(t.Reason, cs.Name, terminationText(t))
-			}
-		case cs.State.Running != nil && lt != nil && ref.Sub(lt.FinishedAt.Time) <= recentWindow && cs.RestartCount > 0:
-			// Running again after dying recently: still the dying shape until it has stayed up
-			// and Ready for a while, unless it keeps dying (restarts piling up).
-			settled := cs.Ready && ref.Sub(cs.State.Running.StartedAt.Time) >= settleTime
-			if !settled || cs.RestartCount >= rising {
-				f.setDies(lt.Reason, cs.Name, terminationText(lt))
-			}
-		}
+		f.readContainer(o, lt, base+k, ref)
+		lt = nil
 	}
 	if f.NeverStarts == "" && p.Spec.NodeName == "" && p.Status.Phase == corev1.PodPending {
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
-				f.setNeverStarts(c.Reason, "", c.Message)
+		for k := range list {
+			if c := &list[k]; c.Kind == ObsConditionChanged && c.Type == string(corev1.PodScheduled) && c.Status == string(corev1.ConditionFalse) {
+				f.setNeverStarts(c.Reason, "", c.Text, base+k)
 			}
 		}
 		if f.NeverStarts == "" && f.Age > stuckCreating {
-			f.setNeverStarts("Pending", "", "not scheduled")
+			// The copy's own creation dates it: nothing else says why it waits.
+			f.setNeverStarts("Pending", "", "not scheduled", base)
 		}
 	}
 	return f
 }
 
-func (f *copyFacts) setNeverStarts(reason, container, msg string) {
+// readContainer reads one container's state o (its last termination lt, when it has one) at
+// index at of the observations.
+func (f *copyFacts) readContainer(o, lt *Observation, at int, ref time.Time) {
+	p := f.Pod
+	switch o.Kind {
+	case ObsContainerWaiting:
+		r := o.Reason
+		switch {
+		case lt != nil && startFailureReasons[lt.Reason]:
+			// Back-off after a process that could not be started: the start failure is
+			// the signal, not the back-off.
+			f.setNeverStarts(lt.Reason, o.Container, lt.terminationText(), at-1)
+		case neverStartReasons[r], r == "RunContainerError" && o.Count == 0:
+			f.setNeverStarts(r, o.Container, o.Text, at)
+		case slowStartReasons[r] && f.Age > stuckCreating:
+			f.setNeverStarts(r, o.Container, o.Text, at)
+		case r == "CrashLoopBackOff" || r == "RunContainerError":
+			msg := o.Text
+			if lt != nil {
+				msg = lt.terminationText()
+			}
+			f.setDies(r, o.Container, msg, at)
+		}
+	case ObsContainerTerminated:
+		if startFailureReasons[o.Reason] {
+			f.setNeverStarts(o.Reason, o.Container, o.Text, at)
+		} else if o.ExitCode != 0 && (p.Spec.RestartPolicy != corev1.RestartPolicyNever || p.Status.Phase == corev1.PodFailed) {
+			// Under restartPolicy Never (a Job's) the pod itself fails, and the Job
+			// controller starts another: dying all the same.
+			f.setDies(o.Reason, o.Container, o.terminationText(), at)
+		}
+	case ObsContainerRunning:
+		if lt != nil && ref.Sub(lt.At) <= recentWindow && o.Count > 0 {
+			// Running again after dying recently: still the dying shape until it has stayed up
+			// and Ready for a while, unless it keeps dying (restarts piling up).
+			settled := o.Ready && ref.Sub(o.Since) >= settleTime
+			if !settled || o.Count >= rising {
+				f.setDies(lt.Reason, o.Container, lt.terminationText(), at-1)
+			}
+		}
+	}
+}
+
+func (f *copyFacts) setNeverStarts(reason, container, msg string, obs int) {
 	if f.NeverStarts == "" {
-		f.NeverStarts, f.Container, f.Message = reason, container, msg
+		f.NeverStarts, f.Container, f.Message, f.signalObs = reason, container, msg, obs
 	}
 }
 
-func (f *copyFacts) setDies(reason, container, msg string) {
+func (f *copyFacts) setDies(reason, container, msg string, obs int) {
 	if f.Dies == "" && f.NeverStarts == "" {
-		f.Dies, f.Container, f.Message = reason, container, msg
+		f.Dies, f.Container, f.Message, f.signalObs = reason, container, msg, obs
 	}
-}
-
-func terminationText(t *corev1.ContainerStateTerminated) string {
-	s := t.Reason
-	if s == "" {
-		s = "terminated"
-	}
-	s += " (exit code " + strconv.Itoa(int(t.ExitCode)) + ")"
-	if t.Message != "" {
-		s += ": " + t.Message
-	}
-	return s
 }
 
 // toCopy renders the facts as the copy a person reads.
@@ -193,8 +217,8 @@ func (f *copyFacts) toCopy() Copy {
 	default:
 		c.Reason = "Ready"
 		if f.LastTerminated != nil {
-			since := f.Age - f.LastTerminated.FinishedAt.Sub(p.CreationTimestamp.Time)
-			c.Message = fmt.Sprintf("last restart %s ago: %s", humanDuration(since), terminationText(f.LastTerminated))
+			since := f.Age - f.LastTerminated.At.Sub(p.CreationTimestamp.Time)
+			c.Message = fmt.Sprintf("last restart %s ago: %s", humanDuration(since), f.LastTerminated.terminationText())
 		}
 	}
 	return c

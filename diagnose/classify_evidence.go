@@ -32,8 +32,17 @@ func newEvidence() *evidenceBuilder {
 	return &evidenceBuilder{items: map[evidenceKey]*Evidence{}, seen: map[evidenceKey]map[string]bool{}}
 }
 
+// addObserved is add for a signal read from observation obs, which the item then cites.
+func (b *evidenceBuilder) addObserved(obs int, src EvidenceSource, kind, key, message, object string, count int32, at *time.Time) *Evidence {
+	e := b.add(src, kind, key, message, object, count, at)
+	if obs >= 0 {
+		e.Observations = append(e.Observations, obs)
+	}
+	return e
+}
+
 // add records one sighting of a signal on one object; count is how many times it was seen.
-func (b *evidenceBuilder) add(src EvidenceSource, kind, key, message, object string, count int32, at *time.Time) {
+func (b *evidenceBuilder) add(src EvidenceSource, kind, key, message, object string, count int32, at *time.Time) *Evidence {
 	k := evidenceKey{src, kind, key}
 	e := b.items[k]
 	if e == nil {
@@ -52,6 +61,7 @@ func (b *evidenceBuilder) add(src EvidenceSource, kind, key, message, object str
 		e.LastSeen = &t
 		e.Message = message
 	}
+	return e
 }
 
 var sourceOrder = map[EvidenceSource]int{
@@ -119,9 +129,9 @@ func podEvidence(b *evidenceBuilder, w *workload, ref time.Time) {
 			if kind == "ErrImagePull" || kind == "ImagePullBackOff" {
 				kind, msg = "ImagePullBackOff", backoffPull.ReplaceAllString(msg, "")
 			}
-			b.add(SourcePodStatus, kind, f.Container, withContainer(f.Container, msg), obj, 1, nil)
+			b.addObserved(f.signalObs, SourcePodStatus, kind, f.Container, withContainer(f.Container, msg), obj, 1, nil)
 		case f.Dies != "":
-			b.add(SourcePodStatus, f.Dies, f.Container, withContainer(f.Container, f.Message), obj, 1, nil)
+			b.addObserved(f.signalObs, SourcePodStatus, f.Dies, f.Container, withContainer(f.Container, f.Message), obj, 1, nil)
 		case f.Active && f.Running && !f.Ready:
 			msg := "Running, not Ready"
 			if rc := readyCondition(f.Pod); rc != nil && rc.Message != "" {
@@ -130,13 +140,13 @@ func podEvidence(b *evidenceBuilder, w *workload, ref time.Time) {
 					msg += fmt.Sprintf(" (was Ready until %s ago)", humanDuration(ref.Sub(rc.LastTransitionTime.Time)))
 				}
 			}
-			b.add(SourcePodStatus, "NotReady", "", msg, obj, 1, nil)
+			b.addObserved(f.readyObs, SourcePodStatus, "NotReady", "", msg, obj, 1, nil)
 		case f.Active && f.Ready && !f.Serving:
 			b.add(SourceService, "NotAnEndpoint", "", "Ready, but not a ready endpoint of any Service meant for the workload", obj, 1, nil)
 		}
 		if lt := f.LastTerminated; lt != nil && f.NeverStarts == "" {
-			at := lt.FinishedAt.Time
-			msg := fmt.Sprintf("last terminated %s ago: %s", humanDuration(ref.Sub(at)), terminationText(lt))
+			at := lt.At
+			msg := fmt.Sprintf("last terminated %s ago: %s", humanDuration(ref.Sub(at)), lt.terminationText())
 			if f.Dies == "" && f.Running {
 				if since := runningSince(f.Pod); !since.IsZero() {
 					msg += fmt.Sprintf("; running again since %s ago", humanDuration(ref.Sub(since)))
@@ -147,7 +157,7 @@ func podEvidence(b *evidenceBuilder, w *workload, ref time.Time) {
 				kind = "Terminated"
 			}
 			// Keyed by reason and exit code only: the times differ from copy to copy.
-			b.add(SourcePodStatus, kind, "last"+strconv.Itoa(int(lt.ExitCode)), msg, obj, 1, &at)
+			b.addObserved(f.lastTerminatedObs, SourcePodStatus, kind, "last"+strconv.Itoa(int(lt.ExitCode)), msg, obj, 1, &at)
 		}
 	}
 }
@@ -204,26 +214,30 @@ func serviceEvidence(s *snapshot.Snapshot, b *evidenceBuilder, w *workload) {
 // failed its liveness probe) by reason and message, with the object names, generated suffixes
 // and variable words (addresses, counters) taken out of the key.
 func eventEvidence(b *evidenceBuilder, w *workload) {
-	for _, e := range w.Events {
-		livenessKill := e.Reason == "Killing" && strings.Contains(e.Message, "liveness probe")
-		if e.Type != corev1.EventTypeWarning && !livenessKill {
+	obs := w.observe()
+	for k := obs.events.from; k < obs.events.to; k++ {
+		o := &obs.list[k]
+		if o.Status != corev1.EventTypeWarning && !livenessKill(o) {
 			continue
 		}
-		key := normalizeEventMessage(e)
-		at := eventTime(e)
-		b.add(SourceEvent, e.Reason, key, e.Message, e.InvolvedObject.Kind+"/"+e.InvolvedObject.Name, eventCount(e), &at)
+		at := o.At
+		b.addObserved(int(k), SourceEvent, o.Reason, normalizeEventText(o.Object.Name, string(o.Object.UID), o.Text), o.Text, o.Object.String(), o.Count, &at)
 	}
 }
 
 var backoffDuration = regexp.MustCompile(`(?i)back-off [0-9hms.]+`)
 
 func normalizeEventMessage(e *corev1.Event) string {
-	m := e.Message
-	if e.InvolvedObject.Name != "" {
-		m = strings.ReplaceAll(m, e.InvolvedObject.Name, "<name>")
+	return normalizeEventText(e.InvolvedObject.Name, string(e.InvolvedObject.UID), e.Message)
+}
+
+// normalizeEventText is normalizeEventMessage of a message about the object name (uid).
+func normalizeEventText(name, uid, m string) string {
+	if name != "" {
+		m = strings.ReplaceAll(m, name, "<name>")
 	}
-	if e.InvolvedObject.UID != "" {
-		m = strings.ReplaceAll(m, string(e.InvolvedObject.UID), "<uid>")
+	if uid != "" {
+		m = strings.ReplaceAll(m, uid, "<uid>")
 	}
 	// client-go's EventCorrelator rewrites the tenth similar event with this prefix.
 	m = strings.TrimPrefix(m, "(combined from similar events): ")
@@ -247,29 +261,38 @@ const maxLogSignals = 3
 // timestamps. kubectl's own "Request log error" lines say only that a container never started.
 func logEvidence(b *evidenceBuilder, w *workload) {
 	lb := newEvidence()
-	failing := map[string]bool{}
-	for _, f := range w.cls.copies {
-		failing[f.Pod.Name] = !f.Serving
-	}
-	// Every copy logs the same failure: reduce each distinct line once. A nil entry is a line
-	// that reports no failure.
-	lines := map[string]*reducedLine{}
-	for _, l := range w.Logs {
+	obs := w.observe()
+	for i, f := range w.cls.copies {
 		// A serving copy's log does not explain a failure.
-		if !failing[l.Pod] {
+		if f.Serving {
 			continue
 		}
-		obj := "Pod/" + l.Pod
-		for _, line := range l.Lines {
-			rd, known := lines[line]
-			if !known {
-				rd = reduceLogLine(line)
-				lines[line] = rd
-			}
-			if rd == nil {
+		obj := "Pod/" + f.Pod.Name
+		// Every copy logs the same failure: each distinct line is reduced once (its
+		// observations share the text's facts). A nil reduction reports no failure.
+		from, to := obs.logLines(i)
+		for k := from; k < to; k++ {
+			ob := &obs.list[k]
+			lf := ob.line
+			if lf == nil || lf.logItem == nil || lf.logOwner != lb {
+				rd := ob.reduced()
+				if rd == nil {
+					continue
+				}
+				e := lb.addObserved(k, SourceLog, "LogLine", rd.key, rd.text, obj, 1, nil)
+				if lf != nil {
+					lf.logItem, lf.logKey, lf.logOwner = e, evidenceKey{SourceLog, "LogLine", rd.key}, lb
+				}
 				continue
 			}
-			lb.add(SourceLog, "LogLine", rd.key, rd.text, obj, 1, nil)
+			// The same text again: its item is known, and mostly so is the copy.
+			e := lf.logItem
+			if e.Objects[len(e.Objects)-1] != obj && !lb.seen[lf.logKey][obj] {
+				lb.seen[lf.logKey][obj] = true
+				e.Objects = append(e.Objects, obj)
+			}
+			e.Count++
+			e.Observations = append(e.Observations, k)
 		}
 	}
 	keys := append([]evidenceKey(nil), lb.order...)

@@ -150,18 +150,16 @@ func failureSignal(w *workload, copies []*copyFacts) string {
 	for _, f := range copies {
 		names[f.Pod.Name] = true
 	}
-	// Every copy logs the same lines: read each distinct one once.
-	read := map[string]bool{}
-	for _, l := range w.Logs {
-		if !names[l.Pod] {
+	// Every copy logs the same lines: each distinct one is reduced once (its observations
+	// share the text's facts).
+	obs := w.observe()
+	for i, p := range w.Pods {
+		if !names[p.Name] {
 			continue
 		}
-		for _, line := range l.Lines {
-			if read[line] {
-				continue
-			}
-			read[line] = true
-			if rd := reduceLogLine(line); rd != nil {
+		from, to := obs.logLines(i)
+		for k := from; k < to; k++ {
+			if rd := obs.list[k].reduced(); rd != nil {
 				return fmt.Sprintf("their logs report failures (%s)", clip(rd.text, 120))
 			}
 		}

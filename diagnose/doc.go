@@ -3,6 +3,18 @@
 // Invariant: diagnose performs no I/O. It holds no clients, reads no clock (the snapshot's
 // reference time is "now"), writes no files and does no styling or logging.
 //
+// One reading: every pod status and condition, container state (with its times and exit
+// code), controller condition, event, revision and log line of a workload is read once into
+// its observation list (observe.go). Classification, evidence, the suspect rules, the onset,
+// the timeline and the headline read that list, and the evidence items and suspects cite the
+// observations they came from (Evidence.Observations, Suspect.Observations, indexes into
+// Detail.Observations), so what a front end shows as evidence is what ranked the suspects.
+// A copy's log tails are read into the list when a rule first asks for them: a healthy
+// workload's logs are never read.
+//
+// Workloads are diagnosed by up to GOMAXPROCS workers; the report is the same whatever their
+// number (parallel.go).
+//
 // Cost: linear in the size of the snapshot. A workload reads only what indexes hand it (its
 // pods, events, logs, and the Services found by selector, name or label), never a scan of its
 // namespace; each distinct log line is read once per workload however many copies log it.

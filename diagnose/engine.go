@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"runtime"
 	"sort"
 	"strconv"
 
@@ -15,13 +16,15 @@ func Diagnose(s *snapshot.Snapshot) *Report { return diagnose(s, nil) }
 func diagnose(s *snapshot.Snapshot, done <-chan struct{}) *Report {
 	s.Index()
 	r := newReport(s)
-	for _, w := range collectWorkloads(s) {
-		if closed(done) {
-			return r
-		}
-		d := diagnoseWorkload(s, w)
-		r.Workloads = append(r.Workloads, d)
-		r.Summary[d.Shape]++
+	ds := diagnoseAll(s, collectWorkloads(s), done, runtime.GOMAXPROCS(0))
+	if ds == nil && closed(done) {
+		return r
+	}
+	for i := range ds {
+		r.Summary[ds[i].Shape]++
+	}
+	if ds != nil {
+		r.Workloads = ds
 	}
 	sortWorkloads(r)
 	return r
@@ -68,8 +71,10 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	}
 	w.findServing()
 	w.diffRevisions()
-	for _, p := range w.Pods {
-		w.cls.copies = append(w.cls.copies, readCopy(w, p, ref))
+	w.observe()
+	w.cls.copies = make([]*copyFacts, 0, len(w.Pods))
+	for i := range w.Pods {
+		w.cls.copies = append(w.cls.copies, readCopy(w, i, ref))
 	}
 	w.cls.rollout = readRollout(w, ref)
 	w.cls.failedCreate = readFailedCreate(w)
@@ -122,7 +127,7 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	if h := &w.cls.history; h.Current != nil {
 		d.Revisions = &Revisions{Current: w.CurrentRevision, LastServing: w.LastServingRevision, ChangedPaths: changedPaths(w.Changes)}
 	}
-	d.Detail = &Detail{CurrentRevision: w.CurrentRevision, LastServingRevision: w.LastServingRevision, Changes: w.Changes}
+	d.Detail = &Detail{CurrentRevision: w.CurrentRevision, LastServingRevision: w.LastServingRevision, Changes: w.Changes, Observations: w.obs.list}
 	for _, f := range w.cls.copies {
 		d.Detail.Copies = append(d.Detail.Copies, f.toCopy())
 	}

@@ -110,6 +110,7 @@ func (r *ranker) namedInFailure() {
 			}
 		}
 		reason := "the failure names " + h.m.What + copiesOf(h.sigs) + ": " + clip(first.Text, 200)
+		r.reading = h.sigs
 		r.suspectTemplate(RuleNamedInFailure, candidates[i].Path, h.m.Strength, reason)
 	}
 }
@@ -140,6 +141,7 @@ func (r *ranker) namedVariables() {
 				continue
 			}
 			p := c.path.Child("env").Index(j)
+			r.reading = sigs
 			reason := "the failure names variable " + e.Name + copiesOf(sigs) + ": " + clip(sigs[0].Text, 200)
 			switch vf := e.ValueFrom; {
 			case vf != nil && vf.SecretKeyRef != nil:

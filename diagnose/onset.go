@@ -8,8 +8,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
 // The onset is when the failure began. The cause follows from it: a failure that began with a
@@ -36,15 +34,14 @@ func failureBeganWithCopies(w *workload, rev *revision) *failedFromStart {
 	if rev == nil || len(w.Logs) == 0 {
 		return nil
 	}
-	logsOf := map[string][]*snapshot.ContainerLog{}
-	for _, l := range w.Logs {
-		if l != nil && !l.Previous {
-			logsOf[l.Pod] = append(logsOf[l.Pod], l)
-		}
-	}
+	obs := w.observe()
 	var best *failedFromStart
 	for _, p := range rev.Pods {
 		if podReady(p) || p.Status.StartTime == nil || !active(p) {
+			continue
+		}
+		i := obs.podOf(p.Name)
+		if i < 0 {
 			continue
 		}
 		started := p.Status.StartTime.Time
@@ -52,8 +49,11 @@ func failureBeganWithCopies(w *workload, rev *revision) *failedFromStart {
 		if rc := readyCondition(p); rc != nil && rc.Status != corev1.ConditionTrue {
 			unready = rc.LastTransitionTime.Time
 		}
-		for _, l := range logsOf[p.Name] {
-			if f := earlyFailingLine(l, started, unready); f != nil && (best == nil || f.At.Sub(f.Started) < best.At.Sub(best.Started)) {
+		for _, tail := range obs.tailsOf(i) {
+			if tail.from == tail.to || obs.list[tail.from].Last {
+				continue
+			}
+			if f := earlyFailingLine(obs.list[tail.from:tail.to], started, unready); f != nil && (best == nil || f.At.Sub(f.Started) < best.At.Sub(best.Started)) {
 				f.Pod = p.Name
 				best = f
 			}
@@ -64,46 +64,42 @@ func failureBeganWithCopies(w *workload, rev *revision) *failedFromStart {
 
 // earlyFailingLine finds the first failing line logged within earlyWindow of started that the
 // container logs again at or after unready (the moment the copy stopped being Ready; zero when
-// unknown, then the last failing line of the tail stands for it).
-func earlyFailingLine(l *snapshot.ContainerLog, started, unready time.Time) *failedFromStart {
+// unknown, then the last failing line of the tail stands for it). lines are one tail's
+// observations.
+func earlyFailingLine(lines []Observation, started, unready time.Time) *failedFromStart {
 	// The first failing line inside the window; lines are in time order, so the scan stops at
 	// the first failing line past it (a tail that starts later than the window ends at once).
-	var first string
-	var firstAt time.Time
-	for _, line := range l.Lines {
-		if !failureLine(line) {
+	var first *Observation
+	for k := range lines {
+		l := &lines[k]
+		if !l.failing() {
 			continue
 		}
-		at, ok := logLineTime(line)
-		if !ok || at.Before(started.Add(-time.Second)) {
+		if !l.dated() || l.At.Before(started.Add(-time.Second)) {
 			continue
 		}
-		if at.Sub(started) > earlyWindow {
+		if l.At.Sub(started) > earlyWindow {
 			break
 		}
-		first, firstAt = line, at
+		first = l
 		break
 	}
-	if first == "" {
+	if first == nil {
 		return nil
 	}
 	key := failingKey(first)
 	// The same failure after the copy stopped being Ready (or, without that moment, at the end
 	// of the tail): read from the end, where it is.
-	for i := len(l.Lines) - 1; i >= 0; i-- {
-		line := l.Lines[i]
-		if !failureLine(line) {
+	for k := len(lines) - 1; k >= 0; k-- {
+		l := &lines[k]
+		if !l.failing() || !l.dated() {
 			continue
 		}
-		at, ok := logLineTime(line)
-		if !ok {
-			continue
-		}
-		if !unready.IsZero() && at.Before(unready.Add(-endpointGrace)) {
+		if !unready.IsZero() && l.At.Before(unready.Add(-endpointGrace)) {
 			break
 		}
-		if failingKey(line) == key {
-			return &failedFromStart{Line: first, At: firstAt, Started: started}
+		if failingKey(l) == key {
+			return &failedFromStart{Line: first.Text, At: first.At, Started: started}
 		}
 		if unready.IsZero() {
 			break
@@ -113,11 +109,11 @@ func earlyFailingLine(l *snapshot.ContainerLog, started, unready time.Time) *fai
 }
 
 // failingKey is a failing line's text without its variable parts, as the log evidence groups it.
-func failingKey(line string) string {
-	if rd := reduceLogLine(line); rd != nil {
+func failingKey(l *Observation) string {
+	if rd := l.reduced(); rd != nil {
 		return rd.key
 	}
-	return logText(line)
+	return logText(l.Text)
 }
 
 var (
@@ -131,11 +127,10 @@ var (
 func logLineTime(line string) (time.Time, bool) {
 	var s string
 	if strings.HasPrefix(line, "{") {
-		if m := reJSONTime.FindStringSubmatch(line); m != nil {
-			s = m[1]
-		}
+		s = jsonTimeField(line)
 	}
-	if s == "" {
+	// The leading stamp starts with a digit, or '[' and a digit: most lines are decided here.
+	if s == "" && (len(line) > 0 && isDigit(line[0]) || len(line) > 1 && line[0] == '[' && isDigit(line[1])) {
 		if m := reLeadingTime.FindStringSubmatch(line); m != nil {
 			s = m[1]
 		}
@@ -150,6 +145,54 @@ func logLineTime(line string) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// jsonTimeField returns what reJSONTime captures in line, by a scan: at each quote, in order,
+// one of the keys, spaces, a colon, spaces and a non-empty quoted value without a quote.
+func jsonTimeField(line string) string {
+	for i := 0; i < len(line); i++ {
+		j := strings.IndexByte(line[i:], '"')
+		if j < 0 {
+			return ""
+		}
+		i += j
+		rest := line[i+1:]
+		var key int
+		switch {
+		case strings.HasPrefix(rest, `ts"`):
+			key = 3
+		case strings.HasPrefix(rest, `time"`):
+			key = 5
+		case strings.HasPrefix(rest, `timestamp"`):
+			key = 10
+		case strings.HasPrefix(rest, `@timestamp"`):
+			key = 11
+		default:
+			continue
+		}
+		k := skipRESpace(rest, key)
+		if k >= len(rest) || rest[k] != ':' {
+			continue
+		}
+		k = skipRESpace(rest, k+1)
+		if k >= len(rest) || rest[k] != '"' {
+			continue
+		}
+		end := strings.IndexByte(rest[k+1:], '"')
+		if end <= 0 {
+			continue
+		}
+		return rest[k+1 : k+1+end]
+	}
+	return ""
+}
+
+// skipRESpace skips what \s matches in RE2: tab, newline, form feed, carriage return, space.
+func skipRESpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\f' || s[i] == '\r') {
+		i++
+	}
+	return i
 }
 
 // availableAfterRollout reports the Deployment's own record that the current revision served

@@ -51,14 +51,26 @@ type ranker struct {
 	// it does not own, which the catalogue test holds at zero.
 	running *family
 	strays  []RuleID
+	// reading is the signals the running rule reads: a suspect it records cites their
+	// observations. one holds a single signal without allocating.
+	reading []*signal
+	one     [1]*signal
+}
+
+// read says the rule reads signal s.
+func (r *ranker) read(s *signal) {
+	r.one[0] = s
+	r.reading = r.one[:]
 }
 
 // run applies every rule family in catalogue order.
 func (r *ranker) run() {
 	for _, f := range families {
 		r.running = f
+		r.reading = nil
 		f.detect(r)
 	}
+	r.reading = nil
 	r.running = nil
 }
 
@@ -140,6 +152,12 @@ func (r *ranker) record(s Suspect) {
 		}
 	}
 	s.Confidence = confidenceOf(s.Score)
+	// Each signal is one observation's: no index comes twice.
+	for _, sg := range r.reading {
+		if sg.obs >= 0 {
+			s.Observations = append(s.Observations, sg.obs)
+		}
+	}
 	r.found[key] = &s
 }
 

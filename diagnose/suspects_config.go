@@ -70,6 +70,7 @@ var (
 // reference that names them.
 func (r *ranker) configRules() {
 	for _, s := range r.signals {
+		r.read(s)
 		switch {
 		case s.Reason == "CreateContainerConfigError" || s.Reason == "Failed" && strings.HasPrefix(s.Text, "Error: "):
 			if r.envRefs(s) || r.runAsNonRoot(s) {

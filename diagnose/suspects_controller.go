@@ -55,6 +55,7 @@ func (r *ranker) controllerRules() {
 		if s.Reason != "FailedCreate" {
 			continue
 		}
+		r.read(s)
 		if m := reSALookup.FindStringSubmatch(s.Text); m != nil {
 			r.suspectTemplate(RuleServiceAccountNotFound, r.specPath.Child("serviceAccountName"), scoreCertain,
 				"ServiceAccount "+m[2]+" does not exist, so the API server refuses every pod")

@@ -77,6 +77,7 @@ func (r *ranker) imageRules() {
 		if !isPullSignal(s) {
 			continue
 		}
+		r.read(s)
 		s.explained = true
 		for _, c := range r.pullContainers(s) {
 			imgPath := c.path.Child("image")

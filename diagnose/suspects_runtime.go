@@ -100,6 +100,7 @@ func (r *ranker) runtimeRules() {
 			continue
 		}
 		if m := reExecMissing.FindStringSubmatch(s.Text); m != nil {
+			r.read(s)
 			r.executable(m[1], s)
 			s.explained = true
 		}
@@ -109,6 +110,7 @@ func (r *ranker) runtimeRules() {
 		if len(sigs) == 0 {
 			continue
 		}
+		r.reading = sigs
 		limit := c.c.Resources.Limits.Memory()
 		// The exit code is the one the runtime reported, not the 137 a SIGKILL usually gives.
 		killed := "OOMKilled (exit code " + strconv.Itoa(int(sigs[0].ExitCode)) + ")"
@@ -280,6 +282,7 @@ func (r *ranker) probeRules() {
 		if m == nil {
 			continue
 		}
+		r.read(s)
 		kind, out := m[1], m[2]
 		for _, c := range r.containersOf(s) {
 			for _, p := range probesOf(c) {

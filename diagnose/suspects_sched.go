@@ -101,6 +101,7 @@ func (r *ranker) schedulingRules() {
 		if !strings.Contains(s.Text, `storageclass.storage.k8s.io "`) && s.Reason != "ProvisioningFailed" && !strings.HasPrefix(s.Text, "0/") {
 			continue
 		}
+		r.read(s)
 		if m := reStorageClass.FindStringSubmatch(s.Text); m != nil {
 			r.storageClass(m[1], s)
 			s.explained = true

@@ -19,6 +19,9 @@ type signal struct {
 	Pod, Container string
 	// ExitCode of a terminated state.
 	ExitCode int32
+	// obs is the index of the observation the signal was read from, -1 for the controller's
+	// ReplicaFailure message (several observations may carry it).
+	obs int
 	// explained is set by a specific rule that accounted for the signal, so the general rule
 	// does not also turn it into weaker suspects.
 	explained bool
@@ -75,14 +78,14 @@ func failurePods(w *workload) []*corev1.Pod {
 }
 
 // collectSignals gathers the failure messages of the workload's failing copies, its
-// controller and its claims.
+// controller and its claims, from the workload's observations.
 func collectSignals(w *workload) []*signal {
 	var out []*signal
+	obs := w.observe()
 	pods := failurePods(w)
-	podNames := map[string]bool{}
+	podNames := make(map[string]bool, len(pods))
 	for _, p := range pods {
 		podNames[p.Name] = true
-		out = append(out, podSignals(p)...)
 	}
 	if cur := w.cls.Current; cur != nil {
 		// A Job's pods removed at its deadline are copies of its current revision all the same.
@@ -90,17 +93,28 @@ func collectSignals(w *workload) []*signal {
 			podNames[e.InvolvedObject.Name] = true
 		}
 	}
-	for _, e := range w.Events {
-		if e.Type != corev1.EventTypeWarning {
+	// The copies in the workload's order (failurePods is a part of it, or all of it).
+	var idx []int
+	for i, p := range w.Pods {
+		if podNames[p.Name] {
+			idx = append(idx, i)
+			out = append(out, podSignals(obs, i)...)
+		}
+	}
+	evs := obs.events
+	for k := evs.from; k < evs.to; k++ {
+		e := &obs.list[k]
+		if e.Status != corev1.EventTypeWarning {
 			continue
 		}
-		if e.InvolvedObject.Kind == "Pod" && !podNames[e.InvolvedObject.Name] {
-			continue
+		pod := ""
+		if e.Object.Kind == "Pod" {
+			if !podNames[e.Object.Name] {
+				continue
+			}
+			pod = e.Object.Name
 		}
-		out = append(out, &signal{
-			Reason: e.Reason, Text: e.Message, Source: SourceEvent,
-			Pod: podNameOf(e), Container: containerOfFieldPath(e.InvolvedObject.FieldPath),
-		})
+		out = append(out, &signal{Reason: e.Reason, Text: e.Text, Source: SourceEvent, Pod: pod, Container: e.Container, obs: int(k)})
 	}
 	// The controller's ReplicaFailure condition carries the API server's refusal even when its
 	// FailedCreate events expired or are not in the snapshot.
@@ -110,43 +124,38 @@ func collectSignals(w *workload) []*signal {
 			known = known || s.Text == fc
 		}
 		if !known {
-			out = append(out, &signal{Reason: "FailedCreate", Text: fc, Source: SourceControllerStatus})
+			out = append(out, &signal{Reason: "FailedCreate", Text: fc, Source: SourceControllerStatus, obs: -1})
 		}
 	}
-	// Every copy logs the same failure: decide each distinct line once. Log signals are many
-	// and alike; they are allocated in chunks, which never move once allocated.
-	isFailure := map[string]bool{}
+	// Every copy logs the same failure: each distinct line is decided once (observations share
+	// their text's facts). Log signals are many and alike; they are allocated in chunks, which
+	// never move once allocated.
 	seen := map[string]bool{}
 	var chunk []signal
 	read := 0
-	for _, l := range w.Logs {
-		if l == nil || !podNames[l.Pod] || read >= maxLogContainers {
-			continue
-		}
-		read++
-		lines := l.Lines
-		if len(lines) > maxLogLinesPerContainer {
-			lines = lines[len(lines)-maxLogLinesPerContainer:]
-		}
-		clear(seen)
-		for _, line := range lines {
-			if seen[line] {
-				continue
+	for _, i := range idx {
+		for _, t := range obs.tailsOf(i) {
+			if read >= maxLogContainers {
+				break
 			}
-			failing, known := isFailure[line]
-			if !known {
-				failing = failureLine(line)
-				isFailure[line] = failing
+			read++
+			from := t.from
+			if t.to-from > maxLogLinesPerContainer {
+				from = t.to - maxLogLinesPerContainer
 			}
-			if !failing {
-				continue
+			clear(seen)
+			for k := from; k < t.to; k++ {
+				o := &obs.list[k]
+				if seen[o.Text] || !o.failing() {
+					continue
+				}
+				seen[o.Text] = true
+				if len(chunk) == cap(chunk) {
+					chunk = make([]signal, 0, 64)
+				}
+				chunk = append(chunk, signal{Text: o.Text, Source: SourceLog, Pod: o.Object.Name, Container: o.Container, obs: int(k)})
+				out = append(out, &chunk[len(chunk)-1])
 			}
-			seen[line] = true
-			if len(chunk) == cap(chunk) {
-				chunk = make([]signal, 0, 64)
-			}
-			chunk = append(chunk, signal{Text: line, Source: SourceLog, Pod: l.Pod, Container: l.Container})
-			out = append(out, &chunk[len(chunk)-1])
 		}
 	}
 	// One token cell per distinct text, all in one slice.
@@ -183,26 +192,46 @@ func containerOfFieldPath(fp string) string {
 // notFailures are waiting reasons of a container on its normal way up.
 var notFailures = map[string]bool{"ContainerCreating": true, "PodInitializing": true, "": true}
 
-func podSignals(p *corev1.Pod) []*signal {
+// podSignals reads the failing container states and the unschedulable condition of copy i:
+// per container its waiting or terminated state, then its last termination.
+func podSignals(obs *observations, i int) []*signal {
 	var out []*signal
-	statuses := append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
-	for _, cs := range statuses {
-		if wt := cs.State.Waiting; wt != nil && !notFailures[wt.Reason] {
-			out = append(out, &signal{Reason: wt.Reason, Text: wt.Message, Source: SourcePodStatus, Pod: p.Name, Container: cs.Name})
-		}
-		for _, t := range []*corev1.ContainerStateTerminated{cs.State.Terminated, cs.LastTerminationState.Terminated} {
-			if t == nil || t.Reason == "Completed" || (t.ExitCode == 0 && t.Reason == "") {
-				continue
+	base := int(obs.byPod[i].from)
+	list := obs.pod(i)
+	add := func(k int) {
+		o := &list[k]
+		switch o.Kind {
+		case ObsContainerWaiting:
+			if !notFailures[o.Reason] {
+				out = append(out, &signal{Reason: o.Reason, Text: o.Text, Source: SourcePodStatus, Pod: o.Object.Name, Container: o.Container, obs: base + k})
+			}
+		case ObsContainerTerminated:
+			if o.Reason == "Completed" || (o.ExitCode == 0 && o.Reason == "") {
+				return
 			}
 			out = append(out, &signal{
-				Reason: t.Reason, Text: t.Message, Source: SourcePodStatus, Pod: p.Name,
-				Container: cs.Name, ExitCode: t.ExitCode,
+				Reason: o.Reason, Text: o.Text, Source: SourcePodStatus, Pod: o.Object.Name,
+				Container: o.Container, ExitCode: o.ExitCode, obs: base + k,
 			})
 		}
 	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Message != "" {
-			out = append(out, &signal{Reason: c.Reason, Text: c.Message, Source: SourcePodStatus, Pod: p.Name})
+	for k := 0; k < len(list); k++ {
+		o := &list[k]
+		if o.Kind == ObsContainerTerminated && o.Last {
+			// observePod puts a container's last termination before its state.
+			if n := k + 1; n < len(list) && list[n].Container == o.Container && list[n].Init == o.Init &&
+				(list[n].Kind == ObsContainerWaiting || list[n].Kind == ObsContainerRunning || list[n].Kind == ObsContainerTerminated && !list[n].Last) {
+				add(n)
+				add(k)
+				k++
+				continue
+			}
+		}
+		add(k)
+	}
+	for k := range list {
+		if c := &list[k]; c.Kind == ObsConditionChanged && c.Type == string(corev1.PodScheduled) && c.Status == string(corev1.ConditionFalse) && c.Text != "" {
+			out = append(out, &signal{Reason: c.Reason, Text: c.Text, Source: SourcePodStatus, Pod: c.Object.Name, obs: base + k})
 		}
 	}
 	return out

@@ -78,35 +78,41 @@ func findOnset(w *workload) onset {
 			consider(rc.LastTransitionTime.Time, "copy "+p.Name+" stopped being Ready", p.Name, "")
 		}
 		if lt := f.LastTerminated; lt != nil {
-			consider(lt.FinishedAt.Time, "copy "+p.Name+" terminated: "+terminationText(lt), p.Name, "")
+			consider(lt.At, "copy "+p.Name+" terminated: "+lt.terminationText(), p.Name, "")
 		}
 		if ff := f.Rev; ff != nil && ff.FailedFromStart != nil && ff.FailedFromStart.Pod == p.Name {
 			consider(ff.FailedFromStart.At, "copy "+p.Name+" logged a failing line", p.Name, ff.FailedFromStart.Line)
 		}
 	}
-	for _, l := range w.Logs {
-		if l == nil || !failing[l.Pod] {
+	obs := w.observe()
+	for i, f := range w.cls.copies {
+		if !failing[f.Pod.Name] {
 			continue
 		}
-		for _, line := range l.Lines {
-			if !failureLine(line) {
-				continue
-			}
-			if at, ok := logLineTime(line); ok {
-				consider(at, "copy "+l.Pod+" logged a failing line", l.Pod, line)
-				break
+		// The first failing line of each tail that carries its own time.
+		for _, tail := range obs.tailsOf(i) {
+			for k := tail.from; k < tail.to; k++ {
+				l := &obs.list[k]
+				if !l.failing() {
+					continue
+				}
+				if l.dated() {
+					consider(l.At, "copy "+l.Object.Name+" logged a failing line", l.Object.Name, l.Text)
+					break
+				}
 			}
 		}
 	}
-	for _, e := range w.Events {
-		if e.Type != corev1.EventTypeWarning || e.Reason == "Unhealthy" || e.InvolvedObject.Kind == "Pod" && !failing[e.InvolvedObject.Name] {
+	for k := obs.events.from; k < obs.events.to; k++ {
+		e := &obs.list[k]
+		if e.Status != corev1.EventTypeWarning || e.Reason == "Unhealthy" || e.Object.Kind == "Pod" && !failing[e.Object.Name] {
 			continue
 		}
-		first := e.FirstTimestamp.Time
-		if first.IsZero() {
-			first = e.EventTime.Time
+		pod := ""
+		if e.Object.Kind == "Pod" {
+			pod = e.Object.Name
 		}
-		consider(first, e.InvolvedObject.Kind+" "+e.InvolvedObject.Name+": "+e.Reason+": "+clip(e.Message, 120), podNameOf(e), "")
+		consider(e.Since, e.Object.Kind+" "+e.Object.Name+": "+e.Reason+": "+clip(e.Text, 120), pod, "")
 	}
 	return o
 }
@@ -198,15 +204,14 @@ func buildTimeline(w *workload, top *Suspect, o onset) []TimelineEntry {
 		add(at, TimelineServing, self, fmt.Sprintf("serving fell %d→%d", from, to))
 		out[len(out)-1].ServingFrom, out[len(out)-1].ServingTo = &from, &to
 	}
-	var last *corev1.ContainerStateTerminated
-	lastPod := ""
+	var last *Observation
 	for _, f := range w.cls.copies {
-		if lt := f.LastTerminated; lt != nil && (last == nil || lt.FinishedAt.After(last.FinishedAt.Time)) {
-			last, lastPod = lt, f.Pod.Name
+		if lt := f.LastTerminated; lt != nil && (last == nil || lt.At.After(last.At)) {
+			last = lt
 		}
 	}
 	if last != nil {
-		add(last.FinishedAt.Time, TimelineRestart, "Pod/"+lastPod, "newest termination: "+terminationText(last))
+		add(last.At, TimelineRestart, last.Object.String(), "newest termination: "+last.terminationText())
 	}
 	if c := changedUnderneath(w, top); c != nil {
 		msg := c.Object + "'s spec changed"

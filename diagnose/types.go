@@ -137,6 +137,9 @@ type Detail struct {
 	CurrentRevision, LastServingRevision string
 	// Changes lists the fields that differ between the last serving and the current template.
 	Changes []Change
+	// Observations are the workload's facts as the engine read them, once: what classified
+	// it, what the evidence cites and what the suspect rules read.
+	Observations []Observation
 }
 
 // Copy is one pod of a workload as a person reads it.
@@ -175,6 +178,9 @@ type Suspect struct {
 	Reason        string      `json:"reason"`
 	// Score ranks suspects: higher first, then by path.
 	Score int `json:"-"`
+	// Observations are the indexes in Detail.Observations of the facts the rule read to name
+	// the field; empty for a rule that reads the spec alone.
+	Observations []int `json:"-"`
 }
 
 // MarshalJSON writes the path in field.Path notation.
@@ -206,6 +212,9 @@ type Evidence struct {
 	Count int32 `json:"count"`
 	// LastSeen is when the signal was last recorded; nil for a state that holds now.
 	LastSeen *time.Time `json:"lastSeen"`
+	// Observations are the indexes in Detail.Observations of the facts the item was read
+	// from; empty for items the engine derives (revision history, visibility).
+	Observations []int `json:"-"`
 }
 
 // Revisions names the current revision, the last that served, and what changed between them.

@@ -69,6 +69,8 @@ type workload struct {
 	ServingPods map[types.UID]bool
 	// Created is the workload's creation time.
 	Created time.Time
+	// obs is the observation list, read once (observe).
+	obs *observations
 	// cls is the classifier's own working state (revision history and the like).
 	cls classState
 

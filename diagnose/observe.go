@@ -1,0 +1,478 @@
+package diagnose
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+)
+
+// Read each fact once. Every pod status and condition, container state, controller condition,
+// event, revision and log line of a workload becomes one typed, dated Observation in one list,
+// read in one pass (observe). Classification, evidence, the suspect rules, the onset and the
+// timeline read that list instead of the objects, so the evidence a front end shows is what
+// ranked the suspects, and two readers of one field cannot drift apart.
+
+// ObservationKind names what an observation records.
+type ObservationKind uint8
+
+// The observation kinds.
+const (
+	// ObsPodCreated: a copy was created (At).
+	ObsPodCreated ObservationKind = iota + 1
+	// ObsPodDeleted: a copy is terminating (At is its deletionTimestamp).
+	ObsPodDeleted
+	// ObsReadyChanged: a copy's Ready condition last changed to Status at At.
+	ObsReadyChanged
+	// ObsConditionChanged: another condition of a copy (PodScheduled, Initialized...).
+	ObsConditionChanged
+	// ObsContainerWaiting: a container waits (Reason, Text); Count is its restart count.
+	ObsContainerWaiting
+	// ObsContainerRunning: a container runs since Since; Count is its restart count.
+	ObsContainerRunning
+	// ObsContainerTerminated: a container terminated at At after starting at Since, with
+	// ExitCode, Reason and Text; Last marks the lastTerminationState, not the current state.
+	ObsContainerTerminated
+	// ObsControllerCondition: a condition of the workload or one of its ReplicaSets; At is its
+	// last transition, Since its last update.
+	ObsControllerCondition
+	// ObsEvent: an event (Reason, Status is its type, Text its message); Since is when it was
+	// first seen, At last, Count how often.
+	ObsEvent
+	// ObsLogLine: one line of a container's log tail; At is the line's own time, when it
+	// carries one.
+	ObsLogLine
+	// ObsRevisionCreated: a revision's ReplicaSet or ControllerRevision was created.
+	ObsRevisionCreated
+)
+
+var observationKindNames = [...]string{
+	ObsPodCreated: "PodCreated", ObsPodDeleted: "PodDeleted", ObsReadyChanged: "ReadyChanged",
+	ObsConditionChanged: "ConditionChanged", ObsContainerWaiting: "ContainerWaiting",
+	ObsContainerRunning: "ContainerRunning", ObsContainerTerminated: "ContainerTerminated",
+	ObsControllerCondition: "ControllerCondition", ObsEvent: "Event", ObsLogLine: "LogLine",
+	ObsRevisionCreated: "RevisionCreated",
+}
+
+// String names the kind as the documentation does.
+func (k ObservationKind) String() string {
+	if int(k) < len(observationKindNames) && observationKindNames[k] != "" {
+		return observationKindNames[k]
+	}
+	return "Unknown"
+}
+
+// ObjectRef names the object an observation was read from.
+type ObjectRef struct {
+	Kind, Name string
+	UID        types.UID
+	// Revision is the number of the revision a copy belongs to, or that a RevisionCreated
+	// observation records (0 when unknown).
+	Revision int64
+}
+
+// String is Kind/Name, as evidence names objects.
+func (r ObjectRef) String() string { return r.Kind + "/" + r.Name }
+
+// Observation is one fact of a workload with its time, read once from its object.
+type Observation struct {
+	Kind ObservationKind
+	// Last marks a container's lastTerminationState (a log line: the previous container's
+	// log); Ready a container that is Ready; Init an init container.
+	Last, Ready, Init bool
+	ExitCode          int32
+	// Count is an event's count, a container's restart count.
+	Count int32
+	// At is when the fact holds or happened; zero when the object does not date it.
+	At time.Time
+	// Since is when a container started, an event was first seen, a condition last updated.
+	Since  time.Time
+	Object *ObjectRef
+	// Container names the container of a container state or log line; Type the condition type.
+	Container, Type string
+	// Status is a condition's status, an event's type, or a copy's phase (on ObsPodCreated).
+	Status string
+	// Reason and Text are the reason and message of a state, condition or event; Text is a
+	// log line's text.
+	Reason, Text string
+	// line is what its text says, shared by the lines of one text.
+	line *lineFacts
+}
+
+// terminationText words a termination as the evidence and the headline show it, with the
+// exit code the runtime reported.
+func (o *Observation) terminationText() string {
+	s := o.Reason
+	if s == "" {
+		s = "terminated"
+	}
+	s += " (exit code " + strconv.Itoa(int(o.ExitCode)) + ")"
+	if o.Text != "" {
+		s += ": " + o.Text
+	}
+	return s
+}
+
+// observations is a workload's list with its indexes.
+type observations struct {
+	list []Observation
+	// byPod[i] is the range of workload.Pods[i]'s status observations in list.
+	byPod []obsRange
+	// logs[i] is the range of workload.Pods[i]'s log lines, once read; tails[i] the range of
+	// each of its tails in the order collected.
+	logs  []obsRange
+	tails [][]obsRange
+	// events is the range of the events, ctrl of the controller conditions.
+	events, ctrl obsRange
+	// lines holds what is read of each distinct log text once per workload.
+	lines map[string]*lineFacts
+	// podIndex maps a pod name to its index in workload.Pods; logsByPod its log tails.
+	podIndex  map[string]int32
+	logsByPod map[string][]*snapshot.ContainerLog
+	// refs holds the objects the observations point at; self is the workload.
+	refs []ObjectRef
+	self *ObjectRef
+	w    *workload
+}
+
+// ref returns a new object reference; refs is pre-sized, and a full one is replaced, never
+// grown, so earlier references stay where they are.
+func (o *observations) ref(kind, name string, uid types.UID) *ObjectRef {
+	if len(o.refs) == cap(o.refs) {
+		o.refs = make([]ObjectRef, 0, 16)
+	}
+	o.refs = append(o.refs, ObjectRef{Kind: kind, Name: name, UID: uid})
+	return &o.refs[len(o.refs)-1]
+}
+
+type obsRange struct {
+	from, to int32
+	read     bool
+}
+
+// lineFacts is what a log text says, each part read when first asked.
+type lineFacts struct {
+	failingDone, reducedDone, atDone bool
+	failing                          bool
+	reduced                          *reducedLine
+	at                               time.Time
+	dated                            bool
+	// logItem is the item of builder logOwner the text counts toward (logEvidence), under logKey.
+	logItem  *Evidence
+	logKey   evidenceKey
+	logOwner *evidenceBuilder
+}
+
+// observe reads the workload's copies, events, controller conditions and revisions into its
+// observation list. Log lines are read per copy when first asked for (logLines): a healthy
+// workload's tails are never read, and a line is still read once.
+func (w *workload) observe() *observations {
+	if w.obs != nil {
+		return w.obs
+	}
+	o := &observations{w: w}
+	o.refs = make([]ObjectRef, 0, len(w.Pods)+len(w.Events)+len(w.ReplicaSets)+len(w.cls.Revisions)+1)
+	o.self = o.ref(w.Kind, w.Name, w.UID)
+	// The exact count: the list is allocated once and zeroed, so room to spare costs.
+	n := len(w.Events) + len(w.cls.Revisions) + controllerConditions(w)
+	for _, p := range w.Pods {
+		n += 1 + len(p.Status.Conditions) + len(p.Status.InitContainerStatuses) + len(p.Status.ContainerStatuses)
+		if p.DeletionTimestamp != nil {
+			n++
+		}
+		for _, css := range [2][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
+			for j := range css {
+				if css[j].LastTerminationState.Terminated != nil {
+					n++
+				}
+			}
+		}
+	}
+	o.list = make([]Observation, 0, n)
+	o.byPod = make([]obsRange, len(w.Pods))
+	for i, p := range w.Pods {
+		from := int32(len(o.list))
+		o.observePod(p)
+		o.byPod[i] = obsRange{from: from, to: int32(len(o.list)), read: true}
+	}
+	o.events.from = int32(len(o.list))
+	for _, e := range w.Events {
+		o.list = append(o.list, Observation{
+			Kind: ObsEvent, At: eventTime(e), Since: eventFirst(e), Count: eventCount(e),
+			Object:    o.ref(e.InvolvedObject.Kind, e.InvolvedObject.Name, e.InvolvedObject.UID),
+			Container: containerOfFieldPath(e.InvolvedObject.FieldPath),
+			Status:    e.Type, Reason: e.Reason, Text: e.Message,
+		})
+	}
+	o.events.to = int32(len(o.list))
+	o.ctrl.from = int32(len(o.list))
+	o.observeController()
+	o.ctrl.to = int32(len(o.list))
+	for _, rev := range w.cls.Revisions {
+		obj := o.ref(w.Kind, w.Name, w.UID)
+		if rev.ReplicaSet != nil {
+			obj = o.ref("ReplicaSet", rev.ReplicaSet.Name, rev.ReplicaSet.UID)
+		}
+		obj.Revision = rev.Number
+		o.list = append(o.list, Observation{Kind: ObsRevisionCreated, At: rev.Created, Object: obj})
+	}
+	w.obs = o
+	return o
+}
+
+func (o *observations) observePod(p *corev1.Pod) {
+	from := len(o.list)
+	// The phase, and the reason and message the kubelet gave it, ride on the creation.
+	o.list = append(o.list, Observation{Kind: ObsPodCreated, At: p.CreationTimestamp.Time, Status: string(p.Status.Phase), Reason: p.Status.Reason, Text: p.Status.Message})
+	if p.DeletionTimestamp != nil {
+		o.list = append(o.list, Observation{Kind: ObsPodDeleted, At: p.DeletionTimestamp.Time})
+	}
+	for _, c := range p.Status.Conditions {
+		kind := ObsConditionChanged
+		if c.Type == corev1.PodReady {
+			kind = ObsReadyChanged
+		}
+		o.list = append(o.list, Observation{Kind: kind, At: c.LastTransitionTime.Time, Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Text: c.Message})
+	}
+	for g, css := range [2][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
+		init := g == 0
+		for j := range css {
+			cs := &css[j]
+			// The last termination first: readers that take a container's state take the
+			// current one, which follows.
+			if t := cs.LastTerminationState.Terminated; t != nil {
+				o.list = append(o.list, terminatedObservation(cs, t, true, init))
+			}
+			switch s := cs.State; {
+			case s.Waiting != nil:
+				o.list = append(o.list, Observation{Kind: ObsContainerWaiting, Init: init, Container: cs.Name, Ready: cs.Ready, Count: cs.RestartCount, Reason: s.Waiting.Reason, Text: s.Waiting.Message})
+			case s.Running != nil:
+				o.list = append(o.list, Observation{Kind: ObsContainerRunning, Init: init, Container: cs.Name, Ready: cs.Ready, Count: cs.RestartCount, Since: s.Running.StartedAt.Time})
+			case s.Terminated != nil:
+				o.list = append(o.list, terminatedObservation(cs, s.Terminated, false, init))
+			}
+		}
+	}
+	// What every observation of the copy shares.
+	obj := o.ref("Pod", p.Name, p.UID)
+	if r := o.w.cls.revisionOf[p.UID]; r != nil {
+		obj.Revision = r.Number
+	}
+	for k := from; k < len(o.list); k++ {
+		o.list[k].Object = obj
+	}
+}
+
+func terminatedObservation(cs *corev1.ContainerStatus, t *corev1.ContainerStateTerminated, last, init bool) Observation {
+	return Observation{
+		Kind: ObsContainerTerminated, Last: last, Init: init, Container: cs.Name, Ready: cs.Ready, Count: cs.RestartCount,
+		At: t.FinishedAt.Time, Since: t.StartedAt.Time, ExitCode: t.ExitCode, Reason: t.Reason, Text: t.Message,
+	}
+}
+
+// controllerConditions counts the conditions observeController reads.
+func controllerConditions(w *workload) int {
+	n := 0
+	switch x := w.Object.(type) {
+	case *appsv1.Deployment:
+		n = len(x.Status.Conditions)
+	case *appsv1.StatefulSet:
+		n = len(x.Status.Conditions)
+	case *appsv1.DaemonSet:
+		n = len(x.Status.Conditions)
+	case *appsv1.ReplicaSet:
+		n = len(x.Status.Conditions)
+	}
+	for _, rs := range w.ReplicaSets {
+		if rs != w.Object {
+			n += len(rs.Status.Conditions)
+		}
+	}
+	return n
+}
+
+// observeController reads the conditions of the workload and of its ReplicaSets.
+func (o *observations) observeController() {
+	w := o.w
+	self := o.self
+	add := func(obj *ObjectRef, typ, status, reason, msg string, at, updated time.Time) {
+		o.list = append(o.list, Observation{Kind: ObsControllerCondition, Object: obj, Type: typ, Status: status, Reason: reason, Text: msg, At: at, Since: updated})
+	}
+	switch x := w.Object.(type) {
+	case *appsv1.Deployment:
+		for _, c := range x.Status.Conditions {
+			add(self, string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, c.LastUpdateTime.Time)
+		}
+	case *appsv1.StatefulSet:
+		for _, c := range x.Status.Conditions {
+			add(self, string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, time.Time{})
+		}
+	case *appsv1.DaemonSet:
+		for _, c := range x.Status.Conditions {
+			add(self, string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, time.Time{})
+		}
+	}
+	for _, rs := range w.ReplicaSets {
+		if rs == w.Object {
+			continue
+		}
+		for _, c := range rs.Status.Conditions {
+			add(o.ref("ReplicaSet", rs.Name, rs.UID), string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, time.Time{})
+		}
+	}
+	if rs, ok := w.Object.(*appsv1.ReplicaSet); ok {
+		for _, c := range rs.Status.Conditions {
+			add(self, string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, time.Time{})
+		}
+	}
+}
+
+// pod returns the status observations of workload.Pods[i].
+func (o *observations) pod(i int) []Observation {
+	r := o.byPod[i]
+	return o.list[r.from:r.to]
+}
+
+// eventList returns the event observations, oldest first.
+func (o *observations) eventList() []Observation { return o.list[o.events.from:o.events.to] }
+
+// index returns the position of ob in the list (ob must point into it).
+func (o *observations) index(ob *Observation) int {
+	for i := range o.list {
+		if &o.list[i] == ob {
+			return i
+		}
+	}
+	return -1
+}
+
+// logLines returns the log-line observations of workload.Pods[i], reading its tails (current
+// and previous container, in the order collected) the first time they are asked for. The
+// list may grow: callers index it afresh after a call.
+func (o *observations) logLines(i int) (from, to int) {
+	if o.logs == nil {
+		// Only when a rule asks: a healthy workload's tails are never read.
+		o.logs = make([]obsRange, len(o.w.Pods))
+		o.tails = make([][]obsRange, len(o.w.Pods))
+	}
+	r := &o.logs[i]
+	if !r.read {
+		r.read = true
+		r.from = int32(len(o.list))
+		if o.logsByPod == nil {
+			// Room for every tail at once: the copies whose logs are read are most often
+			// all of them, and growing the list copies it.
+			o.logsByPod = make(map[string][]*snapshot.ContainerLog, len(o.w.Pods))
+			lines := 0
+			for _, l := range o.w.Logs {
+				if l != nil {
+					o.logsByPod[l.Pod] = append(o.logsByPod[l.Pod], l)
+					lines += len(l.Lines)
+				}
+			}
+			o.list = slices.Grow(o.list, lines)
+		}
+		p := o.w.Pods[i]
+		for _, l := range o.logsByPod[p.Name] {
+			from := int32(len(o.list))
+			o.observeLog(int32(i), l)
+			o.tails[i] = append(o.tails[i], obsRange{from: from, to: int32(len(o.list)), read: true})
+		}
+		r.to = int32(len(o.list))
+	}
+	return int(r.from), int(r.to)
+}
+
+func (o *observations) observeLog(i int32, l *snapshot.ContainerLog) {
+	if o.lines == nil {
+		o.lines = map[string]*lineFacts{}
+	}
+	obj := o.list[o.byPod[i].from].Object
+	base := len(o.list)
+	o.list = slices.Grow(o.list, len(l.Lines))[:base+len(l.Lines)]
+	for k, line := range l.Lines {
+		lf := o.lines[line]
+		if lf == nil {
+			lf = &lineFacts{}
+			o.lines[line] = lf
+		}
+		at, _ := lf.time(line)
+		o.list[base+k] = Observation{Kind: ObsLogLine, At: at, Object: obj, Container: l.Container, Last: l.Previous, Text: line, line: lf}
+	}
+}
+
+// tailsOf returns the ranges of copy i's log tails, reading them first.
+func (o *observations) tailsOf(i int) []obsRange {
+	o.logLines(i)
+	return o.tails[i]
+}
+
+// podOf returns the index of the copy named name in workload.Pods, or -1.
+func (o *observations) podOf(name string) int {
+	if o.podIndex == nil {
+		o.podIndex = make(map[string]int32, len(o.w.Pods))
+		for i, p := range o.w.Pods {
+			if _, dup := o.podIndex[p.Name]; !dup {
+				o.podIndex[p.Name] = int32(i)
+			}
+		}
+	}
+	if i, ok := o.podIndex[name]; ok {
+		return int(i)
+	}
+	return -1
+}
+
+// failing reports whether a log line reports a failure (failureLine), read once per text.
+func (o *Observation) failing() bool {
+	lf := o.line
+	if lf == nil {
+		return failureLine(o.Text)
+	}
+	if !lf.failingDone {
+		lf.failing, lf.failingDone = failureLine(o.Text), true
+	}
+	return lf.failing
+}
+
+// reduced is the log line as evidence shows it (reduceLogLine), read once per text.
+func (o *Observation) reduced() *reducedLine {
+	lf := o.line
+	if lf == nil {
+		return reduceLogLine(o.Text)
+	}
+	if !lf.reducedDone {
+		lf.reduced, lf.reducedDone = reduceLogLine(o.Text), true
+	}
+	return lf.reduced
+}
+
+func (lf *lineFacts) time(line string) (time.Time, bool) {
+	if !lf.atDone {
+		lf.at, lf.dated = logLineTime(line)
+		lf.atDone = true
+	}
+	return lf.at, lf.dated
+}
+
+// dated reports whether a log line carries its own time.
+func (o *Observation) dated() bool { return o.Kind != ObsLogLine || o.line == nil || o.line.dated }
+
+// eventFirst is when an event was first seen.
+func eventFirst(e *corev1.Event) time.Time {
+	if !e.FirstTimestamp.IsZero() {
+		return e.FirstTimestamp.Time
+	}
+	return e.EventTime.Time
+}
+
+// livenessKill is the kubelet's Normal Killing event for a container that failed its liveness probe.
+func livenessKill(o *Observation) bool {
+	return o.Reason == "Killing" && strings.Contains(o.Text, "liveness probe")
+}

@@ -92,7 +92,7 @@ func classifyBatch(w *workload, ref time.Time) Shape {
 	b := &batchFacts{run: st.Current}
 	st.batch = b
 	if cj, ok := w.Object.(*batchv1.CronJob); ok {
-		b.schedule = readSchedule(cj, w.Events, ref)
+		b.schedule = readSchedule(cj, w.observe().eventList(), ref)
 		for _, rev := range st.Revisions {
 			if jobSucceeded(rev.Job) {
 				b.failedRuns = nil
@@ -207,15 +207,15 @@ func deadlineText(j *batchv1.Job) string {
 func neverStartedEvent(w *workload, rev *revision) string {
 	prefix := rev.Job.Name + "-"
 	found := ""
-	for _, e := range w.Events {
-		if e.InvolvedObject.Kind != "Pod" || !strings.HasPrefix(e.InvolvedObject.Name, prefix) {
+	for _, e := range w.observe().eventList() {
+		if e.Object.Kind != "Pod" || !strings.HasPrefix(e.Object.Name, prefix) {
 			continue
 		}
 		switch {
 		case e.Reason == "Started":
 			return ""
-		case found == "" && e.Type == corev1.EventTypeWarning && (e.Reason == "Failed" || e.Reason == "FailedScheduling" || e.Reason == "FailedMount"):
-			found = e.Reason + ": " + e.Message
+		case found == "" && e.Status == corev1.EventTypeWarning && (e.Reason == "Failed" || e.Reason == "FailedScheduling" || e.Reason == "FailedMount"):
+			found = e.Reason + ": " + e.Text
 		}
 	}
 	return clip(found, 200)
@@ -223,10 +223,11 @@ func neverStartedEvent(w *workload, rev *revision) string {
 
 // jobFailedCreate is the Job controller's FailedCreate on the Job, the newest.
 func jobFailedCreate(w *workload, j *batchv1.Job) string {
-	for i := len(w.Events) - 1; i >= 0; i-- {
-		e := w.Events[i]
-		if e.Reason == "FailedCreate" && e.InvolvedObject.Kind == "Job" && e.InvolvedObject.Name == j.Name {
-			return e.Message
+	evs := w.observe().eventList()
+	for i := len(evs) - 1; i >= 0; i-- {
+		e := &evs[i]
+		if e.Reason == "FailedCreate" && e.Object.Kind == "Job" && e.Object.Name == j.Name {
+			return e.Text
 		}
 	}
 	return ""
@@ -329,12 +330,13 @@ func settleBatch(w *workload, d *Diagnosis) {
 	d.SignalGaps = []SignalGap{}
 }
 
-// terminatedAt is when the pod's last container to terminate finished; zero while all run.
-func terminatedAt(p *corev1.Pod) time.Time {
+// terminatedAt is when the copy's last container to terminate finished, from its status
+// observations; zero while all run.
+func terminatedAt(obs []Observation) time.Time {
 	var t time.Time
-	for _, cs := range p.Status.ContainerStatuses {
-		if ts := cs.State.Terminated; ts != nil && ts.FinishedAt.After(t) {
-			t = ts.FinishedAt.Time
+	for i := range obs {
+		if o := &obs[i]; o.Kind == ObsContainerTerminated && !o.Last && !o.Init && o.At.After(t) {
+			t = o.At
 		}
 	}
 	return t

@@ -339,6 +339,15 @@ func (o *observations) pod(i int) []Observation {
 	return o.list[r.from:r.to]
 }
 
+// podObservations returns the status observations of the copy named name; none for a name
+// that is not one of the workload's copies.
+func (o *observations) podObservations(name string) []Observation {
+	if i := o.podOf(name); i >= 0 {
+		return o.pod(i)
+	}
+	return nil
+}
+
 // eventList returns the event observations, oldest first.
 func (o *observations) eventList() []Observation { return o.list[o.events.from:o.events.to] }
 

@@ -7,7 +7,6 @@ import (
 
 	"github.com/robfig/cron/v3"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -66,7 +65,7 @@ const maxMissedCounted = 100
 // readSchedule finds the first scheduled time since the CronJob's last run (or its creation)
 // that passed without a Job, with the schedule parsed as the cronjob controller parses it
 // (robfig/cron's standard parser, with CRON_TZ for spec.timeZone), and says what kept it back.
-func readSchedule(cj *batchv1.CronJob, events []*corev1.Event, ref time.Time) *scheduleFinding {
+func readSchedule(cj *batchv1.CronJob, events []Observation, ref time.Time) *scheduleFinding {
 	spec := cj.Spec.Schedule
 	if tz := cj.Spec.TimeZone; tz != nil && *tz != "" && !strings.Contains(spec, "TZ") {
 		spec = "CRON_TZ=" + *tz + " " + spec
@@ -131,11 +130,11 @@ func parseSchedule(spec string) (s cron.Schedule, err error) {
 }
 
 // eventsOf counts the CronJob's events of a reason.
-func eventsOf(events []*corev1.Event, reason string) int32 {
+func eventsOf(events []Observation, reason string) int32 {
 	var n int32
-	for _, e := range events {
-		if e.InvolvedObject.Kind == "CronJob" && e.Reason == reason {
-			n += eventCount(e)
+	for i := range events {
+		if e := &events[i]; e.Object.Kind == "CronJob" && e.Reason == reason {
+			n += e.Count
 		}
 	}
 	return n

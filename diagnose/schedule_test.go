@@ -124,7 +124,9 @@ func TestReadSchedule(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := readSchedule(tt.cj, tt.events, at(tt.ref))
+			// The events as the engine reads them: observations of the CronJob's workload.
+			w := &workload{Kind: "CronJob", Name: tt.cj.Name, Object: tt.cj, Events: tt.events}
+			f := readSchedule(tt.cj, w.observe().eventList(), at(tt.ref))
 			if tt.none {
 				if f != nil {
 					t.Fatalf("finding %+v, want none", f)

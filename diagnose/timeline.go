@@ -71,7 +71,7 @@ func findOnset(w *workload) onset {
 		}
 		p := f.Pod
 		failing[p.Name] = true
-		if t := terminatedAt(p); failedRun && !t.IsZero() {
+		if t := terminatedAt(w.observe().podObservations(p.Name)); failedRun && !t.IsZero() {
 			consider(t, "copy "+p.Name+" terminated: "+f.Message, p.Name, "")
 		}
 		if rc := readyCondition(p); rc != nil && rc.Status != corev1.ConditionTrue && wasReady(p) {

@@ -382,6 +382,40 @@ func TestAtOverridesReferenceTime(t *testing.T) {
 	}
 }
 
+func TestRootConsoleTakesSelectors(t *testing.T) {
+	var got *tui.Options
+	h := hooks{
+		interactive: func() bool { return true },
+		console: func(_ context.Context, o tui.Options) error {
+			got = &o
+			return nil
+		},
+	}
+	if _, _, err := run(t, nil, h, "--dump", scenarioDump("dev-mixed"), "-l", "app.kubernetes.io/part-of=shop", "--field-selector", "metadata.name!=checkout"); err != nil {
+		t.Fatal(err)
+	}
+	if got == nil {
+		t.Fatal("console not opened")
+	}
+	if got.Selector != "-l app.kubernetes.io/part-of=shop --field-selector metadata.name!=checkout" {
+		t.Errorf("header selector %q", got.Selector)
+	}
+	snap, err := got.Source.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range snap.Deployments {
+		names = append(names, d.Name)
+	}
+	if strings.Join(names, ",") != "recommender" || len(snap.ReplicaSets) == 0 {
+		t.Errorf("the console's source reads deployments %v and %d ReplicaSets; want recommender with its ReplicaSets", names, len(snap.ReplicaSets))
+	}
+	if _, _, err := run(t, nil, h, "-l", "tier in (web"); ExitCode(err) != ExitUsage {
+		t.Errorf("a bad selector: %v (exit %d), want a usage error", err, ExitCode(err))
+	}
+}
+
 func TestRootOpensConsoleOnTerminal(t *testing.T) {
 	var got *tui.Options
 	h := hooks{

@@ -35,7 +35,7 @@ func openLive(o *SourceOptions) (*openedSource, error) {
 		consoleWatch:   consoleWatch,
 		listNamespaces: src.NamespaceNames,
 		switchNamespace: func(ns string) snapshot.Source {
-			s, err := live.New(flags, live.Options{Namespaces: []string{ns}})
+			s, err := live.New(flags, live.Options{Namespaces: []string{ns}, Selector: o.Selector})
 			if err != nil {
 				return failedSource{err: err}
 			}

@@ -3,11 +3,13 @@ package cmd
 import (
 	"context"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 	"github.com/kubediagnose/kubectl-diagnose/tui"
 )
 
@@ -17,6 +19,8 @@ type RootOptions struct {
 	Source *SourceOptions
 	// Demo opens the console on the embedded demo dump.
 	Demo bool
+	// LabelSelector (-l) and FieldSelector (--field-selector) pick workloads, as audit's do.
+	LabelSelector, FieldSelector string
 	// Interactive reports whether In and Out are a terminal; tests replace it.
 	Interactive func() bool
 	// Console runs the console; tests replace it.
@@ -77,6 +81,11 @@ table otherwise. It only reads: get, list and watch.`,
 			if err := o.Source.Complete(); err != nil {
 				return err
 			}
+			sel, err := snapshot.ParseSelector(o.LabelSelector, o.FieldSelector)
+			if err != nil {
+				return &UsageError{Err: err}
+			}
+			o.Source.Selector = sel
 			if err := o.Validate(); err != nil {
 				return err
 			}
@@ -94,6 +103,8 @@ table otherwise. It only reads: get, list and watch.`,
 	})
 	source.AddFlags(cmd.PersistentFlags())
 	source.AddFleetFlags(cmd.Flags())
+	cmd.Flags().StringVarP(&o.LabelSelector, "selector", "l", "", "Label selector of the workloads to show (e.g. -l 'tier=web,env!=dev'); sent to the API server, applied alike to a dump. A Deployment's ReplicaSets follow it.")
+	cmd.Flags().StringVar(&o.FieldSelector, "field-selector", "", "Field selector of the workloads to show: metadata.name and metadata.namespace (e.g. --field-selector metadata.name=api).")
 	cmd.Flags().BoolVar(&o.Demo, "demo", false, "Open the console on a built-in demo (namespace telemetry); no cluster needed.")
 	// Declared here so that cobra's --version has no -v, which kubectl users read as verbosity.
 	cmd.Flags().Bool("version", false, "Print the version and exit.")
@@ -158,6 +169,7 @@ func (o *RootOptions) consoleOptions(src *openedSource) tui.Options {
 		AllNamespaces: o.Source.AllNamespaces || (src.live == nil && o.Source.Namespace == ""),
 		SourceLabel:   src.Label,
 		Context:       src.Context,
+		Selector:      o.selectorLabel(),
 	}
 	if src.live != nil {
 		// --at reaches the console through At; the source goes in unwrapped.
@@ -171,6 +183,18 @@ func (o *RootOptions) consoleOptions(src *openedSource) tui.Options {
 		}
 	}
 	return opts
+}
+
+// selectorLabel is -l and --field-selector as typed, for the console's header.
+func (o *RootOptions) selectorLabel() string {
+	var parts []string
+	if o.LabelSelector != "" {
+		parts = append(parts, "-l "+o.LabelSelector)
+	}
+	if o.FieldSelector != "" {
+		parts = append(parts, "--field-selector "+o.FieldSelector)
+	}
+	return strings.Join(parts, " ")
 }
 
 // rootArgs rejects anything that is not a subcommand.

@@ -556,6 +556,17 @@ func TestHeaderNamesNamespaces(t *testing.T) {
 	}
 }
 
+func TestHeaderSaysTheWorkloadsAreSelected(t *testing.T) {
+	m := readyModel(120, 20)
+	if s := seen(m); strings.Contains(s, "-l ") {
+		t.Fatalf("no selector given, yet the header names one:\n%s", s)
+	}
+	m.opts.Selector = "-l tier=web --field-selector metadata.name!=canary"
+	if s := seen(m); !strings.Contains(s, "ns telemetry · -l tier=web --field-selector metadata.name!=canary") {
+		t.Fatalf("the header does not say the rows are selected:\n%s", s)
+	}
+}
+
 func TestWatchChannelsAreFollowed(t *testing.T) {
 	snap, rep := fixture()
 	snaps := make(chan *snapshot.Snapshot, 1)

@@ -30,6 +30,9 @@ type Options struct {
 	SourceLabel string
 	// Context is the kube context name, shown in the header.
 	Context string
+	// Selector is the -l and --field-selector the workloads were picked by, as typed, shown in
+	// the header so a filtered picture never passes for the whole namespace.
+	Selector string
 	// SwitchNamespace, when set (live clusters), returns a source for another namespace.
 	SwitchNamespace func(ns string) snapshot.Source
 	// ListNamespaces, when set (live clusters), names the cluster's namespaces for the n

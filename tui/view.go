@@ -76,6 +76,9 @@ func (m *Model) headerLines() string {
 		parts = append(parts, "ctx "+Sanitize(m.opts.Context))
 	}
 	parts = append(parts, "ns "+m.namespaceLabel())
+	if m.opts.Selector != "" {
+		parts = append(parts, Sanitize(m.opts.Selector))
+	}
 	switch {
 	case m.opts.SourceLabel != "":
 		parts = append(parts, Sanitize(m.opts.SourceLabel))

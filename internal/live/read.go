@@ -92,7 +92,7 @@ func (s *Source) read(ctx context.Context, progress func(what string, n int), ro
 				j.kind.add(early, j.objs)
 			}
 		}
-		rows(early)
+		rows(early.FilterWorkloads(s.opts.Selector))
 	}
 	for _, j := range jobs {
 		wg.Add(1)
@@ -145,6 +145,9 @@ func (s *Source) read(ctx context.Context, progress func(what string, n int), ro
 		}
 		j.kind.add(snap, j.objs)
 	}
+	// The server filtered the selectable kinds; ReplicaSets, listed whole, stay with their
+	// selected Deployments only, before any log is read for them.
+	snap = snap.FilterWorkloads(s.opts.Selector)
 	snap.Logs, snap.Visibility = s.readLogs(ctx, snap.Pods, snap.ReplicaSets, snap.Visibility, prog)
 	// Read last, so that no object read above is younger than the reference time.
 	snap.ReferenceTime = s.now().UTC()

@@ -258,6 +258,9 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 			}
 			w.kind.add(snap, objs)
 		}
+		// The server filtered the selectable kinds; the kinds that follow their workloads
+		// (ReplicaSets) are listed whole and kept only with a selected owner.
+		snap = snap.FilterWorkloads(s.opts.Selector)
 		if wait := s.cachedLogs(ctx, snap, logs); wait > 0 {
 			logRetry.Reset(wait)
 		}

@@ -1,9 +1,10 @@
 // Command scalegen builds the scale benchmark's namespace (package scalegen): on a control plane
-// it starts itself (serve) or on the cluster a kubeconfig reaches (load); both keep playing the
-// kubelets until interrupted.
+// it starts itself (serve), on the cluster a kubeconfig reaches (load), or as a dump on disk
+// (dump). serve and load keep playing the kubelets until interrupted.
 //
 //	go run ./test/cmd/scalegen serve -deployments 2000 -kubeconfig-out /tmp/scale.kubeconfig
 //	go run ./test/cmd/scalegen load -kubeconfig ~/.kube/config -deployments 50
+//	go run ./test/cmd/scalegen dump -dir /tmp/scale-dump
 package main
 
 import (
@@ -33,7 +34,7 @@ func main() {
 	}
 }
 
-const usage = "usage: scalegen serve|load [flags]; scalegen <command> -h lists the flags"
+const usage = "usage: scalegen serve|load|dump [flags]; scalegen <command> -h lists the flags"
 
 func run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
@@ -47,6 +48,7 @@ func run(ctx context.Context, args []string) error {
 	fs.Float64Var(&opts.BrokenFraction, "broken", 0.1, "fraction of the Deployments that is broken")
 	kubeconfigOut := fs.String("kubeconfig-out", "", "serve: write the admin kubeconfig here (namespace set) once loaded")
 	kubeconfig := fs.String("kubeconfig", "", "load: the cluster's kubeconfig")
+	dir := fs.String("dir", "", "dump: the directory to write (must not exist or be empty)")
 	timeout := fs.Duration("timeout", 60*time.Minute, "give up loading after this long")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -54,6 +56,11 @@ func run(ctx context.Context, args []string) error {
 	logger := log.New(os.Stderr, "", log.LstdFlags)
 	opts.Logf = logger.Printf
 	switch args[0] {
+	case "dump":
+		if *dir == "" {
+			return errors.New("dump needs -dir")
+		}
+		return scalegen.WriteDump(*dir, opts)
 	case "load":
 		if *kubeconfig == "" {
 			return errors.New("load needs -kubeconfig")

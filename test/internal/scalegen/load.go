@@ -24,6 +24,8 @@ var ControllerManagerArgs = []string{
 	"--kube-api-qps=1000", "--kube-api-burst=2000",
 	"--concurrent-deployment-syncs=20", "--concurrent-replicaset-syncs=20",
 	"--concurrent-service-endpoint-syncs=20",
+	// Coalesce the EndpointSlice writes of pods that turn Ready together.
+	"--endpointslice-updates-batch-period=1s",
 }
 
 // Loaded is a namespace Load built; its simulated kubelets keep serving pods/log and removing
@@ -38,7 +40,7 @@ type Loaded struct {
 func (l *Loaded) Stop() { l.Steady.Stop() }
 
 // creators is how many objects Load creates in parallel.
-const creators = 32
+const creators = 16
 
 // Load builds the namespace opts describe on the cluster cfg reaches (as an identity that may
 // create namespaces, Services, Deployments, nodes, bindings, pod status and events) and returns
@@ -78,10 +80,18 @@ func Load(ctx context.Context, cfg *rest.Config, opts Options) (_ *Loaded, err e
 	start := time.Now()
 	err = parallel(ctx, len(plan), func(ctx context.Context, i int) error {
 		w := plan[i]
-		if _, err := cs.CoreV1().Services(opts.Namespace).Create(ctx, service(w, opts), metav1.CreateOptions{}); err != nil {
+		err := create(ctx, func() error {
+			_, err := cs.CoreV1().Services(opts.Namespace).Create(ctx, service(w, opts), metav1.CreateOptions{})
+			return err
+		})
+		if err != nil {
 			return fmt.Errorf("create service %s: %w", w.Name, err)
 		}
-		if _, err := cs.AppsV1().Deployments(opts.Namespace).Create(ctx, deployment(w, opts), metav1.CreateOptions{}); err != nil {
+		err = create(ctx, func() error {
+			_, err := cs.AppsV1().Deployments(opts.Namespace).Create(ctx, deployment(w, opts), metav1.CreateOptions{})
+			return err
+		})
+		if err != nil {
 			return fmt.Errorf("create deployment %s: %w", w.Name, err)
 		}
 		return nil
@@ -95,6 +105,31 @@ func Load(ctx context.Context, cfg *rest.Config, opts Options) (_ *Loaded, err e
 	}
 	opts.Logf("scalegen: namespace %s settled in %s", opts.Namespace, time.Since(start).Round(time.Second))
 	return l, nil
+}
+
+// create runs one create, again while the API server is too busy to answer in time (a 2-core
+// machine creating thousands of pods at once); an object that exists on a retry was created by
+// the attempt that timed out.
+func create(ctx context.Context, f func() error) error {
+	backoff := time.Second
+	for attempt := 1; ; attempt++ {
+		err := f()
+		busy := apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsTooManyRequests(err)
+		switch {
+		case err == nil:
+			return nil
+		case attempt > 1 && apierrors.IsAlreadyExists(err):
+			return nil
+		case !busy || attempt == 10:
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 30*time.Second)
+	}
 }
 
 func createNamespace(ctx context.Context, cs kubernetes.Interface, ns string) error {

@@ -39,6 +39,12 @@ test-unit: ## run the tests that need no control plane or terminal, with the rac
 bench: ## run the Go benchmarks
 	$(GO) test -run '^$$' -bench . -benchmem ./diagnose/ ./internal/dump/ ./internal/metrics/ ./tui/
 
+.PHONY: bench-scale
+# Not part of `make test`: it loads 20,000 pods (BENCH_DEPLOYMENTS=5000 for 50,000) into a real
+# control plane and takes several minutes and gigabytes; BENCHMARKS.md has the numbers.
+bench-scale: ## time kubectl get, audit, dump, audit --dump and the console (k9s, popeye if installed) on a 20k-pod namespace
+	hack/bench-scale.sh
+
 .PHONY: fuzz
 # Each target fuzzes for FUZZTIME; the seed corpora are in each package's testdata/fuzz.
 FUZZTIME ?= 30s

@@ -82,9 +82,10 @@ measure() {
 	local walls=() rss=0 bytes=0
 	for ((i = 0; i < runs; i++)); do
 		rm -rf "$work/out-dir"
-		if ! (ulimit -v "$vmem_tool"; /usr/bin/time -f '%e %M' -o "$work/time" "$@" >"$work/out" 2>"$work/err"); then
-			local code=$?
-			# audit exits 3 only with --fail-on; anything non-zero here is a failure to report.
+		local code=0
+		(ulimit -v "$vmem_tool"; /usr/bin/time -f '%e %M' -o "$work/time" "$@" >"$work/out" 2>"$work/err") || code=$?
+		if ((code != 0)); then
+			# audit exits 3 only with --fail-on: anything non-zero here is a failure to report.
 			log "$name failed (exit $code): $(tail -n 3 "$work/err")"
 			echo "$name|failed||" >>"$work/results"
 			return 0
@@ -138,12 +139,16 @@ first_table() {
 
 : >"$work/results"
 measure "kubectl get (floor)" "$kubectl" get deploy,rs,pods,events,svc,endpointslices -o json -n "$ns"
-measure "kubectl-diagnose audit (live)" "$work/kubectl-diagnose" audit -n "$ns" -o json
-measure "kubectl-diagnose dump" "$work/kubectl-diagnose" dump -n "$ns" --force --output-directory "$work/out-dir"
-"$work/kubectl-diagnose" dump -n "$ns" --output-directory "$work/dump" >/dev/null
+# The tool's 10 s default request timeout is for an interactive user; a 20k-pod list on a loaded
+# 2-core control plane takes longer, and kubectl has no timeout at all.
+rt=(--request-timeout 10m)
+measure "kubectl-diagnose audit (live)" "$work/kubectl-diagnose" "${rt[@]}" audit -n "$ns" -o json
+measure "kubectl-diagnose dump" "$work/kubectl-diagnose" "${rt[@]}" dump -n "$ns" --force --output-directory "$work/out-dir"
+mkdir -p "$work/dump"
+cp -r "$work/out-dir/." "$work/dump/" 2>/dev/null || "$work/kubectl-diagnose" "${rt[@]}" dump -n "$ns" --output-directory "$work/dump" >/dev/null
 measure "kubectl-diagnose audit --dump" "$work/kubectl-diagnose" audit --dump "$work/dump" -o json
 measure "scalegen dump (offline generator)" "$work/scalegen" dump -namespace "$ns" -deployments "$deployments" -pods-per "$pods_per" -dir "$work/out-dir"
-first_table "console, first table" 'never-starts|starts-and-dies|live-but-idle' "$work/kubectl-diagnose" -n "$ns"
+first_table "console, first table" 'never-starts|starts-and-dies|live-but-idle' "$work/kubectl-diagnose" "${rt[@]}" -n "$ns"
 if command -v k9s >/dev/null; then
 	first_table "k9s, first pods table" "$ns-node-" k9s --kubeconfig "$kc" -n "$ns" -c pods --readonly
 else

@@ -46,8 +46,8 @@ const creators = 16
 // create namespaces, Services, Deployments, nodes, bindings, pod status and events) and returns
 // once it has settled: every pod written by the simulated kubelet, every rollout complete or past
 // its deadline, every Service's EndpointSlice written. The cluster must run the deployment,
-// replicaset and endpointslice controllers (see ControllerManagerArgs). The caller stops the
-// returned Loaded.
+// replicaset and endpointslice controllers (see ControllerManagerArgs). ctx bounds the loading
+// only; the caller stops the returned Loaded.
 func Load(ctx context.Context, cfg *rest.Config, opts Options) (_ *Loaded, err error) {
 	opts = opts.withDefaults()
 	cfg = rest.CopyConfig(cfg)
@@ -68,7 +68,8 @@ func Load(ctx context.Context, cfg *rest.Config, opts Options) (_ *Loaded, err e
 	if err != nil {
 		return nil, err
 	}
-	if err := steady.Start(ctx); err != nil {
+	// ctx bounds the loading; the kubelets run until Stop.
+	if err := steady.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, err
 	}
 	l := &Loaded{Namespace: opts.Namespace, Workloads: plan, Steady: steady}

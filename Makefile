@@ -25,7 +25,7 @@ e2e-assets: ## build etcd, kube-apiserver, kube-controller-manager and kubectl i
 .PHONY: test
 # Packages that start processes (a control plane, tmux) run without the race detector: it slows
 # them past their timing assumptions and finds nothing in code the project does not share.
-SYSTEM_PKGS = /test/e2e /test/tmux /test/internal/controlplane /test/internal/kubeletsim
+SYSTEM_PKGS = /test/e2e /test/tmux /test/internal/controlplane /test/internal/kubeletsim /test/internal/scalegen
 
 test: e2e-assets test-unit ## run every test: unit (-race), console (teatest + tmux), end-to-end on a real control plane
 	KUBEDIAGNOSE_ASSETS="$$(hack/e2e-assets.sh 2>/dev/null | tail -n 1)" $(GO) test -count=1 -timeout 40m \
@@ -42,6 +42,12 @@ bench: ## run the Go benchmarks
 .PHONY: bench-dump
 bench-dump: ## time the dump reader on a 20,000-pod dump against python's json.load (hack/bench-dump.sh)
 	hack/bench-dump.sh
+
+.PHONY: bench-scale
+# Not part of `make test`: it loads 20,000 pods (BENCH_DEPLOYMENTS=5000 for 50,000) into a real
+# control plane and takes several minutes and gigabytes; BENCHMARKS.md has the numbers.
+bench-scale: ## time kubectl get, audit, dump, audit --dump and the console (k9s, popeye if installed) on a 20k-pod namespace
+	hack/bench-scale.sh
 
 .PHONY: fuzz
 # Each target fuzzes for FUZZTIME; the seed corpora are in each package's testdata/fuzz.

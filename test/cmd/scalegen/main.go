@@ -1,0 +1,109 @@
+// Command scalegen builds the scale benchmark's namespace (package scalegen): on a control plane
+// it starts itself (serve), on the cluster a kubeconfig reaches (load), or as a dump on disk
+// (dump). serve and load keep playing the kubelets until interrupted.
+//
+//	go run ./test/cmd/scalegen serve -deployments 2000 -kubeconfig-out /tmp/scale.kubeconfig
+//	go run ./test/cmd/scalegen load -kubeconfig ~/.kube/config -deployments 50
+//	go run ./test/cmd/scalegen dump -dir /tmp/scale-dump
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubediagnose/kubectl-diagnose/test/internal/controlplane"
+	"github.com/kubediagnose/kubectl-diagnose/test/internal/scalegen"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:])
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "scalegen:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = "usage: scalegen serve|load|dump [flags]; scalegen <command> -h lists the flags"
+
+func run(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		return errors.New(usage)
+	}
+	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
+	var opts scalegen.Options
+	fs.StringVar(&opts.Namespace, "namespace", "scale", "namespace to build")
+	fs.IntVar(&opts.Deployments, "deployments", 2000, "Deployments (each with a Service)")
+	fs.IntVar(&opts.PodsPer, "pods-per", 10, "replicas per Deployment")
+	fs.Float64Var(&opts.BrokenFraction, "broken", 0.1, "fraction of the Deployments that is broken")
+	kubeconfigOut := fs.String("kubeconfig-out", "", "serve: write the admin kubeconfig here (namespace set) once loaded")
+	kubeconfig := fs.String("kubeconfig", "", "load: the cluster's kubeconfig")
+	dir := fs.String("dir", "", "dump: the directory to write (must not exist or be empty)")
+	timeout := fs.Duration("timeout", 60*time.Minute, "give up loading after this long")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	logger := log.New(os.Stderr, "", log.LstdFlags)
+	opts.Logf = logger.Printf
+	switch args[0] {
+	case "dump":
+		if *dir == "" {
+			return errors.New("dump needs -dir")
+		}
+		return scalegen.WriteDump(*dir, opts)
+	case "load":
+		if *kubeconfig == "" {
+			return errors.New("load needs -kubeconfig")
+		}
+		cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+		if err != nil {
+			return fmt.Errorf("read kubeconfig: %w", err)
+		}
+		loadCtx, cancel := context.WithTimeout(ctx, *timeout)
+		defer cancel()
+		l, err := scalegen.Load(loadCtx, cfg, opts)
+		if err != nil {
+			return err
+		}
+		defer l.Stop()
+		logger.Printf("scalegen: loaded; playing the kubelets until interrupted")
+		<-ctx.Done()
+		return nil
+	case "serve":
+		cp, err := controlplane.Start(ctx, controlplane.Options{
+			Logf:                  logger.Printf,
+			ControllerManagerArgs: scalegen.ControllerManagerArgs,
+		})
+		if err != nil {
+			return err
+		}
+		defer cp.Stop()
+		logger.Printf("scalegen: control plane up; admin kubeconfig %s", cp.AdminKubeconfig())
+		loadCtx, cancel := context.WithTimeout(ctx, *timeout)
+		defer cancel()
+		l, err := scalegen.Load(loadCtx, cp.AdminConfig(), opts)
+		if err != nil {
+			return err
+		}
+		defer l.Stop()
+		if *kubeconfigOut != "" {
+			if err := cp.WriteKubeconfig(*kubeconfigOut, controlplane.AdminUser, opts.Namespace); err != nil {
+				return err
+			}
+		}
+		logger.Printf("scalegen: ready; kubeconfig %s, control plane in %s; interrupt to stop", *kubeconfigOut, cp.Dir())
+		<-ctx.Done()
+		return nil
+	}
+	return errors.New(usage)
+}

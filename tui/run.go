@@ -45,6 +45,11 @@ type Options struct {
 	// refresh (r); the console then shows a CONTEXT column and steps through the contexts with
 	// c. Source and Watch are not used.
 	ReadFleet func(ctx context.Context) []ContextSnapshot
+	// WatchFleet, when set with ReadFleet (live clusters), follows each context's own watch,
+	// as Watch follows one cluster: a change in any context shows without r, and a context
+	// whose watch fails shows as stale and holds up none of the others. r still reads every
+	// context once through ReadFleet.
+	WatchFleet []ContextWatch
 }
 
 // ProgressSource is a Source that reports how far a read has got ("pods", 12400); the console

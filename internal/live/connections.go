@@ -66,10 +66,11 @@ func keyOf(cfg *rest.Config) (connKey, bool) {
 	}, true
 }
 
-// clients builds a source's clients over cfg: one for reads, bounded by cfg.Timeout, and one
-// for watches, without it (the reflector bounds each watch). wrap wraps the shared transport
-// for this source alone.
-func (c *Connections) clients(cfg *rest.Config, wrap func(http.RoundTripper) http.RoundTripper) (kubernetes.Interface, kubernetes.Interface, error) {
+// clients builds a source's client over cfg, bounded by cfg.Timeout, and the constructor of
+// its client for watches, which has no overall timeout (the reflector bounds each watch). A
+// one-off read never watches, so that client is built only when asked for. wrap wraps the
+// shared transport for this source alone.
+func (c *Connections) clients(cfg *rest.Config, wrap func(http.RoundTripper) http.RoundTripper) (kubernetes.Interface, func() (kubernetes.Interface, error), error) {
 	rt, err := c.transport(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -81,10 +82,9 @@ func (c *Connections) clients(cfg *rest.Config, wrap func(http.RoundTripper) htt
 	}
 	watchCfg := rest.CopyConfig(cfg)
 	watchCfg.Timeout = 0
-	watchClient, err := kubernetes.NewForConfigAndClient(watchCfg, &http.Client{Transport: rt})
-	if err != nil {
-		return nil, nil, err
-	}
+	watchClient := sync.OnceValues(func() (kubernetes.Interface, error) {
+		return kubernetes.NewForConfigAndClient(watchCfg, &http.Client{Transport: rt})
+	})
 	return client, watchClient, nil
 }
 

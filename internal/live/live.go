@@ -47,9 +47,10 @@ type Options struct {
 // Source reads snapshots from a live cluster. It implements snapshot.Source.
 type Source struct {
 	client kubernetes.Interface
-	// watchClient opens watches: it has no overall request timeout, which would cut every
-	// watch after --request-timeout; the reflector bounds each watch by its own timeoutSeconds.
-	watchClient kubernetes.Interface
+	// watchClient returns the client that opens watches: it has no overall request timeout,
+	// which would cut every watch after --request-timeout; the reflector bounds each watch by
+	// its own timeoutSeconds. It is built on first use: a one-off read never watches.
+	watchClient func() (kubernetes.Interface, error)
 	namespaces  []string // empty: all namespaces
 	opts        Options
 	info        snapshot.SourceInfo
@@ -121,7 +122,8 @@ func newSource(cfg *rest.Config, context, ns string, opts Options, conns *Connec
 
 // newForClient builds a source over an existing client; tests use it with a fake clientset.
 func newForClient(client kubernetes.Interface, opts Options, now func() time.Time) *Source {
-	s := &Source{client: client, watchClient: client, opts: opts, now: now, timeout: DefaultRequestTimeout}
+	s := &Source{client: client, opts: opts, now: now, timeout: DefaultRequestTimeout}
+	s.watchClient = func() (kubernetes.Interface, error) { return client, nil }
 	s.info = snapshot.SourceInfo{Type: snapshot.SourceLive}
 	if !opts.AllNamespaces {
 		s.namespaces = dedupe(opts.Namespaces)

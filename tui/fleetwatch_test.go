@@ -164,11 +164,45 @@ func TestFleetFollowsEachContextsWatch(t *testing.T) {
 	prod.snaps <- snapWith(2)
 	p.until("prod's next change while staging is stale", func() bool { return len(rowsOf(m, "prod")) == 2 })
 
-	// staging recovers: no longer stale.
-	staging.snaps <- snapWith(0)
-	p.until("staging back", func() bool { return !strings.Contains(visibilityOf(m), "context staging") })
+	// r reads every context once: staging's read brings it back, prod's replaces its picture,
+	// and dead's failure keeps it failing.
+	m.opts.ReadFleet = func(context.Context) []ContextSnapshot {
+		return []ContextSnapshot{
+			{Context: "prod", Snapshot: snapWith(3)}, {Context: "staging", Snapshot: snapWith(0)},
+			{Context: "dead", Err: errors.New("cannot reach the API server at 10.0.0.3:6443: connection refused")},
+		}
+	}
+	p.run(press(m, "r"))
+	p.until("the refresh", func() bool { return len(rowsOf(m, "prod")) == 1 && !m.refreshing })
+	if v := visibilityOf(m); strings.Contains(v, "context staging") || !strings.Contains(v, "context dead: cannot reach") {
+		t.Errorf("after r staging should be current and dead failing:\n%s", v)
+	}
+
+	// staging's watch goes on after the refresh, and so does prod's.
+	staging.errs <- errors.New("watch of pods: connection reset by peer")
+	p.until("staging stale again", func() bool { return strings.Contains(visibilityOf(m), "context staging: stale since") })
+	staging.snaps <- snapWith(1)
+	p.until("staging back by its watch", func() bool {
+		return !strings.Contains(visibilityOf(m), "context staging") && len(rowsOf(m, "staging")) == 3
+	})
 	if s := seen(m); !strings.Contains(s, "▲ 1 of 3 contexts failing") {
 		t.Errorf("after staging recovered the header says:\n%s", s)
+	}
+	m.stopWatch()
+}
+
+func TestFleetWatchWithoutAReadSaysRHasNothingToDo(t *testing.T) {
+	a := newFakeWatch()
+	m := fixtureModel(Options{SourceLabel: "live", WatchFleet: []ContextWatch{{Context: "a", Watch: a.watch}}})
+	m.Update(windowSize(100, 24))
+	p := &pump{t: t, m: m, msgs: make(chan tea.Msg, 16)}
+	p.run(m.Init())
+	snap, _ := fixture()
+	a.snaps <- snap
+	p.until("a's picture", func() bool { return m.state == stateReady })
+	press(m, "r")
+	if m.refreshing || !strings.Contains(seen(m), "every context follows its watch") {
+		t.Errorf("r without a read to refresh from:\n%s", seen(m))
 	}
 	m.stopWatch()
 }

@@ -393,6 +393,9 @@ func (m *Model) unchanging() string {
 
 // refresh reads the source again, keeping what is on screen until the new snapshot is in.
 func (m *Model) refresh() tea.Cmd {
+	if m.fleet() && m.opts.ReadFleet == nil {
+		return m.showToast("every context follows its watch; there is no other read to refresh from")
+	}
 	if m.data == nil {
 		m.state = stateLoading
 	} else {

@@ -290,6 +290,46 @@ func TestRootOpensTheConsoleOverSeveralContexts(t *testing.T) {
 			t.Errorf("context %s: error %v, want the unreachable server named", r.Context, r.Err)
 		}
 	}
+	// Each context is also followed by a watch of its own, which says its server is unreachable.
+	if len(got.WatchFleet) != 2 || got.WatchFleet[0].Context != "dead" || got.WatchFleet[1].Context != "a" {
+		t.Fatalf("watches %+v, want dead then a", got.WatchFleet)
+	}
+	for _, w := range got.WatchFleet {
+		ctx, cancel := context.WithCancel(context.Background())
+		snaps, errs := w.Watch(ctx, nil, nil)
+		select {
+		case err := <-errs:
+			if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
+				t.Errorf("watch of %s: %v, want the unreachable server named", w.Context, err)
+			}
+		case s := <-snaps:
+			t.Errorf("watch of %s read a snapshot %v from a port nothing listens on", w.Context, s)
+		case <-time.After(10 * time.Second):
+			t.Errorf("watch of %s said nothing", w.Context)
+		}
+		cancel()
+		for range snaps {
+		}
+	}
+}
+
+func TestFailedWatchSaysWhyOnceAndStaysOpen(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	snaps, errs := failedWatch(errors.New(`load kubeconfig: context "x" has no cluster`))(ctx, nil, nil)
+	if err := <-errs; err == nil || !strings.Contains(err.Error(), "no cluster") {
+		t.Fatalf("first error %v", err)
+	}
+	select {
+	case err, ok := <-errs:
+		t.Fatalf("a second error or a closed channel (%v, %v) before the console leaves", err, ok)
+	case <-snaps:
+		t.Fatal("a snapshot from a source that could not be built")
+	case <-time.After(100 * time.Millisecond):
+	}
+	cancel()
+	if _, ok := <-snaps; ok {
+		t.Fatal("snapshots not closed when the console leaves")
+	}
 }
 
 func TestFleetProgressCountsContexts(t *testing.T) {

@@ -168,7 +168,8 @@ func TestFleetFollowsEachContextsWatch(t *testing.T) {
 	// and dead's failure keeps it failing.
 	m.opts.ReadFleet = func(context.Context) []ContextSnapshot {
 		return []ContextSnapshot{
-			{Context: "prod", Snapshot: snapWith(3)}, {Context: "staging", Snapshot: snapWith(0)},
+			{Context: "prod", Snapshot: snapWith(3)},
+			{Context: "staging", Snapshot: snapWith(0)},
 			{Context: "dead", Err: errors.New("cannot reach the API server at 10.0.0.3:6443: connection refused")},
 		}
 	}

@@ -372,6 +372,7 @@ func (o *RootOptions) fleetConsoleOptions() tui.Options {
 	}
 	source := o.Source
 	watches := make([]tui.ContextWatch, len(names))
+	firstReads := make(chan struct{}, max(source.Fleet.MaxParallel, 1))
 	for i, name := range names {
 		// Building a source reads nothing: the kubeconfig was read once, by Complete.
 		src, err := source.forContext(name).open()
@@ -379,7 +380,7 @@ func (o *RootOptions) fleetConsoleOptions() tui.Options {
 			watches[i] = tui.ContextWatch{Context: name, Watch: failedWatch(err)}
 			continue
 		}
-		watches[i] = tui.ContextWatch{Context: name, Watch: src.consoleWatch}
+		watches[i] = tui.ContextWatch{Context: name, Watch: boundedFirstRead(firstReads, src.consoleWatch)}
 	}
 	return tui.Options{
 		In: o.In, Out: o.Out, At: source.At,
@@ -409,6 +410,66 @@ func failedWatch(err error) tui.WatchFunc {
 			<-ctx.Done()
 			close(snaps)
 			close(errs)
+		}()
+		return snaps, errs
+	}
+}
+
+// boundedFirstRead lets at most cap(slots) contexts' first reads run at once, as
+// --max-parallel-contexts bounds an audit's: a context takes a slot before its watch starts and
+// gives it back as soon as the watch says something, its first snapshot or an error (a
+// context that fails holds up the others for one attempt, not for its outage). The watch's
+// snapshots are passed on newest first, as the watch itself does.
+func boundedFirstRead(slots chan struct{}, watch tui.WatchFunc) tui.WatchFunc {
+	return func(ctx context.Context, progress func(string, int), rows func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error) {
+		snaps, errs := make(chan *snapshot.Snapshot, 1), make(chan error, 8)
+		go func() {
+			defer close(snaps)
+			defer close(errs)
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			held := true
+			release := func() {
+				if held {
+					held = false
+					<-slots
+				}
+			}
+			defer release()
+			in, inErrs := watch(ctx, progress, rows)
+			for in != nil || inErrs != nil {
+				select {
+				case s, ok := <-in:
+					if !ok {
+						in = nil
+						continue
+					}
+					release()
+					select {
+					case snaps <- s:
+					default:
+						// The console has not taken the last one: the newer replaces it.
+						select {
+						case <-snaps:
+						default:
+						}
+						snaps <- s
+					}
+				case err, ok := <-inErrs:
+					if !ok {
+						inErrs = nil
+						continue
+					}
+					release()
+					select {
+					case errs <- err:
+					default: // the console is behind; it has seen enough errors of this kind
+					}
+				}
+			}
 		}()
 		return snaps, errs
 	}

@@ -209,8 +209,36 @@ type decodeJob struct {
 func (j *decodeJob) run() {
 	j.obj, j.err = decodeObject(j.raw, j.gvk)
 	j.sum = maphash.Bytes(textSeed, j.raw)
+	putItemBuf(j.raw)
 	j.raw = nil
 	close(j.done)
+}
+
+// maxPooledItem bounds the item buffers kept for reuse; a larger item (rare: a pod is about
+// 10 kB) gets a buffer of its own.
+const maxPooledItem = 256 << 10
+
+// itemBufs recycles the copies of item text the pool decodes from: without them every item's
+// bytes are garbage once decoded, as much garbage as the dump is large, which the collector
+// must then run for and which raises the read's peak memory above what it keeps. Reuse is
+// safe because the decoders copy what they keep (strings, RawExtension, FieldsV1);
+// TestDecodeObjectAgreesWithDeserializer and FuzzDecodeObject decode from a buffer
+// they overwrite afterwards.
+var itemBufs sync.Pool
+
+func getItemBuf(raw []byte) []byte {
+	if len(raw) <= maxPooledItem {
+		if p, ok := itemBufs.Get().(*[]byte); ok {
+			return append((*p)[:0], raw...)
+		}
+	}
+	return bytes.Clone(raw)
+}
+
+func putItemBuf(b []byte) {
+	if cap(b) <= maxPooledItem {
+		itemBufs.Put(&b)
+	}
 }
 
 // decodePool decodes objects on every processor while the reader goes on splitting the
@@ -256,7 +284,7 @@ func (r *reader) decode(raw []byte, gvk schema.GroupVersionKind, at location) er
 		}
 		return r.add(obj, gvk, at, maphash.Bytes(textSeed, raw))
 	}
-	j := &decodeJob{raw: bytes.Clone(raw), gvk: gvk, at: at.fixed(), done: make(chan struct{})}
+	j := &decodeJob{raw: getItemBuf(raw), gvk: gvk, at: at.fixed(), done: make(chan struct{})}
 	if len(r.pool.queue) >= r.pool.window {
 		if err := r.fileNext(); err != nil {
 			return err

@@ -157,6 +157,12 @@ func FuzzDecodeObject(f *testing.F) {
 	f.Add([]byte(`{"metadata":{"name":"\ud800x","annotations":{"a":"\u00e9\n"},"generation":1e2},"spec":{"template":{"spec":{"containers":[{"name":"c","ports":[{"containerPort":80.0}]}]}},"replicas":null},"metadata":{"name":"q"}}`), uint8(2))
 	f.Add([]byte(`{"metadata":{"name":"n"},"status":{"capacity":{"cpu":"4","memory":"16Gi","pods":110}},"spec":{"taints":[{"key":"k","timeAdded":"2026-11-24T10:00:00+01:00"}]}}`), uint8(5))
 	f.Add([]byte(`{"metadata":{"name":"p","labels":null,"uid":"\u00e9"},"status":{"conditions":[{"lastTransitionTime":null}]}}`), uint8(8))
+	// The leaf decoders of timestamps and quantities: escapes, null, numbers, bad layouts,
+	// white space, a value decoded twice.
+	f.Add([]byte(`{"metadata":{"name":"p","creationTimestamp":"2026-11-24T10:00:0\u0030Z","deletionTimestamp":null},"status":{"startTime":"2026-11-24 10:00:00Z"}}`), uint8(7))
+	f.Add([]byte(`{"metadata":{"name":"p","creationTimestamp":1700000000},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":" 250m ","memory":null},"limits":{"memory":"1Gi","memory":"1e3"}}}]}}`), uint8(7))
+	f.Add([]byte(`{"metadata":{"name":"e"},"eventTime":"2026-11-24T10:00:00.123456Z","series":{"lastObservedTime":"2026-11-24T10:00:00Z"},"deprecatedFirstTimestamp":"2026-11-24T10:00:00.5+02:00"}`), uint8(0))
+	f.Add([]byte(`{"metadata":{"name":"q"},"spec":{"hard":{"pods":"1\u0030","cpu":"4x"}},"status":{"used":{"pods":"-0"}}}`), uint8(9))
 	f.Fuzz(func(t *testing.T, raw []byte, k uint8) {
 		if firstByte(raw) != '{' || !json.Valid(raw) {
 			return // value hands only objects the JSON decoder or the YAML converter produced

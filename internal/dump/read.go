@@ -188,6 +188,8 @@ type reader struct {
 	head *typeMeta
 	// pool decodes objects in parallel; nil on one processor.
 	pool *decodePool
+	// logsCut are the container logs longer than the tail kept of each.
+	logsCut logsCut
 }
 
 func newReader(ctx context.Context, opts Options) *reader {
@@ -244,7 +246,12 @@ func (r *reader) file(name string, src io.Reader) error {
 	if err != nil {
 		return err
 	}
-	for _, l := range s.logs {
+	cut := s.logsCut
+	for i, l := range s.logs {
+		dropped := 0
+		if len(cut) > 0 && cut[0].log == i {
+			dropped, cut = cut[0].lines, cut[1:]
+		}
 		k := logKey{l.Namespace, l.Pod, l.Container, l.Previous}
 		if r.logSeen[k] {
 			continue
@@ -252,6 +259,9 @@ func (r *reader) file(name string, src io.Reader) error {
 		r.logSeen[k] = true
 		r.namespaces[l.Namespace] = true
 		r.snap.Logs = append(r.snap.Logs, l)
+		if dropped > 0 {
+			r.logsCut.add(l, dropped)
+		}
 	}
 	return nil
 }

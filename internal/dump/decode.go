@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -169,12 +170,22 @@ func newObject(gvk schema.GroupVersionKind) k8sruntime.Object {
 // fastJSON decodes as the deserializer's decoder does on the input the reader hands it (valid
 // JSON of one object), keys matched with their case, about 2.5 times as fast; the Kubernetes
 // API machinery used this configuration before sigs.k8s.io/json.
-// typeDecoders take over the leaf types of timestamps and quantities.
-var fastJSON = func() jsoniter.API {
+// typeDecoders take over the leaf types of timestamps and quantities. fastJSON skips
+// managedFields, which the reader drops; fastJSONKeep, for the kinds that keep them (Services,
+// see snapshot.TrimManagedFields), decodes them.
+var (
+	fastJSON     = newFastJSON(true)
+	fastJSONKeep = newFastJSON(false)
+)
+
+func newFastJSON(skipManaged bool) jsoniter.API {
 	api := jsoniter.Config{CaseSensitive: true}.Froze()
 	api.RegisterExtension(&typeDecoders{})
+	if skipManaged {
+		api.RegisterExtension(&skipManagedFields{})
+	}
 	return api
-}()
+}
 
 // decodeObject decodes one object of a kind the reader keeps straight into its type, as the
 // scheme's universal deserializer does for JSON without defaulting or conversion: keys
@@ -182,7 +193,8 @@ var fastJSON = func() jsoniter.API {
 // RawExtension), without the deserializer's two extra passes over the text to recognize it and
 // find its kind. Input the fast decoder refuses is decoded again by the deserializer's own
 // decoder (sigs.k8s.io/json), whose error is the one reported. FuzzDecodeObject and
-// TestDecodeObjectAgreesWithDeserializer hold it to the deserializer.
+// TestDecodeObjectAgreesWithDeserializer hold it to the deserializer, managedFields aside:
+// they are checked and skipped where the reader drops them.
 func decodeObject(raw []byte, gvk schema.GroupVersionKind) (k8sruntime.Object, error) {
 	obj := newObject(gvk)
 	if obj == nil {
@@ -190,7 +202,11 @@ func decodeObject(raw []byte, gvk schema.GroupVersionKind) (k8sruntime.Object, e
 		o, _, err := decoder.Decode(raw, &gvk, nil)
 		return o, err
 	}
-	if fastJSON.Unmarshal(raw, obj) == nil {
+	api := fastJSON
+	if _, ok := obj.(*corev1.Service); ok {
+		api = fastJSONKeep
+	}
+	if api.Unmarshal(raw, obj) == nil {
 		return obj, nil
 	}
 	obj = newObject(gvk)

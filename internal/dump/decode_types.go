@@ -22,6 +22,67 @@ import (
 // every error stays the deserializer's.
 type typeDecoders struct{ jsoniter.DummyExtension }
 
+// skipManagedFields has ObjectMeta.managedFields checked and skipped instead of decoded: every
+// source drops them on arrival except from Services (snapshot.TrimManagedFields), and in a
+// dump of kubectl cluster-info dump, which keeps them, they are often half of each object.
+// What is skipped is checked to be what the deserializer takes without error, so that errors
+// stay its own.
+type skipManagedFields struct{ jsoniter.DummyExtension }
+
+var objectMetaType = reflect.TypeFor[metav1.ObjectMeta]()
+
+func (*skipManagedFields) UpdateStructDescriptor(d *jsoniter.StructDescriptor) {
+	if d.Type.Type1() != objectMetaType {
+		return
+	}
+	if b := d.GetField("ManagedFields"); b != nil {
+		b.Decoder = managedFieldsChecker{}
+	}
+}
+
+// managedFieldsChecker passes over a managedFields value the deserializer decodes without
+// error into []ManagedFieldsEntry: an array of objects whose string fields are strings and
+// whose time is null or a timestamp; fieldsV1 takes any value and other keys are ignored.
+// Anything else is reported, for the deserializer to decide.
+type managedFieldsChecker struct{}
+
+func (managedFieldsChecker) Decode(_ unsafe.Pointer, iter *jsoniter.Iterator) {
+	if iter.WhatIsNext() != jsoniter.ArrayValue {
+		iter.ReportError("decode managedFields", "value left to the deserializer")
+		return
+	}
+	iter.ReadArrayCB(func(iter *jsoniter.Iterator) bool {
+		if iter.WhatIsNext() != jsoniter.ObjectValue {
+			iter.ReportError("decode managedFields", "entry left to the deserializer")
+			return false
+		}
+		return iter.ReadObjectCB(func(iter *jsoniter.Iterator, key string) bool {
+			switch key {
+			case "manager", "operation", "apiVersion", "fieldsType", "subresource":
+				if iter.WhatIsNext() != jsoniter.StringValue {
+					iter.ReportError("decode managedFields", "field left to the deserializer")
+					return false
+				}
+				iter.Skip()
+			case "time":
+				s, ok := plainStringValue(iter)
+				if !ok {
+					return false
+				}
+				if s != nil {
+					if _, err := time.Parse(time.RFC3339, string(s)); err != nil {
+						iter.ReportError("decode managedFields", err.Error())
+						return false
+					}
+				}
+			default:
+				iter.Skip()
+			}
+			return iter.Error == nil
+		})
+	})
+}
+
 var (
 	timeType      = reflect.TypeFor[metav1.Time]()
 	microTimeType = reflect.TypeFor[metav1.MicroTime]()

@@ -190,6 +190,8 @@ type reader struct {
 	pool *decodePool
 	// logsCut are the container logs longer than the tail kept of each.
 	logsCut logsCut
+	// done is the stream of the last file read whole, whose buffers the next file reuses.
+	done *stream
 }
 
 func newReader(ctx context.Context, opts Options) *reader {
@@ -230,6 +232,8 @@ func (r *reader) file(name string, src io.Reader) error {
 	r.files++
 	r.name = name
 	s := newStream(r.ctx, src, name, r.budget)
+	s.reuse(r.done)
+	r.done = nil
 	first, err := s.firstByte()
 	if err != nil {
 		return err
@@ -246,6 +250,7 @@ func (r *reader) file(name string, src io.Reader) error {
 	if err != nil {
 		return err
 	}
+	r.done = s
 	cut := s.logsCut
 	for i, l := range s.logs {
 		dropped := 0

@@ -109,6 +109,24 @@ func newStream(ctx context.Context, src io.Reader, name string, b *budget) *stre
 	return &stream{ctx: ctx, src: src, name: name, budget: b, bol: true, markLine: 1, markCol: 1, raw: make([]byte, 0, chunkSize)}
 }
 
+// maxReusedBuffer bounds the buffers a stream hands on to the next file's.
+const maxReusedBuffer = 1 << 20
+
+// reuse gives s the buffers of a stream whose file is done, which nothing points into any
+// more (the decode pool copies items, log lines are strings): a dump of hundreds of files
+// would otherwise leave two buffers of garbage per file.
+func (s *stream) reuse(done *stream) {
+	if done == nil {
+		return
+	}
+	if cap(done.raw) >= chunkSize && cap(done.raw) <= maxReusedBuffer {
+		s.raw = done.raw[:0]
+	}
+	if cap(done.out) <= maxReusedBuffer {
+		s.out = done.out[:0]
+	}
+}
+
 func (s *stream) tooLarge(at int64) error {
 	return &inputError{fmt.Sprintf("object at %s:%d is larger than %s; --max-object-size raises the limit", s.name, s.fileOffset(at), mib(s.budget.maxObject))}
 }

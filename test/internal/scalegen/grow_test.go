@@ -1,8 +1,12 @@
 package scalegen_test
 
 import (
+	"context"
+	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/kubediagnose/kubectl-diagnose/test/internal/controlplane"
 	"github.com/kubediagnose/kubectl-diagnose/test/internal/kubeletsim"
 	"github.com/kubediagnose/kubectl-diagnose/test/internal/scalegen"
 )
@@ -50,5 +54,80 @@ func TestNodesAreSizedForGrowTo(t *testing.T) {
 	}
 	if got := kubeletsim.NodeSubnet(504); got != "10.245.248" {
 		t.Errorf("node 504's subnet is %s, want 10.245.248", got)
+	}
+}
+
+// TestGrowAddsThePlansNextWorkloads loads part of a plan on a real control plane, grows it to
+// the whole plan (whose added part holds every fault) and audits it live with the built
+// binary: every workload, old and new, takes its fault's shape, and the namespace holds the
+// pods the whole plan makes.
+func TestGrowAddsThePlansNextWorkloads(t *testing.T) {
+	binary := make(chan string, 1)
+	go func() { binary <- build(t) }()
+	cp := controlplane.StartT(t, controlplane.Options{ControllerManagerArgs: scalegen.ControllerManagerArgs})
+	opts := scalegen.Options{
+		Namespace: "scalegen-grow", Deployments: 3, GrowTo: 10, PodsPer: 2, BrokenFraction: 0.5,
+		ProgressDeadlineSeconds: 2, Logf: t.Logf,
+	}
+	whole := opts
+	whole.Deployments = opts.GrowTo
+	plan := scalegen.Plan(whole)
+	added := map[scalegen.Fault]bool{}
+	for _, w := range plan[opts.Deployments:] {
+		added[w.Fault] = true
+	}
+	if len(added) != 5 {
+		t.Fatalf("the grown part does not hold every fault: %+v", plan[opts.Deployments:])
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	l, err := scalegen.Load(ctx, cp.AdminConfig(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Stop()
+	if len(l.Workloads) != opts.Deployments {
+		t.Fatalf("loaded %d workloads, want %d", len(l.Workloads), opts.Deployments)
+	}
+	if err := l.Grow(ctx, opts.GrowTo+1); err == nil {
+		t.Fatal("grew past the nodes' size without an error")
+	}
+	if err := l.Grow(ctx, opts.GrowTo); err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Workloads) != len(plan) {
+		t.Fatalf("grown to %d workloads, want %d", len(l.Workloads), len(plan))
+	}
+	want := 0
+	for _, w := range plan {
+		want += 2
+		if w.Revisions == 2 && (w.Fault == scalegen.FaultImage || w.Fault == scalegen.FaultCrash) {
+			want++ // the stuck rollout's surge pod
+		}
+	}
+	if c := l.Steady.Counts(); c.Pods != want || c.Settled != want {
+		t.Errorf("%d pods, %d settled; want %d", c.Pods, c.Settled, want)
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := cp.WriteKubeconfig(kubeconfig, controlplane.AdminUser, opts.Namespace); err != nil {
+		t.Fatal(err)
+	}
+	settled := time.Now()
+	bin := <-binary
+	// As in TestLoadAndDumpDiagnoseAlike: the selector fault is progressing for 30 s.
+	time.Sleep(time.Until(settled.Add(31 * time.Second)))
+	live := audit(t, bin, "--kubeconfig", kubeconfig, "audit", "-n", opts.Namespace, "-o", "json")
+	for _, w := range plan {
+		lw, ok := live[w.Name]
+		if !ok {
+			t.Errorf("%s: not in the live report", w.Name)
+			continue
+		}
+		if lw.Shape != wantShape[w.Fault] {
+			t.Errorf("%s (fault %q, %d revisions): shape %s, want %s", w.Name, w.Fault, w.Revisions, lw.Shape, wantShape[w.Fault])
+		}
+	}
+	if len(live) != len(plan) {
+		t.Errorf("the report holds %d workloads, want %d", len(live), len(plan))
 	}
 }

@@ -56,10 +56,9 @@ func Load(ctx context.Context, cfg *rest.Config, opts Options) (_ *Loaded, err e
 	opts = opts.withDefaults()
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = 1000, 2000
-	// Protobuf, as the real kubelet, scheduler and controllers speak it: the API server encodes
-	// the pods' watch events and decodes the writes at a fraction of JSON's CPU, which is what
-	// bounds the load on a 2-core machine. The simulated kubelets inherit it (NewSteady copies
-	// cfg); the objects stored are the same.
+	// Protobuf, as the real kubelet, scheduler and controllers speak it; the simulated kubelets
+	// inherit it (NewSteady copies cfg). The objects stored are the same. At 20k pods it did
+	// not measurably change the API server's CPU per pod (BENCHMARKS.md, second round).
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	cs, err := kubernetes.NewForConfig(cfg)

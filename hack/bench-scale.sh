@@ -76,31 +76,35 @@ fi
 export KUBECONFIG=$kc
 
 # measure NAME CMD...: runs CMD BENCH_RUNS times under ulimit -v with GNU time; records the
-# median wall time, the largest max RSS and the output size in $work/results.
+# median wall time, the largest max RSS, the output size and the median CPU time (user+sys,
+# which the other jobs on a shared machine swing far less than wall time) in $work/results.
 measure() {
 	local name=$1
 	shift
-	local walls=() rss=0 bytes=0
+	local walls=() cpus=() rss=0 bytes=0
 	for ((i = 0; i < runs; i++)); do
 		rm -rf "$work/out-dir"
 		local code=0
-		(ulimit -v "$vmem_tool"; /usr/bin/time -f '%e %M' -o "$work/time" "$@" >"$work/out" 2>"$work/err") || code=$?
+		(ulimit -v "$vmem_tool"; /usr/bin/time -f '%e %M %U %S' -o "$work/time" "$@" >"$work/out" 2>"$work/err") || code=$?
 		if ((code != 0)); then
 			# audit exits 3 only with --fail-on: anything non-zero here is a failure to report.
 			log "$name failed (exit $code): $(tail -n 3 "$work/err")"
 			echo "$name|failed||" >>"$work/results"
 			return 0
 		fi
-		read -r wall kib <"$work/time"
+		read -r wall kib user sys <"$work/time"
 		walls+=("$wall")
+		cpus+=("$(echo "$user + $sys" | bc)")
 		((kib > rss)) && rss=$kib
 		bytes=$(stat -c %s "$work/out")
 		[[ -d $work/out-dir ]] && bytes=$(du -sb "$work/out-dir" | cut -f1)
 	done
-	local median
+	local median cpu
 	median=$(printf '%s\n' "${walls[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-	echo "$name|$median|$((rss / 1024))|$bytes" >>"$work/results"
-	log "$name: ${median}s (runs: ${walls[*]}), max RSS $((rss / 1024)) MiB"
+	cpu=$(printf '%s\n' "${cpus[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+	cpu=$(printf %.2f "$cpu")
+	echo "$name|$median|$((rss / 1024))|$bytes|$cpu" >>"$work/results"
+	log "$name: ${median}s (runs: ${walls[*]}), CPU ${cpu}s, max RSS $((rss / 1024)) MiB"
 }
 
 # first_table NAME PATTERN CMD...: starts CMD in a detached 200x50 tmux session and records the
@@ -287,12 +291,12 @@ echo
 echo "Scale benchmark: $deployments Deployments, $pods pods, $events events in namespace $ns; loaded in ${load_s}s"
 echo "Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), load average $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%Y-%m-%dT%H:%MZ); commit $(git rev-parse --short HEAD)"
 echo
-echo "| what | wall s (median of $runs) | × floor | max RSS MiB | output bytes |"
-echo "|---|---|---|---|---|"
-while IFS='|' read -r name wall rss bytes; do
+echo "| what | wall s (median of $runs) | × floor | CPU s (user+sys) | max RSS MiB | output bytes |"
+echo "|---|---|---|---|---|---|"
+while IFS='|' read -r name wall rss bytes cpu; do
 	ratio=
 	if [[ $wall =~ ^[0-9.]+$ && -n $floor && $floor != failed ]]; then ratio=$(echo "scale=2; $wall / $floor" | bc); fi
-	echo "| $name | $wall | $ratio | $rss | $bytes |"
+	echo "| $name | $wall | $ratio | ${cpu:-} | $rss | $bytes |"
 done <"$work/results"
 echo
 echo "| kind | kubectl get -o json, s | bytes |"

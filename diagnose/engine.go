@@ -1,9 +1,12 @@
 package diagnose
 
 import (
+	"cmp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
@@ -45,19 +48,34 @@ func newReport(s *snapshot.Snapshot) *Report {
 
 // sortWorkloads orders a report's workloads worst first, then by namespace, name and kind.
 func sortWorkloads(r *Report) {
-	sort.SliceStable(r.Workloads, func(i, j int) bool {
-		a, b := &r.Workloads[i], &r.Workloads[j]
-		if a.Shape.Severity() != b.Shape.Severity() {
-			return a.Shape.Severity() < b.Shape.Severity()
+	// A diagnosis is large: sort its place, with its severity read once, then move each once.
+	type key struct {
+		severity int
+		d        *Diagnosis
+	}
+	ws := r.Workloads
+	keys := make([]key, len(ws))
+	for i := range ws {
+		keys[i] = key{ws[i].Shape.Severity(), &ws[i]}
+	}
+	slices.SortStableFunc(keys, func(x, y key) int {
+		a, b := x.d, y.d
+		if x.severity != y.severity {
+			return cmp.Compare(x.severity, y.severity)
 		}
 		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
+			return strings.Compare(a.Namespace, b.Namespace)
 		}
 		if a.Name != b.Name {
-			return a.Name < b.Name
+			return strings.Compare(a.Name, b.Name)
 		}
-		return a.Kind < b.Kind
+		return strings.Compare(a.Kind, b.Kind)
 	})
+	out := make([]Diagnosis, len(ws))
+	for i, k := range keys {
+		out[i] = *k.d
+	}
+	r.Workloads = out
 }
 
 // diagnoseWorkload runs the passes in order: counts, revisions, copies, rollout, shape, evidence;

@@ -261,7 +261,7 @@ func (o *observations) observePod(p *corev1.Pod) {
 	}
 	// What every observation of the copy shares.
 	obj := o.ref("Pod", p.Name, p.UID)
-	if r := o.w.cls.revisionOf[p.UID]; r != nil {
+	if r := o.w.cls.revisionOf.get(p.UID); r != nil {
 		obj.Revision = r.Number
 	}
 	for k := from; k < len(o.list); k++ {

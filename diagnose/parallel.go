@@ -50,3 +50,35 @@ func diagnoseAll(s *snapshot.Snapshot, ws []*workload, done <-chan struct{}, wor
 	}
 	return out
 }
+
+// forEachChunk is how many indexes a worker of forEach takes at a time: enough that the
+// shared counter is not contended, few enough that both workers end together.
+const forEachChunk = 16
+
+// forEach calls fn for every index below n on up to workers goroutines, which take the
+// indexes in chunks as they finish the last. fn must touch only what index i owns.
+func forEach(n, workers int, fn func(i int)) {
+	workers = min(workers, (n+workPerWorker-1)/workPerWorker)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				from := int(next.Add(forEachChunk) - forEachChunk)
+				if from >= n {
+					return
+				}
+				for i := from; i < min(from+forEachChunk, n); i++ {
+					fn(i)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -66,7 +66,7 @@ type workload struct {
 	ReplicaSets []*appsv1.ReplicaSet
 	// Counts as classified; ServingPods holds the UIDs of the copies counted as serving.
 	Counts      Counts
-	ServingPods map[types.UID]bool
+	ServingPods uidSet
 	// Created is the workload's creation time.
 	Created time.Time
 	// obs is the observation list, read once (observe).

@@ -418,7 +418,7 @@ func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, logged map[podKey]b
 		w.CurrentPods = w.cls.Current.Pods
 		w.CurrentRevision = strconv.FormatInt(w.cls.Current.Number, 10)
 	}
-	w.cls.revisionOf = uidMap{}
+	w.cls.revisionOf = newUIDMap(len(w.Pods))
 	for _, rev := range w.cls.Revisions {
 		for _, p := range rev.Pods {
 			w.cls.revisionOf.set(p.UID, rev)

@@ -116,7 +116,7 @@ func exposesAny(p *corev1.Pod, ports []discoveryv1.EndpointPort) bool {
 func count(s *snapshot.Snapshot, w *workload, ref time.Time) (youngest, oldest *int64) {
 	view := endpoints(s, w)
 	w.Counts = Counts{Declared: w.Declared}
-	w.ServingPods = uidSet{}
+	w.ServingPods = newUIDSet(len(w.Pods))
 	for _, p := range w.Pods {
 		if !active(p) {
 			continue

@@ -90,9 +90,11 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	w.findServing()
 	w.diffRevisions()
 	w.observe()
-	w.cls.copies = make([]*copyFacts, 0, len(w.Pods))
+	w.cls.copies = make([]*copyFacts, len(w.Pods))
+	facts := make([]copyFacts, len(w.Pods))
 	for i := range w.Pods {
-		w.cls.copies = append(w.cls.copies, readCopy(w, i, ref))
+		fillCopy(&facts[i], w, i, ref)
+		w.cls.copies[i] = &facts[i]
 	}
 	w.cls.rollout = readRollout(w, ref)
 	w.cls.failedCreate = readFailedCreate(w)
@@ -146,6 +148,9 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 		d.Revisions = &Revisions{Current: w.CurrentRevision, LastServing: w.LastServingRevision, ChangedPaths: changedPaths(w.Changes)}
 	}
 	d.Detail = &Detail{CurrentRevision: w.CurrentRevision, LastServingRevision: w.LastServingRevision, Changes: w.Changes, Observations: w.obs.list}
+	if len(w.cls.copies) > 0 {
+		d.Detail.Copies = make([]Copy, 0, len(w.cls.copies))
+	}
 	for _, f := range w.cls.copies {
 		d.Detail.Copies = append(d.Detail.Copies, f.toCopy())
 	}
@@ -154,6 +159,7 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	if isBatch(w.Kind) {
 		settleBatch(w, &d)
 	}
+	w.obs.settle()
 	return d
 }
 

@@ -156,16 +156,12 @@ type obsRange struct {
 	read     bool
 }
 
-// lineFacts is what a log text says, each part read when first asked.
+// lineFacts is what a log text says (its textFacts, which workloads share) and what the
+// workload made of it.
 type lineFacts struct {
-	failingDone, reducedDone, atDone bool
-	failing                          bool
-	reduced                          *reducedLine
-	at                               time.Time
-	dated                            bool
-	// logItem is the item of builder logOwner the text counts toward (logEvidence), under logKey.
+	*textFacts
+	// logItem is the item of builder logOwner the text counts toward (logEvidence).
 	logItem  *Evidence
-	logKey   evidenceKey
 	logOwner *evidenceBuilder
 }
 
@@ -408,11 +404,20 @@ func (o *observations) observeLog(i int32, l *snapshot.ContainerLog) {
 	for k, line := range l.Lines {
 		lf := o.lines[line]
 		if lf == nil {
-			lf = &lineFacts{}
+			lf = &lineFacts{textFacts: o.w.texts.get(line)}
 			o.lines[line] = lf
 		}
 		at, _ := lf.time(line)
 		o.list[base+k] = Observation{Kind: ObsLogLine, At: at, Object: obj, Container: l.Container, Last: l.Previous, Text: line, line: lf}
+	}
+}
+
+// settle lets go of what the diagnosis read of each log text once it is done: the report
+// keeps the observations, not the worker's cache (whose facts other workloads fill on), so
+// a diagnosis holds the same whichever workloads shared the worker.
+func (o *observations) settle() {
+	for k := range o.list {
+		o.list[k].line = nil
 	}
 }
 
@@ -462,7 +467,7 @@ func (o *Observation) reduced() *reducedLine {
 	return lf.reduced
 }
 
-func (lf *lineFacts) time(line string) (time.Time, bool) {
+func (lf *textFacts) time(line string) (time.Time, bool) {
 	if !lf.atDone {
 		lf.at, lf.dated = logLineTime(line)
 		lf.atDone = true
@@ -471,7 +476,17 @@ func (lf *lineFacts) time(line string) (time.Time, bool) {
 }
 
 // dated reports whether a log line carries its own time.
-func (o *Observation) dated() bool { return o.Kind != ObsLogLine || o.line == nil || o.line.dated }
+func (o *Observation) dated() bool {
+	if o.Kind != ObsLogLine {
+		return true
+	}
+	if o.line == nil {
+		_, ok := logLineTime(o.Text)
+		return ok
+	}
+	_, ok := o.line.time(o.Text)
+	return ok
+}
 
 // eventFirst is when an event was first seen.
 func eventFirst(e *corev1.Event) time.Time {

@@ -22,6 +22,7 @@ func diagnoseAll(s *snapshot.Snapshot, ws []*workload, done <-chan struct{}, wor
 	var next atomic.Int64
 	var canceled atomic.Bool
 	run := func() {
+		texts := &textCache{}
 		for {
 			i := int(next.Add(1) - 1)
 			if i >= len(ws) || canceled.Load() {
@@ -31,6 +32,7 @@ func diagnoseAll(s *snapshot.Snapshot, ws []*workload, done <-chan struct{}, wor
 				canceled.Store(true)
 				return
 			}
+			ws[i].texts = texts
 			out[i] = diagnoseWorkload(s, ws[i])
 			// The report keeps the diagnosis, not the working state: let it go.
 			ws[i] = nil

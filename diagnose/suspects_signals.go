@@ -37,13 +37,23 @@ type tokenCell struct {
 	done    bool
 	key     string
 	keyDone bool
+	// text holds the tokens and the key once per worker, when the workload has a cache.
+	text *textFacts
 }
 
 // tokensKey returns the key of the signal's tokens, building it once per distinct text.
 func (s *signal) tokensKey() string {
 	toks := s.tokens()
 	if !s.toks.keyDone {
-		s.toks.key, s.toks.keyDone = tokensKey(toks), true
+		if t := s.toks.text; t != nil {
+			if !t.keyDone {
+				t.key, t.keyDone = tokensKey(toks), true
+			}
+			s.toks.key = t.key
+		} else {
+			s.toks.key = tokensKey(toks)
+		}
+		s.toks.keyDone = true
 	}
 	return s.toks.key
 }
@@ -54,7 +64,15 @@ func (s *signal) tokens() []token {
 		s.toks = &tokenCell{}
 	}
 	if !s.toks.done {
-		s.toks.toks, s.toks.done = tokenize(s.Text), true
+		if t := s.toks.text; t != nil {
+			if !t.toksDone {
+				t.toks, t.toksDone = tokenize(s.Text), true
+			}
+			s.toks.toks = t.toks
+		} else {
+			s.toks.toks = tokenize(s.Text)
+		}
+		s.toks.done = true
 	}
 	return s.toks.toks
 }
@@ -167,7 +185,11 @@ func collectSignals(w *workload) []*signal {
 	}
 	cells := make([]tokenCell, len(cellOf))
 	for _, s := range out {
-		s.toks = &cells[cellOf[s.Text]]
+		c := &cells[cellOf[s.Text]]
+		if c.text == nil {
+			c.text = w.texts.get(s.Text)
+		}
+		s.toks = c
 	}
 	return out
 }

@@ -16,6 +16,14 @@ type uidSet struct {
 	m    map[types.UID]struct{}
 }
 
+// newUIDSet is an empty set with room for n UIDs.
+func newUIDSet(n int) uidSet {
+	if n > smallUIDs {
+		return uidSet{m: make(map[types.UID]struct{}, n)}
+	}
+	return uidSet{list: make([]types.UID, 0, n)}
+}
+
 func (s *uidSet) add(u types.UID) {
 	if s.m != nil {
 		s.m[u] = struct{}{}
@@ -55,6 +63,14 @@ type uidMap struct {
 	keys []types.UID
 	vals []*revision
 	m    map[types.UID]*revision
+}
+
+// newUIDMap is an empty map with room for n UIDs.
+func newUIDMap(n int) uidMap {
+	if n > smallUIDs {
+		return uidMap{m: make(map[types.UID]*revision, n)}
+	}
+	return uidMap{keys: make([]types.UID, 0, n), vals: make([]*revision, 0, n)}
 }
 
 func (s *uidMap) set(u types.UID, v *revision) {

@@ -71,6 +71,9 @@ type workload struct {
 	Created time.Time
 	// obs is the observation list, read once (observe).
 	obs *observations
+	// texts is the worker's cache of what log texts say, shared with the workloads it
+	// diagnosed before; nil reads each text afresh.
+	texts *textCache
 	// cls is the classifier's own working state (revision history and the like).
 	cls classState
 

@@ -132,6 +132,8 @@ type observations struct {
 	events, ctrl obsRange
 	// lines holds what is read of each distinct log text once per workload.
 	lines map[string]*lineFacts
+	// tailMark and sigCall number the tails and the calls of collectSignals (lineFacts).
+	tailMark, sigCall int32
 	// podIndex maps a pod name to its index in workload.Pods; logsByPod its log tails.
 	podIndex  map[string]int32
 	logsByPod map[string][]*snapshot.ContainerLog
@@ -163,6 +165,9 @@ type lineFacts struct {
 	// logItem is the item of builder logOwner the text counts toward (logEvidence).
 	logItem  *Evidence
 	logOwner *evidenceBuilder
+	// tailMark is the tail collectSignals last took the text from; cell the index of its
+	// token cell in collectSignals call cellCall.
+	tailMark, cell, cellCall int32
 }
 
 // observe reads the workload's copies, events, controller conditions and revisions into its

@@ -213,7 +213,14 @@ func (ix *serviceIndex) candidates(w *workload) []*corev1.Service {
 	}
 	pairs(w.Template.Labels)
 	for _, p := range w.Pods {
-		pairs(p.Labels)
+		for k, v := range p.Labels {
+			// A copy has its template's labels (and the revision's hash): those pairs
+			// were looked up already.
+			if tv, ok := w.Template.Labels[k]; ok && tv == v {
+				continue
+			}
+			add(ix.byPair[labelPair{w.Namespace, k, v}]...)
+		}
 	}
 	add(ix.byName[labelPair{namespace: w.Namespace, key: w.Name}])
 	if n := w.Template.Labels["app.kubernetes.io/name"]; n != "" {
@@ -244,7 +251,7 @@ func selectorOf(ls *metav1.LabelSelector) labels.Selector {
 func collectDeployment(s *snapshot.Snapshot, d *appsv1.Deployment, nsPods func(string) []*corev1.Pod) *workload {
 	w := &workload{
 		Kind: "Deployment", Namespace: d.Namespace, Name: d.Name, UID: d.UID, Object: d,
-		Declared: replicasOrOne(d.Spec.Replicas), Selector: selectorOf(d.Spec.Selector),
+		Declared: replicasOrOne(d.Spec.Replicas),
 		Template: &d.Spec.Template, TemplatePath: field.NewPath("spec", "template"),
 		Created: d.CreationTimestamp.Time,
 	}
@@ -262,8 +269,9 @@ func collectDeployment(s *snapshot.Snapshot, d *appsv1.Deployment, nsPods func(s
 		// `kubectl get deploy,pods` has no ReplicaSets: take the pods a ReplicaSet controls that
 		// the Deployment's selector matches, with their revisions unknown.
 		w.cls.NoReplicaSets = true
+		sel := selectorOf(d.Spec.Selector)
 		for _, p := range nsPods(d.Namespace) {
-			if c := metav1.GetControllerOf(p); c != nil && c.Kind == "ReplicaSet" && w.Selector.Matches(labels.Set(p.Labels)) {
+			if c := metav1.GetControllerOf(p); c != nil && c.Kind == "ReplicaSet" && sel.Matches(labels.Set(p.Labels)) {
 				w.cls.Unrevisioned = append(w.cls.Unrevisioned, p)
 			}
 		}
@@ -310,7 +318,7 @@ func controlledPods(s *snapshot.Snapshot, uid types.UID) []*corev1.Pod {
 func collectStatefulSet(s *snapshot.Snapshot, st *appsv1.StatefulSet) *workload {
 	w := &workload{
 		Kind: "StatefulSet", Namespace: st.Namespace, Name: st.Name, UID: st.UID, Object: st,
-		Declared: replicasOrOne(st.Spec.Replicas), Selector: selectorOf(st.Spec.Selector),
+		Declared: replicasOrOne(st.Spec.Replicas),
 		Template: &st.Spec.Template, TemplatePath: field.NewPath("spec", "template"),
 		VolumeClaimTemplates: st.Spec.VolumeClaimTemplates, Created: st.CreationTimestamp.Time,
 	}
@@ -339,7 +347,7 @@ func collectStatefulSet(s *snapshot.Snapshot, st *appsv1.StatefulSet) *workload 
 func collectDaemonSet(s *snapshot.Snapshot, ds *appsv1.DaemonSet) *workload {
 	w := &workload{
 		Kind: "DaemonSet", Namespace: ds.Namespace, Name: ds.Name, UID: ds.UID, Object: ds,
-		Declared: ds.Status.DesiredNumberScheduled, Selector: selectorOf(ds.Spec.Selector),
+		Declared: ds.Status.DesiredNumberScheduled,
 		Template: &ds.Spec.Template, TemplatePath: field.NewPath("spec", "template"),
 		Created: ds.CreationTimestamp.Time,
 	}
@@ -375,7 +383,7 @@ func collectDaemonSet(s *snapshot.Snapshot, ds *appsv1.DaemonSet) *workload {
 func collectReplicaSet(s *snapshot.Snapshot, rs *appsv1.ReplicaSet) *workload {
 	w := &workload{
 		Kind: "ReplicaSet", Namespace: rs.Namespace, Name: rs.Name, UID: rs.UID, Object: rs,
-		Declared: replicasOrOne(rs.Spec.Replicas), Selector: selectorOf(rs.Spec.Selector),
+		Declared: replicasOrOne(rs.Spec.Replicas),
 		Template: &rs.Spec.Template, TemplatePath: field.NewPath("spec", "template"),
 		Created: rs.CreationTimestamp.Time,
 	}

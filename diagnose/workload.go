@@ -5,7 +5,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -22,7 +21,6 @@ type workload struct {
 	// Object is the *appsv1.Deployment, *appsv1.StatefulSet, *appsv1.DaemonSet or *appsv1.ReplicaSet.
 	Object   any
 	Declared int32
-	Selector labels.Selector
 
 	// Template is the current pod template; TemplatePath is its field path in Object
 	// (spec.template).

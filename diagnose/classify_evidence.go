@@ -267,8 +267,25 @@ func normalizeEventText(name, uid, m string) string {
 	}
 	// client-go's EventCorrelator rewrites the tenth similar event with this prefix.
 	m = strings.TrimPrefix(m, "(combined from similar events): ")
-	m = generatedSuffix.ReplaceAllString(m, "$1-<suffix>")
-	return withoutVariables(backoffDuration.ReplaceAllString(m, "back-off <d>"))
+	// Each expression runs only where its literal part is: "<name>-", and "-off" (its letters
+	// fold to no other, so (?i) matches nothing without them).
+	if strings.Contains(m, "<name>-") {
+		m = generatedSuffix.ReplaceAllString(m, "$1-<suffix>")
+	}
+	if hasDashOff(m) {
+		m = backoffDuration.ReplaceAllString(m, "back-off <d>")
+	}
+	return withoutVariables(m)
+}
+
+// hasDashOff reports whether s holds "-off" in any case.
+func hasDashOff(s string) bool {
+	for i := 0; i+4 <= len(s); i++ {
+		if s[i] == '-' && s[i+1]|0x20 == 'o' && s[i+2]|0x20 == 'f' && s[i+3]|0x20 == 'f' {
+			return true
+		}
+	}
+	return false
 }
 
 // generatedSuffix is the random suffix the API server appends to generateName (its alphabet has

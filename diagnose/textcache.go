@@ -21,6 +21,8 @@ type textFacts struct {
 	// toks are the text's tokens (tokenize), key their tokensKey.
 	toks []token
 	key  string
+	// pullKind is pullKindOf the text, 0 until asked.
+	pullKind uint8
 }
 
 // textCache is one worker's textFacts by text. A nil cache shares nothing.

@@ -7,7 +7,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // batchFacts is what the classifier read of a Job, or of a CronJob and its newest Job.
@@ -62,7 +61,7 @@ func servedJob(j *batchv1.Job) string {
 // existing its pods still running, serving the pods that succeeded, and restarts adds the pods
 // that failed, each of which the controller replaced.
 func batchCounts(w *workload) {
-	w.ServingPods = map[types.UID]bool{}
+	w.ServingPods = uidSet{}
 	w.Counts.Serving = 0
 	cur := w.cls.Current
 	if cur == nil {
@@ -72,7 +71,7 @@ func batchCounts(w *workload) {
 	var succeeded int32
 	for _, p := range cur.Pods {
 		if p.Status.Phase == corev1.PodSucceeded {
-			w.ServingPods[p.UID] = true
+			w.ServingPods.add(p.UID)
 			succeeded++
 		}
 	}

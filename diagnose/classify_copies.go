@@ -71,10 +71,17 @@ type copyFacts struct {
 
 // readCopy reads copy i of the workload (workload.Pods[i]) from its observations.
 func readCopy(w *workload, i int, ref time.Time) *copyFacts {
+	f := new(copyFacts)
+	fillCopy(f, w, i, ref)
+	return f
+}
+
+// fillCopy is readCopy into f: the engine reads a workload's copies into one slice.
+func fillCopy(f *copyFacts, w *workload, i int, ref time.Time) {
 	p := w.Pods[i]
-	f := &copyFacts{
-		Pod: p, Rev: w.cls.revisionOf[p.UID], Active: active(p), Ready: podReady(p),
-		Serving: w.ServingPods[p.UID], Age: ref.Sub(p.CreationTimestamp.Time), signalObs: -1, lastTerminatedObs: -1, readyObs: -1,
+	*f = copyFacts{
+		Pod: p, Rev: w.cls.revisionOf.get(p.UID), Active: active(p), Ready: podReady(p),
+		Serving: w.ServingPods.has(p.UID), Age: ref.Sub(p.CreationTimestamp.Time), signalObs: -1, lastTerminatedObs: -1, readyObs: -1,
 	}
 	f.Current = f.Rev != nil && f.Rev == w.cls.Current
 	if w.cls.Current == nil {
@@ -125,7 +132,6 @@ func readCopy(w *workload, i int, ref time.Time) *copyFacts {
 			f.setNeverStarts("Pending", "", "not scheduled", base)
 		}
 	}
-	return f
 }
 
 // readContainer reads one container's state o (its last termination lt, when it has one) at

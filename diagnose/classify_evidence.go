@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,7 +19,34 @@ import (
 type evidenceBuilder struct {
 	items map[evidenceKey]*Evidence
 	order []evidenceKey
-	seen  map[evidenceKey]map[string]bool
+	// many holds the objects of an item that covers more than smallUIDs of them; a smaller
+	// item's list is scanned (most cover a few copies, and a map each showed in profiles).
+	many map[*Evidence]map[string]bool
+}
+
+// cover adds object to the objects the item covers, once.
+func (b *evidenceBuilder) cover(e *Evidence, object string) {
+	if m := b.many[e]; m != nil {
+		if !m[object] {
+			m[object] = true
+			e.Objects = append(e.Objects, object)
+		}
+		return
+	}
+	if slices.Contains(e.Objects, object) {
+		return
+	}
+	e.Objects = append(e.Objects, object)
+	if len(e.Objects) > smallUIDs {
+		if b.many == nil {
+			b.many = map[*Evidence]map[string]bool{}
+		}
+		m := make(map[string]bool, 2*len(e.Objects))
+		for _, o := range e.Objects {
+			m[o] = true
+		}
+		b.many[e] = m
+	}
 }
 
 // evidenceKey identifies one signal; a struct rather than a joined string so that a lookup,
@@ -29,7 +57,7 @@ type evidenceKey struct {
 }
 
 func newEvidence() *evidenceBuilder {
-	return &evidenceBuilder{items: map[evidenceKey]*Evidence{}, seen: map[evidenceKey]map[string]bool{}}
+	return &evidenceBuilder{items: map[evidenceKey]*Evidence{}}
 }
 
 // addObserved is add for a signal read from observation obs, which the item then cites.
@@ -49,11 +77,9 @@ func (b *evidenceBuilder) add(src EvidenceSource, kind, key, message, object str
 		e = &Evidence{Kind: kind, Message: message, Source: src, Objects: []string{}}
 		b.items[k] = e
 		b.order = append(b.order, k)
-		b.seen[k] = map[string]bool{}
 	}
-	if object != "" && !b.seen[k][object] {
-		b.seen[k][object] = true
-		e.Objects = append(e.Objects, object)
+	if object != "" {
+		b.cover(e, object)
 	}
 	e.Count += count
 	if at != nil && !at.IsZero() && (e.LastSeen == nil || at.After(*e.LastSeen)) {
@@ -241,8 +267,25 @@ func normalizeEventText(name, uid, m string) string {
 	}
 	// client-go's EventCorrelator rewrites the tenth similar event with this prefix.
 	m = strings.TrimPrefix(m, "(combined from similar events): ")
-	m = generatedSuffix.ReplaceAllString(m, "$1-<suffix>")
-	return withoutVariables(backoffDuration.ReplaceAllString(m, "back-off <d>"))
+	// Each expression runs only where its literal part is: "<name>-", and "-off" (its letters
+	// fold to no other, so (?i) matches nothing without them).
+	if strings.Contains(m, "<name>-") {
+		m = generatedSuffix.ReplaceAllString(m, "$1-<suffix>")
+	}
+	if hasDashOff(m) {
+		m = backoffDuration.ReplaceAllString(m, "back-off <d>")
+	}
+	return withoutVariables(m)
+}
+
+// hasDashOff reports whether s holds "-off" in any case.
+func hasDashOff(s string) bool {
+	for i := 0; i+4 <= len(s); i++ {
+		if s[i] == '-' && s[i+1]|0x20 == 'o' && s[i+2]|0x20 == 'f' && s[i+3]|0x20 == 'f' {
+			return true
+		}
+	}
+	return false
 }
 
 // generatedSuffix is the random suffix the API server appends to generateName (its alphabet has
@@ -281,15 +324,14 @@ func logEvidence(b *evidenceBuilder, w *workload) {
 				}
 				e := lb.addObserved(k, SourceLog, "LogLine", rd.key, rd.text, obj, 1, nil)
 				if lf != nil {
-					lf.logItem, lf.logKey, lf.logOwner = e, evidenceKey{SourceLog, "LogLine", rd.key}, lb
+					lf.logItem, lf.logOwner = e, lb
 				}
 				continue
 			}
 			// The same text again: its item is known, and mostly so is the copy.
 			e := lf.logItem
-			if e.Objects[len(e.Objects)-1] != obj && !lb.seen[lf.logKey][obj] {
-				lb.seen[lf.logKey][obj] = true
-				e.Objects = append(e.Objects, obj)
+			if e.Objects[len(e.Objects)-1] != obj {
+				lb.cover(e, obj)
 			}
 			e.Count++
 			e.Observations = append(e.Observations, k)

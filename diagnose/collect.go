@@ -1,8 +1,10 @@
 package diagnose
 
 import (
+	"runtime"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -53,54 +55,86 @@ func collectWorkloads(s *snapshot.Snapshot) []*workload { return collectSome(s, 
 // workload of the snapshot, and nil accepts all.
 func collectSome(s *snapshot.Snapshot, want func(kind, namespace, name string) bool) []*workload {
 	take := func(kind, namespace, name string) bool { return want == nil || want(kind, namespace, name) }
-	var out []*workload
-	var byNS map[string][]*corev1.Pod
-	nsPods := func(ns string) []*corev1.Pod {
-		if byNS == nil {
-			byNS = map[string][]*corev1.Pod{}
-			for _, p := range s.Pods {
-				byNS[p.Namespace] = append(byNS[p.Namespace], p)
-			}
-		}
-		return byNS[ns]
-	}
-	for _, d := range s.Deployments {
+	// Which objects are workloads is decided here, in the snapshot's order (want is asked in
+	// that order, once each); reading each one's copies, events, logs and Services is
+	// independent of the others and runs on the workers (forEach).
+	var tasks []collectTask
+	for i, d := range s.Deployments {
 		if take("Deployment", d.Namespace, d.Name) {
-			out = append(out, collectDeployment(s, d, nsPods))
+			tasks = append(tasks, collectTask{kind: taskDeployment, i: i})
 		}
 	}
+	// StatefulSets and DaemonSets are read here: ControllerRevisionsOwnedBy sorts the
+	// snapshot's own list in place, which two workers must not do at once.
+	var built []*workload
 	for _, st := range s.StatefulSets {
 		if take("StatefulSet", st.Namespace, st.Name) {
-			out = append(out, collectStatefulSet(s, st))
+			tasks = append(tasks, collectTask{kind: taskBuilt, i: len(built)})
+			built = append(built, collectStatefulSet(s, st))
 		}
 	}
 	for _, ds := range s.DaemonSets {
 		if take("DaemonSet", ds.Namespace, ds.Name) {
-			out = append(out, collectDaemonSet(s, ds))
+			tasks = append(tasks, collectTask{kind: taskBuilt, i: len(built)})
+			built = append(built, collectDaemonSet(s, ds))
 		}
 	}
 	// A ReplicaSet is a workload of its own unless a Deployment of the snapshot owns it: one
 	// made by hand, or by a controller the engine does not model, is still diagnosed.
-	deployments := map[types.UID]bool{}
+	deployments := make(map[types.UID]bool, len(s.Deployments))
 	for _, d := range s.Deployments {
 		deployments[d.UID] = true
 	}
-	for _, rs := range s.ReplicaSets {
+	for i, rs := range s.ReplicaSets {
 		owned := false
 		for _, o := range rs.OwnerReferences {
 			owned = owned || deployments[o.UID]
 		}
 		if !owned && take("ReplicaSet", rs.Namespace, rs.Name) {
-			out = append(out, collectReplicaSet(s, rs))
+			tasks = append(tasks, collectTask{kind: taskReplicaSet, i: i})
 		}
 	}
+	out := make([]*workload, len(tasks), len(tasks)+len(s.CronJobs)+len(s.Jobs))
 	out = append(out, collectBatch(s)...)
+	// The pods of a namespace are filed only when a Deployment without ReplicaSets needs them.
+	nsPods := sync.OnceValue(func() map[string][]*corev1.Pod {
+		byNS := map[string][]*corev1.Pod{}
+		for _, p := range s.Pods {
+			byNS[p.Namespace] = append(byNS[p.Namespace], p)
+		}
+		return byNS
+	})
+	podsIn := func(ns string) []*corev1.Pod { return nsPods()[ns] }
 	svcs := newServiceIndex(s.Services)
-	for _, w := range out {
-		collectShared(s, svcs, w)
-	}
+	logged := podsWithLogs(s)
+	forEach(len(out), runtime.GOMAXPROCS(0), func(k int) {
+		if k < len(tasks) {
+			switch t := tasks[k]; t.kind {
+			case taskDeployment:
+				out[k] = collectDeployment(s, s.Deployments[t.i], podsIn)
+			case taskBuilt:
+				out[k] = built[t.i]
+			case taskReplicaSet:
+				out[k] = collectReplicaSet(s, s.ReplicaSets[t.i])
+			}
+		}
+		collectShared(s, svcs, logged, out[k])
+	})
 	return out
 }
+
+// collectTask is one object of the snapshot that is a workload: its kind and index in the
+// snapshot's list of that kind (or in the workloads read already).
+type collectTask struct {
+	kind uint8
+	i    int
+}
+
+const (
+	taskDeployment uint8 = iota
+	taskReplicaSet
+	taskBuilt // read before the workers start
+)
 
 // serviceIndex finds the Services that may concern a workload without testing every Service of
 // a namespace against every workload: a Service selecting the workload has all its selector
@@ -115,7 +149,7 @@ type serviceIndex struct {
 type labelPair struct{ namespace, key, value string }
 
 func newServiceIndex(svcs []*corev1.Service) *serviceIndex {
-	ix := &serviceIndex{byPair: map[labelPair][]*corev1.Service{}, byName: map[labelPair]*corev1.Service{}, byLabel: map[labelPair][]*corev1.Service{}}
+	ix := &serviceIndex{byPair: make(map[labelPair][]*corev1.Service, len(svcs)), byName: make(map[labelPair]*corev1.Service, len(svcs)), byLabel: map[labelPair][]*corev1.Service{}}
 	for _, svc := range svcs {
 		ix.byName[labelPair{namespace: svc.Namespace, key: svc.Name}] = svc
 		if n := svc.Labels["app.kubernetes.io/name"]; n != "" {
@@ -125,12 +159,14 @@ func newServiceIndex(svcs []*corev1.Service) *serviceIndex {
 		if len(svc.Spec.Selector) == 0 {
 			continue
 		}
-		keys := make([]string, 0, len(svc.Spec.Selector))
+		// Filed under the selector's first key in order.
+		first, found := "", false
 		for k := range svc.Spec.Selector {
-			keys = append(keys, k)
+			if !found || k < first {
+				first, found = k, true
+			}
 		}
-		sort.Strings(keys)
-		pair := labelPair{svc.Namespace, keys[0], svc.Spec.Selector[keys[0]]}
+		pair := labelPair{svc.Namespace, first, svc.Spec.Selector[first]}
 		ix.byPair[pair] = append(ix.byPair[pair], svc)
 	}
 	return ix
@@ -139,13 +175,34 @@ func newServiceIndex(svcs []*corev1.Service) *serviceIndex {
 // candidates returns, by name, the Services filed under any of the label sets'
 // pairs, under the workload's name, or under its app.kubernetes.io/name.
 func (ix *serviceIndex) candidates(w *workload) []*corev1.Service {
-	seen := map[*corev1.Service]bool{}
+	// Few Services concern a workload: a list is scanned for the ones already taken, until
+	// it is long enough for a map.
+	var seen map[*corev1.Service]bool
 	var out []*corev1.Service
+	taken := func(svc *corev1.Service) bool {
+		if seen != nil {
+			return seen[svc]
+		}
+		for _, x := range out {
+			if x == svc {
+				return true
+			}
+		}
+		return false
+	}
 	add := func(svcs ...*corev1.Service) {
 		for _, svc := range svcs {
-			if svc != nil && !seen[svc] {
+			if svc == nil || taken(svc) {
+				continue
+			}
+			out = append(out, svc)
+			if seen != nil {
 				seen[svc] = true
-				out = append(out, svc)
+			} else if len(out) > smallUIDs {
+				seen = make(map[*corev1.Service]bool, 2*len(out))
+				for _, x := range out {
+					seen[x] = true
+				}
 			}
 		}
 	}
@@ -156,7 +213,14 @@ func (ix *serviceIndex) candidates(w *workload) []*corev1.Service {
 	}
 	pairs(w.Template.Labels)
 	for _, p := range w.Pods {
-		pairs(p.Labels)
+		for k, v := range p.Labels {
+			// A copy has its template's labels (and the revision's hash): those pairs
+			// were looked up already.
+			if tv, ok := w.Template.Labels[k]; ok && tv == v {
+				continue
+			}
+			add(ix.byPair[labelPair{w.Namespace, k, v}]...)
+		}
 	}
 	add(ix.byName[labelPair{namespace: w.Namespace, key: w.Name}])
 	if n := w.Template.Labels["app.kubernetes.io/name"]; n != "" {
@@ -187,7 +251,7 @@ func selectorOf(ls *metav1.LabelSelector) labels.Selector {
 func collectDeployment(s *snapshot.Snapshot, d *appsv1.Deployment, nsPods func(string) []*corev1.Pod) *workload {
 	w := &workload{
 		Kind: "Deployment", Namespace: d.Namespace, Name: d.Name, UID: d.UID, Object: d,
-		Declared: replicasOrOne(d.Spec.Replicas), Selector: selectorOf(d.Spec.Selector),
+		Declared: replicasOrOne(d.Spec.Replicas),
 		Template: &d.Spec.Template, TemplatePath: field.NewPath("spec", "template"),
 		Created: d.CreationTimestamp.Time,
 	}
@@ -205,8 +269,9 @@ func collectDeployment(s *snapshot.Snapshot, d *appsv1.Deployment, nsPods func(s
 		// `kubectl get deploy,pods` has no ReplicaSets: take the pods a ReplicaSet controls that
 		// the Deployment's selector matches, with their revisions unknown.
 		w.cls.NoReplicaSets = true
+		sel := selectorOf(d.Spec.Selector)
 		for _, p := range nsPods(d.Namespace) {
-			if c := metav1.GetControllerOf(p); c != nil && c.Kind == "ReplicaSet" && w.Selector.Matches(labels.Set(p.Labels)) {
+			if c := metav1.GetControllerOf(p); c != nil && c.Kind == "ReplicaSet" && sel.Matches(labels.Set(p.Labels)) {
 				w.cls.Unrevisioned = append(w.cls.Unrevisioned, p)
 			}
 		}
@@ -243,7 +308,7 @@ func sortRevisions(revs []*revision) {
 func controlledPods(s *snapshot.Snapshot, uid types.UID) []*corev1.Pod {
 	var out []*corev1.Pod
 	for _, p := range s.PodsOwnedBy(uid) {
-		if c := metav1.GetControllerOf(p); c == nil || c.UID == uid {
+		if c := metav1.GetControllerOfNoCopy(p); c == nil || c.UID == uid {
 			out = append(out, p)
 		}
 	}
@@ -253,7 +318,7 @@ func controlledPods(s *snapshot.Snapshot, uid types.UID) []*corev1.Pod {
 func collectStatefulSet(s *snapshot.Snapshot, st *appsv1.StatefulSet) *workload {
 	w := &workload{
 		Kind: "StatefulSet", Namespace: st.Namespace, Name: st.Name, UID: st.UID, Object: st,
-		Declared: replicasOrOne(st.Spec.Replicas), Selector: selectorOf(st.Spec.Selector),
+		Declared: replicasOrOne(st.Spec.Replicas),
 		Template: &st.Spec.Template, TemplatePath: field.NewPath("spec", "template"),
 		VolumeClaimTemplates: st.Spec.VolumeClaimTemplates, Created: st.CreationTimestamp.Time,
 	}
@@ -282,7 +347,7 @@ func collectStatefulSet(s *snapshot.Snapshot, st *appsv1.StatefulSet) *workload 
 func collectDaemonSet(s *snapshot.Snapshot, ds *appsv1.DaemonSet) *workload {
 	w := &workload{
 		Kind: "DaemonSet", Namespace: ds.Namespace, Name: ds.Name, UID: ds.UID, Object: ds,
-		Declared: ds.Status.DesiredNumberScheduled, Selector: selectorOf(ds.Spec.Selector),
+		Declared: ds.Status.DesiredNumberScheduled,
 		Template: &ds.Spec.Template, TemplatePath: field.NewPath("spec", "template"),
 		Created: ds.CreationTimestamp.Time,
 	}
@@ -318,7 +383,7 @@ func collectDaemonSet(s *snapshot.Snapshot, ds *appsv1.DaemonSet) *workload {
 func collectReplicaSet(s *snapshot.Snapshot, rs *appsv1.ReplicaSet) *workload {
 	w := &workload{
 		Kind: "ReplicaSet", Namespace: rs.Namespace, Name: rs.Name, UID: rs.UID, Object: rs,
-		Declared: replicasOrOne(rs.Spec.Replicas), Selector: selectorOf(rs.Spec.Selector),
+		Declared: replicasOrOne(rs.Spec.Replicas),
 		Template: &rs.Spec.Template, TemplatePath: field.NewPath("spec", "template"),
 		Created: rs.CreationTimestamp.Time,
 	}
@@ -334,9 +399,23 @@ func collectReplicaSet(s *snapshot.Snapshot, rs *appsv1.ReplicaSet) *workload {
 	return w
 }
 
+// podKey names a pod in its namespace.
+type podKey struct{ namespace, name string }
+
+// podsWithLogs files the pods the snapshot has a log tail of, so that a copy without one
+// (most copies: sources read the logs of failing copies) costs one lookup, not two per
+// container.
+func podsWithLogs(s *snapshot.Snapshot) map[podKey]bool {
+	out := make(map[podKey]bool)
+	for i := range s.Logs {
+		out[podKey{s.Logs[i].Namespace, s.Logs[i].Pod}] = true
+	}
+	return out
+}
+
 // collectShared fills what every kind gathers the same way once its revisions are known: the
 // copies, their events and logs, claims and Services.
-func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, w *workload) {
+func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, logged map[podKey]bool, w *workload) {
 	for _, rev := range w.cls.Revisions {
 		sortPods(rev.Pods)
 		w.Pods = append(w.Pods, rev.Pods...)
@@ -347,10 +426,10 @@ func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, w *workload) {
 		w.CurrentPods = w.cls.Current.Pods
 		w.CurrentRevision = strconv.FormatInt(w.cls.Current.Number, 10)
 	}
-	w.cls.revisionOf = map[types.UID]*revision{}
+	w.cls.revisionOf = newUIDMap(len(w.Pods))
 	for _, rev := range w.cls.Revisions {
 		for _, p := range rev.Pods {
-			w.cls.revisionOf[p.UID] = rev
+			w.cls.revisionOf.set(p.UID, rev)
 		}
 	}
 
@@ -371,6 +450,9 @@ func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, w *workload) {
 			if v.PersistentVolumeClaim != nil {
 				claims[v.PersistentVolumeClaim.ClaimName] = true
 			}
+		}
+		if !logged[podKey{p.Namespace, p.Name}] {
+			continue
 		}
 		// By index: a container is large, and copying them per pod showed in profiles.
 		for _, cs := range [2][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {

@@ -91,7 +91,7 @@ var jobPodName = regexp.MustCompile(`^([0-9]+-)?[bcdfghjklmnpqrstvwxz2456789]{5}
 func collectJob(s *snapshot.Snapshot, j *batchv1.Job, gone *gonePodEvents) *workload {
 	w := &workload{
 		Kind: "Job", Namespace: j.Namespace, Name: j.Name, UID: j.UID, Object: j,
-		Declared: jobCompletions(j), Selector: selectorOf(j.Spec.Selector),
+		Declared: jobCompletions(j),
 		Template: &j.Spec.Template, TemplatePath: field.NewPath("spec", "template"),
 		Created: j.CreationTimestamp.Time,
 	}
@@ -106,7 +106,7 @@ func collectJob(s *snapshot.Snapshot, j *batchv1.Job, gone *gonePodEvents) *work
 func collectCronJob(s *snapshot.Snapshot, cj *batchv1.CronJob, gone *gonePodEvents) *workload {
 	w := &workload{
 		Kind: "CronJob", Namespace: cj.Namespace, Name: cj.Name, UID: cj.UID, Object: cj,
-		Declared: 1, Selector: selectorOf(cj.Spec.JobTemplate.Spec.Selector),
+		Declared:     1,
 		Template:     &cj.Spec.JobTemplate.Spec.Template,
 		TemplatePath: field.NewPath("spec", "jobTemplate", "spec", "template"),
 		Created:      cj.CreationTimestamp.Time,

@@ -23,7 +23,7 @@ type serviceView struct {
 	// EndpointSlice in the snapshot: then Ready is the best the engine can see.
 	Known bool
 	// Endpoint holds the copies that are ready endpoints on a port a container exposes.
-	Endpoint map[types.UID]bool
+	Endpoint uidSet
 	// Unexposed names a Service whose ready endpoints are on ports no container exposes.
 	Unexposed string
 }
@@ -31,13 +31,8 @@ type serviceView struct {
 // endpoints reads the EndpointSlices of the workload's Services. A Service that is meant for the
 // workload but selects none of its pods counts as known with no endpoints: its slices are empty.
 func endpoints(s *snapshot.Snapshot, w *workload) serviceView {
-	v := serviceView{Endpoint: map[types.UID]bool{}}
-	pods := map[types.UID]*corev1.Pod{}
-	byName := map[string]*corev1.Pod{}
-	for _, p := range w.Pods {
-		pods[p.UID] = p
-		byName[p.Name] = p
-	}
+	var v serviceView
+	find := copyFinder(w.Pods)
 	for _, svc := range w.Services {
 		slices := s.EndpointSlicesFor(svc.Namespace, svc.Name)
 		if len(slices) == 0 {
@@ -49,15 +44,12 @@ func endpoints(s *snapshot.Snapshot, w *workload) serviceView {
 				if ep.TargetRef == nil || ep.TargetRef.Kind != "Pod" {
 					continue
 				}
-				p := pods[ep.TargetRef.UID]
-				if p == nil {
-					p = byName[ep.TargetRef.Name]
-				}
+				p := find(ep.TargetRef.UID, ep.TargetRef.Name)
 				if p == nil || (ep.Conditions.Ready != nil && !*ep.Conditions.Ready) {
 					continue
 				}
 				if exposesAny(p, es.Ports) {
-					v.Endpoint[p.UID] = true
+					v.Endpoint.add(p.UID)
 				} else if v.Unexposed == "" {
 					v.Unexposed = svc.Name
 				}
@@ -68,6 +60,38 @@ func endpoints(s *snapshot.Snapshot, w *workload) serviceView {
 		v.Known = true
 	}
 	return v
+}
+
+// copyFinder returns a lookup of the copy with a UID, else of the copy with a name (the last
+// of the copies with it, as maps filled in order would hold).
+func copyFinder(pods []*corev1.Pod) func(uid types.UID, name string) *corev1.Pod {
+	if len(pods) <= smallUIDs {
+		return func(uid types.UID, name string) *corev1.Pod {
+			for i := len(pods) - 1; i >= 0; i-- {
+				if pods[i].UID == uid {
+					return pods[i]
+				}
+			}
+			for i := len(pods) - 1; i >= 0; i-- {
+				if pods[i].Name == name {
+					return pods[i]
+				}
+			}
+			return nil
+		}
+	}
+	byUID := make(map[types.UID]*corev1.Pod, len(pods))
+	byName := make(map[string]*corev1.Pod, len(pods))
+	for _, p := range pods {
+		byUID[p.UID] = p
+		byName[p.Name] = p
+	}
+	return func(uid types.UID, name string) *corev1.Pod {
+		if p := byUID[uid]; p != nil {
+			return p
+		}
+		return byName[name]
+	}
 }
 
 // exposesAny reports whether the pod has a container port among the slice's ports. A slice
@@ -92,16 +116,16 @@ func exposesAny(p *corev1.Pod, ports []discoveryv1.EndpointPort) bool {
 func count(s *snapshot.Snapshot, w *workload, ref time.Time) (youngest, oldest *int64) {
 	view := endpoints(s, w)
 	w.Counts = Counts{Declared: w.Declared}
-	w.ServingPods = map[types.UID]bool{}
+	w.ServingPods = newUIDSet(len(w.Pods))
 	for _, p := range w.Pods {
 		if !active(p) {
 			continue
 		}
 		w.Counts.Existing++
 		w.Counts.Restarts += restarts(p)
-		if podReady(p) && (!view.Known || view.Endpoint[p.UID]) {
+		if podReady(p) && (!view.Known || view.Endpoint.has(p.UID)) {
 			w.Counts.Serving++
-			w.ServingPods[p.UID] = true
+			w.ServingPods.add(p.UID)
 		}
 		age := int64(ref.Sub(p.CreationTimestamp.Time) / time.Second)
 		if age < 0 {

@@ -1,9 +1,12 @@
 package diagnose
 
 import (
+	"cmp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
@@ -45,19 +48,34 @@ func newReport(s *snapshot.Snapshot) *Report {
 
 // sortWorkloads orders a report's workloads worst first, then by namespace, name and kind.
 func sortWorkloads(r *Report) {
-	sort.SliceStable(r.Workloads, func(i, j int) bool {
-		a, b := &r.Workloads[i], &r.Workloads[j]
-		if a.Shape.Severity() != b.Shape.Severity() {
-			return a.Shape.Severity() < b.Shape.Severity()
+	// A diagnosis is large: sort its place, with its severity read once, then move each once.
+	type key struct {
+		severity int
+		d        *Diagnosis
+	}
+	ws := r.Workloads
+	keys := make([]key, len(ws))
+	for i := range ws {
+		keys[i] = key{ws[i].Shape.Severity(), &ws[i]}
+	}
+	slices.SortStableFunc(keys, func(x, y key) int {
+		a, b := x.d, y.d
+		if x.severity != y.severity {
+			return cmp.Compare(x.severity, y.severity)
 		}
 		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
+			return strings.Compare(a.Namespace, b.Namespace)
 		}
 		if a.Name != b.Name {
-			return a.Name < b.Name
+			return strings.Compare(a.Name, b.Name)
 		}
-		return a.Kind < b.Kind
+		return strings.Compare(a.Kind, b.Kind)
 	})
+	out := make([]Diagnosis, len(ws))
+	for i, k := range keys {
+		out[i] = *k.d
+	}
+	r.Workloads = out
 }
 
 // diagnoseWorkload runs the passes in order: counts, revisions, copies, rollout, shape, evidence;
@@ -72,9 +90,11 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	w.findServing()
 	w.diffRevisions()
 	w.observe()
-	w.cls.copies = make([]*copyFacts, 0, len(w.Pods))
+	w.cls.copies = make([]*copyFacts, len(w.Pods))
+	facts := make([]copyFacts, len(w.Pods))
 	for i := range w.Pods {
-		w.cls.copies = append(w.cls.copies, readCopy(w, i, ref))
+		fillCopy(&facts[i], w, i, ref)
+		w.cls.copies[i] = &facts[i]
 	}
 	w.cls.rollout = readRollout(w, ref)
 	w.cls.failedCreate = readFailedCreate(w)
@@ -128,6 +148,9 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 		d.Revisions = &Revisions{Current: w.CurrentRevision, LastServing: w.LastServingRevision, ChangedPaths: changedPaths(w.Changes)}
 	}
 	d.Detail = &Detail{CurrentRevision: w.CurrentRevision, LastServingRevision: w.LastServingRevision, Changes: w.Changes, Observations: w.obs.list}
+	if len(w.cls.copies) > 0 {
+		d.Detail.Copies = make([]Copy, 0, len(w.cls.copies))
+	}
 	for _, f := range w.cls.copies {
 		d.Detail.Copies = append(d.Detail.Copies, f.toCopy())
 	}
@@ -136,6 +159,7 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	if isBatch(w.Kind) {
 		settleBatch(w, &d)
 	}
+	w.obs.settle()
 	return d
 }
 

@@ -132,6 +132,8 @@ type observations struct {
 	events, ctrl obsRange
 	// lines holds what is read of each distinct log text once per workload.
 	lines map[string]*lineFacts
+	// tailMark and sigCall number the tails and the calls of collectSignals (lineFacts).
+	tailMark, sigCall int32
 	// podIndex maps a pod name to its index in workload.Pods; logsByPod its log tails.
 	podIndex  map[string]int32
 	logsByPod map[string][]*snapshot.ContainerLog
@@ -156,17 +158,16 @@ type obsRange struct {
 	read     bool
 }
 
-// lineFacts is what a log text says, each part read when first asked.
+// lineFacts is what a log text says (its textFacts, which workloads share) and what the
+// workload made of it.
 type lineFacts struct {
-	failingDone, reducedDone, atDone bool
-	failing                          bool
-	reduced                          *reducedLine
-	at                               time.Time
-	dated                            bool
-	// logItem is the item of builder logOwner the text counts toward (logEvidence), under logKey.
+	*textFacts
+	// logItem is the item of builder logOwner the text counts toward (logEvidence).
 	logItem  *Evidence
-	logKey   evidenceKey
 	logOwner *evidenceBuilder
+	// tailMark is the tail collectSignals last took the text from; cell the index of its
+	// token cell in collectSignals call cellCall.
+	tailMark, cell, cellCall int32
 }
 
 // observe reads the workload's copies, events, controller conditions and revisions into its
@@ -261,7 +262,7 @@ func (o *observations) observePod(p *corev1.Pod) {
 	}
 	// What every observation of the copy shares.
 	obj := o.ref("Pod", p.Name, p.UID)
-	if r := o.w.cls.revisionOf[p.UID]; r != nil {
+	if r := o.w.cls.revisionOf.get(p.UID); r != nil {
 		obj.Revision = r.Number
 	}
 	for k := from; k < len(o.list); k++ {
@@ -408,11 +409,20 @@ func (o *observations) observeLog(i int32, l *snapshot.ContainerLog) {
 	for k, line := range l.Lines {
 		lf := o.lines[line]
 		if lf == nil {
-			lf = &lineFacts{}
+			lf = &lineFacts{textFacts: o.w.texts.get(line)}
 			o.lines[line] = lf
 		}
 		at, _ := lf.time(line)
 		o.list[base+k] = Observation{Kind: ObsLogLine, At: at, Object: obj, Container: l.Container, Last: l.Previous, Text: line, line: lf}
+	}
+}
+
+// settle lets go of what the diagnosis read of each log text once it is done: the report
+// keeps the observations, not the worker's cache (whose facts other workloads fill on), so
+// a diagnosis holds the same whichever workloads shared the worker.
+func (o *observations) settle() {
+	for k := range o.list {
+		o.list[k].line = nil
 	}
 }
 
@@ -462,7 +472,7 @@ func (o *Observation) reduced() *reducedLine {
 	return lf.reduced
 }
 
-func (lf *lineFacts) time(line string) (time.Time, bool) {
+func (lf *textFacts) time(line string) (time.Time, bool) {
 	if !lf.atDone {
 		lf.at, lf.dated = logLineTime(line)
 		lf.atDone = true
@@ -471,7 +481,17 @@ func (lf *lineFacts) time(line string) (time.Time, bool) {
 }
 
 // dated reports whether a log line carries its own time.
-func (o *Observation) dated() bool { return o.Kind != ObsLogLine || o.line == nil || o.line.dated }
+func (o *Observation) dated() bool {
+	if o.Kind != ObsLogLine {
+		return true
+	}
+	if o.line == nil {
+		_, ok := logLineTime(o.Text)
+		return ok
+	}
+	_, ok := o.line.time(o.Text)
+	return ok
+}
 
 // eventFirst is when an event was first seen.
 func eventFirst(e *corev1.Event) time.Time {

@@ -22,6 +22,7 @@ func diagnoseAll(s *snapshot.Snapshot, ws []*workload, done <-chan struct{}, wor
 	var next atomic.Int64
 	var canceled atomic.Bool
 	run := func() {
+		texts := &textCache{}
 		for {
 			i := int(next.Add(1) - 1)
 			if i >= len(ws) || canceled.Load() {
@@ -31,6 +32,7 @@ func diagnoseAll(s *snapshot.Snapshot, ws []*workload, done <-chan struct{}, wor
 				canceled.Store(true)
 				return
 			}
+			ws[i].texts = texts
 			out[i] = diagnoseWorkload(s, ws[i])
 			// The report keeps the diagnosis, not the working state: let it go.
 			ws[i] = nil
@@ -49,4 +51,36 @@ func diagnoseAll(s *snapshot.Snapshot, ws []*workload, done <-chan struct{}, wor
 		return nil
 	}
 	return out
+}
+
+// forEachChunk is how many indexes a worker of forEach takes at a time: enough that the
+// shared counter is not contended, few enough that both workers end together.
+const forEachChunk = 16
+
+// forEach calls fn for every index below n on up to workers goroutines, which take the
+// indexes in chunks as they finish the last. fn must touch only what index i owns.
+func forEach(n, workers int, fn func(i int)) {
+	workers = min(workers, (n+workPerWorker-1)/workPerWorker)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				from := int(next.Add(forEachChunk) - forEachChunk)
+				if from >= n {
+					return
+				}
+				for i := from; i < min(from+forEachChunk, n); i++ {
+					fn(i)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

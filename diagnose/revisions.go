@@ -9,7 +9,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // history is a workload's revisions, oldest first, and which of them the engine reads as
@@ -24,7 +23,7 @@ type history struct {
 	// NoReplicaSets: a Deployment whose ReplicaSets the snapshot does not hold; its copies were
 	// found by selector and its revisions are unknown.
 	NoReplicaSets bool
-	revisionOf    map[types.UID]*revision
+	revisionOf    uidMap
 }
 
 // defaultProgressDeadline is the Deployment default, also used as the warm-up allowance for

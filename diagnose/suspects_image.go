@@ -82,10 +82,11 @@ func (r *ranker) imageRules() {
 		for _, c := range r.pullContainers(s) {
 			imgPath := c.path.Child("image")
 			_, imageChanged := r.previous(imgPath)
+			kind := s.pullKind()
 			switch {
-			case s.Reason == "InvalidImageName" || reImageInvalid.MatchString(s.Text):
+			case s.Reason == "InvalidImageName" || kind == pullInvalid:
 				r.suspectTemplate(RuleImageInvalidName, imgPath, scoreCertain, "the image reference cannot be parsed: "+s.Text)
-			case reImageAuth.MatchString(s.Text):
+			case kind == pullAuth:
 				// A repository that does not exist is also answered with "pull access denied";
 				// when the failing revision changed the image, the new name is the likelier fault.
 				secrets := scoreCertain
@@ -98,9 +99,9 @@ func (r *ranker) imageRules() {
 					"the registry refused to serve "+c.c.Image+" without credentials; the pod has no pull secret that it accepts")
 				r.suspectTemplate(RuleImagePullAuth, r.specPath.Child("serviceAccountName"), scorePossible,
 					"pull secrets can also come from the pod's ServiceAccount")
-			case reImageMissing.MatchString(s.Text):
+			case kind == pullMissing:
 				r.suspectTemplate(RuleImageNotFound, imgPath, scoreCertain, "the registry has no image "+c.c.Image)
-			case reImageNetwork.MatchString(s.Text):
+			case kind == pullNetwork:
 				reason := "the registry of " + c.c.Image + " cannot be reached: " + networkCause(s.Text)
 				switch prev, _ := r.previous(imgPath); {
 				case !imageChanged:
@@ -116,6 +117,43 @@ func (r *ranker) imageRules() {
 			}
 		}
 	}
+}
+
+// What a pull failure's text says, as imageRules asks it: the first of the expressions
+// that matches, in its order.
+const (
+	pullOther uint8 = iota + 1
+	pullInvalid
+	pullAuth
+	pullMissing
+	pullNetwork
+)
+
+func pullKindOf(text string) uint8 {
+	switch {
+	case reImageInvalid.MatchString(text):
+		return pullInvalid
+	case reImageAuth.MatchString(text):
+		return pullAuth
+	case reImageMissing.MatchString(text):
+		return pullMissing
+	case reImageNetwork.MatchString(text):
+		return pullNetwork
+	}
+	return pullOther
+}
+
+// pullKind is pullKindOf the signal's text, read once per text and worker: every copy and
+// its events repeat the same pull failure.
+func (s *signal) pullKind() uint8 {
+	if s.toks == nil || s.toks.text == nil {
+		return pullKindOf(s.Text)
+	}
+	t := s.toks.text
+	if t.pullKind == 0 {
+		t.pullKind = pullKindOf(s.Text)
+	}
+	return t.pullKind
 }
 
 // pullContainers finds the containers a pull failure is about: the one named by the signal,

@@ -37,13 +37,23 @@ type tokenCell struct {
 	done    bool
 	key     string
 	keyDone bool
+	// text holds the tokens and the key once per worker, when the workload has a cache.
+	text *textFacts
 }
 
 // tokensKey returns the key of the signal's tokens, building it once per distinct text.
 func (s *signal) tokensKey() string {
 	toks := s.tokens()
 	if !s.toks.keyDone {
-		s.toks.key, s.toks.keyDone = tokensKey(toks), true
+		if t := s.toks.text; t != nil {
+			if !t.keyDone {
+				t.key, t.keyDone = tokensKey(toks), true
+			}
+			s.toks.key = t.key
+		} else {
+			s.toks.key = tokensKey(toks)
+		}
+		s.toks.keyDone = true
 	}
 	return s.toks.key
 }
@@ -54,7 +64,15 @@ func (s *signal) tokens() []token {
 		s.toks = &tokenCell{}
 	}
 	if !s.toks.done {
-		s.toks.toks, s.toks.done = tokenize(s.Text), true
+		if t := s.toks.text; t != nil {
+			if !t.toksDone {
+				t.toks, t.toksDone = tokenize(s.Text), true
+			}
+			s.toks.toks = t.toks
+		} else {
+			s.toks.toks = tokenize(s.Text)
+		}
+		s.toks.done = true
 	}
 	return s.toks.toks
 }
@@ -129,8 +147,11 @@ func collectSignals(w *workload) []*signal {
 	}
 	// Every copy logs the same failure: each distinct line is decided once (observations share
 	// their text's facts). Log signals are many and alike; they are allocated in chunks, which
-	// never move once allocated.
-	seen := map[string]bool{}
+	// never move once allocated. A text taken from the tail being read is marked on its
+	// facts (one per text and workload), which a map by text cost more than.
+	var seen map[string]bool
+	obs.sigCall++
+	call := obs.sigCall
 	var chunk []signal
 	read := 0
 	for _, i := range idx {
@@ -144,12 +165,24 @@ func collectSignals(w *workload) []*signal {
 				from = t.to - maxLogLinesPerContainer
 			}
 			clear(seen)
+			obs.tailMark++
+			mark := obs.tailMark
 			for k := from; k < t.to; k++ {
 				o := &obs.list[k]
-				if seen[o.Text] || !o.failing() {
-					continue
+				if lf := o.line; lf != nil {
+					if lf.tailMark == mark || !o.failing() {
+						continue
+					}
+					lf.tailMark = mark
+				} else {
+					if seen[o.Text] || !o.failing() {
+						continue
+					}
+					if seen == nil {
+						seen = map[string]bool{}
+					}
+					seen[o.Text] = true
 				}
-				seen[o.Text] = true
 				if len(chunk) == cap(chunk) {
 					chunk = make([]signal, 0, 64)
 				}
@@ -158,16 +191,35 @@ func collectSignals(w *workload) []*signal {
 			}
 		}
 	}
-	// One token cell per distinct text, all in one slice.
-	cellOf := make(map[string]int, len(out))
-	for _, s := range out {
-		if _, ok := cellOf[s.Text]; !ok {
-			cellOf[s.Text] = len(cellOf)
+	// One token cell per distinct text, all in one slice. A log line's text finds its cell
+	// on its facts after the first time.
+	cellOf := make(map[string]int)
+	cell := make([]int32, len(out))
+	for j, s := range out {
+		var lf *lineFacts
+		if s.Source == SourceLog && s.obs >= 0 {
+			if lf = obs.list[s.obs].line; lf != nil && lf.cellCall == call {
+				cell[j] = lf.cell
+				continue
+			}
+		}
+		c, ok := cellOf[s.Text]
+		if !ok {
+			c = len(cellOf)
+			cellOf[s.Text] = c
+		}
+		cell[j] = int32(c)
+		if lf != nil {
+			lf.cellCall, lf.cell = call, int32(c)
 		}
 	}
 	cells := make([]tokenCell, len(cellOf))
-	for _, s := range out {
-		s.toks = &cells[cellOf[s.Text]]
+	for j, s := range out {
+		c := &cells[cell[j]]
+		if c.text == nil {
+			c.text = w.texts.get(s.Text)
+		}
+		s.toks = c
 	}
 	return out
 }

@@ -5,7 +5,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -22,7 +21,6 @@ type workload struct {
 	// Object is the *appsv1.Deployment, *appsv1.StatefulSet, *appsv1.DaemonSet or *appsv1.ReplicaSet.
 	Object   any
 	Declared int32
-	Selector labels.Selector
 
 	// Template is the current pod template; TemplatePath is its field path in Object
 	// (spec.template).
@@ -66,11 +64,14 @@ type workload struct {
 	ReplicaSets []*appsv1.ReplicaSet
 	// Counts as classified; ServingPods holds the UIDs of the copies counted as serving.
 	Counts      Counts
-	ServingPods map[types.UID]bool
+	ServingPods uidSet
 	// Created is the workload's creation time.
 	Created time.Time
 	// obs is the observation list, read once (observe).
 	obs *observations
+	// texts is the worker's cache of what log texts say, shared with the workloads it
+	// diagnosed before; nil reads each text afresh.
+	texts *textCache
 	// cls is the classifier's own working state (revision history and the like).
 	cls classState
 

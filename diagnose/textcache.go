@@ -1,0 +1,47 @@
+package diagnose
+
+import "time"
+
+// Many workloads log the very same texts (one image behind several Deployments, every client
+// of a dependency that is down). What a text says does not depend on the workload that logged
+// it, so each worker keeps what it read of each text for the workloads it diagnoses next:
+// textFacts holds only what is a function of the text alone.
+
+// maxCachedTexts bounds a worker's cache; past it the cache starts afresh, so a cluster whose
+// texts never repeat holds no more than this many.
+const maxCachedTexts = 1 << 16
+
+// textFacts is what a log text says, each part read when first asked.
+type textFacts struct {
+	failingDone, reducedDone, atDone, toksDone, keyDone bool
+	failing                                             bool
+	dated                                               bool
+	reduced                                             *reducedLine
+	at                                                  time.Time
+	// toks are the text's tokens (tokenize), key their tokensKey.
+	toks []token
+	key  string
+	// pullKind is pullKindOf the text, 0 until asked.
+	pullKind uint8
+}
+
+// textCache is one worker's textFacts by text. A nil cache shares nothing.
+type textCache struct {
+	m map[string]*textFacts
+}
+
+// get returns the facts of text, new ones the first time.
+func (c *textCache) get(text string) *textFacts {
+	if c == nil {
+		return &textFacts{}
+	}
+	if f := c.m[text]; f != nil {
+		return f
+	}
+	if c.m == nil || len(c.m) >= maxCachedTexts {
+		c.m = make(map[string]*textFacts, 256)
+	}
+	f := &textFacts{}
+	c.m[text] = f
+	return f
+}

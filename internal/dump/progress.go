@@ -45,6 +45,8 @@ type progress struct {
 	// last is when progress was reported last, handed when the workloads were.
 	last, handed time.Time
 	filed        int
+	// reported is the objects filed at the last report.
+	reported int
 	// inWorkloads is true while the objects filed are of workload kinds; the move from them
 	// to another kind is when the workloads read so far are handed over.
 	inWorkloads bool
@@ -84,12 +86,19 @@ func (p *progress) object(r *reader, kind string) {
 	}
 }
 
-// file notes a file opened: a directory of many small files (logs) reports as it goes.
-func (p *progress) file(r *reader) {
+// file notes a file about to be opened. A list named for its kind is that kind's read from now
+// on, and what was read before is reported: a read that waits for the file (a pipe, a slow
+// disk) says what it waits for.
+func (p *progress) file(r *reader, name string) {
 	if p == nil {
 		return
 	}
-	if now := p.now(); now.Sub(p.last) >= progressEvery {
+	kind := p.kind
+	if k, ok := fileKinds[filepath.Base(name)]; ok {
+		kind = k
+	}
+	if kind != p.kind || r.objects != p.reported || p.now().Sub(p.last) >= progressEvery {
+		p.kind = kind
 		p.report(r)
 	}
 }
@@ -105,7 +114,7 @@ func (p *progress) done(r *reader) {
 }
 
 func (p *progress) report(r *reader) {
-	p.last = p.now()
+	p.last, p.reported = p.now(), r.objects
 	if p.opts.Progress == nil {
 		return
 	}
@@ -168,6 +177,17 @@ var workloadKinds = func() map[string]bool {
 	return m
 }()
 
+// fileKinds are the kinds of the lists a dump directory names for their kind.
+var fileKinds = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range snapshot.Kinds {
+		if k.File != "" {
+			m[k.File] = k.Kind
+		}
+	}
+	return m
+}()
+
 // workloadFiles are the file names the workload kinds' lists have in the layouts of
 // kubectl-diagnose dump and kubectl cluster-info dump --output-directory.
 var workloadFiles = func() map[string]bool {
@@ -225,9 +245,12 @@ func pluralProgress(progress func(what string, n int)) func(Progress) {
 			kinds = append(kinds, k)
 		}
 		sort.Strings(kinds)
-		// The kind read last goes last, so it is the one the line names.
+		// The kind read last goes last, so it is the one the line names; a kind whose list
+		// is opened and not read yet is named with 0.
 		if i := slices.Index(kinds, p.Kind); i >= 0 {
 			kinds = append(slices.Delete(kinds, i, i+1), p.Kind)
+		} else if p.Kind != "" {
+			kinds = append(kinds, p.Kind)
 		}
 		for _, k := range kinds {
 			n := p.Counts[k]

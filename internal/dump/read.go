@@ -228,6 +228,7 @@ func newReader(ctx context.Context, opts Options) *reader {
 }
 
 func (r *reader) readFile(path string) error {
+	r.prog.file(r, path)
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("read dump: %w", err)
@@ -245,7 +246,6 @@ func (r *reader) readFile(path string) error {
 func (r *reader) file(name string, src io.Reader) error {
 	r.files++
 	r.name = name
-	r.prog.file(r)
 	s := newStream(r.ctx, src, name, r.budget)
 	first, err := s.firstByte()
 	if err != nil {

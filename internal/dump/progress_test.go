@@ -102,19 +102,29 @@ func TestProgressReadsTheWorkloadListsOfADirectoryBeforeItsPods(t *testing.T) {
 	}
 	checkFinalCounts(t, &l, got, files, bytes)
 
-	if len(l.handed) != 1 {
-		t.Fatalf("workloads handed over %d times, want once", len(l.handed))
+	// Before the pods, then again as each namespace's ReplicaSets are read after its pods.
+	if len(l.handed) != 4 {
+		t.Fatalf("workloads handed over %d times, want before the pods and after each of the 3 namespaces' ReplicaSets", len(l.handed))
+	}
+	for i := 1; i < 4; i++ {
+		h := l.handed[i]
+		if len(h.ReplicaSets) != 100*i || len(h.Deployments) != 300 {
+			t.Errorf("hand-over %d holds %d ReplicaSets and %d Deployments, want %d and 300", i, len(h.ReplicaSets), len(h.Deployments), 100*i)
+		}
+		if p := l.reports[l.before[i]-1]; p.Counts["Pod"] != i*len(want.Pods)/3 {
+			t.Errorf("hand-over %d came after %d pods, want after the %d of its namespace and those before", i, p.Counts["Pod"], i*len(want.Pods)/3)
+		}
 	}
 	early := l.handed[0]
 	checkWorkloadsOnly(t, early)
-	if len(early.Deployments) != 300 || len(early.ReplicaSets) != 300 {
-		t.Errorf("handed over %d Deployments and %d ReplicaSets, want all 300 of each", len(early.Deployments), len(early.ReplicaSets))
+	// Every namespace's Deployments, before the first pod of any; the ReplicaSets, a
+	// Deployment's revisions, come in walk order after the pods.
+	if len(early.Deployments) != 300 || len(early.ReplicaSets) != 0 {
+		t.Errorf("handed over %d Deployments and %d ReplicaSets, want all 300 Deployments and no ReplicaSet", len(early.Deployments), len(early.ReplicaSets))
 	}
-	// deployments.json sorts before pods.json and replicasets.json after it: the workloads'
-	// lists of every namespace are read before the first pod of any.
 	for _, p := range l.reports[:l.before[0]] {
-		if p.Counts["Pod"] > 0 || p.Counts["Event"] > 0 {
-			t.Fatalf("a report before the hand-over counts %d pods and %d events", p.Counts["Pod"], p.Counts["Event"])
+		if p.Counts["Pod"] > 0 || p.Counts["Event"] > 0 || p.Counts["ReplicaSet"] > 0 {
+			t.Fatalf("a report before the hand-over counts %d pods, %d events and %d ReplicaSets", p.Counts["Pod"], p.Counts["Event"], p.Counts["ReplicaSet"])
 		}
 	}
 	during := false

@@ -174,7 +174,7 @@ func (m *Model) load() tea.Cmd {
 			)
 			switch s := src.(type) {
 			case RowsSource:
-				snap, err = s.SnapshotWithRows(ctx, w.prog.report, func(s *snapshot.Snapshot) { offerLatest(w.rows, s) })
+				snap, err = s.SnapshotWithRows(ctx, w.prog.report, func(early *snapshot.Snapshot) { offerLatest(w.rows, early) })
 			case ProgressSource:
 				snap, err = s.SnapshotWithProgress(ctx, w.prog.report)
 			default:

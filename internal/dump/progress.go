@@ -128,8 +128,9 @@ func (p *progress) report(r *reader) {
 	p.opts.Progress(Progress{Kind: p.kind, Counts: counts, Objects: r.objects, Files: r.files, Bytes: r.budget.read})
 }
 
-// handOver gives Options.Workloads a snapshot of the workloads read so far, unless they were
-// handed over already or, but at the end, a moment ago.
+// handOver gives Options.Workloads a snapshot of the workloads read so far, unless none was
+// read since the last hand-over or that was a moment ago. At the end it hands them over only
+// if it never did: the snapshot itself follows at once.
 func (p *progress) handOver(r *reader, final bool) {
 	if p.opts.Workloads == nil || !p.pending {
 		return

@@ -48,8 +48,9 @@ type Options struct {
 	Namespaces []string
 	// At, when set, is the reference time instead of the newest timestamp of the dump.
 	At *time.Time
-	// Progress, when set, is told how far the read has got: at its start, at most every
-	// 100 ms while it reads and at its end, from the read's goroutine. It must not block.
+	// Progress, when set, is told how far the read has got: as it opens each file of a
+	// directory, at most every 100 ms while it reads and at its end, from the read's
+	// goroutine. It must not block.
 	Progress func(Progress)
 	// Workloads, when set, is handed the workloads read so far (a snapshot of the workload
 	// kinds alone, which the caller may keep) as soon as the read moves on from them to other

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -146,5 +147,31 @@ func TestFlowDumpConsoleQuitsAtOnceWhileReading(t *testing.T) {
 	}
 	if !strings.Contains(fm.readingLine(), "reading") {
 		t.Errorf("reading line %q after quitting mid-read", fm.readingLine())
+	}
+}
+
+// A dump that fails after its workloads were listed shows the error over them, and the
+// failure is kept for the exit status: rows are no diagnosis.
+func TestAFailedDumpReadAfterTheRowsIsTheErrorState(t *testing.T) {
+	snap, _ := fixture()
+	m := fixtureModel(Options{SourceLabel: "dump"})
+	m.Update(windowSize(120, 30))
+	_ = m.Init()
+	w := &loadWait{gen: m.gen, seq: m.seq, prog: newReadCounter(), rows: make(chan *snapshot.Snapshot, 1)}
+	m.Update(rowsMsg{gen: m.gen, data: rowsDataset(&snapshot.Snapshot{ReferenceTime: snap.ReferenceTime, Deployments: snap.Deployments}, nil), load: w})
+	if m.data == nil || !m.data.partial {
+		t.Fatal("the early rows were not shown")
+	}
+	m.Update(loadedMsg{gen: m.gen, seq: m.seq, err: errors.New(`read dump "d/pods.json": line 3: unexpected end of JSON input`)})
+	if m.state != stateError || m.loadErr == nil {
+		t.Fatalf("state %v, loadErr %v; want the error state", m.state, m.loadErr)
+	}
+	if s := seen(m); !strings.Contains(s, "unexpected end of JSON input") {
+		t.Fatalf("the error is not on screen:\n%s", s)
+	}
+	// Rows of an older load are dropped.
+	m.Update(rowsMsg{gen: m.gen, data: rowsDataset(&snapshot.Snapshot{}, nil), load: &loadWait{gen: m.gen, seq: m.seq - 1}})
+	if len(m.data.rows) != len(snap.Deployments) {
+		t.Errorf("rows of an older load replaced the current ones: %d rows", len(m.data.rows))
 	}
 }

@@ -121,3 +121,27 @@ func TestDumpConsoleQuitsWhileReading(t *testing.T) {
 	}
 	tm.quietStderr()
 }
+
+// listedOnly is the totals line of rows listed before their shapes.
+var listedOnly = regexp.MustCompile(`\d+ workloads? listed`)
+
+// waitDiagnosed is waitFor for a dump's diagnosed table: the console lists a dump's workloads
+// before their copies are read, and Enter on them says "still reading" until the shapes come.
+func (tm *term) waitDiagnosed(texts ...string) string {
+	tm.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	var s string
+	for time.Now().Before(deadline) {
+		s = tm.screen()
+		ok := !listedOnly.MatchString(s)
+		for _, x := range texts {
+			ok = ok && strings.Contains(s, x)
+		}
+		if ok {
+			return s
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	tm.t.Fatalf("screen never showed %q diagnosed; last screen:\n%s", texts, s)
+	return ""
+}

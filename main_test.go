@@ -91,6 +91,14 @@ func TestUnboundedInputsEndWithOneLine(t *testing.T) {
 			},
 			want: "the dump is larger than 8 MiB (reached in stdin); --max-dump-size raises the limit",
 		},
+		{
+			// A log block that never ends passes through its bounded tail until the budget ends the read.
+			name: "endless log block on stdin", args: []string{"audit", "--dump", "-", "--max-dump-size", "64"},
+			stdin: func() io.Reader {
+				return io.MultiReader(strings.NewReader(podJSON+"\n==== START logs for container c of pod n/p ====\n"), endless("GET /healthz 200\n"))
+			},
+			want: "the dump is larger than 64 MiB (reached in stdin); --max-dump-size raises the limit",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/live"
 	"github.com/kubediagnose/kubectl-diagnose/internal/report"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 	"github.com/kubediagnose/kubectl-diagnose/tui"
@@ -35,6 +35,8 @@ type FleetOptions struct {
 	// Contexts are the contexts to read, resolved by Complete; nil means one context, the one
 	// the kubeconfig flags name, read as ever.
 	Contexts []string
+	// kubeconfig is the kubeconfig Complete read, which every context's source is built from.
+	kubeconfig *live.Kubeconfig
 }
 
 // On reports whether several contexts are to be read.
@@ -62,23 +64,20 @@ func (o *SourceOptions) completeFleet() error {
 	if o.Fleet.AllContexts && raw != "" {
 		return usageErrorf("--all-contexts and --context cannot be used together")
 	}
-	cfg, err := o.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
+	// The kubeconfig is read and parsed here, once: every context's source is built from it.
+	kc, err := live.LoadKubeconfig(o.ConfigFlags)
 	if err != nil {
-		return fmt.Errorf("load kubeconfig: %w", err)
+		return err
 	}
-	if raw != "" && cfg.Contexts[raw] != nil {
+	if raw != "" && kc.Has(raw) {
 		return nil
 	}
-	known := make([]string, 0, len(cfg.Contexts))
-	for name := range cfg.Contexts {
-		known = append(known, name)
-	}
-	sort.Strings(known)
+	known := kc.Contexts()
 	if o.Fleet.AllContexts {
 		if len(known) == 0 {
 			return fmt.Errorf("--all-contexts: the kubeconfig holds no context; set KUBECONFIG or pass --kubeconfig")
 		}
-		o.Fleet.Contexts = known
+		o.Fleet.Contexts, o.Fleet.kubeconfig = known, kc
 		return nil
 	}
 	var names, missing []string
@@ -87,7 +86,7 @@ func (o *SourceOptions) completeFleet() error {
 		if n == "" || slices.Contains(names, n) {
 			continue
 		}
-		if cfg.Contexts[n] == nil {
+		if !kc.Has(n) {
 			missing = append(missing, fmt.Sprintf("%q", n))
 		}
 		names = append(names, n)
@@ -98,7 +97,7 @@ func (o *SourceOptions) completeFleet() error {
 	if len(names) == 0 {
 		return usageErrorf("--context %q names no context", raw)
 	}
-	o.Fleet.Contexts = names
+	o.Fleet.Contexts, o.Fleet.kubeconfig = names, kc
 	return nil
 }
 
@@ -140,6 +139,7 @@ func (o *SourceOptions) forContext(name string) *SourceOptions {
 	c := *o
 	c.ConfigFlags = flagsForContext(o.ConfigFlags, name)
 	c.Fleet = FleetOptions{MaxParallel: o.Fleet.MaxParallel}
+	c.fleetKubeconfig = o.Fleet.kubeconfig
 	return &c
 }
 
@@ -362,8 +362,8 @@ func (o *RootOptions) runFleet(ctx context.Context) error {
 	return audit.runFleet(ctx)
 }
 
-// fleetConsoleOptions are the console's options over several contexts: each refresh reads
-// every context again, in parallel within the bound.
+// fleetConsoleOptions are the console's options over several contexts: each context follows
+// its own watch, and a refresh reads every context again, in parallel within the bound.
 func (o *RootOptions) fleetConsoleOptions() tui.Options {
 	names := o.Source.Fleet.Contexts
 	label := strings.Join(names, ",")
@@ -371,10 +371,22 @@ func (o *RootOptions) fleetConsoleOptions() tui.Options {
 		label = fmt.Sprintf("%d contexts", len(names))
 	}
 	source := o.Source
+	watches := make([]tui.ContextWatch, len(names))
+	firstReads := make(chan struct{}, max(source.Fleet.MaxParallel, 1))
+	for i, name := range names {
+		// Building a source reads nothing: the kubeconfig was read once, by Complete.
+		src, err := source.forContext(name).open()
+		if err != nil {
+			watches[i] = tui.ContextWatch{Context: name, Watch: failedWatch(err)}
+			continue
+		}
+		watches[i] = tui.ContextWatch{Context: name, Watch: boundedFirstRead(firstReads, src.consoleWatch)}
+	}
 	return tui.Options{
 		In: o.In, Out: o.Out, At: source.At,
 		Namespaces: source.namespaces(), AllNamespaces: source.AllNamespaces,
 		SourceLabel: "live", Context: label,
+		WatchFleet: watches,
 		ReadFleet: func(ctx context.Context) []tui.ContextSnapshot {
 			return eachContext(ctx, names, source.Fleet.MaxParallel, func(ctx context.Context, name string) tui.ContextSnapshot {
 				src, err := source.forContext(name).open()
@@ -385,5 +397,80 @@ func (o *RootOptions) fleetConsoleOptions() tui.Options {
 				return tui.ContextSnapshot{Context: name, Snapshot: snap, Err: err}
 			})
 		},
+	}
+}
+
+// failedWatch is the watch of a context whose source could not be built: it says why once and
+// stays open, so the console shows the context as unreadable without retrying what cannot work.
+func failedWatch(err error) tui.WatchFunc {
+	return func(ctx context.Context, _ func(string, int), _ func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error) {
+		snaps, errs := make(chan *snapshot.Snapshot), make(chan error, 1)
+		errs <- err
+		go func() {
+			<-ctx.Done()
+			close(snaps)
+			close(errs)
+		}()
+		return snaps, errs
+	}
+}
+
+// boundedFirstRead lets at most cap(slots) contexts' first reads run at once, as
+// --max-parallel-contexts bounds an audit's: a context takes a slot before its watch starts and
+// gives it back as soon as the watch says something, its first snapshot or an error (a
+// context that fails holds up the others for one attempt, not for its outage). The watch's
+// snapshots are passed on newest first, as the watch itself does.
+func boundedFirstRead(slots chan struct{}, watch tui.WatchFunc) tui.WatchFunc {
+	return func(ctx context.Context, progress func(string, int), rows func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error) {
+		snaps, errs := make(chan *snapshot.Snapshot, 1), make(chan error, 8)
+		go func() {
+			defer close(snaps)
+			defer close(errs)
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			held := true
+			release := func() {
+				if held {
+					held = false
+					<-slots
+				}
+			}
+			defer release()
+			in, inErrs := watch(ctx, progress, rows)
+			for in != nil || inErrs != nil {
+				select {
+				case s, ok := <-in:
+					if !ok {
+						in = nil
+						continue
+					}
+					release()
+					select {
+					case snaps <- s:
+					default:
+						// The console has not taken the last one: the newer replaces it.
+						select {
+						case <-snaps:
+						default:
+						}
+						snaps <- s
+					}
+				case err, ok := <-inErrs:
+					if !ok {
+						inErrs = nil
+						continue
+					}
+					release()
+					select {
+					case errs <- err:
+					default: // the console is behind; it has seen enough errors of this kind
+					}
+				}
+			}
+		}()
+		return snaps, errs
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/report"
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 	"github.com/kubediagnose/kubectl-diagnose/tui"
 )
 
@@ -290,6 +291,46 @@ func TestRootOpensTheConsoleOverSeveralContexts(t *testing.T) {
 			t.Errorf("context %s: error %v, want the unreachable server named", r.Context, r.Err)
 		}
 	}
+	// Each context is also followed by a watch of its own, which says its server is unreachable.
+	if len(got.WatchFleet) != 2 || got.WatchFleet[0].Context != "dead" || got.WatchFleet[1].Context != "a" {
+		t.Fatalf("watches %+v, want dead then a", got.WatchFleet)
+	}
+	for _, w := range got.WatchFleet {
+		ctx, cancel := context.WithCancel(context.Background())
+		snaps, errs := w.Watch(ctx, nil, nil)
+		select {
+		case err := <-errs:
+			if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
+				t.Errorf("watch of %s: %v, want the unreachable server named", w.Context, err)
+			}
+		case s := <-snaps:
+			t.Errorf("watch of %s read a snapshot %v from a port nothing listens on", w.Context, s)
+		case <-time.After(10 * time.Second):
+			t.Errorf("watch of %s said nothing", w.Context)
+		}
+		cancel()
+		for range snaps {
+		}
+	}
+}
+
+func TestFailedWatchSaysWhyOnceAndStaysOpen(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	snaps, errs := failedWatch(errors.New(`load kubeconfig: context "x" has no cluster`))(ctx, nil, nil)
+	if err := <-errs; err == nil || !strings.Contains(err.Error(), "no cluster") {
+		t.Fatalf("first error %v", err)
+	}
+	select {
+	case err, ok := <-errs:
+		t.Fatalf("a second error or a closed channel (%v, %v) before the console leaves", err, ok)
+	case <-snaps:
+		t.Fatal("a snapshot from a source that could not be built")
+	case <-time.After(100 * time.Millisecond):
+	}
+	cancel()
+	if _, ok := <-snaps; ok {
+		t.Fatal("snapshots not closed when the console leaves")
+	}
 }
 
 func TestFleetProgressCountsContexts(t *testing.T) {
@@ -311,5 +352,64 @@ func TestFleetProgressCountsContexts(t *testing.T) {
 	}
 	if !strings.HasSuffix(line.String(), "\r\x1b[K") {
 		t.Errorf("progress %q is not erased at the end", line.String())
+	}
+}
+
+// TestFleetConsoleBoundsFirstReads: with --max-parallel-contexts 1 a context's watch starts
+// only once the one before has said something, and a failure frees the slot as a snapshot
+// does; what each watch says still comes through.
+func TestFleetConsoleBoundsFirstReads(t *testing.T) {
+	type fake struct {
+		started chan struct{}
+		snaps   chan *snapshot.Snapshot
+		errs    chan error
+	}
+	newFake := func() *fake {
+		return &fake{started: make(chan struct{}), snaps: make(chan *snapshot.Snapshot), errs: make(chan error)}
+	}
+	watchOf := func(f *fake) tui.WatchFunc {
+		return func(context.Context, func(string, int), func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error) {
+			close(f.started)
+			return f.snaps, f.errs
+		}
+	}
+	started := func(f *fake, within time.Duration) bool {
+		select {
+		case <-f.started:
+			return true
+		case <-time.After(within):
+			return false
+		}
+	}
+	slots := make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a, b, c := newFake(), newFake(), newFake()
+	_, aErrs := boundedFirstRead(slots, watchOf(a))(ctx, nil, nil)
+	if !started(a, 5*time.Second) {
+		t.Fatal("the first watch did not start")
+	}
+	bSnaps, _ := boundedFirstRead(slots, watchOf(b))(ctx, nil, nil)
+	if started(b, 100*time.Millisecond) {
+		t.Fatal("the second watch started while the first read held the only slot")
+	}
+	a.errs <- errors.New("connection refused")
+	if err := <-aErrs; err == nil || err.Error() != "connection refused" {
+		t.Errorf("the first watch's error came through as %v", err)
+	}
+	if !started(b, 5*time.Second) {
+		t.Fatal("an error did not free the slot")
+	}
+	boundedFirstRead(slots, watchOf(c))(ctx, nil, nil)
+	if started(c, 100*time.Millisecond) {
+		t.Fatal("the third watch started while the second read held the slot")
+	}
+	snap := &snapshot.Snapshot{}
+	b.snaps <- snap
+	if got := <-bSnaps; got != snap {
+		t.Errorf("the second watch's snapshot did not come through")
+	}
+	if !started(c, 5*time.Second) {
+		t.Fatal("a snapshot did not free the slot")
 	}
 }

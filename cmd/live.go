@@ -9,7 +9,16 @@ import (
 
 // openLive opens the cluster the kubeconfig flags name. It does not contact the server yet.
 func openLive(o *SourceOptions) (*openedSource, error) {
-	src, err := live.New(o.ConfigFlags, live.Options{Namespaces: o.namespaces(), AllNamespaces: o.AllNamespaces, Selector: o.Selector})
+	opts := live.Options{Namespaces: o.namespaces(), AllNamespaces: o.AllNamespaces, Selector: o.Selector}
+	var (
+		src *live.Source
+		err error
+	)
+	if kc := o.fleetKubeconfig; kc != nil && o.ConfigFlags.Context != nil {
+		src, err = kc.Source(*o.ConfigFlags.Context, opts)
+	} else {
+		src, err = live.New(o.ConfigFlags, opts)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
+	"github.com/kubediagnose/kubectl-diagnose/internal/live"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -41,6 +42,9 @@ type SourceOptions struct {
 	Selector snapshot.Selector
 	// Fleet is --context a,b,c and --all-contexts (audit and the console).
 	Fleet FleetOptions
+	// fleetKubeconfig, set for one context of a fleet, is the fleet's kubeconfig, read once:
+	// the context's source is built from it instead of reading the files again.
+	fleetKubeconfig *live.Kubeconfig
 }
 
 // NewSourceOptions returns options with kubectl's flag defaults.

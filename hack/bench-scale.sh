@@ -10,7 +10,8 @@
 # address space for the control plane and generator; etcd maps 10 GiB up front) and
 # BENCH_VMEM_TOOL (KiB for each measured tool), BENCH_KEEP=1 to leave the work directory, and
 # BENCH_KUBECONFIG to measure a namespace already loaded (by `scalegen serve` or `scalegen load`,
-# still running) instead of starting a control plane.
+# still running) instead of starting a control plane, BENCH_KEYS (30) `j` presses timed in the
+# console, BENCH_SKIP_GEN=1 to leave out the offline generator's row.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -75,31 +76,35 @@ fi
 export KUBECONFIG=$kc
 
 # measure NAME CMD...: runs CMD BENCH_RUNS times under ulimit -v with GNU time; records the
-# median wall time, the largest max RSS and the output size in $work/results.
+# median wall time, the largest max RSS, the output size and the median CPU time (user+sys,
+# which the other jobs on a shared machine swing far less than wall time) in $work/results.
 measure() {
 	local name=$1
 	shift
-	local walls=() rss=0 bytes=0
+	local walls=() cpus=() rss=0 bytes=0
 	for ((i = 0; i < runs; i++)); do
 		rm -rf "$work/out-dir"
 		local code=0
-		(ulimit -v "$vmem_tool"; /usr/bin/time -f '%e %M' -o "$work/time" "$@" >"$work/out" 2>"$work/err") || code=$?
+		(ulimit -v "$vmem_tool"; /usr/bin/time -f '%e %M %U %S' -o "$work/time" "$@" >"$work/out" 2>"$work/err") || code=$?
 		if ((code != 0)); then
 			# audit exits 3 only with --fail-on: anything non-zero here is a failure to report.
 			log "$name failed (exit $code): $(tail -n 3 "$work/err")"
 			echo "$name|failed||" >>"$work/results"
 			return 0
 		fi
-		read -r wall kib <"$work/time"
+		read -r wall kib user sys <"$work/time"
 		walls+=("$wall")
+		cpus+=("$(echo "$user + $sys" | bc)")
 		((kib > rss)) && rss=$kib
 		bytes=$(stat -c %s "$work/out")
 		[[ -d $work/out-dir ]] && bytes=$(du -sb "$work/out-dir" | cut -f1)
 	done
-	local median
+	local median cpu
 	median=$(printf '%s\n' "${walls[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-	echo "$name|$median|$((rss / 1024))|$bytes" >>"$work/results"
-	log "$name: ${median}s (runs: ${walls[*]}), max RSS $((rss / 1024)) MiB"
+	cpu=$(printf '%s\n' "${cpus[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+	cpu=$(printf %.2f "$cpu")
+	echo "$name|$median|$((rss / 1024))|$bytes|$cpu" >>"$work/results"
+	log "$name: ${median}s (runs: ${walls[*]}), CPU ${cpu}s, max RSS $((rss / 1024)) MiB"
 }
 
 # first_table NAME PATTERN CMD...: starts CMD in a detached 200x50 tmux session and records the
@@ -137,6 +142,105 @@ first_table() {
 	log "$name: ${median}s to the first table (runs: ${walls[*]})"
 }
 
+# in_tmux SESSION CMD...: starts CMD itself (exec, so the pane's pid is its pid) in a detached
+# 200x50 tmux session under ulimit -v and prints that pid.
+in_tmux() {
+	local s=$1 cmd
+	shift
+	cmd=$(printf '%q ' "$@")
+	tmux_sessions+=("$s")
+	tmux new-session -d -s "$s" -x 200 -y 50 "ulimit -v $vmem_tool; KUBECONFIG=$kc exec $cmd"
+	tmux display -p -t "$s" '#{pane_pid}'
+}
+
+# wait_screen SESSION PATTERN [ABSENT]: polls the screen every 50 ms until it shows PATTERN
+# (and not ABSENT); fails after 600 s.
+wait_screen() {
+	local s=$1 pattern=$2 absent=${3:-} deadline=$(($(date +%s) + 600)) screen
+	while (($(date +%s) < deadline)); do
+		screen=$(tmux capture-pane -p -t "$s" 2>/dev/null) || return 1
+		if grep -Eq "$pattern" <<<"$screen" && { [[ -z $absent ]] || ! grep -Eq "$absent" <<<"$screen"; }; then return 0; fi
+		sleep 0.05
+	done
+	return 1
+}
+
+hwm() { awk '/^VmHWM/ {print int($2 / 1024)}' "/proc/$1/status" 2>/dev/null; }
+
+# console_live CMD...: one run of the live console in tmux: seconds to the first workload rows
+# (names, shapes possibly still "reading"), to the complete diagnosis (the header says "live",
+# nothing reading), its peak RSS (VmHWM) then, and the time from each of BENCH_KEYS `j` presses
+# to a changed screen below the header (capture-pane with attributes, so the cursor's move
+# shows; the header's clock is left out). The key times are an upper bound: each poll costs a
+# tmux round trip, measured alone and printed beside them.
+console_live() {
+	local s="bench-scale-$$-console" pid start t_rows t_done
+	start=$(date +%s.%N)
+	pid=$(in_tmux "$s" "$@")
+	if ! wait_screen "$s" '[a-z]+-[0-9]{4} '; then
+		log "console: no rows within 600 s"
+		echo "console, first rows|failed||" >>"$work/results"
+		return 0
+	fi
+	t_rows=$(echo "$(date +%s.%N) - $start" | bc)
+	if ! wait_screen "$s" 'live updated' 'reading'; then
+		log "console: not complete within 600 s"
+		echo "console, complete diagnosis|failed||" >>"$work/results"
+		return 0
+	fi
+	t_done=$(echo "$(date +%s.%N) - $start" | bc)
+	local rss
+	rss=$(hwm "$pid")
+	echo "console, first rows|$(printf %.2f "$t_rows")||" >>"$work/results"
+	echo "console, complete diagnosis|$(printf %.2f "$t_done")|$rss|" >>"$work/results"
+	log "console: rows after ${t_rows}s, complete after ${t_done}s, VmHWM $rss MiB"
+	sleep 2
+	local keys=${BENCH_KEYS:-30} ms=() before after t0 t1 i
+	t0=$(date +%s%N)
+	for ((i = 0; i < 20; i++)); do tmux capture-pane -e -p -S 2 -t "$s" >/dev/null; done
+	local poll_ms=$((($(date +%s%N) - t0) / 20000000))
+	for ((i = 0; i < keys; i++)); do
+		before=$(tmux capture-pane -e -p -S 2 -t "$s")
+		t0=$(date +%s%N)
+		tmux send-keys -t "$s" j
+		while :; do
+			after=$(tmux capture-pane -e -p -S 2 -t "$s")
+			[[ $after != "$before" ]] && break
+			(($(date +%s%N) - t0 > 5000000000)) && break
+		done
+		t1=$(date +%s%N)
+		ms+=("$(((t1 - t0) / 1000000))")
+		sleep 0.2
+	done
+	local sorted
+	sorted=$(printf '%s\n' "${ms[@]}" | sort -n)
+	local p50 p90
+	p50=$(awk -v n="$keys" 'NR == int((n + 1) / 2) {print}' <<<"$sorted")
+	p90=$(awk -v n="$keys" 'NR == int(n * 0.9 + 0.999) {print}' <<<"$sorted")
+	echo "console, key to changed screen (tmux) ms p50/p90, poll ${poll_ms} ms|$p50/$p90|$(hwm "$pid")|" >>"$work/results"
+	log "console: key to screen p50 ${p50} ms, p90 ${p90} ms over $keys keys (one poll ${poll_ms} ms); VmHWM now $(hwm "$pid") MiB"
+	tmux kill-session -t "$s" 2>/dev/null || true
+}
+
+# peak_rss NAME PATTERN CMD...: starts CMD in tmux, waits for PATTERN and 30 s more (a view keeps
+# reading and rendering after its first rows), and records its VmHWM.
+peak_rss() {
+	local name=$1 pattern=$2 s="bench-scale-$$-rss" pid
+	shift 2
+	pid=$(in_tmux "$s" "$@")
+	if ! wait_screen "$s" "$pattern"; then
+		log "$name: no rows within 600 s"
+		echo "$name, peak RSS|failed||" >>"$work/results"
+		return 0
+	fi
+	sleep 30
+	local rss
+	rss=$(hwm "$pid")
+	echo "$name, peak RSS|–|$rss|" >>"$work/results"
+	log "$name: VmHWM $rss MiB"
+	tmux kill-session -t "$s" 2>/dev/null || true
+}
+
 : >"$work/results"
 measure "kubectl get (floor)" "$kubectl" get deploy,rs,pods,events,svc,endpointslices -o json -n "$ns"
 # The tool's 10 s default request timeout is for an interactive user; a 20k-pod list on a loaded
@@ -147,10 +251,16 @@ measure "kubectl-diagnose dump" "$work/kubectl-diagnose" "${rt[@]}" dump -n "$ns
 mkdir -p "$work/dump"
 cp -r "$work/out-dir/." "$work/dump/" 2>/dev/null || "$work/kubectl-diagnose" "${rt[@]}" dump -n "$ns" --output-directory "$work/dump" >/dev/null
 measure "kubectl-diagnose audit --dump" "$work/kubectl-diagnose" audit --dump "$work/dump" -o json
-measure "scalegen dump (offline generator)" "$work/scalegen" dump -namespace "$ns" -deployments "$deployments" -pods-per "$pods_per" -dir "$work/out-dir"
+[[ ${BENCH_SKIP_GEN:-} == 1 ]] || measure "scalegen dump (offline generator)" "$work/scalegen" dump -namespace "$ns" -deployments "$deployments" -pods-per "$pods_per" -dir "$work/out-dir"
 first_table "console, first table" 'never-starts|starts-and-dies|live-but-idle' "$work/kubectl-diagnose" "${rt[@]}" -n "$ns"
+console_live "$work/kubectl-diagnose" "${rt[@]}" -n "$ns"
 if command -v k9s >/dev/null; then
-	first_table "k9s, first pods table" "$ns-node-" k9s --kubeconfig "$kc" -n "$ns" -c pods --readonly
+	# k9s writes its config, logs and screen dumps under $HOME and the XDG dirs: give it its own.
+	export HOME=$work/k9s-home XDG_CONFIG_HOME=$work/k9s-home/config XDG_DATA_HOME=$work/k9s-home/data XDG_STATE_HOME=$work/k9s-home/state XDG_CACHE_HOME=$work/k9s-home/cache
+	mkdir -p "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_STATE_HOME" "$XDG_CACHE_HOME"
+	first_table "k9s, first Deployments table" "[a-z]+-[0-9]{4} +[0-9]+/[0-9]+" k9s --kubeconfig "$kc" -n "$ns" -c deploy --readonly
+	first_table "k9s, first pods table" "$ns-node-|[a-z]+-[0-9]{4}-[a-z0-9]+-[a-z0-9]{5}" k9s --kubeconfig "$kc" -n "$ns" -c pods --readonly
+	peak_rss "k9s, pod view" "[a-z]+-[0-9]{4}-[a-z0-9]+-[a-z0-9]{5}" k9s --kubeconfig "$kc" -n "$ns" -c pods --readonly
 else
 	log "k9s not on PATH; skipped (BENCHMARKS.md says how to build it)"
 fi
@@ -167,6 +277,13 @@ for kind in deployments replicasets pods events services endpointslices; do
 	echo "$kind|$(cat "$work/time")|$(stat -c %s "$work/out")" >>"$work/kinds"
 done
 
+# Events by the kind of their involved object: what a field-selected read would cost.
+: >"$work/events"
+for k in Pod ReplicaSet Deployment StatefulSet DaemonSet Job CronJob PersistentVolumeClaim; do
+	(/usr/bin/time -f '%e' -o "$work/time" "$kubectl" get events -n "$ns" --field-selector "involvedObject.kind=$k" -o json >"$work/out") 2>/dev/null || true
+	echo "$k|$(cat "$work/time")|$(stat -c %s "$work/out")|$(grep -c '"kind": "Event"' "$work/out")" >>"$work/events"
+done
+
 floor=$(awk -F'|' 'NR==1 {print $2}' "$work/results")
 pods=$("$kubectl" get pods -n "$ns" --no-headers 2>/dev/null | wc -l)
 events=$("$kubectl" get events -n "$ns" --no-headers 2>/dev/null | wc -l)
@@ -174,12 +291,12 @@ echo
 echo "Scale benchmark: $deployments Deployments, $pods pods, $events events in namespace $ns; loaded in ${load_s}s"
 echo "Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), load average $(cut -d' ' -f1-3 /proc/loadavg); $(date -u +%Y-%m-%dT%H:%MZ); commit $(git rev-parse --short HEAD)"
 echo
-echo "| what | wall s (median of $runs) | × floor | max RSS MiB | output bytes |"
-echo "|---|---|---|---|---|"
-while IFS='|' read -r name wall rss bytes; do
+echo "| what | wall s (median of $runs) | × floor | CPU s (user+sys) | max RSS MiB | output bytes |"
+echo "|---|---|---|---|---|---|"
+while IFS='|' read -r name wall rss bytes cpu; do
 	ratio=
-	if [[ $wall != failed && -n $floor && $floor != failed ]]; then ratio=$(echo "scale=2; $wall / $floor" | bc); fi
-	echo "| $name | $wall | $ratio | $rss | $bytes |"
+	if [[ $wall =~ ^[0-9.]+$ && -n $floor && $floor != failed ]]; then ratio=$(echo "scale=2; $wall / $floor" | bc); fi
+	echo "| $name | $wall | $ratio | ${cpu:-} | $rss | $bytes |"
 done <"$work/results"
 echo
 echo "| kind | kubectl get -o json, s | bytes |"
@@ -187,3 +304,9 @@ echo "|---|---|---|"
 while IFS='|' read -r kind wall bytes; do
 	echo "| $kind | $wall | $bytes |"
 done <"$work/kinds"
+echo
+echo "| events whose involvedObject.kind is | kubectl get events --field-selector, s | bytes | events |"
+echo "|---|---|---|---|"
+while IFS='|' read -r kind wall bytes n; do
+	echo "| $kind | $wall | $bytes | $n |"
+done <"$work/events"

@@ -112,12 +112,14 @@ type Model struct {
 	quitting bool
 	// openContext is the context of the open diagnosis in a console over several.
 	openContext string
+	// fleetw is what the console knows of each context it follows, when it follows several.
+	fleetw *fleetWatch
 }
 
 // New builds the root model. now is the wall clock (time.Now outside tests).
 func New(ctx context.Context, opts Options, styles Styles, now func() time.Time) *Model {
 	c := common{styles: styles, keys: DefaultKeyMap()}
-	c.keys.Context.SetEnabled(opts.ReadFleet != nil)
+	c.keys.Context.SetEnabled(opts.ReadFleet != nil || opts.WatchFleet != nil)
 	sp := spinner.New(spinner.WithSpinner(spinner.Dot), spinner.WithStyle(styles.Title))
 	ni := textinput.New()
 	ni.Prompt = "namespace: "
@@ -165,6 +167,9 @@ func (m *Model) Init() tea.Cmd {
 func (m *Model) read() tea.Cmd {
 	m.reading = readProgress{start: m.now()}
 	m.clock = m.reading.start
+	if m.fleet() && len(m.opts.WatchFleet) > 0 {
+		return m.startFleetWatch()
+	}
 	if w := m.watchFunc(); w != nil {
 		return tea.Batch(m.startWatch(w), tick(m.gen))
 	}

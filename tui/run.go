@@ -41,10 +41,15 @@ type Options struct {
 	// MetricsRefresh, when metrics are configured, is how often the live watch reads them
 	// again; the footer of a live console says it.
 	MetricsRefresh time.Duration
-	// ReadFleet, when set, reads several contexts, each its own snapshot, on start and on every
-	// refresh (r); the console then shows a CONTEXT column and steps through the contexts with
-	// c. Source and Watch are not used.
+	// ReadFleet, when set, reads several contexts, each its own snapshot, on every refresh (r),
+	// and on start when WatchFleet is not set; the console then shows a CONTEXT column and steps
+	// through the contexts with c. Source and Watch are not used.
 	ReadFleet func(ctx context.Context) []ContextSnapshot
+	// WatchFleet, when set with ReadFleet (live clusters), follows each context's own watch,
+	// as Watch follows one cluster: a change in any context shows without r, and a context
+	// whose watch fails shows as stale and holds up none of the others. r still reads every
+	// context once through ReadFleet.
+	WatchFleet []ContextWatch
 }
 
 // ProgressSource is a Source that reports how far a read has got ("pods", 12400); the console

@@ -62,6 +62,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, waitWatch(m.ctx, msg.gen, msg.stream, m.opts.At, m.diagnose)
 	case loadedMsg:
 		return m, m.onLoaded(msg)
+	case fleetLoadedMsg:
+		return m, m.onFleetLoaded(msg)
+	case fleetWatchMsg:
+		return m, m.onFleetWatch(msg)
+	case restartContextMsg:
+		if msg.gen != m.gen || m.fleetw == nil || msg.i >= len(m.fleetw.contexts) || m.fleetw.ctx.Err() != nil {
+			return m, nil
+		}
+		return m, m.startContextWatch(msg.i)
 	case watchMsg:
 		return m, m.onWatch(msg)
 	case restartWatchMsg:
@@ -390,6 +399,9 @@ func (m *Model) unchanging() string {
 
 // refresh reads the source again, keeping what is on screen until the new snapshot is in.
 func (m *Model) refresh() tea.Cmd {
+	if m.fleet() && m.opts.ReadFleet == nil {
+		return m.showToast("every context follows its watch; there is no other read to refresh from")
+	}
 	if m.data == nil {
 		m.state = stateLoading
 	} else {

@@ -86,6 +86,8 @@ func (m *Model) headerLines() string {
 		parts = append(parts, sourceLabel(m.data.snap))
 	}
 	switch {
+	case m.fleetw != nil:
+		parts = append(parts, m.fleetHeader())
 	case m.live.watching && m.live.err != nil && m.live.updatedAt.IsZero():
 		// Nothing was ever read, so nothing on screen is stale: say what fails instead.
 		parts = append(parts, st.Error.Render("✕ nothing read yet")+" "+st.Dim.Render(Sanitize(m.live.err.Error())))

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -169,7 +170,22 @@ func newObject(gvk schema.GroupVersionKind) k8sruntime.Object {
 // fastJSON decodes as the deserializer's decoder does on the input the reader hands it (valid
 // JSON of one object), keys matched with their case, about 2.5 times as fast; the Kubernetes
 // API machinery used this configuration before sigs.k8s.io/json.
-var fastJSON = jsoniter.Config{CaseSensitive: true}.Froze()
+// typeDecoders take over the leaf types of timestamps and quantities. fastJSON skips
+// managedFields, which the reader drops; fastJSONKeep, for the kinds that keep them (Services,
+// see snapshot.TrimManagedFields), decodes them.
+var (
+	fastJSON     = newFastJSON(true)
+	fastJSONKeep = newFastJSON(false)
+)
+
+func newFastJSON(skipManaged bool) jsoniter.API {
+	api := jsoniter.Config{CaseSensitive: true}.Froze()
+	api.RegisterExtension(&typeDecoders{})
+	if skipManaged {
+		api.RegisterExtension(&skipManagedFields{})
+	}
+	return api
+}
 
 // decodeObject decodes one object of a kind the reader keeps straight into its type, as the
 // scheme's universal deserializer does for JSON without defaulting or conversion: keys
@@ -177,7 +193,8 @@ var fastJSON = jsoniter.Config{CaseSensitive: true}.Froze()
 // RawExtension), without the deserializer's two extra passes over the text to recognize it and
 // find its kind. Input the fast decoder refuses is decoded again by the deserializer's own
 // decoder (sigs.k8s.io/json), whose error is the one reported. FuzzDecodeObject and
-// TestDecodeObjectAgreesWithDeserializer hold it to the deserializer.
+// TestDecodeObjectAgreesWithDeserializer hold it to the deserializer, managedFields aside:
+// they are checked and skipped where the reader drops them.
 func decodeObject(raw []byte, gvk schema.GroupVersionKind) (k8sruntime.Object, error) {
 	obj := newObject(gvk)
 	if obj == nil {
@@ -185,7 +202,11 @@ func decodeObject(raw []byte, gvk schema.GroupVersionKind) (k8sruntime.Object, e
 		o, _, err := decoder.Decode(raw, &gvk, nil)
 		return o, err
 	}
-	if fastJSON.Unmarshal(raw, obj) == nil {
+	api := fastJSON
+	if _, ok := obj.(*corev1.Service); ok {
+		api = fastJSONKeep
+	}
+	if api.Unmarshal(raw, obj) == nil {
 		return obj, nil
 	}
 	obj = newObject(gvk)
@@ -209,8 +230,36 @@ type decodeJob struct {
 func (j *decodeJob) run() {
 	j.obj, j.err = decodeObject(j.raw, j.gvk)
 	j.sum = maphash.Bytes(textSeed, j.raw)
+	putItemBuf(j.raw)
 	j.raw = nil
 	close(j.done)
+}
+
+// maxPooledItem bounds the item buffers kept for reuse; a larger item (rare: a pod is about
+// 10 kB) gets a buffer of its own.
+const maxPooledItem = 256 << 10
+
+// itemBufs recycles the copies of item text the pool decodes from: without them every item's
+// bytes are garbage once decoded, as much garbage as the dump is large, which the collector
+// must then run for and which raises the read's peak memory above what it keeps. Reuse is
+// safe because the decoders copy what they keep (strings, RawExtension, FieldsV1);
+// TestDecodeObjectAgreesWithDeserializer and FuzzDecodeObject decode from a buffer
+// they overwrite afterwards.
+var itemBufs sync.Pool
+
+func getItemBuf(raw []byte) []byte {
+	if len(raw) <= maxPooledItem {
+		if p, ok := itemBufs.Get().(*[]byte); ok {
+			return append((*p)[:0], raw...)
+		}
+	}
+	return bytes.Clone(raw)
+}
+
+func putItemBuf(b []byte) {
+	if cap(b) <= maxPooledItem {
+		itemBufs.Put(&b)
+	}
 }
 
 // decodePool decodes objects on every processor while the reader goes on splitting the
@@ -256,7 +305,7 @@ func (r *reader) decode(raw []byte, gvk schema.GroupVersionKind, at location) er
 		}
 		return r.add(obj, gvk, at, maphash.Bytes(textSeed, raw))
 	}
-	j := &decodeJob{raw: bytes.Clone(raw), gvk: gvk, at: at.fixed(), done: make(chan struct{})}
+	j := &decodeJob{raw: getItemBuf(raw), gvk: gvk, at: at.fixed(), done: make(chan struct{})}
 	if len(r.pool.queue) >= r.pool.window {
 		if err := r.fileNext(); err != nil {
 			return err

@@ -33,7 +33,8 @@
 // objects kept, not the bytes read. Options.MaxObjectSize bounds one object (a list item, a YAML
 // document that is not a list) and Options.MaxDumpSize all bytes read; past either the read
 // fails with the file and offset. Log lines are kept up to 64 KiB and event messages up to
-// 16 KiB, each cut with a mark saying how many bytes were dropped. An object without
+// 16 KiB, each cut with a mark saying how many bytes were dropped; of each container's log the
+// last 1 MiB and 10,000 lines are kept, and the logs cut are listed in Visibility (pods/log). An object without
 // metadata.namespace is read into Options.Namespace, else "default", as kubectl reads it. An
 // object read twice with the same content is read once; with different content, the newer
 // (by resourceVersion, then timestamps) is kept and the duplicate is listed in Visibility, as

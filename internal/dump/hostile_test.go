@@ -183,12 +183,21 @@ func TestReadManyEventsIsLinear(t *testing.T) {
 			fmt.Fprintf(&b, `,{"apiVersion":"v1","kind":"Event","metadata":{"name":"p.%x","namespace":"n"},"involvedObject":{"kind":"Pod","name":"p","namespace":"n"},"reason":"BackOff","message":"Back-off restarting failed container c","count":%d}`, i, i)
 		}
 		b.WriteString("]}")
-		start := time.Now()
-		s, err := ReadBytes("events.json", []byte(b.String()))
-		if err != nil || len(s.Events) != n {
-			t.Fatalf("read %d events: %v", n, err)
+		data := []byte(b.String())
+		// The fastest of three reads: a busy machine stretches single reads unevenly, and
+		// quadratic work shows in every one of them.
+		var best time.Duration
+		for range 3 {
+			start := time.Now()
+			s, err := ReadBytes("events.json", data)
+			if err != nil || len(s.Events) != n {
+				t.Fatalf("read %d events: %v", n, err)
+			}
+			if d := time.Since(start); best == 0 || d < best {
+				best = d
+			}
 		}
-		return time.Since(start)
+		return best
 	}
 	a, b := read(50_000), read(100_000)
 	t.Logf("50,000 events in %s, 100,000 in %s", a, b)

@@ -166,3 +166,68 @@ func TestWriteLogReadsBack(t *testing.T) {
 		}
 	}
 }
+
+// TestReadKeepsTheTailOfLongLogs reads logs longer than the tail kept of each container: one
+// bounded by its bytes (40,000 lines of about 100 bytes), one by its lines (30,000 short
+// ones), beside one inside both bounds, which is kept whole.
+func TestReadKeepsTheTailOfLongLogs(t *testing.T) {
+	long := func(container string, n int, line string) (string, []string) {
+		var b strings.Builder
+		var lines []string
+		fmt.Fprintf(&b, "==== START logs for container %s of pod n/p ====\n", container)
+		for i := range n {
+			l := fmt.Sprintf(line, i)
+			lines = append(lines, l)
+			b.WriteString(l + "\n")
+		}
+		fmt.Fprintf(&b, "==== END logs for container %s of pod n/p ====\n", container)
+		return b.String(), lines
+	}
+	wide, wideLines := long("wide", 40_000, `{"level":"info","ts":"2026-11-24T14:00:00.000Z","msg":"served request","path":"/api/v1/orders/%08d","user_agent":"Mozilla/5.0 (X11; Linux x86_64) kube-probe/1.37","duration_ms":12}`)
+	many, manyLines := long("many", 30_000, "tick %d")
+	short, shortLines := long("short", 1_300, "short line %d")
+	dir := writeTree(t, map[string][]byte{
+		"n/pods.json":  []byte(`{"apiVersion":"v1","kind":"PodList","items":[` + strings.TrimSuffix(onePod, ",") + `]}`),
+		"n/p/logs.txt": []byte(wide + many + short),
+	})
+
+	s, err := Read(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, l := range s.Logs {
+		got[l.Container] = l.Lines
+	}
+	bytesOf := func(lines []string) int {
+		n := 0
+		for _, l := range lines {
+			n += len(l)
+		}
+		return n
+	}
+	w := got["wide"]
+	if n := bytesOf(w); n > maxLogTailBytes || n < maxLogTailBytes-200 {
+		t.Errorf("wide log kept as %d lines, %d bytes; want its last %d bytes", len(w), n, maxLogTailBytes)
+	}
+	if !slices.Equal(w, wideLines[len(wideLines)-len(w):]) {
+		t.Errorf("wide log: the lines kept are not its last ones")
+	}
+	if m := got["many"]; !slices.Equal(m, manyLines[len(manyLines)-maxLogTailLines:]) {
+		t.Errorf("many log kept as %d lines from %q; want its last %d", len(m), m[0], maxLogTailLines)
+	}
+	if !slices.Equal(got["short"], shortLines) {
+		t.Errorf("short log kept as %d lines, want all %d", len(got["short"]), len(shortLines))
+	}
+	var notes []string
+	for _, v := range s.Visibility {
+		if v.Kind == "pods/log" {
+			notes = append(notes, v.Reason)
+		}
+	}
+	want := fmt.Sprintf("2 container logs are longer than the tail read of each container (at most 1 MiB and 10000 lines): %d of their first lines were not read (%d of container wide of pod n/p)",
+		len(wideLines)-len(w)+len(manyLines)-maxLogTailLines, len(wideLines)-len(w))
+	if len(notes) != 1 || notes[0] != want {
+		t.Errorf("log notes %q, want [%q]", notes, want)
+	}
+}

@@ -204,6 +204,10 @@ type reader struct {
 	head *typeMeta
 	// pool decodes objects in parallel; nil on one processor.
 	pool *decodePool
+	// logsCut are the container logs longer than the tail kept of each.
+	logsCut logsCut
+	// done is the stream of the last file read whole, whose buffers the next file reuses.
+	done *stream
 	// prog reports progress; nil without Options.Progress and Options.Workloads.
 	prog *progress
 }
@@ -248,6 +252,8 @@ func (r *reader) file(name string, src io.Reader) error {
 	r.files++
 	r.name = name
 	s := newStream(r.ctx, src, name, r.budget)
+	s.reuse(r.done)
+	r.done = nil
 	first, err := s.firstByte()
 	if err != nil {
 		return err
@@ -264,7 +270,13 @@ func (r *reader) file(name string, src io.Reader) error {
 	if err != nil {
 		return err
 	}
-	for _, l := range s.logs {
+	r.done = s
+	cut := s.logsCut
+	for i, l := range s.logs {
+		dropped := 0
+		if len(cut) > 0 && cut[0].log == i {
+			dropped, cut = cut[0].lines, cut[1:]
+		}
 		k := logKey{l.Namespace, l.Pod, l.Container, l.Previous}
 		if r.logSeen[k] {
 			continue
@@ -272,6 +284,9 @@ func (r *reader) file(name string, src io.Reader) error {
 		r.logSeen[k] = true
 		r.namespaces[l.Namespace] = true
 		r.snap.Logs = append(r.snap.Logs, l)
+		if dropped > 0 {
+			r.logsCut.add(l, dropped)
+		}
 	}
 	return nil
 }

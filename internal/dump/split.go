@@ -2,6 +2,7 @@ package dump
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -301,7 +302,17 @@ func validValue(b []byte, head *headScan) (int, int) {
 }
 
 func skipWS(b []byte, i int) (int, bool) {
+	if i < len(b) && b[i] > ' ' {
+		return i, true // the common case: no white space at all
+	}
 	for ; i < len(b); i++ {
+		// Indented JSON has long runs of spaces: pass them eight at a time.
+		for i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:]) == eightSpaces {
+			i += 8
+		}
+		if i == len(b) {
+			break
+		}
 		switch b[i] {
 		case ' ', '\t', '\r', '\n':
 		default:
@@ -310,6 +321,17 @@ func skipWS(b []byte, i int) (int, bool) {
 	}
 	return i, false
 }
+
+const eightSpaces = 0x2020202020202020
+
+// plainByte is true of the bytes a JSON string holds as they are: not '"', '\\' or a control
+// character.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // headScan is the apiVersion and kind validValue found; ok says they are what json.Unmarshal
 // would read.
@@ -375,6 +397,12 @@ func (h *headScan) note(key, b []byte, value int) {
 // stringEnd returns the offset after the string starting at b[i].
 func stringEnd(b []byte, i int) (int, int) {
 	for i++; i < len(b); {
+		for i < len(b) && plainByte[b[i]] {
+			i++
+		}
+		if i == len(b) {
+			break
+		}
 		c := b[i]
 		switch {
 		case c == '"':

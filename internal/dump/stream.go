@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -21,6 +22,14 @@ const (
 	maxLogLine = 64 << 10
 	// maxStartLine bounds a line that begins like a log block's START line; a longer one is text.
 	maxStartLine = 4 << 10
+	// maxLogTailBytes and maxLogTailLines bound the tail of one container's log that is kept:
+	// a log block is streamed through a window of its last lines, so that a dump of full logs
+	// (kubelet rotates a container's log at 10 MiB) costs no more memory than this per
+	// container. The engine reads every line it is given, and the logs of the test dumps (up
+	// to 1,300 lines, 150 kB) are far inside it; the live source's 50 lines would change
+	// diagnoses that need the earlier lines.
+	maxLogTailBytes = 1 << 20
+	maxLogTailLines = 10_000
 )
 
 var (
@@ -51,6 +60,8 @@ type stream struct {
 	name   string // the file as errors name it
 	budget *budget
 	logs   []snapshot.ContainerLog
+	// logsCut are the logs of logs longer than the tail kept.
+	logsCut []cutLog
 
 	raw  []byte // read, not yet processed: raw[rawR:]
 	rawR int
@@ -74,9 +85,16 @@ type stream struct {
 
 type shift struct{ at, removed int64 }
 
+// cutLog is a log, by its index in stream.logs, of which lines were not kept.
+type cutLog struct{ log, lines int }
+
 // block is a log block being read.
 type block struct {
-	log       snapshot.ContainerLog
+	log snapshot.ContainerLog
+	// first is the first line of log.Lines still in the tail; kept is the bytes from it on.
+	first, kept int
+	// dropped counts the lines before the tail.
+	dropped   int
 	end       []byte
 	startLine int
 	startOff  int64 // clean offset where it began
@@ -89,6 +107,24 @@ type block struct {
 
 func newStream(ctx context.Context, src io.Reader, name string, b *budget) *stream {
 	return &stream{ctx: ctx, src: src, name: name, budget: b, bol: true, markLine: 1, markCol: 1, raw: make([]byte, 0, chunkSize)}
+}
+
+// maxReusedBuffer bounds the buffers a stream hands on to the next file's.
+const maxReusedBuffer = 1 << 20
+
+// reuse gives s the buffers of a stream whose file is done, which nothing points into any
+// more (the decode pool copies items, log lines are strings): a dump of hundreds of files
+// would otherwise leave two buffers of garbage per file.
+func (s *stream) reuse(done *stream) {
+	if done == nil {
+		return
+	}
+	if cap(done.raw) >= chunkSize && cap(done.raw) <= maxReusedBuffer {
+		s.raw = done.raw[:0]
+	}
+	if cap(done.out) <= maxReusedBuffer {
+		s.out = done.out[:0]
+	}
 }
 
 func (s *stream) tooLarge(at int64) error {
@@ -369,6 +405,18 @@ func (b *block) keepLine() {
 		line += fmt.Sprintf(" [kubectl-diagnose cut %d more bytes of this line]", b.cut)
 	}
 	b.log.Lines = append(b.log.Lines, line)
+	b.kept += len(line)
+	for len(b.log.Lines)-b.first > maxLogTailLines || b.kept > maxLogTailBytes {
+		b.kept -= len(b.log.Lines[b.first])
+		b.log.Lines[b.first] = ""
+		b.first++
+		b.dropped++
+	}
+	if b.first >= 1024 && b.first >= len(b.log.Lines)/2 {
+		n := copy(b.log.Lines, b.log.Lines[b.first:])
+		clear(b.log.Lines[n:])
+		b.log.Lines, b.first = b.log.Lines[:n], 0
+	}
 	b.line, b.tail, b.cut = b.line[:0], b.tail[:0], 0
 }
 
@@ -376,6 +424,12 @@ func (b *block) keepLine() {
 func (s *stream) endBlock() {
 	b := s.blk
 	s.blk = nil
+	if b.first > 0 {
+		b.log.Lines = slices.Clone(b.log.Lines[b.first:])
+	}
+	if b.dropped > 0 {
+		s.logsCut = append(s.logsCut, cutLog{log: len(s.logs), lines: b.dropped})
+	}
 	s.logs = append(s.logs, b.log)
 	s.out = append(s.out, bytes.Repeat([]byte{'\n'}, b.newlines)...)
 	prev := int64(0)

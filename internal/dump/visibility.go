@@ -154,7 +154,44 @@ func (r *reader) notes() []snapshot.Visibility {
 				oldFile, oldT.Format(time.RFC3339), newFile, newT.Format(time.RFC3339), gap.Round(time.Second), oldFile, gap.Round(time.Second))})
 		}
 	}
+	if v, ok := r.logsCut.note(); ok {
+		out = append(out, v)
+	}
 	return out
+}
+
+// logsCut counts the container logs of which only the tail was kept, and names the first.
+type logsCut struct {
+	logs, lines int
+	first       string
+	firstLines  int
+}
+
+func (c *logsCut) add(l snapshot.ContainerLog, dropped int) {
+	if c.logs == 0 {
+		prev := ""
+		if l.Previous {
+			prev = " (previous)"
+		}
+		c.first, c.firstLines = fmt.Sprintf("container %s of pod %s/%s%s", l.Container, l.Namespace, l.Pod, prev), dropped
+	}
+	c.logs++
+	c.lines += dropped
+}
+
+// note says which logs were cut; no log means no note.
+func (c *logsCut) note() (snapshot.Visibility, bool) {
+	bound := fmt.Sprintf("at most %s and %d lines", mib(maxLogTailBytes), maxLogTailLines)
+	switch c.logs {
+	case 0:
+		return snapshot.Visibility{}, false
+	case 1:
+		return snapshot.Visibility{Kind: "pods/log", Reason: fmt.Sprintf(
+			"the log of %s is longer than the tail read of each container (%s): its first %d lines were not read", c.first, bound, c.firstLines)}, true
+	default:
+		return snapshot.Visibility{Kind: "pods/log", Reason: fmt.Sprintf(
+			"%d container logs are longer than the tail read of each container (%s): %d of their first lines were not read (%d of %s)", c.logs, bound, c.lines, c.firstLines, c.first)}, true
+	}
 }
 
 func orNone(rv string) string {

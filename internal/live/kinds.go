@@ -54,16 +54,22 @@ func (k *kind) qualified() string {
 }
 
 // kinds are the live source's view of snapshot.Kinds, in its order.
-var kinds = liveKinds(snapshot.Kinds)
+var kinds = liveKinds(snapshot.Kinds, kindCalls)
 
-func liveKinds(table []snapshot.Kind) []kind {
+// liveKinds joins the kind table with the calls of each kind. A kind of the table without
+// calls is a programming error that every test of the package catches at once.
+func liveKinds(table []snapshot.Kind, byKind map[string]calls) []kind {
 	out := make([]kind, 0, len(table))
 	for i := range table {
 		k := &table[i]
+		c, ok := byKind[k.Kind]
+		if !ok || c.list == nil || c.watch == nil {
+			panic("live: no list and watch calls for kind " + k.Kind + " of snapshot.Kinds")
+		}
 		out = append(out, kind{
 			Kind: k.Kind, Resource: k.GVK.GroupVersion().String() + " " + k.Resource,
 			Cluster: k.Cluster, Workload: k.Workload, selectable: k.Selectable, rows: k.Workload && k.Follows == "",
-			list: k.List, add: k.Add, watch: k.Watch, object: k.New(),
+			list: c.list, add: k.Add, watch: c.watch, object: k.New(),
 		})
 	}
 	return out

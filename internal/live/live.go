@@ -47,9 +47,10 @@ type Options struct {
 // Source reads snapshots from a live cluster. It implements snapshot.Source.
 type Source struct {
 	client kubernetes.Interface
-	// watchClient opens watches: it has no overall request timeout, which would cut every
-	// watch after --request-timeout; the reflector bounds each watch by its own timeoutSeconds.
-	watchClient kubernetes.Interface
+	// watchClient returns the client that opens watches: it has no overall request timeout,
+	// which would cut every watch after --request-timeout; the reflector bounds each watch by
+	// its own timeoutSeconds. It is built on first use: a one-off read never watches.
+	watchClient func() (kubernetes.Interface, error)
 	namespaces  []string // empty: all namespaces
 	opts        Options
 	info        snapshot.SourceInfo
@@ -89,30 +90,31 @@ func New(flags *genericclioptions.ConfigFlags, opts Options) (*Source, error) {
 	if err != nil {
 		return nil, kubeconfigError(err)
 	}
+	ns := ""
+	if !opts.AllNamespaces && len(dedupe(opts.Namespaces)) == 0 {
+		if ns, _, err = loader.Namespace(); err != nil {
+			return nil, kubeconfigError(err)
+		}
+	}
+	return newSource(cfg, current, ns, opts, NewConnections())
+}
+
+// newSource builds a source over a REST config; ns is the context's namespace, read when
+// opts name none. Its requests go through conns.
+func newSource(cfg *rest.Config, context, ns string, opts Options, conns *Connections) (*Source, error) {
 	src := &Source{opts: opts, now: time.Now}
-	src.info = snapshot.SourceInfo{Type: snapshot.SourceLive, Server: cfg.Host, Context: current}
+	src.info = snapshot.SourceInfo{Type: snapshot.SourceLive, Server: cfg.Host, Context: context}
 	if !opts.AllNamespaces {
 		src.namespaces = dedupe(opts.Namespaces)
 		if len(src.namespaces) == 0 {
-			ns, _, err := loader.Namespace()
-			if err != nil {
-				return nil, kubeconfigError(err)
-			}
 			src.namespaces = []string{ns}
 		}
 	}
 	cfg = tune(cfg)
 	src.timeout = cfg.Timeout
 	src.throttle = &throttle{}
-	cfg.Wrap(src.throttle.wrap)
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("build client for %s: %w", cfg.Host, err)
-	}
-	src.client = client
-	wcfg := rest.CopyConfig(cfg)
-	wcfg.Timeout = 0
-	if src.watchClient, err = kubernetes.NewForConfig(wcfg); err != nil {
+	var err error
+	if src.client, src.watchClient, err = conns.clients(cfg, src.throttle.wrap); err != nil {
 		return nil, fmt.Errorf("build client for %s: %w", cfg.Host, err)
 	}
 	return src, nil
@@ -120,7 +122,8 @@ func New(flags *genericclioptions.ConfigFlags, opts Options) (*Source, error) {
 
 // newForClient builds a source over an existing client; tests use it with a fake clientset.
 func newForClient(client kubernetes.Interface, opts Options, now func() time.Time) *Source {
-	s := &Source{client: client, watchClient: client, opts: opts, now: now, timeout: DefaultRequestTimeout}
+	s := &Source{client: client, opts: opts, now: now, timeout: DefaultRequestTimeout}
+	s.watchClient = func() (kubernetes.Interface, error) { return client, nil }
 	s.info = snapshot.SourceInfo{Type: snapshot.SourceLive}
 	if !opts.AllNamespaces {
 		s.namespaces = dedupe(opts.Namespaces)

@@ -158,11 +158,16 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		}
 	}
 
+	watchClient, err := s.watchClient()
+	if err != nil {
+		report(fmt.Errorf("build watch client for %s: %w", s.info.Server, err))
+		return
+	}
 	var ws []watched
 	add := func(j *job) {
 		k, ns := j.kind, j.namespace
 		key := k.Kind + "/" + ns
-		list, watchFn := k.list(s.client, ns), k.watch(s.watchClient, ns)
+		list, watchFn := k.list(s.client, ns), k.watch(watchClient, ns)
 		seed := j
 		lw := &cache.ListWatch{
 			ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {

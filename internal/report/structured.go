@@ -27,12 +27,11 @@ func (yamlPrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
 
 func writeJSON(w io.Writer, v any) error {
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+	// Compact, then indentJSON: the Encoder's own indenting re-scans the document.
+	if err := json.NewEncoder(&buf).Encode(v); err != nil {
 		return err
 	}
-	_, err := w.Write(escapeJSON(buf.Bytes()))
+	_, err := w.Write(escapeJSON(indentJSON(buf.Bytes())))
 	return err
 }
 

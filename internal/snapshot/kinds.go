@@ -1,8 +1,6 @@
 package snapshot
 
 import (
-	"context"
-
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -11,9 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/pager"
 )
 
 // Kind is one kind of object a snapshot holds. Kinds is the whole list; the dump reader and
@@ -51,11 +46,6 @@ type Kind struct {
 
 	// New returns an empty object of the kind, for informers' type checks.
 	New func() runtime.Object
-	// List and Watch are the live source's calls for the kind in a namespace ("" for all, or
-	// for a cluster-scoped kind).
-	List  func(c kubernetes.Interface, ns string) pager.ListPageFunc
-	Watch func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext
-
 	// ops are the typed operations on the kind's slice of a Snapshot.
 	ops kindOps
 }
@@ -156,12 +146,6 @@ func entry[T any, P object[T]](k Kind, slice func(s *Snapshot) *[]P) Kind {
 	return k
 }
 
-func pageFunc[L runtime.Object](fn func(ctx context.Context, opts metav1.ListOptions) (L, error)) pager.ListPageFunc {
-	return func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-		return fn(ctx, opts)
-	}
-}
-
 var (
 	apps      = appsv1.SchemeGroupVersion
 	batch     = batchv1.SchemeGroupVersion
@@ -174,122 +158,52 @@ var Kinds = []Kind{
 	entry(Kind{
 		Kind: "Deployment", GVK: apps.WithKind("Deployment"), Resource: "deployments", File: "deployments.json",
 		Workload: true, Selectable: true,
-		List: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return pageFunc(c.AppsV1().Deployments(ns).List)
-		},
-		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
-			return c.AppsV1().Deployments(ns).Watch
-		},
 	}, func(s *Snapshot) *[]*appsv1.Deployment { return &s.Deployments }),
 	entry(Kind{
 		Kind: "StatefulSet", GVK: apps.WithKind("StatefulSet"), Resource: "statefulsets", File: "statefulsets.json",
 		Workload: true, Selectable: true,
-		List: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return pageFunc(c.AppsV1().StatefulSets(ns).List)
-		},
-		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
-			return c.AppsV1().StatefulSets(ns).Watch
-		},
 	}, func(s *Snapshot) *[]*appsv1.StatefulSet { return &s.StatefulSets }),
 	entry(Kind{
 		Kind: "DaemonSet", GVK: apps.WithKind("DaemonSet"), Resource: "daemonsets", File: "daemonsets.json",
 		Workload: true, Selectable: true,
-		List: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return pageFunc(c.AppsV1().DaemonSets(ns).List)
-		},
-		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
-			return c.AppsV1().DaemonSets(ns).Watch
-		},
 	}, func(s *Snapshot) *[]*appsv1.DaemonSet { return &s.DaemonSets }),
 	entry(Kind{
 		Kind: "ReplicaSet", GVK: apps.WithKind("ReplicaSet"), Resource: "replicasets", File: "replicasets.json",
 		Workload: true, Follows: "Deployment", ByOwner: true,
-		List: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return pageFunc(c.AppsV1().ReplicaSets(ns).List)
-		},
-		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
-			return c.AppsV1().ReplicaSets(ns).Watch
-		},
 	}, func(s *Snapshot) *[]*appsv1.ReplicaSet { return &s.ReplicaSets }),
 	entry(Kind{
 		Kind: "ControllerRevision", GVK: apps.WithKind("ControllerRevision"), Resource: "controllerrevisions",
 		File: "controllerrevisions.json", ByOwner: true,
-		List: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return pageFunc(c.AppsV1().ControllerRevisions(ns).List)
-		},
-		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
-			return c.AppsV1().ControllerRevisions(ns).Watch
-		},
 	}, func(s *Snapshot) *[]*appsv1.ControllerRevision { return &s.ControllerRevisions }),
 	entry(Kind{
 		Kind: "CronJob", GVK: batch.WithKind("CronJob"), Resource: "cronjobs", File: "cronjobs.json",
 		Workload: true, Selectable: true,
-		List: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return pageFunc(c.BatchV1().CronJobs(ns).List)
-		},
-		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
-			return c.BatchV1().CronJobs(ns).Watch
-		},
 	}, func(s *Snapshot) *[]*batchv1.CronJob { return &s.CronJobs }),
 	entry(Kind{
 		Kind: "Job", GVK: batch.WithKind("Job"), Resource: "jobs", File: "jobs.json",
 		Workload: true, Follows: "CronJob", ByOwner: true,
-		List:  func(c kubernetes.Interface, ns string) pager.ListPageFunc { return pageFunc(c.BatchV1().Jobs(ns).List) },
-		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext { return c.BatchV1().Jobs(ns).Watch },
 	}, func(s *Snapshot) *[]*batchv1.Job { return &s.Jobs }),
 	entry(Kind{
 		Kind: "Pod", GVK: core.WithKind("Pod"), Resource: "pods", File: "pods.json", ByOwner: true, KeepUnread: true,
-		List:  func(c kubernetes.Interface, ns string) pager.ListPageFunc { return pageFunc(c.CoreV1().Pods(ns).List) },
-		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext { return c.CoreV1().Pods(ns).Watch },
 	}, func(s *Snapshot) *[]*corev1.Pod { return &s.Pods }),
 	entry(Kind{
 		Kind: "Event", GVK: core.WithKind("Event"), Resource: "events", File: "events.json",
-		List: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return pageFunc(c.CoreV1().Events(ns).List)
-		},
-		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext { return c.CoreV1().Events(ns).Watch },
 	}, func(s *Snapshot) *[]*corev1.Event { return &s.Events }),
 	entry(Kind{
 		Kind: "Service", GVK: core.WithKind("Service"), Resource: "services", File: "services.json",
-		List: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return pageFunc(c.CoreV1().Services(ns).List)
-		},
-		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
-			return c.CoreV1().Services(ns).Watch
-		},
 	}, func(s *Snapshot) *[]*corev1.Service { return &s.Services }),
 	entry(Kind{
 		Kind: "PersistentVolumeClaim", GVK: core.WithKind("PersistentVolumeClaim"), Resource: "persistentvolumeclaims",
 		File: "persistentvolumeclaims.json",
-		List: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return pageFunc(c.CoreV1().PersistentVolumeClaims(ns).List)
-		},
-		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
-			return c.CoreV1().PersistentVolumeClaims(ns).Watch
-		},
 	}, func(s *Snapshot) *[]*corev1.PersistentVolumeClaim { return &s.PersistentVolumeClaims }),
 	entry(Kind{
 		Kind: "ResourceQuota", GVK: core.WithKind("ResourceQuota"), Resource: "resourcequotas", File: "resourcequotas.json",
-		List: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return pageFunc(c.CoreV1().ResourceQuotas(ns).List)
-		},
-		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
-			return c.CoreV1().ResourceQuotas(ns).Watch
-		},
 	}, func(s *Snapshot) *[]*corev1.ResourceQuota { return &s.ResourceQuotas }),
 	entry(Kind{
 		Kind: "EndpointSlice", GVK: discovery.WithKind("EndpointSlice"), Resource: "endpointslices", File: "endpointslices.json",
-		List: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return pageFunc(c.DiscoveryV1().EndpointSlices(ns).List)
-		},
-		Watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
-			return c.DiscoveryV1().EndpointSlices(ns).Watch
-		},
 	}, func(s *Snapshot) *[]*discoveryv1.EndpointSlice { return &s.EndpointSlices }),
 	entry(Kind{
 		Kind: "Node", GVK: core.WithKind("Node"), Resource: "nodes", File: "nodes.json", Cluster: true,
-		List:  func(c kubernetes.Interface, _ string) pager.ListPageFunc { return pageFunc(c.CoreV1().Nodes().List) },
-		Watch: func(c kubernetes.Interface, _ string) cache.WatchFuncWithContext { return c.CoreV1().Nodes().Watch },
 	}, func(s *Snapshot) *[]*corev1.Node { return &s.Nodes }),
 }
 

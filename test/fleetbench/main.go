@@ -20,6 +20,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -46,6 +47,8 @@ func main() {
 	runs := flag.Int("runs", 3, "runs of each measurement; the median is reported")
 	profile := flag.String("cpuprofile", "", "after the measurements, run the fleet in this process 10 times and write a CPU profile here")
 	rtts := flag.String("rtts", "0", "comma-separated round-trip times a proxy in front of each API server adds (e.g. 0,50ms), each measured in turn")
+	compare := flag.String("compare", "", "another build of kubectl-diagnose (e.g. main's) to measure beside this checkout's, run for run, in the same minutes")
+	boundsFlag := flag.String("bounds", "1,4,8,all", "comma-separated --max-parallel-contexts values the fleet is measured at (all: one per context)")
 	flag.Parse()
 	if *planes < 1 || *planes > 4 {
 		fmt.Fprintln(os.Stderr, "error: -control-planes takes 1 to 4")
@@ -65,7 +68,20 @@ func main() {
 		}
 		delays = append(delays, d)
 	}
-	err := run(ctx, *planes, *per, *deploys, int32(*replicas), *runs, delays, *profile)
+	var bounds []int
+	for _, b := range strings.Split(*boundsFlag, ",") {
+		if b == "all" {
+			bounds = append(bounds, 0)
+			continue
+		}
+		n, err := strconv.Atoi(b)
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "error: -bounds: bad bound %q\n", b)
+			os.Exit(2)
+		}
+		bounds = append(bounds, n)
+	}
+	err := run(ctx, *planes, *per, *deploys, int32(*replicas), *runs, delays, *profile, *compare, bounds)
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
@@ -73,7 +89,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int, rtts []time.Duration, profile string) error {
+func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int, rtts []time.Duration, profile, compare string, bounds []int) error {
 	dir, err := os.MkdirTemp("", "fleetbench-")
 	if err != nil {
 		return err
@@ -82,6 +98,10 @@ func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int
 	binary, err := build(dir)
 	if err != nil {
 		return err
+	}
+	binaries := []string{binary}
+	if compare != "" {
+		binaries = append(binaries, compare)
 	}
 	var cps []*controlplane.ControlPlane
 	defer func() {
@@ -138,7 +158,7 @@ func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int
 		len(contexts), planes, deploys, replicas, len(contexts)*deploys*int(replicas))
 	for _, rtt := range rtts {
 		delay.Store(int64(rtt / 2))
-		if err := measureAll(ctx, runs, binary, path, contexts, rtt); err != nil {
+		if err := measureAll(ctx, runs, binaries, path, contexts, rtt, bounds); err != nil {
 			return err
 		}
 	}
@@ -172,34 +192,61 @@ func profileFleet(ctx context.Context, file, kubeconfig string, contexts []strin
 	return nil
 }
 
-// measureAll times each context alone, then the fleet at several bounds, and prints a table.
-func measureAll(ctx context.Context, runs int, binary, path string, contexts []string, rtt time.Duration) error {
-	single := make([]measure, len(contexts))
-	slowest, fastest := 0, 0
-	var sum measure
+// measureAll times each context alone, then the fleet at several bounds, and prints a table
+// with a column per binary; the binaries take turns run for run, so they share the minutes.
+func measureAll(ctx context.Context, runs int, binaries []string, path string, contexts []string, rtt time.Duration, bounds []int) error {
+	nb := len(binaries)
+	single := make([][]measure, len(contexts))
+	sum := make([]measure, nb)
 	for i, c := range contexts {
-		m, err := median(ctx, runs, binary, path, "--context", c)
+		m, err := medians(ctx, runs, binaries, path, "--context", c)
 		if err != nil {
 			return err
 		}
 		single[i] = m
-		sum.wall += m.wall
-		sum.cpu += m.cpu
-		if m.wall > single[slowest].wall {
-			slowest = i
+		for b := range nb {
+			sum[b].wall += m[b].wall
+			sum[b].cpu += m[b].cpu
+			sum[b].rss = max(sum[b].rss, m[b].rss)
 		}
-		if m.wall < single[fastest].wall {
-			fastest = i
+	}
+	// The fastest and slowest single contexts are each binary's own.
+	fastest, slowest := make([]measure, nb), make([]measure, nb)
+	for b := range nb {
+		fastest[b], slowest[b] = single[0][b], single[0][b]
+		for i := range contexts {
+			if single[i][b].wall < fastest[b].wall {
+				fastest[b] = single[i][b]
+			}
+			if single[i][b].wall > slowest[b].wall {
+				slowest[b] = single[i][b]
+			}
 		}
 	}
 	all := strings.Join(contexts, ",")
 	fmt.Printf("\nround trip added: %s; load average at the start: %s\n", rtt, loadavg())
-	fmt.Printf("| run | wall time | CPU time (user+sys) |\n|---|---:|---:|\n")
-	fmt.Printf("| fastest single context (%s) | %s | %s |\n", contexts[fastest], ms(single[fastest].wall), ms(single[fastest].cpu))
-	fmt.Printf("| slowest single context (%s) | %s | %s |\n", contexts[slowest], ms(single[slowest].wall), ms(single[slowest].cpu))
-	fmt.Printf("| the %d contexts one after another, one process each (sum) | %s | %s |\n", len(contexts), ms(sum.wall), ms(sum.cpu))
-	for _, bound := range []int{1, 4, 8, len(contexts)} {
-		m, err := median(ctx, runs, binary, path, "--context", all, "--max-parallel-contexts", fmt.Sprint(bound))
+	head, rule := "| run |", "|---|"
+	for _, b := range binaries {
+		head += fmt.Sprintf(" %s: wall | CPU | max RSS |", filepath.Base(b))
+		rule += "---:|---:|---:|"
+	}
+	fmt.Println(head)
+	fmt.Println(rule)
+	row := func(name string, ms []measure) {
+		line := "| " + name + " |"
+		for _, m := range ms {
+			line += fmt.Sprintf(" %s | %s | %d MB |", msOf(m.wall), msOf(m.cpu), m.rss>>20)
+		}
+		fmt.Println(line)
+	}
+	row("fastest single context", fastest)
+	row("slowest single context", slowest)
+	row(fmt.Sprintf("the %d contexts one after another, one process each (sum; max RSS of one)", len(contexts)), sum)
+	for _, bound := range bounds {
+		if bound == 0 {
+			bound = len(contexts)
+		}
+		m, err := medians(ctx, runs, binaries, path, "--context", all, "--max-parallel-contexts", fmt.Sprint(bound))
 		if err != nil {
 			return err
 		}
@@ -207,8 +254,9 @@ func measureAll(ctx context.Context, runs int, binary, path string, contexts []s
 		if bound == 8 {
 			note = " (the default)"
 		}
-		fmt.Printf("| `--context <all %d> --max-parallel-contexts %d`%s | %s | %s |\n", len(contexts), bound, note, ms(m.wall), ms(m.cpu))
+		row(fmt.Sprintf("`--context <all %d> --max-parallel-contexts %d`%s", len(contexts), bound, note), m)
 	}
+	fmt.Printf("load average at the end: %s\n", loadavg())
 	return nil
 }
 
@@ -277,29 +325,46 @@ func waitPods(ctx context.Context, cps []*controlplane.ControlPlane, want int) e
 	}
 }
 
-// measure is one run's wall time and the CPU time the process used.
-type measure struct{ wall, cpu time.Duration }
+// measure is one run's wall time, the CPU time the process used and its peak resident size.
+type measure struct {
+	wall, cpu time.Duration
+	rss       int64
+}
 
-// median runs `audit -o json` runs times and returns the median wall time and the median CPU
-// time. Exit 0 is required: every context must be read.
-func median(ctx context.Context, runs int, binary, kubeconfig string, args ...string) (measure, error) {
-	var walls, cpus []time.Duration
+// medians runs `audit -o json` runs times with each binary, the binaries taking turns, and
+// returns each binary's median wall time, CPU time and peak RSS. Exit 0 is required: every
+// context must be read.
+func medians(ctx context.Context, runs int, binaries []string, kubeconfig string, args ...string) ([]measure, error) {
+	walls, cpus, rsss := make([][]time.Duration, len(binaries)), make([][]time.Duration, len(binaries)), make([][]int64, len(binaries))
 	for range runs {
-		cmd := exec.CommandContext(ctx, binary, append([]string{"audit", "-o", "json", "--kubeconfig", kubeconfig}, args...)...)
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		start := time.Now()
-		err := cmd.Run()
-		wall := time.Since(start)
-		if err != nil {
-			return measure{}, fmt.Errorf("audit %s: %w\n%s", strings.Join(args, " "), err, stderr.String())
+		for b, binary := range binaries {
+			cmd := exec.CommandContext(ctx, binary, append([]string{"audit", "-o", "json", "--kubeconfig", kubeconfig}, args...)...)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			start := time.Now()
+			err := cmd.Run()
+			wall := time.Since(start)
+			if err != nil {
+				return nil, fmt.Errorf("%s audit %s: %w\n%s", binary, strings.Join(args, " "), err, stderr.String())
+			}
+			walls[b] = append(walls[b], wall)
+			cpus[b] = append(cpus[b], cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
+			if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+				rsss[b] = append(rsss[b], ru.Maxrss<<10) // kilobytes on Linux
+			}
 		}
-		walls = append(walls, wall)
-		cpus = append(cpus, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
 	}
-	slices.Sort(walls)
-	slices.Sort(cpus)
-	return measure{walls[len(walls)/2], cpus[len(cpus)/2]}, nil
+	out := make([]measure, len(binaries))
+	for b := range binaries {
+		slices.Sort(walls[b])
+		slices.Sort(cpus[b])
+		slices.Sort(rsss[b])
+		out[b] = measure{wall: walls[b][len(walls[b])/2], cpu: cpus[b][len(cpus[b])/2]}
+		if len(rsss[b]) > 0 {
+			out[b].rss = rsss[b][len(rsss[b])/2]
+		}
+	}
+	return out, nil
 }
 
 func build(dir string) (string, error) {
@@ -324,7 +389,7 @@ func loadavg() string {
 	return strings.Join(strings.Fields(string(b))[:3], " ")
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) }
+func msOf(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) }
 
 func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, time.Now().UTC().Format("15:04:05 ")+format+"\n", args...)

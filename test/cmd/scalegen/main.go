@@ -50,6 +50,8 @@ func run(ctx context.Context, args []string) error {
 	kubeconfig := fs.String("kubeconfig", "", "load: the cluster's kubeconfig")
 	dir := fs.String("dir", "", "dump: the directory to write (must not exist or be empty)")
 	timeout := fs.Duration("timeout", 60*time.Minute, "give up loading after this long")
+	fs.IntVar(&opts.GrowTo, "grow-to", 0, "serve, load: size the nodes for this many Deployments and, on SIGUSR1 once loaded, grow the namespace to them (then write -grown-out)")
+	grownOut := fs.String("grown-out", "", "serve, load: with -grow-to, write the admin kubeconfig here once grown and settled")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -77,8 +79,12 @@ func run(ctx context.Context, args []string) error {
 		}
 		defer l.Stop()
 		logger.Printf("scalegen: loaded; playing the kubelets until interrupted")
-		<-ctx.Done()
-		return nil
+		return waitAndGrow(ctx, l, opts, *timeout, logger, func() error {
+			if *grownOut == "" {
+				return nil
+			}
+			return os.WriteFile(*grownOut, []byte(*kubeconfig+"\n"), 0o600)
+		})
 	case "serve":
 		cp, err := controlplane.Start(ctx, controlplane.Options{
 			Logf:                  logger.Printf,
@@ -102,8 +108,42 @@ func run(ctx context.Context, args []string) error {
 			}
 		}
 		logger.Printf("scalegen: ready; kubeconfig %s, control plane in %s; interrupt to stop", *kubeconfigOut, cp.Dir())
+		return waitAndGrow(ctx, l, opts, *timeout, logger, func() error {
+			if *grownOut == "" {
+				return nil
+			}
+			return cp.WriteKubeconfig(*grownOut, controlplane.AdminUser, opts.Namespace)
+		})
+	}
+	return errors.New(usage)
+}
+
+// waitAndGrow waits for the end of ctx; with opts.GrowTo past the loaded size, a SIGUSR1 first
+// grows the namespace to it (so one control plane is measured at two sizes without loading
+// the first one twice) and calls grown once it has settled.
+func waitAndGrow(ctx context.Context, l *scalegen.Loaded, opts scalegen.Options, timeout time.Duration, logger *log.Logger, grown func() error) error {
+	if opts.GrowTo <= len(l.Workloads) {
 		<-ctx.Done()
 		return nil
 	}
-	return errors.New(usage)
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	defer signal.Stop(usr1)
+	logger.Printf("scalegen: send SIGUSR1 to pid %d to grow to %d Deployments", os.Getpid(), opts.GrowTo)
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-usr1:
+	}
+	growCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := l.Grow(growCtx, opts.GrowTo); err != nil {
+		return err
+	}
+	if err := grown(); err != nil {
+		return err
+	}
+	logger.Printf("scalegen: grown to %d Deployments; interrupt to stop", opts.GrowTo)
+	<-ctx.Done()
+	return nil
 }

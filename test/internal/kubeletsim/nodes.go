@@ -78,11 +78,17 @@ func (n *node) allocatable() corev1.ResourceList {
 	return a
 }
 
+// NodeSubnet is the first three octets of node index's /24 pod CIDR: 10.244.<index>, carried
+// into 10.245 and on past 255 nodes, as a cluster CIDR of 10.244.0.0/14 would give them.
+func NodeSubnet(index int) string {
+	return fmt.Sprintf("10.%d.%d", 244+index/256, index%256)
+}
+
 func (n *node) allocIP() string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.nextIP++
-	return fmt.Sprintf("10.244.%d.%d", n.index, n.nextIP+1)
+	return fmt.Sprintf("%s.%d", NodeSubnet(n.index), n.nextIP+1)
 }
 
 func (n *node) hasImage(ref string) bool {
@@ -126,8 +132,8 @@ func (s *Sim) register(ctx context.Context, n *node) error {
 			},
 		},
 		Spec: corev1.NodeSpec{
-			PodCIDR:       fmt.Sprintf("10.244.%d.0/24", n.index),
-			PodCIDRs:      []string{fmt.Sprintf("10.244.%d.0/24", n.index)},
+			PodCIDR:       NodeSubnet(n.index) + ".0/24",
+			PodCIDRs:      []string{NodeSubnet(n.index) + ".0/24"},
 			Taints:        n.spec.Taints,
 			Unschedulable: n.spec.Unschedulable,
 		},

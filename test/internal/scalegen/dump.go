@@ -127,7 +127,7 @@ func (g *dumpGen) node(i int) *corev1.Node {
 	}
 	capacity := alloc.DeepCopy()
 	capacity[corev1.ResourceCPU] = resource.MustParse("4090m")
-	cidr := fmt.Sprintf("10.244.%d.0/24", i+1)
+	cidr := kubeletsim.NodeSubnet(i+1) + ".0/24"
 	return &corev1.Node{
 		ObjectMeta: m,
 		Spec:       corev1.NodeSpec{PodCIDR: cidr, PodCIDRs: []string{cidr}},

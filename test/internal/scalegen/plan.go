@@ -28,6 +28,9 @@ type Options struct {
 	// ProgressDeadlineSeconds of every Deployment; default 60, so the broken rollouts have timed
 	// out by the time Load returns. Load waits for it.
 	ProgressDeadlineSeconds int32
+	// GrowTo sizes Load's simulated nodes for this many Deployments, so that Loaded.Grow can
+	// add workloads up to it onto nodes that were there all along; default Deployments.
+	GrowTo int
 	// Logf receives progress lines; default none.
 	Logf func(format string, args ...any)
 }
@@ -53,6 +56,7 @@ func (o Options) withDefaults() Options {
 	if o.ProgressDeadlineSeconds <= 0 {
 		o.ProgressDeadlineSeconds = 60
 	}
+	o.GrowTo = max(o.GrowTo, o.Deployments)
 	if o.Logf == nil {
 		o.Logf = func(string, ...any) {}
 	}
@@ -237,9 +241,10 @@ func expectedPods(w Workload, podsPer int) int {
 	return podsPer
 }
 
-// Nodes is how many simulated nodes carry the pods: 100 per node.
+// Nodes is how many simulated nodes carry the pods: 100 per node, for GrowTo Deployments.
 func Nodes(opts Options) int {
 	opts = opts.withDefaults()
+	opts.Deployments = opts.GrowTo
 	total := 0
 	for _, w := range Plan(opts) {
 		total += expectedPods(w, opts.PodsPer)

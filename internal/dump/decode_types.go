@@ -1,0 +1,169 @@
+package dump
+
+import (
+	"bytes"
+	"reflect"
+	"strings"
+	"time"
+	"unsafe"
+
+	jsoniter "github.com/json-iterator/go"
+	"github.com/modern-go/reflect2"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// typeDecoders decode the leaf types every object holds many of (timestamps, quantities) as
+// their UnmarshalJSON does, without it: json-iterator hands an unmarshaler a copy of the value's
+// bytes, and Time's then runs encoding/json on them to read one string, which was a tenth of
+// the decode and most of its garbage. They take only the plain case (a string without
+// escapes, or null); anything else is reported as an error, which sends the whole object to
+// the deserializer's decoder, so that what they accept decodes as UnmarshalJSON decodes it and
+// every error stays the deserializer's.
+type typeDecoders struct{ jsoniter.DummyExtension }
+
+// skipManagedFields has ObjectMeta.managedFields checked and skipped instead of decoded: every
+// source drops them on arrival except from Services (snapshot.TrimManagedFields), and in a
+// dump of kubectl cluster-info dump, which keeps them, they are often half of each object.
+// What is skipped is checked to be what the deserializer takes without error, so that errors
+// stay its own.
+type skipManagedFields struct{ jsoniter.DummyExtension }
+
+var objectMetaType = reflect.TypeFor[metav1.ObjectMeta]()
+
+func (*skipManagedFields) UpdateStructDescriptor(d *jsoniter.StructDescriptor) {
+	if d.Type.Type1() != objectMetaType {
+		return
+	}
+	if b := d.GetField("ManagedFields"); b != nil {
+		b.Decoder = managedFieldsChecker{}
+	}
+}
+
+// managedFieldsChecker passes over a managedFields value the deserializer decodes without
+// error into []ManagedFieldsEntry: an array of objects whose string fields are strings and
+// whose time is null or a timestamp; fieldsV1 takes any value and other keys are ignored.
+// Anything else is reported, for the deserializer to decide.
+type managedFieldsChecker struct{}
+
+func (managedFieldsChecker) Decode(_ unsafe.Pointer, iter *jsoniter.Iterator) {
+	if iter.WhatIsNext() != jsoniter.ArrayValue {
+		iter.ReportError("decode managedFields", "value left to the deserializer")
+		return
+	}
+	iter.ReadArrayCB(func(iter *jsoniter.Iterator) bool {
+		if iter.WhatIsNext() != jsoniter.ObjectValue {
+			iter.ReportError("decode managedFields", "entry left to the deserializer")
+			return false
+		}
+		return iter.ReadObjectCB(func(iter *jsoniter.Iterator, key string) bool {
+			switch key {
+			case "manager", "operation", "apiVersion", "fieldsType", "subresource":
+				if iter.WhatIsNext() != jsoniter.StringValue {
+					iter.ReportError("decode managedFields", "field left to the deserializer")
+					return false
+				}
+				iter.Skip()
+			case "time":
+				s, ok := plainStringValue(iter)
+				if !ok {
+					return false
+				}
+				if s != nil {
+					if _, err := time.Parse(time.RFC3339, string(s)); err != nil {
+						iter.ReportError("decode managedFields", err.Error())
+						return false
+					}
+				}
+			default:
+				iter.Skip()
+			}
+			return iter.Error == nil
+		})
+	})
+}
+
+var (
+	timeType      = reflect.TypeFor[metav1.Time]()
+	microTimeType = reflect.TypeFor[metav1.MicroTime]()
+	quantityType  = reflect.TypeFor[resource.Quantity]()
+)
+
+func (*typeDecoders) CreateDecoder(typ reflect2.Type) jsoniter.ValDecoder {
+	switch typ.Type1() {
+	case timeType:
+		return timeDecoder(time.RFC3339)
+	case microTimeType:
+		return timeDecoder(metav1.RFC3339Micro)
+	case quantityType:
+		return quantityDecoder{}
+	}
+	return nil
+}
+
+// plainStringValue reads a string without escapes, or null (ok with s nil); the slice is
+// valid until the iterator reads on. Anything else is reported on the iterator.
+func plainStringValue(iter *jsoniter.Iterator) (s []byte, ok bool) {
+	switch iter.WhatIsNext() {
+	case jsoniter.NilValue:
+		iter.ReadNil()
+		return nil, true
+	case jsoniter.StringValue:
+		s = iter.ReadStringAsSlice()
+		if iter.Error != nil {
+			return nil, false
+		}
+		if bytes.IndexByte(s, '\\') >= 0 {
+			iter.ReportError("decode", "escaped string left to the deserializer")
+			return nil, false
+		}
+		return s, true
+	default:
+		iter.ReportError("decode", "value left to the deserializer")
+		return nil, false
+	}
+}
+
+// timeDecoder decodes metav1.Time or metav1.MicroTime (each a time.Time and nothing else) in
+// the given layout, as their UnmarshalJSON does.
+type timeDecoder string
+
+func (layout timeDecoder) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
+	s, ok := plainStringValue(iter)
+	if !ok {
+		return
+	}
+	t := (*time.Time)(ptr)
+	if s == nil {
+		*t = time.Time{}
+		return
+	}
+	pt, err := time.Parse(string(layout), string(s))
+	if err != nil {
+		iter.ReportError("decode time", err.Error())
+		return
+	}
+	*t = pt.Local()
+}
+
+// quantityDecoder decodes a resource.Quantity written as a string, as its UnmarshalJSON does.
+type quantityDecoder struct{}
+
+func (quantityDecoder) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
+	s, ok := plainStringValue(iter)
+	if !ok {
+		return
+	}
+	if s == nil {
+		// UnmarshalJSON keeps the format of a value decoded before; leave it to it.
+		iter.ReportError("decode quantity", "null left to the deserializer")
+		return
+	}
+	q := (*resource.Quantity)(ptr)
+	parsed, err := resource.ParseQuantity(strings.TrimSpace(string(s)))
+	if err != nil {
+		iter.ReportError("decode quantity", err.Error())
+		return
+	}
+	*q = parsed
+}

@@ -211,6 +211,37 @@ func (s *scopedSource) SnapshotWithProgress(ctx context.Context, progress func(w
 	return s.Snapshot(ctx)
 }
 
+// rowsSource is a source that hands over its workloads before the rest of its read; a dump
+// is one.
+type rowsSource interface {
+	SnapshotWithRows(ctx context.Context, progress func(what string, n int), rows func(*snapshot.Snapshot)) (*snapshot.Snapshot, error)
+}
+
+// SnapshotWithRows reads as SnapshotWithProgress does and hands rows the workloads as soon as
+// the source has read them, scoped as the snapshot will be, so the console lists the rows the
+// diagnosis will have.
+func (s *scopedSource) SnapshotWithRows(ctx context.Context, progress func(what string, n int), rows func(*snapshot.Snapshot)) (*snapshot.Snapshot, error) {
+	rs, ok := s.src.(rowsSource)
+	if !ok {
+		return s.SnapshotWithProgress(ctx, progress)
+	}
+	var early func(*snapshot.Snapshot)
+	if rows != nil {
+		early = func(snap *snapshot.Snapshot) {
+			if len(s.namespaces) > 0 {
+				// A namespace not in the dump is the snapshot's error to name, not the rows'.
+				snap = snap.FilterNamespaces(s.namespaces)
+			}
+			snap = snap.FilterWorkloads(s.selector)
+			if s.at != nil {
+				snap.ReferenceTime = *s.at
+			}
+			rows(snap)
+		}
+	}
+	return s.scope(rs.SnapshotWithRows(ctx, progress, early))
+}
+
 // Throttled passes on the count of a source that keeps one.
 func (s *scopedSource) Throttled() (int, time.Duration) {
 	if ts, ok := s.src.(throttledSource); ok {

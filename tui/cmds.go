@@ -31,17 +31,28 @@ type loadProgressMsg struct {
 	what     string
 	n        int
 	counts   map[string]int
+	// diagnosing is true once the read is done and the engine runs.
+	diagnosing bool
+	wait       *loadWait
+}
+
+// loadWait is what one load says: its progress, its early rows and its result.
+type loadWait struct {
+	gen, seq int
+	at       *time.Time
 	prog     *readCounter
+	rows     chan *snapshot.Snapshot
 	done     <-chan loadedMsg
 }
 
 // readCounter gathers a read's progress reports, which arrive from the read's goroutines, for
 // the Cmd that waits on it: the counts of every kind survive, however late the Cmd looks.
 type readCounter struct {
-	mu      sync.Mutex
-	counts  map[string]int
-	what    string
-	changed chan struct{}
+	mu         sync.Mutex
+	counts     map[string]int
+	what       string
+	diagnosing bool
+	changed    chan struct{}
 }
 
 func newReadCounter() *readCounter {
@@ -52,6 +63,18 @@ func (c *readCounter) report(what string, n int) {
 	c.mu.Lock()
 	c.counts[what], c.what = n, what
 	c.mu.Unlock()
+	c.signal()
+}
+
+// diagnosed says the read is done and the engine runs on what it read.
+func (c *readCounter) diagnosed() {
+	c.mu.Lock()
+	c.diagnosing = true
+	c.mu.Unlock()
+	c.signal()
+}
+
+func (c *readCounter) signal() {
 	select {
 	case c.changed <- struct{}{}:
 	default:
@@ -74,12 +97,14 @@ type watchProgressMsg struct {
 	stream *watchStream
 }
 
-// watchRowsMsg is sent by a watch Cmd when its first read has listed the workloads: rows to
-// show, without shapes, until the first snapshot is diagnosed.
-type watchRowsMsg struct {
+// rowsMsg is sent by a watch Cmd when its first read has listed the workloads, and by a load
+// Cmd when the source has read them (a dump's workload lists): rows to show, without shapes,
+// until the snapshot is diagnosed. One of stream and load is set: what to wait on next.
+type rowsMsg struct {
 	gen    int
 	data   *dataset
 	stream *watchStream
+	load   *loadWait
 }
 
 // watchStream is what one watch says: snapshots and errors, and before the first snapshot its
@@ -127,45 +152,75 @@ type copiedMsg struct {
 // toastExpiredMsg is sent when a toast has been shown long enough.
 type toastExpiredMsg struct{}
 
-// load reads and diagnoses the current source in a Cmd.
+// load reads and diagnoses the current source in a Cmd. A load before it is abandoned: only the
+// latest one's result is shown.
 func (m *Model) load() tea.Cmd {
 	if m.fleet() {
 		return m.loadFleet()
 	}
 	m.seqNext++
-	ctx, src, at, gen, seq, diag := m.ctx, m.source, m.opts.At, m.gen, m.seqNext, m.diagnose
+	m.stopLoad()
+	ctx, cancel := context.WithCancel(m.ctx)
+	m.cancelLoad = cancel
+	src, at, gen, seq, diag := m.source, m.opts.At, m.gen, m.seqNext, m.diagnose
 	m.seq = seq
 	return func() tea.Msg {
-		prog := newReadCounter()
 		done := make(chan loadedMsg, 1)
+		w := &loadWait{gen: gen, seq: seq, at: at, prog: newReadCounter(), rows: make(chan *snapshot.Snapshot, 1), done: done}
 		go func() {
 			var (
 				snap *snapshot.Snapshot
 				err  error
 			)
-			if ps, ok := src.(ProgressSource); ok {
-				snap, err = ps.SnapshotWithProgress(ctx, prog.report)
-			} else {
+			switch s := src.(type) {
+			case RowsSource:
+				snap, err = s.SnapshotWithRows(ctx, w.prog.report, func(early *snapshot.Snapshot) { offerLatest(w.rows, early) })
+			case ProgressSource:
+				snap, err = s.SnapshotWithProgress(ctx, w.prog.report)
+			default:
 				snap, err = src.Snapshot(ctx)
 			}
 			if err != nil {
 				done <- loadedMsg{gen: gen, seq: seq, err: err}
 				return
 			}
+			w.prog.diagnosed()
 			done <- loadedMsg{gen: gen, seq: seq, data: newDataset(snap, at, diag)}
 		}()
-		return waitLoad(gen, seq, prog, done)()
+		return waitLoad(w)()
 	}
 }
 
-func waitLoad(gen, seq int, prog *readCounter, done <-chan loadedMsg) tea.Cmd {
+// offerLatest puts s in ch, a channel of one, replacing what the reader has not taken yet: a
+// read that lists the workloads again (a retried read, a dump of several namespaces) makes
+// the newer list win, and the read never blocks on the console.
+func offerLatest(ch chan *snapshot.Snapshot, s *snapshot.Snapshot) {
+	for {
+		select {
+		case ch <- s:
+			return
+		default:
+		}
+		select {
+		case <-ch:
+		default:
+		}
+	}
+}
+
+func waitLoad(w *loadWait) tea.Cmd {
 	return func() tea.Msg {
 		select {
-		case d := <-done:
+		case d := <-w.done:
 			return d
-		case <-prog.changed:
-			what, n, counts := prog.read()
-			return loadProgressMsg{gen: gen, seq: seq, what: what, n: n, counts: counts, prog: prog, done: done}
+		case s := <-w.rows:
+			return rowsMsg{gen: w.gen, data: rowsDataset(s, w.at), load: w}
+		case <-w.prog.changed:
+			w.prog.mu.Lock()
+			diagnosing := w.prog.diagnosing
+			w.prog.mu.Unlock()
+			what, n, counts := w.prog.read()
+			return loadProgressMsg{gen: w.gen, seq: w.seq, what: what, n: n, counts: counts, diagnosing: diagnosing, wait: w}
 		}
 	}
 }
@@ -180,20 +235,7 @@ func (m *Model) startWatch(watch WatchFunc) tea.Cmd {
 	inc := &incremental{diagnose: m.diagnose, rediag: m.rediagnose, now: m.now}
 	return func() tea.Msg {
 		st := &watchStream{progress: newReadCounter(), rows: make(chan *snapshot.Snapshot, 1), inc: inc}
-		st.snaps, st.errs = watch(ctx, st.progress.report, func(s *snapshot.Snapshot) {
-			// A retried first read lists the workloads again; the newer list wins.
-			for {
-				select {
-				case st.rows <- s:
-					return
-				default:
-				}
-				select {
-				case <-st.rows:
-				default:
-				}
-			}
-		})
+		st.snaps, st.errs = watch(ctx, st.progress.report, func(s *snapshot.Snapshot) { offerLatest(st.rows, s) })
 		return waitWatch(ctx, gen, st, at, diag)()
 	}
 }
@@ -226,7 +268,7 @@ func waitWatch(ctx context.Context, gen int, st *watchStream, at *time.Time, dia
 				}
 				return watchMsg{gen: gen, err: err, stream: st}
 			case s := <-st.rows:
-				return watchRowsMsg{gen: gen, data: rowsDataset(s, at), stream: st}
+				return rowsMsg{gen: gen, data: rowsDataset(s, at), stream: st}
 			case <-st.progress.changed:
 				what, n, counts := st.progress.read()
 				return watchProgressMsg{gen: gen, what: what, n: n, counts: counts, stream: st}

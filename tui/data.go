@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
@@ -176,20 +177,25 @@ func rowsDataset(snap *snapshot.Snapshot, at *time.Time) *dataset {
 		objects: map[workloadKey]workloadObject{}, pods: map[[2]string]*corev1.Pod{},
 		counts: map[diagnose.Shape]int{}, partial: true,
 	}
-	add := func(kind, ns, name string, uid types.UID, tmpl *corev1.PodTemplateSpec, existing int32, declared *int32) {
+	addRow := func(kind, ns, name string, obj workloadObject, copies string) {
 		k := workloadKey{kind, ns, name}
-		ds.objects[k] = workloadObject{uid, tmpl, ""}
-		copies := "?/" + strconv.Itoa(int(existing))
-		if declared != nil {
-			copies = fmt.Sprintf("%d/%d", existing, *declared)
-		}
+		ds.objects[k] = obj
 		ds.rows = append(ds.rows, row{
 			key: k, namespace: Sanitize(ns), workload: kindShort(kind) + "/" + Sanitize(name), name: Sanitize(name),
 			copies: copies, serving: "…", youngest: "…", restarts: "…", suspect: "…", cause: "…",
 			filterText: Sanitize(ns) + "/" + Sanitize(name),
 		})
 	}
+	add := func(kind, ns, name string, uid types.UID, tmpl *corev1.PodTemplateSpec, existing int32, declared *int32) {
+		copies := "?/" + strconv.Itoa(int(existing))
+		if declared != nil {
+			copies = fmt.Sprintf("%d/%d", existing, *declared)
+		}
+		addRow(kind, ns, name, workloadObject{uid, tmpl, ""}, copies)
+	}
+	deployments := map[types.UID]bool{}
 	for _, d := range snap.Deployments {
+		deployments[d.UID] = true
 		add("Deployment", d.Namespace, d.Name, d.UID, &d.Spec.Template, d.Status.Replicas, d.Spec.Replicas)
 	}
 	for _, d := range snap.StatefulSets {
@@ -198,6 +204,28 @@ func rowsDataset(snap *snapshot.Snapshot, at *time.Time) *dataset {
 	for _, d := range snap.DaemonSets {
 		desired := d.Status.DesiredNumberScheduled
 		add("DaemonSet", d.Namespace, d.Name, d.UID, &d.Spec.Template, d.Status.CurrentNumberScheduled, &desired)
+	}
+	// The engine's workloads besides: ReplicaSets no Deployment of the snapshot owns, CronJobs,
+	// and Jobs no CronJob of the snapshot controls (a source that lists them early has them).
+	for _, rs := range snap.ReplicaSets {
+		owned := false
+		for _, o := range rs.OwnerReferences {
+			owned = owned || deployments[o.UID]
+		}
+		if !owned {
+			add("ReplicaSet", rs.Namespace, rs.Name, rs.UID, &rs.Spec.Template, rs.Status.Replicas, rs.Spec.Replicas)
+		}
+	}
+	cronJobs := map[types.UID]bool{}
+	for _, cj := range snap.CronJobs {
+		cronJobs[cj.UID] = true
+		addRow("CronJob", cj.Namespace, cj.Name, workloadObject{cj.UID, &cj.Spec.JobTemplate.Spec.Template, "spec.jobTemplate.spec.template"}, "…")
+	}
+	for _, j := range snap.Jobs {
+		if c := metav1.GetControllerOfNoCopy(j); c != nil && c.Kind == "CronJob" && cronJobs[c.UID] {
+			continue
+		}
+		addRow("Job", j.Namespace, j.Name, workloadObject{j.UID, &j.Spec.Template, ""}, "…")
 	}
 	sort.Slice(ds.rows, func(i, j int) bool {
 		a, b := ds.rows[i].key, ds.rows[j].key

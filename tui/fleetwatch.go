@@ -33,7 +33,7 @@ type fleetWatch struct {
 	ctx     context.Context
 }
 
-// fleetWatchMsg is sent by a context's watch Cmd: what waitWatch said (watchMsg, watchRowsMsg
+// fleetWatchMsg is sent by a context's watch Cmd: what waitWatch said (watchMsg, rowsMsg
 // or watchProgressMsg), for context i.
 type fleetWatchMsg struct {
 	gen, i int
@@ -111,7 +111,7 @@ func (m *Model) onFleetWatch(msg fleetWatchMsg) tea.Cmd {
 	switch w := msg.msg.(type) {
 	case watchProgressMsg:
 		return rearm(w.stream)
-	case watchRowsMsg:
+	case rowsMsg:
 		// Rows without shapes stand in for a context not yet diagnosed, never replace a picture.
 		if fw.parts[i] == nil || fw.parts[i].partial {
 			fw.parts[i] = w.data

@@ -104,7 +104,7 @@ func TestRowsBeforeTheSnapshotHaveNoShapeAndKeepTheSelection(t *testing.T) {
 	m := fixtureModel(Options{SourceLabel: "live"})
 	m.Update(windowSize(120, 30))
 	early := rowsDataset(&snapshot.Snapshot{ReferenceTime: snap.ReferenceTime, Deployments: snap.Deployments}, nil)
-	m.Update(watchRowsMsg{gen: m.gen, data: early, stream: &watchStream{progress: newReadCounter(), rows: make(chan *snapshot.Snapshot, 1)}})
+	m.Update(rowsMsg{gen: m.gen, data: early, stream: &watchStream{progress: newReadCounter(), rows: make(chan *snapshot.Snapshot, 1)}})
 	s := seen(m)
 	if !strings.Contains(s, "reading…") || strings.Contains(s, "never-starts") || strings.Contains(s, "live-but-idle") {
 		t.Fatalf("rows before the snapshot should have no shape:\n%s", s)
@@ -118,7 +118,7 @@ func TestRowsBeforeTheSnapshotHaveNoShapeAndKeepTheSelection(t *testing.T) {
 		t.Fatalf("the selection did not follow the worker into the diagnosed rows: %+v", sel)
 	}
 	// Rows arriving late never replace a diagnosed picture.
-	m.Update(watchRowsMsg{gen: m.gen, data: early, stream: &watchStream{progress: newReadCounter(), rows: make(chan *snapshot.Snapshot, 1)}})
+	m.Update(rowsMsg{gen: m.gen, data: early, stream: &watchStream{progress: newReadCounter(), rows: make(chan *snapshot.Snapshot, 1)}})
 	if m.data.partial {
 		t.Fatal("early rows replaced the diagnosed snapshot")
 	}
@@ -146,7 +146,7 @@ func TestAFailedReadAfterTheRowsKeepsThemAndTheFailure(t *testing.T) {
 	m.Update(windowSize(120, 30))
 	_ = m.Init()
 	st := &watchStream{progress: newReadCounter(), rows: make(chan *snapshot.Snapshot, 1)}
-	m.Update(watchRowsMsg{gen: m.gen, data: rowsDataset(&snapshot.Snapshot{ReferenceTime: snap.ReferenceTime, Deployments: snap.Deployments}, nil), stream: st})
+	m.Update(rowsMsg{gen: m.gen, data: rowsDataset(&snapshot.Snapshot{ReferenceTime: snap.ReferenceTime, Deployments: snap.Deployments}, nil), stream: st})
 	m.Update(watchMsg{gen: m.gen, err: errors.New("cannot reach the API server at 10.0.0.1:6443: connection refused"), stream: st})
 	if m.loadErr == nil || m.data == nil || m.state != stateReady {
 		t.Fatalf("state %v, loadErr %v, rows %v; want the rows kept and the failure recorded", m.state, m.loadErr, m.data != nil)

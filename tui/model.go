@@ -97,6 +97,8 @@ type Model struct {
 	// clock is the wall clock as of the last tick; View reads it instead of calling time.Now.
 	clock       time.Time
 	cancelWatch context.CancelFunc
+	// cancelLoad abandons the load under way.
+	cancelLoad context.CancelFunc
 
 	workloads workloadsScreen
 	diagnosis diagnosisScreen
@@ -151,6 +153,8 @@ type readProgress struct {
 	what   string
 	n      int
 	counts map[string]int
+	// diagnosing is true once a load has read everything and the engine runs.
+	diagnosing bool
 }
 
 // Init starts the spinner and the first read: the watch's own when the source is live, so the
@@ -206,6 +210,13 @@ func (m *Model) showToast(s string) tea.Cmd {
 	m.toast = s
 	m.toastExpiry = m.now().Add(3 * time.Second)
 	return tea.Tick(3*time.Second, func(time.Time) tea.Msg { return toastExpiredMsg{} })
+}
+
+func (m *Model) stopLoad() {
+	if m.cancelLoad != nil {
+		m.cancelLoad()
+		m.cancelLoad = nil
+	}
 }
 
 func (m *Model) stopWatch() {

@@ -59,6 +59,15 @@ type ProgressSource interface {
 	SnapshotWithProgress(ctx context.Context, progress func(what string, n int)) (*snapshot.Snapshot, error)
 }
 
+// RowsSource is a ProgressSource that also hands rows the workloads alone as soon as it has
+// read them, before pods, events and logs (a dump reads its workload lists first): the console
+// lists them, without shapes, until the snapshot is read and diagnosed. rows may be called
+// more than once, the latest list wins; it must not block.
+type RowsSource interface {
+	ProgressSource
+	SnapshotWithRows(ctx context.Context, progress func(what string, n int), rows func(*snapshot.Snapshot)) (*snapshot.Snapshot, error)
+}
+
 // Watcher is a Source that can also stream updates, as WatchFunc does. A source returned by
 // SwitchNamespace that implements it is watched; the first source is watched by Options.Watch.
 type Watcher interface {
@@ -94,6 +103,7 @@ func Run(ctx context.Context, opts Options) error {
 	// including a panic in a Cmd and a cancelled context.
 	if fm, ok := final.(*Model); ok {
 		fm.stopWatch()
+		fm.stopLoad()
 		if err == nil && (fm.data == nil || fm.data.partial) && fm.loadErr != nil {
 			return fmt.Errorf("load snapshot: %w", fm.loadErr)
 		}

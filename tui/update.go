@@ -38,7 +38,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		m.counted(msg.what, msg.n, msg.counts)
-		return m, waitLoad(msg.gen, msg.seq, msg.prog, msg.done)
+		m.reading.diagnosing = msg.diagnosing
+		return m, waitLoad(msg.wait)
 	case watchProgressMsg:
 		if msg.gen != m.gen {
 			return m, nil
@@ -47,13 +48,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.counted(msg.what, msg.n, msg.counts)
 		}
 		return m, waitWatch(m.ctx, msg.gen, msg.stream, m.opts.At, m.diagnose)
-	case watchRowsMsg:
-		if msg.gen != m.gen {
+	case rowsMsg:
+		if msg.gen != m.gen || (msg.load != nil && msg.load.seq != m.seq) {
 			return m, nil
 		}
 		// Rows without shapes only stand in for a picture not yet diagnosed, never replace one.
 		if m.data == nil || m.data.partial {
 			m.setData(msg.data)
+		}
+		if msg.load != nil {
+			return m, waitLoad(msg.load)
 		}
 		return m, waitWatch(m.ctx, msg.gen, msg.stream, m.opts.At, m.diagnose)
 	case loadedMsg:
@@ -114,7 +118,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 func (m *Model) onLoaded(msg loadedMsg) tea.Cmd {
-	if msg.gen != m.gen || msg.seq != m.seq {
+	if msg.gen != m.gen || msg.seq != m.seq || m.quitting {
+		// After q the load was abandoned: its error is the cancel's, not the source's.
 		return nil
 	}
 	refreshed := m.refreshing
@@ -316,9 +321,10 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	}
 }
 
-// quit ends the program; no key after it is routed.
+// quit ends the program; no key after it is routed, and a read under way is abandoned.
 func (m *Model) quit() tea.Cmd {
 	m.quitting = true
+	m.stopLoad()
 	return tea.Quit
 }
 

@@ -177,14 +177,25 @@ func (m *Model) loadingView() string {
 func (m *Model) readingLine() string {
 	elapsed := duration.HumanDuration(max(m.clock.Sub(m.reading.start), 0))
 	if len(m.reading.counts) == 0 {
+		if m.reading.diagnosing {
+			return "diagnosing… · " + elapsed
+		}
 		return "reading… · " + elapsed
 	}
-	total := 0
+	// A kind whose list is opened and not read yet is named, not counted.
+	total, kinds := 0, 0
 	for _, n := range m.reading.counts {
 		total += n
+		if n > 0 {
+			kinds++
+		}
+	}
+	if m.reading.diagnosing {
+		return fmt.Sprintf("diagnosing… · %s of %s read · %s", plural(total, "object", "objects"),
+			plural(kinds, "kind", "kinds"), elapsed)
 	}
 	return fmt.Sprintf("reading %s… %s · %s of %s · %s", m.reading.what, report.Thousands(m.reading.n),
-		plural(total, "object", "objects"), plural(len(m.reading.counts), "kind", "kinds"), elapsed)
+		plural(total, "object", "objects"), plural(kinds, "kind", "kinds"), elapsed)
 }
 
 func (m *Model) errorView() string {

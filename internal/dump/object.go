@@ -205,6 +205,7 @@ func (r *reader) add(obj runtime.Object, gvk schema.GroupVersionKind, at locatio
 		r.namespaces[ns] = true
 	}
 	r.objects++
+	r.prog.object(r, gvk.Kind)
 	return nil
 }
 

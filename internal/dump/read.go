@@ -48,6 +48,15 @@ type Options struct {
 	Namespaces []string
 	// At, when set, is the reference time instead of the newest timestamp of the dump.
 	At *time.Time
+	// Progress, when set, is told how far the read has got: as it opens each file of a
+	// directory, at most every 100 ms while it reads and at its end, from the read's
+	// goroutine. It must not block.
+	Progress func(Progress)
+	// Workloads, when set, is handed the workloads read so far (a snapshot of the workload
+	// kinds alone, which the caller may keep) as soon as the read moves on from them to other
+	// kinds, from the read's goroutine; a directory's workload lists are read first. It must
+	// not block.
+	Workloads func(*snapshot.Snapshot)
 }
 
 func (o Options) budget() *budget {
@@ -123,6 +132,7 @@ func ReadContext(ctx context.Context, path string, stdin io.Reader, opts Options
 		return r.finish(fmt.Sprintf("%q", path), path)
 	}
 	others := otherNamespaces(path, opts.Namespaces)
+	var files []string
 	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("read dump %q: %w", p, err)
@@ -137,10 +147,16 @@ func ReadContext(ctx context.Context, path string, stdin io.Reader, opts Options
 		if hidden || !readExtensions[strings.ToLower(filepath.Ext(p))] {
 			return nil
 		}
-		return r.readFile(p)
+		files = append(files, p)
+		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	for _, p := range workloadsFirst(files) {
+		if err := r.readFile(p); err != nil {
+			return nil, err
+		}
 	}
 	return r.finish(fmt.Sprintf("%q", path), path)
 }
@@ -192,6 +208,8 @@ type reader struct {
 	logsCut logsCut
 	// done is the stream of the last file read whole, whose buffers the next file reuses.
 	done *stream
+	// prog reports progress; nil without Options.Progress and Options.Workloads.
+	prog *progress
 }
 
 func newReader(ctx context.Context, opts Options) *reader {
@@ -210,10 +228,12 @@ func newReader(ctx context.Context, opts Options) *reader {
 		namespaces: map[string]bool{},
 		clocks:     map[string]time.Time{},
 		pool:       newDecodePool(),
+		prog:       newProgress(opts),
 	}
 }
 
 func (r *reader) readFile(path string) error {
+	r.prog.file(r, path)
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("read dump: %w", err)
@@ -303,6 +323,7 @@ func (r *reader) finish(name, path string) (*snapshot.Snapshot, error) {
 		s.Visibility = append(s.Visibility, v)
 	}
 	s.Visibility = append(s.Visibility, r.notes()...)
+	r.prog.done(r)
 	if r.opts.At != nil {
 		s.ReferenceTime = r.opts.At.UTC()
 		if v, ok := atTooEarly(s, s.ReferenceTime); ok {

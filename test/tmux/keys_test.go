@@ -31,7 +31,7 @@ func TestKeysOfOneWriteOnADump(t *testing.T) {
 		t.Fatal(err)
 	}
 	tm := start(t, 120, 30, bin, "--dump", dump)
-	s := tm.waitFor("telemetry-api", "telemetry-ingester", "telemetry-gateway")
+	s := tm.waitDiagnosed("telemetry-api", "telemetry-ingester", "telemetry-gateway")
 	order := rowNames(s)
 
 	// One write of four bytes: "/" opens the filter and "api" is its text.

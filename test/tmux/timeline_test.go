@@ -21,7 +21,7 @@ func TestTimelineTabOnADump(t *testing.T) {
 		w, h := size[0], size[1]
 		t.Run(fmt.Sprintf("%dx%d", w, h), func(t *testing.T) {
 			tm := start(t, w, h, bin, "--dump", dump, "--at", "2026-11-30T14:06:00Z")
-			tm.waitFor("telemetry-ingester")
+			tm.waitDiagnosed("telemetry-ingester")
 			tm.keys("Enter")
 			tm.waitFor("Diagnosis", "telemetry-ingester")
 			tm.keys("6")

@@ -89,7 +89,10 @@ func TestTenThousandContainers(t *testing.T) {
 		}
 		return time.Since(start)
 	}
+	// The faster of two runs each: a busy machine stretches single runs unevenly, and
+	// quadratic work shows in both.
 	a, b := run(5000), run(10000)
+	a, b = min(a, run(5000)), min(b, run(10000))
 	t.Logf("5,000 containers in %s, 10,000 in %s", a, b)
 	if b > 30*time.Second {
 		t.Errorf("10,000 containers took %s", b)

@@ -19,8 +19,9 @@ import (
 const FrameTraceEnv = "KUBECTL_DIAGNOSE_FRAME_TRACE"
 
 // FrameTraceHeader is the trace's first line; it names the tab-separated columns. Times are
-// nanoseconds since the console started, on the monotonic clock; a key no frame ever showed
-// has "-" as its written time.
+// nanoseconds since the console started, on the monotonic clock. A key whose view is the frame
+// already on screen has "=" as its written time (the renderer writes nothing for it), and a key
+// no frame ever showed has "-".
 const FrameTraceHeader = "# seq\tkey\tarrived_ns\tupdated_ns\tviewed_ns\twritten_ns"
 
 // maxTraceBytes bounds the trace held in memory, so a console left open for days with the trace
@@ -65,15 +66,23 @@ func (t *frameTrace) handled(key string, arrived, updated time.Duration) {
 	t.pending = append(t.pending, keyFrame{seq: t.seq, key: key, arrived: arrived, updated: updated})
 }
 
-// viewed records that a view reflecting every key handled so far has been rendered.
-func (t *frameTrace) viewed(at time.Duration) {
+// viewed records that a view reflecting every key handled so far has been rendered; same says
+// it is the view rendered before it, which the renderer does not write again.
+func (t *frameTrace) viewed(at time.Duration, same bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for i := range t.pending {
-		if !t.pending[i].hasView {
-			t.pending[i].viewed, t.pending[i].hasView = at, true
+	keep := t.pending[:0]
+	for _, k := range t.pending {
+		if !k.hasView {
+			k.viewed, k.hasView = at, true
+			if same {
+				t.line(k, "=")
+				continue
+			}
 		}
+		keep = append(keep, k)
 	}
+	t.pending = keep
 }
 
 // wrote records a terminal write that started at began and ended at ended: it is the frame of
@@ -163,8 +172,10 @@ func (f tracedFile) Write(p []byte) (int, error) {
 
 // tracedModel is the console's model with its keys and views timed for the frame trace.
 type tracedModel struct {
-	inner tea.Model
-	t     *frameTrace
+	inner    tea.Model
+	t        *frameTrace
+	lastView string
+	keyed    bool // a key was handled since the last View
 }
 
 func (m *tracedModel) Init() tea.Cmd { return m.inner.Init() }
@@ -179,12 +190,17 @@ func (m *tracedModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	m.inner = inner
 	if isKey {
 		m.t.handled(k.String(), arrived, m.t.since())
+		m.keyed = true
 	}
 	return m, cmd
 }
 
 func (m *tracedModel) View() string {
 	v := m.inner.View()
-	m.t.viewed(m.t.since())
+	if m.keyed {
+		m.t.viewed(m.t.since(), v == m.lastView)
+		m.keyed = false
+	}
+	m.lastView = v
 	return v
 }

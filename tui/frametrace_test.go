@@ -16,7 +16,7 @@ import (
 type traceLine struct {
 	seq                               int
 	key                               string
-	arrived, updated, viewed, written int64 // -1 for "-"
+	arrived, updated, viewed, written int64 // -1 for "-", -2 for "="
 }
 
 func parseTrace(t *testing.T, b []byte) []traceLine {
@@ -42,6 +42,10 @@ func parseTrace(t *testing.T, b []byte) []traceLine {
 		for i, p := range []*int64{&tl.arrived, &tl.updated, &tl.viewed, &tl.written} {
 			if f[2+i] == "-" {
 				*p = -1
+				continue
+			}
+			if f[2+i] == "=" {
+				*p = -2
 				continue
 			}
 			if *p, err = strconv.ParseInt(f[2+i], 10, 64); err != nil {
@@ -96,6 +100,10 @@ func TestRunWritesOneTraceLinePerKey(t *testing.T) {
 		if l.seq != i+1 || l.key != keys[i] {
 			t.Errorf("line %d is key %d %q, want %d %q", i, l.seq, l.key, i+1, keys[i])
 		}
+		// q quits: its view is the last frame, so nothing is written for it.
+		if l.key == "q" && l.written == -2 {
+			continue
+		}
 		if l.written < 0 {
 			t.Errorf("key %d %q never got a frame:\n%s", l.seq, l.key, b)
 			continue
@@ -107,16 +115,19 @@ func TestRunWritesOneTraceLinePerKey(t *testing.T) {
 }
 
 // A write that began before a key's view was rendered carries the previous frame, not the
-// key's; a key no frame followed is written with "-".
+// key's; a key whose view is the one on screen is written with "=", one no frame followed
+// with "-".
 func TestFrameTraceStampsTheFirstWriteAfterTheView(t *testing.T) {
 	tr := newFrameTrace(time.Now())
 	tr.handled("j", 10, 20)
 	tr.wrote(25, 26) // the previous frame, flushed before View ran
-	tr.viewed(30)
+	tr.viewed(30, false)
 	tr.wrote(29, 31) // began before the view: still not the key's frame
 	tr.wrote(40, 45)
+	tr.handled("G", 46, 47)
+	tr.viewed(48, true) // the frame on screen already: nothing to write
 	tr.handled("k", 50, 60)
-	tr.viewed(70)
+	tr.viewed(70, false)
 	path := filepath.Join(t.TempDir(), "trace")
 	if err := tr.writeTo(path); err != nil {
 		t.Fatal(err)
@@ -128,7 +139,8 @@ func TestFrameTraceStampsTheFirstWriteAfterTheView(t *testing.T) {
 	got := parseTrace(t, b)
 	want := []traceLine{
 		{seq: 1, key: "j", arrived: 10, updated: 20, viewed: 30, written: 45},
-		{seq: 2, key: "k", arrived: 50, updated: 60, viewed: 70, written: -1},
+		{seq: 2, key: "G", arrived: 46, updated: 47, viewed: 48, written: -2},
+		{seq: 3, key: "k", arrived: 50, updated: 60, viewed: 70, written: -1},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("trace lines %+v, want %+v", got, want)

@@ -55,7 +55,8 @@ func TestFrameTraceOnADump(t *testing.T) {
 	var traced strings.Builder
 	for _, k := range keys {
 		traced.WriteString(k.Key)
-		if !k.Drawn {
+		// q quits: its view is the last frame, so nothing is written for it.
+		if !k.Drawn && !(k.Key == "q" && k.Unchanged) {
 			t.Errorf("key %d %q never got a frame", k.Seq, k.Key)
 		}
 	}

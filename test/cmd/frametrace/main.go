@@ -40,13 +40,16 @@ func run(path string, skip int) error {
 		return err
 	}
 	keys = keys[min(skip, len(keys)):]
-	undrawn := 0
+	undrawn, unchanged := 0, 0
 	for _, k := range keys {
-		if !k.Drawn {
+		switch {
+		case k.Unchanged:
+			unchanged++
+		case !k.Drawn:
 			undrawn++
 		}
 	}
-	fmt.Printf("keys %d, never drawn %d\n", len(keys), undrawn)
+	fmt.Printf("keys %d, drawn %d, changed nothing on screen %d, never drawn %d\n", len(keys), len(keys)-undrawn-unchanged, unchanged, undrawn)
 	for _, part := range []struct {
 		name string
 		of   func(frametrace.Key) time.Duration

@@ -16,12 +16,13 @@ import (
 
 // Key is one key of the trace: when it arrived in Update, when Update returned, when the view
 // showing it was rendered and when the frame was written to the terminal, all since the console
-// started. Drawn is false for a key no frame followed.
+// started. Drawn is false for a key no frame followed; Unchanged is true for a key whose view
+// was the frame already on screen, which the renderer does not write again.
 type Key struct {
 	Seq                               int
 	Key                               string
 	Arrived, Updated, Viewed, Written time.Duration
-	Drawn                             bool
+	Drawn, Unchanged                  bool
 }
 
 // Frame is the key's latency from its arrival to the end of its frame's write.
@@ -71,7 +72,7 @@ func parseLine(line string) (Key, error) {
 	times := []*time.Duration{&k.Arrived, &k.Updated, &k.Viewed, &k.Written}
 	for i, p := range times {
 		s := f[2+i]
-		if s == "-" && i >= 2 {
+		if (s == "-" && i >= 2) || (s == "=" && i == 3) {
 			continue
 		}
 		ns, err := strconv.ParseInt(s, 10, 64)
@@ -83,7 +84,8 @@ func parseLine(line string) (Key, error) {
 	if f[4] == "-" && f[5] != "-" {
 		return Key{}, fmt.Errorf("key %d written without a view", k.Seq)
 	}
-	k.Drawn = f[5] != "-"
+	k.Unchanged = f[5] == "="
+	k.Drawn = f[5] != "-" && !k.Unchanged
 	if k.Updated < k.Arrived || (f[4] != "-" && k.Viewed < k.Updated) || (k.Drawn && k.Written < k.Viewed) {
 		return Key{}, fmt.Errorf("key %d: times out of order: %q", k.Seq, line)
 	}

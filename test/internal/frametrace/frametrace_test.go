@@ -12,17 +12,18 @@ import (
 func TestParseAndSummarize(t *testing.T) {
 	var b strings.Builder
 	b.WriteString(tui.FrameTraceHeader + "\n")
-	// Ten keys drawn 1..10 ms after they arrived, and one never drawn.
+	// Ten keys drawn 1..10 ms after they arrived, one that changed nothing, one never drawn.
 	for i := 1; i <= 10; i++ {
 		at := int64(i) * 100e6
 		b.WriteString(strings.Join([]string{itoa(int64(i)), `"j"`, itoa(at), itoa(at + 1e5), itoa(at + 2e5), itoa(at + int64(i)*1e6)}, "\t") + "\n")
 	}
-	b.WriteString("11\t\"q\"\t2000000000\t2000000100\t-\t-\n")
+	b.WriteString("11\t\"G\"\t1900000000\t1900000100\t1900000200\t=\n")
+	b.WriteString("12\t\"q\"\t2000000000\t2000000100\t-\t-\n")
 	keys, err := Parse(strings.NewReader(b.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(keys) != 11 || keys[10].Drawn || !keys[9].Drawn {
+	if len(keys) != 12 || keys[11].Drawn || keys[11].Unchanged || !keys[10].Unchanged || keys[10].Drawn || !keys[9].Drawn {
 		t.Fatalf("parsed %+v", keys)
 	}
 	s := Summarize(keys, Key.Frame)

@@ -8,7 +8,8 @@
 #
 # Environment: BENCH_BIN (a built kubectl-diagnose; else it is built), BENCH_KEYS (300),
 # BENCH_GAP (0.03), BENCH_SIZE (200x50), BENCH_VMEM (8000000 KiB of address space),
-# BENCH_TRACE (keep the trace there).
+# BENCH_TRACE (keep the trace there), BENCH_STDERR (keep the console's stderr there: with
+# GODEBUG=gctrace=1 it shows whether a collection ran while the keys were typed).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -40,7 +41,7 @@ if [[ -z $bin ]]; then
 fi
 trace=${BENCH_TRACE:-$work/trace}
 tmux -L "$sock" -f /dev/null new-session -d -s bench -x "${size%x*}" -y "${size#*x}" -e TERM=xterm-256color \
-	"ulimit -v $vmem; KUBECTL_DIAGNOSE_FRAME_TRACE='$trace' /usr/bin/time -o '$work/time' -f '%e s wall %U+%S s cpu %M KB' '$bin' --dump '$dump' 2>'$work/stderr'; echo \$? >'$work/status'"
+	"ulimit -v $vmem; KUBECTL_DIAGNOSE_FRAME_TRACE='$trace' /usr/bin/time -o '$work/time' -f '%e s wall %U+%S s cpu %M KB' '$bin' --dump '$dump' 2>'${BENCH_STDERR:-$work/stderr}'; echo \$? >'$work/status'"
 tmux -L "$sock" set-option -t bench remain-on-exit on >/dev/null
 
 # The diagnosis is complete when the header counts every workload and nothing says reading….

@@ -19,10 +19,11 @@ import (
 const FrameTraceEnv = "KUBECTL_DIAGNOSE_FRAME_TRACE"
 
 // FrameTraceHeader is the trace's first line; it names the tab-separated columns. Times are
-// nanoseconds since the console started, on the monotonic clock. A key whose view is the frame
-// already on screen has "=" as its written time (the renderer writes nothing for it), and a key
-// no frame ever showed has "-".
-const FrameTraceHeader = "# seq\tkey\tarrived_ns\tupdated_ns\tviewed_ns\twritten_ns"
+// nanoseconds since the console started, on the monotonic clock: the key's arrival in Update,
+// Update's return, View's return, and the start and end of the frame's write to the terminal.
+// A key whose view is the frame already on screen has "=" as its write times (the renderer
+// writes nothing for it), and a key no frame ever showed has "-".
+const FrameTraceHeader = "# seq\tkey\tarrived_ns\tupdated_ns\tviewed_ns\twrite_began_ns\twritten_ns"
 
 // maxTraceBytes bounds the trace held in memory, so a console left open for days with the trace
 // on cannot grow without bound; lines past it are counted, not kept.
@@ -76,7 +77,7 @@ func (t *frameTrace) viewed(at time.Duration, same bool) {
 		if !k.hasView {
 			k.viewed, k.hasView = at, true
 			if same {
-				t.line(k, "=")
+				t.line(k, "=", "=")
 				continue
 			}
 		}
@@ -93,7 +94,7 @@ func (t *frameTrace) wrote(began, ended time.Duration) {
 	keep := t.pending[:0]
 	for _, k := range t.pending {
 		if k.hasView && k.viewed <= began {
-			t.line(k, strconv.FormatInt(int64(ended), 10))
+			t.line(k, strconv.FormatInt(int64(began), 10), strconv.FormatInt(int64(ended), 10))
 			continue
 		}
 		keep = append(keep, k)
@@ -101,7 +102,7 @@ func (t *frameTrace) wrote(began, ended time.Duration) {
 	t.pending = keep
 }
 
-func (t *frameTrace) line(k keyFrame, written string) {
+func (t *frameTrace) line(k keyFrame, began, written string) {
 	viewed := "-"
 	if k.hasView {
 		viewed = strconv.FormatInt(int64(k.viewed), 10)
@@ -110,14 +111,14 @@ func (t *frameTrace) line(k keyFrame, written string) {
 		t.dropped++
 		return
 	}
-	fmt.Fprintf(&t.buf, "%d\t%s\t%d\t%d\t%s\t%s\n", k.seq, strconv.Quote(k.key), int64(k.arrived), int64(k.updated), viewed, written)
+	fmt.Fprintf(&t.buf, "%d\t%s\t%d\t%d\t%s\t%s\t%s\n", k.seq, strconv.Quote(k.key), int64(k.arrived), int64(k.updated), viewed, began, written)
 }
 
 // writeTo writes the trace, keys never drawn included, to path.
 func (t *frameTrace) writeTo(path string) error {
 	t.mu.Lock()
 	for _, k := range t.pending {
-		t.line(k, "-")
+		t.line(k, "-", "-")
 	}
 	t.pending = nil
 	if t.dropped > 0 {

@@ -14,9 +14,9 @@ import (
 
 // traceLine is one parsed line of a frame trace.
 type traceLine struct {
-	seq                               int
-	key                               string
-	arrived, updated, viewed, written int64 // -1 for "-", -2 for "="
+	seq                                      int
+	key                                      string
+	arrived, updated, viewed, began, written int64 // -1 for "-", -2 for "="
 }
 
 func parseTrace(t *testing.T, b []byte) []traceLine {
@@ -28,8 +28,8 @@ func parseTrace(t *testing.T, b []byte) []traceLine {
 	var out []traceLine
 	for _, l := range lines[1:] {
 		f := strings.Split(l, "\t")
-		if len(f) != 6 {
-			t.Fatalf("trace line %q has %d fields, want 6", l, len(f))
+		if len(f) != 7 {
+			t.Fatalf("trace line %q has %d fields, want 7", l, len(f))
 		}
 		var tl traceLine
 		var err error
@@ -39,7 +39,7 @@ func parseTrace(t *testing.T, b []byte) []traceLine {
 		if tl.key, err = strconv.Unquote(f[1]); err != nil {
 			t.Fatalf("trace line %q: key: %v", l, err)
 		}
-		for i, p := range []*int64{&tl.arrived, &tl.updated, &tl.viewed, &tl.written} {
+		for i, p := range []*int64{&tl.arrived, &tl.updated, &tl.viewed, &tl.began, &tl.written} {
 			if f[2+i] == "-" {
 				*p = -1
 				continue
@@ -108,8 +108,8 @@ func TestRunWritesOneTraceLinePerKey(t *testing.T) {
 			t.Errorf("key %d %q never got a frame:\n%s", l.seq, l.key, b)
 			continue
 		}
-		if !(l.arrived <= l.updated && l.updated <= l.viewed && l.viewed <= l.written) {
-			t.Errorf("key %d %q: arrived %d, updated %d, viewed %d, written %d are out of order", l.seq, l.key, l.arrived, l.updated, l.viewed, l.written)
+		if !(l.arrived <= l.updated && l.updated <= l.viewed && l.viewed <= l.began && l.began <= l.written) {
+			t.Errorf("key %d %q: arrived %d, updated %d, viewed %d, write %d-%d are out of order", l.seq, l.key, l.arrived, l.updated, l.viewed, l.began, l.written)
 		}
 	}
 }
@@ -138,9 +138,9 @@ func TestFrameTraceStampsTheFirstWriteAfterTheView(t *testing.T) {
 	}
 	got := parseTrace(t, b)
 	want := []traceLine{
-		{seq: 1, key: "j", arrived: 10, updated: 20, viewed: 30, written: 45},
-		{seq: 2, key: "G", arrived: 46, updated: 47, viewed: 48, written: -2},
-		{seq: 3, key: "k", arrived: 50, updated: 60, viewed: 70, written: -1},
+		{seq: 1, key: "j", arrived: 10, updated: 20, viewed: 30, began: 40, written: 45},
+		{seq: 2, key: "G", arrived: 46, updated: 47, viewed: 48, began: -2, written: -2},
+		{seq: 3, key: "k", arrived: 50, updated: 60, viewed: 70, began: -1, written: -1},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("trace lines %+v, want %+v", got, want)

@@ -57,7 +57,8 @@ func run(path string, skip int) error {
 		{"key to frame", frametrace.Key.Frame},
 		{"  Update", func(k frametrace.Key) time.Duration { return k.Updated - k.Arrived }},
 		{"  View", func(k frametrace.Key) time.Duration { return k.Viewed - k.Updated }},
-		{"  tick + write", func(k frametrace.Key) time.Duration { return k.Written - k.Viewed }},
+		{"  to the tick", func(k frametrace.Key) time.Duration { return k.WriteBegan - k.Viewed }},
+		{"  write", func(k frametrace.Key) time.Duration { return k.Written - k.WriteBegan }},
 	} {
 		fmt.Printf("%-15s %s\n", part.name, frametrace.Summarize(keys, part.of))
 	}

@@ -15,14 +15,15 @@ import (
 )
 
 // Key is one key of the trace: when it arrived in Update, when Update returned, when the view
-// showing it was rendered and when the frame was written to the terminal, all since the console
+// showing it was rendered and when the frame's write to the terminal began and ended (it
+// begins at the renderer's tick and ends once the terminal took it), all since the console
 // started. Drawn is false for a key no frame followed; Unchanged is true for a key whose view
 // was the frame already on screen, which the renderer does not write again.
 type Key struct {
-	Seq                               int
-	Key                               string
-	Arrived, Updated, Viewed, Written time.Duration
-	Drawn, Unchanged                  bool
+	Seq                                           int
+	Key                                           string
+	Arrived, Updated, Viewed, WriteBegan, Written time.Duration
+	Drawn, Unchanged                              bool
 }
 
 // Frame is the key's latency from its arrival to the end of its frame's write.
@@ -58,8 +59,8 @@ func Parse(r io.Reader) ([]Key, error) {
 
 func parseLine(line string) (Key, error) {
 	f := strings.Split(line, "\t")
-	if len(f) != 6 {
-		return Key{}, fmt.Errorf("%d fields, want 6: %q", len(f), line)
+	if len(f) != 7 {
+		return Key{}, fmt.Errorf("%d fields, want 7: %q", len(f), line)
 	}
 	var k Key
 	var err error
@@ -69,10 +70,10 @@ func parseLine(line string) (Key, error) {
 	if k.Key, err = strconv.Unquote(f[1]); err != nil {
 		return Key{}, fmt.Errorf("key %s: %w", f[1], err)
 	}
-	times := []*time.Duration{&k.Arrived, &k.Updated, &k.Viewed, &k.Written}
+	times := []*time.Duration{&k.Arrived, &k.Updated, &k.Viewed, &k.WriteBegan, &k.Written}
 	for i, p := range times {
 		s := f[2+i]
-		if (s == "-" && i >= 2) || (s == "=" && i == 3) {
+		if (s == "-" && i >= 2) || (s == "=" && i >= 3) {
 			continue
 		}
 		ns, err := strconv.ParseInt(s, 10, 64)
@@ -81,12 +82,12 @@ func parseLine(line string) (Key, error) {
 		}
 		*p = time.Duration(ns)
 	}
-	if f[4] == "-" && f[5] != "-" {
-		return Key{}, fmt.Errorf("key %d written without a view", k.Seq)
+	if (f[4] == "-" && f[6] != "-") || (f[5] == "-") != (f[6] == "-") || (f[5] == "=") != (f[6] == "=") {
+		return Key{}, fmt.Errorf("key %d: view and write times do not agree: %q", k.Seq, line)
 	}
-	k.Unchanged = f[5] == "="
-	k.Drawn = f[5] != "-" && !k.Unchanged
-	if k.Updated < k.Arrived || (f[4] != "-" && k.Viewed < k.Updated) || (k.Drawn && k.Written < k.Viewed) {
+	k.Unchanged = f[6] == "="
+	k.Drawn = f[6] != "-" && !k.Unchanged
+	if k.Updated < k.Arrived || (f[4] != "-" && k.Viewed < k.Updated) || (k.Drawn && (k.WriteBegan < k.Viewed || k.Written < k.WriteBegan)) {
 		return Key{}, fmt.Errorf("key %d: times out of order: %q", k.Seq, line)
 	}
 	return k, nil

@@ -108,7 +108,7 @@ func TestRunWritesOneTraceLinePerKey(t *testing.T) {
 			t.Errorf("key %d %q never got a frame:\n%s", l.seq, l.key, b)
 			continue
 		}
-		if !(l.arrived <= l.updated && l.updated <= l.viewed && l.viewed <= l.began && l.began <= l.written) {
+		if l.arrived > l.updated || l.updated > l.viewed || l.viewed > l.began || l.began > l.written {
 			t.Errorf("key %d %q: arrived %d, updated %d, viewed %d, write %d-%d are out of order", l.seq, l.key, l.arrived, l.updated, l.viewed, l.began, l.written)
 		}
 	}

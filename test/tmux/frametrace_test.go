@@ -45,7 +45,7 @@ func TestFrameTraceOnADump(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no frame trace: %v", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	keys, err := frametrace.Parse(f)
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +56,7 @@ func TestFrameTraceOnADump(t *testing.T) {
 	for _, k := range keys {
 		traced.WriteString(k.Key)
 		// q quits: its view is the last frame, so nothing is written for it.
-		if !k.Drawn && !(k.Key == "q" && k.Unchanged) {
+		if !k.Drawn && (k.Key != "q" || !k.Unchanged) {
 			t.Errorf("key %d %q never got a frame", k.Seq, k.Key)
 		}
 	}

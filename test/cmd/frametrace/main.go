@@ -34,7 +34,7 @@ func run(path string, skip int) error {
 	if err != nil {
 		return fmt.Errorf("open trace: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only: nothing to lose on close
 	keys, err := frametrace.Parse(f)
 	if err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -79,7 +80,15 @@ const frameRate = 120
 
 // Run opens the console and blocks until the user quits or ctx ends. It returns the load error
 // when no snapshot could ever be read, so the command can exit non-zero.
+//
+// With FrameTraceEnv set to a file name, the console times every key to its frame and writes
+// the trace there on exit.
 func Run(ctx context.Context, opts Options) error {
+	return run(ctx, opts, os.Getenv(FrameTraceEnv))
+}
+
+// run is Run with the frame trace's file named, "" for none.
+func run(ctx context.Context, opts Options, tracePath string) (err error) {
 	if opts.Source == nil && opts.ReadFleet == nil {
 		return errors.New("console: no source")
 	}
@@ -87,11 +96,22 @@ func Run(ctx context.Context, opts Options) error {
 	// Ask the terminal for its background now, before bubbletea owns the input: adaptive colours
 	// would otherwise query it from inside View.
 	r.HasDarkBackground()
-	m := New(ctx, opts, DefaultStyles(r), time.Now)
-	p := tea.NewProgram(m,
+	var model tea.Model = New(ctx, opts, DefaultStyles(r), time.Now)
+	out := opts.Out
+	if tracePath != "" {
+		trace := newFrameTrace(time.Now())
+		model = &tracedModel{inner: model, t: trace}
+		out = trace.output(out)
+		defer func() {
+			if werr := trace.writeTo(tracePath); werr != nil && err == nil {
+				err = werr
+			}
+		}()
+	}
+	p := tea.NewProgram(model,
 		tea.WithContext(ctx),
 		tea.WithInput(opts.In),
-		tea.WithOutput(opts.Out),
+		tea.WithOutput(out),
 		tea.WithAltScreen(),
 		tea.WithMouseCellMotion(),
 		// A frame waits for the renderer's next tick: at the default 60 a key's frame can take
@@ -99,6 +119,9 @@ func Run(ctx context.Context, opts Options) error {
 		tea.WithFPS(frameRate),
 	)
 	final, err := p.Run()
+	if tm, ok := final.(*tracedModel); ok {
+		final = tm.inner
+	}
 	// tea.Program restores the terminal (alt screen, mouse, cursor) on every return path,
 	// including a panic in a Cmd and a cancelled context.
 	if fm, ok := final.(*Model); ok {

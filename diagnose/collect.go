@@ -212,12 +212,26 @@ func (ix *serviceIndex) candidates(w *workload) []*corev1.Service {
 		}
 	}
 	pairs(w.Template.Labels)
+	// The pairs a copy has beyond its template's (its revision's hash) are most often its
+	// siblings' too: the first few are remembered, so each is looked up once.
+	var done [4][2]string
+	nDone := 0
 	for _, p := range w.Pods {
+	labels:
 		for k, v := range p.Labels {
 			// A copy has its template's labels (and the revision's hash): those pairs
 			// were looked up already.
 			if tv, ok := w.Template.Labels[k]; ok && tv == v {
 				continue
+			}
+			for _, d := range done[:nDone] {
+				if d[0] == k && d[1] == v {
+					continue labels
+				}
+			}
+			if nDone < len(done) {
+				done[nDone] = [2]string{k, v}
+				nDone++
 			}
 			add(ix.byPair[labelPair{w.Namespace, k, v}]...)
 		}

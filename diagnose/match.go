@@ -46,6 +46,17 @@ var changedFamily = family{
 // quotes a container name does not make the name a suspect.
 var notConfig = regexp.MustCompile(`(?:\.(?:containers|initContainers|ephemeralContainers|volumes|volumeMounts|volumeDevices|ports|env|resizePolicy)\[\d+\]\.name|\.metadata\.labels\[[^\]]*\]|\.terminationMessagePath|\.imagePullPolicy|\.terminationMessagePolicy)$`)
 
+// isNotConfig is notConfig.MatchString(path), the expression run only on the paths whose end
+// it can match: most of a template's leaves end otherwise, and the expression cost a tenth of
+// the ranking at 100,000 pods.
+func isNotConfig(path string) bool {
+	if !strings.HasSuffix(path, ".name") && !strings.HasSuffix(path, "]") &&
+		!strings.HasSuffix(path, "Path") && !strings.HasSuffix(path, "Policy") {
+		return false
+	}
+	return notConfig.MatchString(path)
+}
+
 // namedInFailure is the general rule: every endpoint, host:port, URL, path or flag that a
 // failure names (in events, container states and failing log lines) is matched against every
 // string value of the pod template, and the field holding it becomes a suspect. Signals a
@@ -60,7 +71,7 @@ func (r *ranker) namedInFailure() {
 		valueToks  [][]token
 	)
 	for _, l := range leaves(r.tplPath, r.w.Template) {
-		if l.Text && !notConfig.MatchString(l.Path.String()) {
+		if l.Text && !isNotConfig(l.Path.String()) {
 			candidates = append(candidates, l)
 			valueToks = append(valueToks, valueTokens(l.Value))
 		}

@@ -256,3 +256,28 @@ func FuzzDecodeLogFields(f *testing.F) {
 		}
 	})
 }
+
+// FuzzIsNotConfig holds the suffix test in front of notConfig to the expression alone.
+func FuzzIsNotConfig(f *testing.F) {
+	for _, p := range []string{
+		"spec.template.spec.containers[0].name",
+		"spec.template.spec.containers[0].image",
+		"spec.template.spec.initContainers[1].env[2].name",
+		"spec.template.spec.containers[0].env[2].value",
+		"spec.template.metadata.labels[app]",
+		"spec.template.metadata.annotations[a]",
+		"spec.template.spec.containers[0].terminationMessagePath",
+		"spec.template.spec.containers[0].imagePullPolicy",
+		"spec.template.spec.restartPolicy",
+		"spec.template.spec.volumes[0].configMap.name",
+		"spec.template.spec.containers[0].volumeMounts[0].mountPath",
+		"x.ports[3].name\n",
+	} {
+		f.Add(p)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		if got, want := isNotConfig(p), notConfig.MatchString(p); got != want {
+			t.Errorf("isNotConfig(%q) = %v, the expression says %v", p, got, want)
+		}
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -62,21 +63,12 @@ func walkObject(v reflect.Value, p *field.Path, visit func(p *field.Path, v refl
 		case walkIntOrStringType, walkQuantityType, walkTimeType:
 			return
 		}
-		t := v.Type()
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			name, inline := jsonName(f)
-			if name == "-" {
-				continue
-			}
+		for _, f := range jsonFieldsOf(v.Type()) {
 			child := p
-			if !inline {
-				child = p.Child(name)
+			if !f.inline {
+				child = p.Child(f.name)
 			}
-			walkObject(v.Field(i), child, visit)
+			walkObject(v.Field(f.index), child, visit)
 		}
 	case reflect.Slice, reflect.Array:
 		if v.Type().Elem().Kind() == reflect.Uint8 {
@@ -97,6 +89,39 @@ func walkObject(v reflect.Value, p *field.Path, visit func(p *field.Path, v refl
 			walkObject(v.MapIndex(k), child, visit)
 		}
 	}
+}
+
+// jsonField is an exported field of a struct type that JSON encodes, with its JSON name.
+type jsonField struct {
+	index  int
+	name   string
+	inline bool
+}
+
+// jsonFields holds jsonFieldsOf each struct type once read: the walks read the tags of the
+// same few API types for every workload, and reading a tag parses it. The types are the
+// program's, so the cache is bounded by them.
+var jsonFields sync.Map // reflect.Type -> []jsonField
+
+// jsonFieldsOf lists struct type t's exported fields in order, without those JSON skips ("-").
+func jsonFieldsOf(t reflect.Type) []jsonField {
+	if fs, ok := jsonFields.Load(t); ok {
+		return fs.([]jsonField)
+	}
+	var fs []jsonField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, inline := jsonName(f)
+		if name == "-" {
+			continue
+		}
+		fs = append(fs, jsonField{index: i, name: name, inline: inline})
+	}
+	jsonFields.Store(t, fs)
+	return fs
 }
 
 func jsonName(f reflect.StructField) (name string, inline bool) {
@@ -264,17 +289,10 @@ func nextStep(rest string) (step, after string) {
 // structField finds the field of struct v whose JSON name is name, looking into inlined
 // structs in field order as walkObject does.
 func structField(v reflect.Value, name string) (reflect.Value, bool) {
-	t := v.Type()
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		n, inline := jsonName(f)
+	for _, f := range jsonFieldsOf(v.Type()) {
+		i, n := f.index, f.name
 		switch {
-		case n == "-":
-			continue
-		case inline:
+		case f.inline:
 			fv := v.Field(i)
 			for fv.Kind() == reflect.Pointer || fv.Kind() == reflect.Interface {
 				if fv.IsNil() {

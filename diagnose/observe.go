@@ -132,6 +132,11 @@ type observations struct {
 	events, ctrl obsRange
 	// lines holds what is read of each distinct log text once per workload.
 	lines map[string]*lineFacts
+	// prevLines and prevFacts are the last tail read and its lines' facts: the copies of a
+	// workload log the same lines in the same order, and comparing a line with its sibling's
+	// is cheaper than looking it up.
+	prevLines []string
+	prevFacts []*lineFacts
 	// tailMark and sigCall number the tails and the calls of collectSignals (lineFacts).
 	tailMark, sigCall int32
 	// podIndex maps a pod name to its index in workload.Pods; logsByPod its log tails.
@@ -406,15 +411,26 @@ func (o *observations) observeLog(i int32, l *snapshot.ContainerLog) {
 	obj := o.list[o.byPod[i].from].Object
 	base := len(o.list)
 	o.list = slices.Grow(o.list, len(l.Lines))[:base+len(l.Lines)]
+	prev, prevFacts := o.prevLines, o.prevFacts
+	// The facts are written over the previous tail's, each after it was read.
+	facts := prevFacts
+	if cap(facts) < len(l.Lines) {
+		facts = make([]*lineFacts, len(l.Lines))
+	}
+	facts = facts[:len(l.Lines)]
 	for k, line := range l.Lines {
-		lf := o.lines[line]
-		if lf == nil {
+		var lf *lineFacts
+		if k < len(prev) && prev[k] == line {
+			lf = prevFacts[k]
+		} else if lf = o.lines[line]; lf == nil {
 			lf = &lineFacts{textFacts: o.w.texts.get(line)}
 			o.lines[line] = lf
 		}
+		facts[k] = lf
 		at, _ := lf.time(line)
 		o.list[base+k] = Observation{Kind: ObsLogLine, At: at, Object: obj, Container: l.Container, Last: l.Previous, Text: line, line: lf}
 	}
+	o.prevLines, o.prevFacts = l.Lines, facts
 }
 
 // settle lets go of what the diagnosis read of each log text once it is done: the report
@@ -424,6 +440,7 @@ func (o *observations) settle() {
 	for k := range o.list {
 		o.list[k].line = nil
 	}
+	o.prevLines, o.prevFacts = nil, nil
 }
 
 // tailsOf returns the ranges of copy i's log tails, reading them first.

@@ -116,6 +116,9 @@ type watchStream struct {
 	rows     chan *snapshot.Snapshot
 	// inc diagnoses the snapshots against the last one.
 	inc *incremental
+	// diagnosed lets the watch follow changes once a snapshot is diagnosed (see
+	// snapshot.WithChangesHeld); nil when it does not wait.
+	diagnosed func()
 }
 
 // loadedMsg is sent by a load Cmd when the snapshot is read and diagnosed, or failed.
@@ -233,8 +236,11 @@ func (m *Model) startWatch(watch WatchFunc) tea.Cmd {
 	m.live.watching = true
 	gen, at, diag := m.gen, m.opts.At, m.diagnose
 	inc := &incremental{diagnose: m.diagnose, rediag: m.rediagnose, now: m.now}
+	// The first diagnosis is the one the user waits for: the watch's informers fill their
+	// caches after it, not on the same cores at the same time.
+	ctx, diagnosed := snapshot.WithChangesHeld(ctx)
 	return func() tea.Msg {
-		st := &watchStream{progress: newReadCounter(), rows: make(chan *snapshot.Snapshot, 1), inc: inc}
+		st := &watchStream{progress: newReadCounter(), rows: make(chan *snapshot.Snapshot, 1), inc: inc, diagnosed: diagnosed}
 		st.snaps, st.errs = watch(ctx, st.progress.report, func(s *snapshot.Snapshot) { offerLatest(st.rows, s) })
 		return waitWatch(ctx, gen, st, at, diag)()
 	}
@@ -259,6 +265,9 @@ func waitWatch(ctx context.Context, gen int, st *watchStream, at *time.Time, dia
 					data = st.inc.next(s, at)
 				} else {
 					data = newDataset(s, at, diag)
+				}
+				if st.diagnosed != nil {
+					st.diagnosed()
 				}
 				return watchMsg{gen: gen, data: data, stream: st}
 			case err, ok := <-errs:

@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/exp/teatest"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -96,6 +97,47 @@ func TestFlowLiveConsoleListsRowsBeforeTheirShapesAndTakesKeysMeanwhile(t *testi
 	}
 	if n := reads.Load(); n != 0 {
 		t.Errorf("the source was read %d times besides the watch, want 0", n)
+	}
+}
+
+// The watch's informers fill their caches after the console's first diagnosis, not on the
+// same cores during it: the console holds them (snapshot.WithChangesHeld) until the first
+// snapshot is diagnosed, then lets them go.
+func TestTheWatchFollowsChangesOnceTheFirstSnapshotIsDiagnosed(t *testing.T) {
+	snap, rep := fixture()
+	var held <-chan struct{}
+	out := make(chan *snapshot.Snapshot, 1)
+	watch := func(ctx context.Context, _ func(string, int), _ func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error) {
+		held = snapshot.ChangesHeld(ctx)
+		return out, nil
+	}
+	m := fixtureModel(Options{SourceLabel: "live", Watch: watch})
+	diagnoses, releasedWhileDiagnosing := 0, false
+	m.diagnose = func(*snapshot.Snapshot) *diagnose.Report {
+		diagnoses++
+		select {
+		case <-held:
+			releasedWhileDiagnosing = true
+		default:
+		}
+		return rep
+	}
+	cmd := m.startWatch(watch)
+	out <- snap
+	msg, ok := cmd().(watchMsg)
+	if !ok || msg.data == nil {
+		t.Fatalf("the watch's first message is %#v, want its diagnosed snapshot", msg)
+	}
+	if held == nil {
+		t.Fatal("the console's watch is not held: its informers would start during the first diagnosis")
+	}
+	if diagnoses != 1 || releasedWhileDiagnosing {
+		t.Fatalf("%d diagnoses, released during one: %v; want the hold kept through the first", diagnoses, releasedWhileDiagnosing)
+	}
+	select {
+	case <-held:
+	default:
+		t.Fatal("the hold was not released after the first diagnosis: the watch would never follow changes")
 	}
 }
 

@@ -31,7 +31,9 @@ const retryInterval = 2 * time.Second
 // the snapshots resume when the server is back. Both channels close when ctx is done.
 //
 // The snapshot channel holds at most one value; a slow reader gets the newest snapshot, not a
-// backlog of stale ones.
+// backlog of stale ones. Under a context made by snapshot.WithChangesHeld the informers start
+// only once the hold is released, so that they do not compete with the reader's diagnosis of
+// the first snapshot; changes made meanwhile come in the next snapshot.
 func (s *Source) Watch(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error) {
 	return s.WatchWithProgress(ctx, nil, nil)
 }
@@ -211,6 +213,16 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		})
 		if _, err := w.informer.AddEventHandler(handler); err != nil {
 			report(err)
+		}
+	}
+	// The reader may still be diagnosing the first snapshot; filling the caches now would take
+	// the cores from it. The reflectors watch from the first read's resource versions, so a
+	// change made meanwhile is seen once they run, not lost.
+	if held := snapshot.ChangesHeld(ctx); held != nil {
+		select {
+		case <-held:
+		case <-ctx.Done():
+			return
 		}
 	}
 	var running sync.WaitGroup

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -144,6 +145,60 @@ func TestWatchHandsTheWorkloadsOverBeforeTheFirstSnapshot(t *testing.T) {
 	}
 	if counts["deployments"] != 4 || counts["pods"] != 4 || counts["logs"] != 4 {
 		t.Errorf("progress = %v, want 4 deployments, 4 pods, 4 logs", counts)
+	}
+}
+
+// Under a hold (the console diagnosing its first snapshot) the watch opens no watch and fills no
+// cache; once released it follows changes from its first read's resource versions, so a
+// Deployment created during the hold is in the next snapshot, not lost.
+func TestWatchFollowsChangesOnlyOnceReleasedAndMissesNoneMadeMeanwhile(t *testing.T) {
+	f := &fleet{ns: "shop"}
+	for i := range 3 {
+		f.crashLoop(f.replicaSet(fmt.Sprintf("svc-%03d", i), hexOf(fmt.Sprint(i), 10), 1), "Error", 1, 2)
+	}
+	client := fake.NewClientset(f.objects()...)
+	src := newForClient(client, Options{Namespaces: []string{"shop"}}, time.Now)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	held, release := snapshot.WithChangesHeld(ctx)
+	snaps, errs := src.Watch(held)
+	select {
+	case s := <-snaps:
+		if len(s.Deployments) != 3 {
+			t.Fatalf("first snapshot: %d deployments, want 3", len(s.Deployments))
+		}
+	case err := <-errs:
+		t.Fatalf("watch error: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no snapshot within 10s")
+	}
+	if _, err := client.AppsV1().Deployments("shop").Create(ctx, deployment("shop", "late"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-snaps:
+		t.Fatalf("a snapshot of %d deployments while held", len(s.Deployments))
+	case err := <-errs:
+		t.Fatalf("watch error: %v", err)
+	case <-time.After(3 * Debounce):
+	}
+	if n := countVerbs(client.Actions())["watch"]; len(n) != 0 {
+		t.Fatalf("watches opened while held: %v", n)
+	}
+	release()
+	release() // a second release is harmless
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case s := <-snaps:
+			if len(s.Deployments) == 4 {
+				return
+			}
+		case err := <-errs:
+			t.Fatalf("watch error: %v", err)
+		case <-deadline:
+			t.Fatal("the Deployment created while held never showed after the release")
+		}
 	}
 }
 

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"reflect"
 	"strings"
 	"sync"
 
+	"golang.org/x/net/http2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -320,6 +322,12 @@ func (s *Source) fatal(err error) error {
 	var nerr net.Error
 	if errors.As(err, &nerr) && nerr.Timeout() || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("cannot reach the API server at %s: no answer within %s; raise --request-timeout if it is slow", s.host(), s.timeout)
+	}
+	var serr http2.StreamError
+	if errors.As(err, &serr) || errors.Is(err, io.ErrUnexpectedEOF) {
+		// kube-apiserver resets the stream (or closes the connection) of a request that outlives
+		// its own --request-timeout, a minute by default: a large list cut off mid-answer.
+		return fmt.Errorf("the API server at %s cut off its answer to a list (%s): it went away mid-answer, or the list outlived the server's own request timeout (kube-apiserver --request-timeout, 1 minute by default), which --request-timeout here cannot raise; retry when the server is less busy, or read less at once (-n, -l)", s.host(), oneLine(errors.Unwrap(err)))
 	}
 	var uerr *url.Error
 	if !errors.As(err, &uerr) {

@@ -10,12 +10,17 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/go-logr/logr"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
 
 	"github.com/kubediagnose/kubectl-diagnose/cmd"
 )
 
 func main() {
+	// client-go logs through klog to stderr ("Unexpected error when reading response body")
+	// beside the error it returns; the error, printed once below, is what the user reads.
+	klog.SetLogger(logr.Discard())
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)

@@ -42,10 +42,10 @@ func tlsServer(t *testing.T) (*httptest.Server, *atomic.Int32, []byte) {
 }
 
 // TestSourcesOfOneServerShareOneConnection: twenty sources of one server and identity, eight of
-// them at a time each listing with the source's parallelism, open one connection, not one per
+// them at a time each listing with the source's list parallelism, open one connection, not one per
 // request that raced to it. (Past 100 requests at once an HTTP/2 client opens another
 // connection until the server's settings say how many streams it takes; a fleet sends at most
-// its bound times parallelism, 48 by default.)
+// its bound times its list parallelism, 96 by default.)
 func TestSourcesOfOneServerShareOneConnection(t *testing.T) {
 	srv, conns, ca := tlsServer(t)
 	c := NewConnections()
@@ -59,12 +59,12 @@ func TestSourcesOfOneServerShareOneConnection(t *testing.T) {
 		srcs = append(srcs, src)
 	}
 	var wg sync.WaitGroup
-	errs := make(chan error, 20*parallelism)
+	errs := make(chan error, 20*listParallelism)
 	bound := make(chan struct{}, 8)
 	for _, src := range srcs {
 		bound <- struct{}{}
 		var mine sync.WaitGroup
-		for range parallelism {
+		for range listParallelism {
 			mine.Add(1)
 			wg.Go(func() {
 				defer mine.Done()

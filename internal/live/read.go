@@ -25,6 +25,12 @@ import (
 // small API server.
 const parallelism = 6
 
+// listParallelism bounds the lists in flight: nearly every kind of a namespace at once, so a read
+// behind a long round trip waits for about two round trips of lists, not three; and a fleet at its
+// default bound of 8 contexts stays under the 100 requests at which an HTTP/2 client opens a
+// second connection to a server.
+const listParallelism = 12
+
 // job is one kind in one namespace ("" for cluster-scoped kinds or all namespaces).
 type job struct {
 	kind      *kind
@@ -71,7 +77,7 @@ func (s *Source) read(ctx context.Context, progress func(what string, n int), ro
 		wg       sync.WaitGroup
 		mu       sync.Mutex
 		firstErr error
-		sem      = make(chan struct{}, parallelism)
+		sem      = make(chan struct{}, listParallelism)
 		rowsLeft int
 	)
 	for _, j := range jobs {

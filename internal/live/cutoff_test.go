@@ -2,6 +2,8 @@ package live
 
 import (
 	"context"
+	"errors"
+	"io"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/net/http2"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
 
@@ -70,6 +73,10 @@ func TestAListCutOffByTheServerIsNotCalledANonAPIServer(t *testing.T) {
 			t.Log(msg)
 			if strings.Contains(msg, "not a Kubernetes API server") || strings.Contains(msg, "\n") {
 				t.Errorf("error = %q; want one line that does not call the server something else", msg)
+			}
+			var serr http2.StreamError
+			if cause := errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &serr); !cause {
+				t.Errorf("error %q does not wrap the stream reset or the cut connection", msg)
 			}
 			for _, w := range []string{"cut off its answer to a list", "request timeout", "retry"} {
 				if !strings.Contains(msg, w) {

@@ -329,11 +329,17 @@ func (s *Source) fatal(err error) error {
 	if errors.As(err, &nerr) && nerr.Timeout() || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("cannot reach the API server at %s: no answer within %s; raise --request-timeout if it is slow", s.host(), s.timeout)
 	}
-	var serr http2.StreamError
-	if errors.As(err, &serr) || errors.Is(err, io.ErrUnexpectedEOF) {
-		// kube-apiserver resets the stream (or closes the connection) of a request that outlives
-		// its own --request-timeout, a minute by default: a large list cut off mid-answer.
-		return fmt.Errorf("the API server at %s cut off its answer to a list (%s): it went away mid-answer, or the list outlived the server's own request timeout (kube-apiserver --request-timeout, 1 minute by default), which --request-timeout here cannot raise; retry when the server is less busy, or read less at once (-n, -l)", s.host(), oneLine(errors.Unwrap(err)))
+	// kube-apiserver resets the stream (or closes the connection) of a request that outlives its
+	// own --request-timeout, a minute by default: a large list cut off mid-answer. client-go's
+	// wrapping ("Please retry. Original error: ...") adds nothing to the cause.
+	var cut error
+	if serr := (http2.StreamError{}); errors.As(err, &serr) {
+		cut = serr
+	} else if errors.Is(err, io.ErrUnexpectedEOF) {
+		cut = io.ErrUnexpectedEOF
+	}
+	if cut != nil {
+		return fmt.Errorf("the API server at %s cut off its answer to a list (%w): it went away mid-answer, or the list outlived the server's own request timeout (kube-apiserver --request-timeout, 1 minute by default), which --request-timeout here cannot raise; retry when the server is less busy, or read less at once (-n, -l)", s.host(), cut)
 	}
 	var uerr *url.Error
 	if !errors.As(err, &uerr) {

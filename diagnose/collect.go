@@ -96,15 +96,17 @@ func collectSome(s *snapshot.Snapshot, want func(kind, namespace, name string) b
 	}
 	out := make([]*workload, len(tasks), len(tasks)+len(s.CronJobs)+len(s.Jobs))
 	out = append(out, collectBatch(s)...)
-	// The pods of a namespace are filed only when a Deployment without ReplicaSets needs them.
-	nsPods := sync.OnceValue(func() map[string][]*corev1.Pod {
-		byNS := map[string][]*corev1.Pod{}
-		for _, p := range s.Pods {
-			byNS[p.Namespace] = append(byNS[p.Namespace], p)
+	// The pods a ReplicaSet controls are filed by namespace and label only when a Deployment
+	// without ReplicaSets needs them: thousands of such Deployments in one namespace would
+	// otherwise each test every pod of it.
+	rsPods := sync.OnceValue(func() map[string]*labelIndex { return newLabelIndexes(s.Pods) })
+	podsIn := func(ns string, ls *metav1.LabelSelector) []*corev1.Pod {
+		idx := rsPods()[ns]
+		if idx == nil {
+			return nil
 		}
-		return byNS
-	})
-	podsIn := func(ns string) []*corev1.Pod { return nsPods()[ns] }
+		return idx.candidates(ls)
+	}
 	svcs := newServiceIndex(s.Services)
 	logged := podsWithLogs(s)
 	forEach(len(out), runtime.GOMAXPROCS(0), func(k int) {
@@ -262,7 +264,49 @@ func selectorOf(ls *metav1.LabelSelector) labels.Selector {
 	return sel
 }
 
-func collectDeployment(s *snapshot.Snapshot, d *appsv1.Deployment, nsPods func(string) []*corev1.Pod) *workload {
+// labelIndex files the pods of one namespace whose controller is a ReplicaSet, in snapshot order,
+// by each of their labels.
+type labelIndex struct {
+	all     []*corev1.Pod
+	byLabel map[[2]string][]*corev1.Pod
+}
+
+func newLabelIndexes(pods []*corev1.Pod) map[string]*labelIndex {
+	out := map[string]*labelIndex{}
+	for _, p := range pods {
+		if c := metav1.GetControllerOfNoCopy(p); c == nil || c.Kind != "ReplicaSet" {
+			continue
+		}
+		idx := out[p.Namespace]
+		if idx == nil {
+			idx = &labelIndex{byLabel: map[[2]string][]*corev1.Pod{}}
+			out[p.Namespace] = idx
+		}
+		idx.all = append(idx.all, p)
+		for k, v := range p.Labels {
+			idx.byLabel[[2]string{k, v}] = append(idx.byLabel[[2]string{k, v}], p)
+		}
+	}
+	return out
+}
+
+// candidates are the pods that may match ls, in snapshot order: those carrying its rarest
+// matchLabels pair (every pod it matches carries all of them), else all of them.
+func (idx *labelIndex) candidates(ls *metav1.LabelSelector) []*corev1.Pod {
+	if ls == nil || len(ls.MatchLabels) == 0 {
+		return idx.all
+	}
+	var best []*corev1.Pod
+	first := true
+	for k, v := range ls.MatchLabels {
+		if c := idx.byLabel[[2]string{k, v}]; first || len(c) < len(best) {
+			best, first = c, false
+		}
+	}
+	return best
+}
+
+func collectDeployment(s *snapshot.Snapshot, d *appsv1.Deployment, nsPods func(string, *metav1.LabelSelector) []*corev1.Pod) *workload {
 	w := &workload{
 		Kind: "Deployment", Namespace: d.Namespace, Name: d.Name, UID: d.UID, Object: d,
 		Declared: replicasOrOne(d.Spec.Replicas),
@@ -284,8 +328,8 @@ func collectDeployment(s *snapshot.Snapshot, d *appsv1.Deployment, nsPods func(s
 		// the Deployment's selector matches, with their revisions unknown.
 		w.cls.NoReplicaSets = true
 		sel := selectorOf(d.Spec.Selector)
-		for _, p := range nsPods(d.Namespace) {
-			if c := metav1.GetControllerOf(p); c != nil && c.Kind == "ReplicaSet" && sel.Matches(labels.Set(p.Labels)) {
+		for _, p := range nsPods(d.Namespace, d.Spec.Selector) {
+			if sel.Matches(labels.Set(p.Labels)) {
 				w.cls.Unrevisioned = append(w.cls.Unrevisioned, p)
 			}
 		}

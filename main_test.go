@@ -229,13 +229,17 @@ func TestSignalDuringLargeAudit(t *testing.T) {
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(700 * time.Millisecond)
+	waited := make(chan error, 1)
+	go func() { waited <- c.Wait() }()
+	// The signal goes in as soon as the dump is open: the handler is installed before any
+	// input is opened, and a fixed delay would let a fast machine finish first.
+	if err := waitOpened(c.Process.Pid, path, waited); err != nil {
+		t.Fatal(err)
+	}
 	sent := time.Now()
 	if err := c.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	waited := make(chan error, 1)
-	go func() { waited <- c.Wait() }()
 	select {
 	case err := <-waited:
 		latency := time.Since(sent)
@@ -250,6 +254,32 @@ func TestSignalDuringLargeAudit(t *testing.T) {
 		_ = c.Process.Kill()
 		t.Logf("killed: %v", <-waited)
 		t.Fatal("still running 60 s after SIGINT")
+	}
+}
+
+// waitOpened waits until process pid has path open, as /proc lists its descriptors (after a
+// fixed 700 ms where there is no /proc). It fails if the process exits first.
+func waitOpened(pid int, path string, exited <-chan error) error {
+	fds := fmt.Sprintf("/proc/%d/fd", pid)
+	if _, err := os.Stat("/proc/self/fd"); err != nil {
+		time.Sleep(700 * time.Millisecond)
+		return nil
+	}
+	deadline := time.After(30 * time.Second)
+	for {
+		entries, _ := os.ReadDir(fds)
+		for _, e := range entries {
+			if target, err := os.Readlink(filepath.Join(fds, e.Name())); err == nil && target == path {
+				return nil
+			}
+		}
+		select {
+		case err := <-exited:
+			return fmt.Errorf("exited (%v) before it was seen reading %s", err, path)
+		case <-deadline:
+			return fmt.Errorf("never opened %s in 30 s", path)
+		case <-time.After(time.Millisecond):
+		}
 	}
 }
 

@@ -7,13 +7,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"golang.org/x/net/http2"
-	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
 
 // cutOffList answers every list with the start of a pod list and then aborts the response, as
@@ -26,37 +23,6 @@ func cutOffList(w http.ResponseWriter, _ *http.Request) {
 	panic(http.ErrAbortHandler)
 }
 
-// tlsSource is hostileSource for a TLS server whose certificate it does not check.
-func tlsSource(t *testing.T, srv *httptest.Server) *Source {
-	t.Helper()
-	kubeconfig := filepath.Join(t.TempDir(), "config")
-	cfg := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster: {server: %q, insecure-skip-tls-verify: true}
-users:
-- name: u
-  user: {token: abc}
-contexts:
-- name: cut
-  context: {cluster: c, user: u, namespace: telemetry}
-current-context: cut
-`, srv.URL)
-	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	timeout := "5s"
-	flags := genericclioptions.NewConfigFlags(false)
-	flags.KubeConfig = &kubeconfig
-	flags.Timeout = &timeout
-	src, err := New(flags, Options{})
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	return src
-}
-
 func TestAListCutOffByTheServerIsNotCalledANonAPIServer(t *testing.T) {
 	for _, proto := range []string{"HTTP/2", "HTTP/1.1"} {
 		t.Run(proto, func(t *testing.T) {
@@ -65,7 +31,7 @@ func TestAListCutOffByTheServerIsNotCalledANonAPIServer(t *testing.T) {
 			srv.Config.ErrorLog = nil
 			srv.StartTLS()
 			defer srv.Close()
-			_, err := tlsSource(t, srv).Snapshot(context.Background())
+			_, err := kubeconfigSource(t, srv.URL, ", insecure-skip-tls-verify: true", "5s").Snapshot(context.Background())
 			if err == nil {
 				t.Fatal("Snapshot succeeded; want an error")
 			}

@@ -29,12 +29,19 @@ func hostileSource(t testing.TB, srv *httptest.Server) *Source {
 // hostileSourceWithTimeout is hostileSource with --request-timeout set to timeout.
 func hostileSourceWithTimeout(t testing.TB, srv *httptest.Server, timeout string) *Source {
 	t.Helper()
+	return kubeconfigSource(t, srv.URL, "", timeout)
+}
+
+// kubeconfigSource is a source whose kubeconfig's one context reaches server (its cluster entry
+// extended by clusterExtra, e.g. ", insecure-skip-tls-verify: true"), reading namespace telemetry.
+func kubeconfigSource(t testing.TB, server, clusterExtra, timeout string) *Source {
+	t.Helper()
 	kubeconfig := filepath.Join(t.TempDir(), "config")
 	cfg := fmt.Sprintf(`apiVersion: v1
 kind: Config
 clusters:
 - name: c
-  cluster: {server: %q}
+  cluster: {server: %q%s}
 users:
 - name: u
   user: {token: abc}
@@ -42,7 +49,7 @@ contexts:
 - name: hostile
   context: {cluster: c, user: u, namespace: telemetry}
 current-context: hostile
-`, srv.URL)
+`, server, clusterExtra)
 	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

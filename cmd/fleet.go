@@ -403,7 +403,7 @@ func (o *RootOptions) fleetConsoleOptions() tui.Options {
 // failedWatch is the watch of a context whose source could not be built: it says why once and
 // stays open, so the console shows the context as unreadable without retrying what cannot work.
 func failedWatch(err error) tui.WatchFunc {
-	return func(ctx context.Context, _ func(string, int), _ func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error) {
+	return func(ctx context.Context, _ snapshot.WatchHooks) (<-chan *snapshot.Snapshot, <-chan error) {
 		snaps, errs := make(chan *snapshot.Snapshot), make(chan error, 1)
 		errs <- err
 		go func() {
@@ -421,7 +421,7 @@ func failedWatch(err error) tui.WatchFunc {
 // context that fails holds up the others for one attempt, not for its outage). The watch's
 // snapshots are passed on newest first, as the watch itself does.
 func boundedFirstRead(slots chan struct{}, watch tui.WatchFunc) tui.WatchFunc {
-	return func(ctx context.Context, progress func(string, int), rows func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error) {
+	return func(ctx context.Context, hooks snapshot.WatchHooks) (<-chan *snapshot.Snapshot, <-chan error) {
 		snaps, errs := make(chan *snapshot.Snapshot, 1), make(chan error, 8)
 		go func() {
 			defer close(snaps)
@@ -439,7 +439,7 @@ func boundedFirstRead(slots chan struct{}, watch tui.WatchFunc) tui.WatchFunc {
 				}
 			}
 			defer release()
-			in, inErrs := watch(ctx, progress, rows)
+			in, inErrs := watch(ctx, hooks)
 			for in != nil || inErrs != nil {
 				select {
 				case s, ok := <-in:

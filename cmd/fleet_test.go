@@ -297,7 +297,7 @@ func TestRootOpensTheConsoleOverSeveralContexts(t *testing.T) {
 	}
 	for _, w := range got.WatchFleet {
 		ctx, cancel := context.WithCancel(context.Background())
-		snaps, errs := w.Watch(ctx, nil, nil)
+		snaps, errs := w.Watch(ctx, snapshot.WatchHooks{})
 		select {
 		case err := <-errs:
 			if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
@@ -316,7 +316,7 @@ func TestRootOpensTheConsoleOverSeveralContexts(t *testing.T) {
 
 func TestFailedWatchSaysWhyOnceAndStaysOpen(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	snaps, errs := failedWatch(errors.New(`load kubeconfig: context "x" has no cluster`))(ctx, nil, nil)
+	snaps, errs := failedWatch(errors.New(`load kubeconfig: context "x" has no cluster`))(ctx, snapshot.WatchHooks{})
 	if err := <-errs; err == nil || !strings.Contains(err.Error(), "no cluster") {
 		t.Fatalf("first error %v", err)
 	}
@@ -368,7 +368,7 @@ func TestFleetConsoleBoundsFirstReads(t *testing.T) {
 		return &fake{started: make(chan struct{}), snaps: make(chan *snapshot.Snapshot), errs: make(chan error)}
 	}
 	watchOf := func(f *fake) tui.WatchFunc {
-		return func(context.Context, func(string, int), func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error) {
+		return func(context.Context, snapshot.WatchHooks) (<-chan *snapshot.Snapshot, <-chan error) {
 			close(f.started)
 			return f.snaps, f.errs
 		}
@@ -385,11 +385,11 @@ func TestFleetConsoleBoundsFirstReads(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	a, b, c := newFake(), newFake(), newFake()
-	_, aErrs := boundedFirstRead(slots, watchOf(a))(ctx, nil, nil)
+	_, aErrs := boundedFirstRead(slots, watchOf(a))(ctx, snapshot.WatchHooks{})
 	if !started(a, 5*time.Second) {
 		t.Fatal("the first watch did not start")
 	}
-	bSnaps, _ := boundedFirstRead(slots, watchOf(b))(ctx, nil, nil)
+	bSnaps, _ := boundedFirstRead(slots, watchOf(b))(ctx, snapshot.WatchHooks{})
 	if started(b, 100*time.Millisecond) {
 		t.Fatal("the second watch started while the first read held the only slot")
 	}
@@ -400,7 +400,7 @@ func TestFleetConsoleBoundsFirstReads(t *testing.T) {
 	if !started(b, 5*time.Second) {
 		t.Fatal("an error did not free the slot")
 	}
-	boundedFirstRead(slots, watchOf(c))(ctx, nil, nil)
+	boundedFirstRead(slots, watchOf(c))(ctx, snapshot.WatchHooks{})
 	if started(c, 100*time.Millisecond) {
 		t.Fatal("the third watch started while the second read held the slot")
 	}

@@ -29,9 +29,9 @@ func openLive(o *SourceOptions) (*openedSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	consoleWatch := func(ctx context.Context, progress func(string, int), rows func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error) {
+	consoleWatch := func(ctx context.Context, hooks snapshot.WatchHooks) (<-chan *snapshot.Snapshot, <-chan error) {
 		return withMetrics(func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error) {
-			return src.WatchWithProgress(ctx, progress, rows)
+			return src.WatchWith(ctx, hooks)
 		})(ctx)
 	}
 	return &openedSource{

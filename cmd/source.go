@@ -127,8 +127,9 @@ type openedSource struct {
 	switchNamespace func(ns string) snapshot.Source
 	// watch streams snapshots of a live source as the cluster changes.
 	watch func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error)
-	// consoleWatch is watch that also reports its first read's progress and early rows.
-	consoleWatch func(ctx context.Context, progress func(what string, n int), rows func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error)
+	// consoleWatch is watch with the console's hooks (its first read's progress and early rows,
+	// and the hold on following changes until the first diagnosis).
+	consoleWatch func(ctx context.Context, hooks snapshot.WatchHooks) (<-chan *snapshot.Snapshot, <-chan error)
 	// listNamespaces names the cluster's namespaces for the console's prompt.
 	listNamespaces func(ctx context.Context) ([]string, error)
 	// progressOut, when set, is where diagnose draws its progress line.

@@ -15,11 +15,10 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
-// WatchFunc streams a live source's snapshots and errors until ctx ends. Before the first
-// snapshot it reports how far its first read has got through progress (a kind's plural and its
-// count so far) and hands rows the workloads alone as soon as they are listed; either may be nil,
-// and neither may block.
-type WatchFunc = func(ctx context.Context, progress func(what string, n int), rows func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error)
+// WatchFunc streams a live source's snapshots and errors until ctx ends, with the reader's hooks
+// (snapshot.WatchHooks: its first read's progress and early rows, and a hold on following
+// changes). The hooks must not block.
+type WatchFunc = func(ctx context.Context, hooks snapshot.WatchHooks) (<-chan *snapshot.Snapshot, <-chan error)
 
 // diagnoseFn is the engine's entry point.
 type diagnoseFn = func(*snapshot.Snapshot) *diagnose.Report
@@ -116,8 +115,8 @@ type watchStream struct {
 	rows     chan *snapshot.Snapshot
 	// inc diagnoses the snapshots against the last one.
 	inc *incremental
-	// diagnosed lets the watch follow changes once a snapshot is diagnosed (see
-	// snapshot.WithChangesHeld); nil when it does not wait.
+	// diagnosed lets the watch follow changes once a snapshot is diagnosed (it ends the hold,
+	// snapshot.WatchHooks.Hold); nil when the watch does not wait.
 	diagnosed func()
 }
 
@@ -238,10 +237,16 @@ func (m *Model) startWatch(watch WatchFunc) tea.Cmd {
 	inc := &incremental{diagnose: m.diagnose, rediag: m.rediagnose, now: m.now}
 	// The first diagnosis is the one the user waits for: the watch's informers fill their
 	// caches after it, not on the same cores at the same time.
-	ctx, diagnosed := snapshot.WithChangesHeld(ctx)
+	hold := make(chan struct{})
+	var release sync.Once
+	diagnosed := func() { release.Do(func() { close(hold) }) }
 	return func() tea.Msg {
 		st := &watchStream{progress: newReadCounter(), rows: make(chan *snapshot.Snapshot, 1), inc: inc, diagnosed: diagnosed}
-		st.snaps, st.errs = watch(ctx, st.progress.report, func(s *snapshot.Snapshot) { offerLatest(st.rows, s) })
+		st.snaps, st.errs = watch(ctx, snapshot.WatchHooks{
+			Progress: st.progress.report,
+			Rows:     func(s *snapshot.Snapshot) { offerLatest(st.rows, s) },
+			Hold:     hold,
+		})
 		return waitWatch(ctx, gen, st, at, diag)()
 	}
 }

@@ -69,18 +69,9 @@ func (m *Model) startContextWatch(i int) tea.Cmd {
 	ctx := fw.ctx
 	return func() tea.Msg {
 		st := &watchStream{progress: newReadCounter(), rows: make(chan *snapshot.Snapshot, 1), inc: inc}
-		st.snaps, st.errs = watch(ctx, st.progress.report, func(s *snapshot.Snapshot) {
-			for {
-				select {
-				case st.rows <- s:
-					return
-				default:
-				}
-				select {
-				case <-st.rows:
-				default:
-				}
-			}
+		st.snaps, st.errs = watch(ctx, snapshot.WatchHooks{
+			Progress: st.progress.report,
+			Rows:     func(s *snapshot.Snapshot) { offerLatest(st.rows, s) },
 		})
 		return wrapContext(gen, i, waitWatch(ctx, gen, st, at, diag))()
 	}

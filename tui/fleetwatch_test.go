@@ -25,7 +25,7 @@ func newFakeWatch() *fakeWatch {
 	return &fakeWatch{snaps: make(chan *snapshot.Snapshot, 1), errs: make(chan error, 1)}
 }
 
-func (w *fakeWatch) watch(context.Context, func(string, int), func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error) {
+func (w *fakeWatch) watch(context.Context, snapshot.WatchHooks) (<-chan *snapshot.Snapshot, <-chan error) {
 	return w.snaps, w.errs
 }
 

@@ -37,7 +37,7 @@ func newStagedWatch(full *snapshot.Snapshot) *stagedWatch {
 	return &stagedWatch{rows: make(chan struct{}), snap: make(chan struct{}), full: full}
 }
 
-func (w *stagedWatch) watch(ctx context.Context, progress func(string, int), rows func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error) {
+func (w *stagedWatch) watch(ctx context.Context, hooks snapshot.WatchHooks) (<-chan *snapshot.Snapshot, <-chan error) {
 	out := make(chan *snapshot.Snapshot, 1)
 	go func() {
 		select {
@@ -45,9 +45,9 @@ func (w *stagedWatch) watch(ctx context.Context, progress func(string, int), row
 		case <-ctx.Done():
 			return
 		}
-		progress("deployments", len(w.full.Deployments))
-		progress("pods", 12400)
-		rows(&snapshot.Snapshot{ReferenceTime: w.full.ReferenceTime, Deployments: w.full.Deployments})
+		hooks.Progress("deployments", len(w.full.Deployments))
+		hooks.Progress("pods", 12400)
+		hooks.Rows(&snapshot.Snapshot{ReferenceTime: w.full.ReferenceTime, Deployments: w.full.Deployments})
 		select {
 		case <-w.snap:
 			out <- w.full
@@ -101,14 +101,14 @@ func TestFlowLiveConsoleListsRowsBeforeTheirShapesAndTakesKeysMeanwhile(t *testi
 }
 
 // The watch's informers fill their caches after the console's first diagnosis, not on the
-// same cores during it: the console holds them (snapshot.WithChangesHeld) until the first
+// same cores during it: the console holds them (snapshot.WatchHooks.Hold) until the first
 // snapshot is diagnosed, then lets them go.
 func TestTheWatchFollowsChangesOnceTheFirstSnapshotIsDiagnosed(t *testing.T) {
 	snap, rep := fixture()
 	var held <-chan struct{}
 	out := make(chan *snapshot.Snapshot, 1)
-	watch := func(ctx context.Context, _ func(string, int), _ func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error) {
-		held = snapshot.ChangesHeld(ctx)
+	watch := func(_ context.Context, hooks snapshot.WatchHooks) (<-chan *snapshot.Snapshot, <-chan error) {
+		held = hooks.Hold
 		return out, nil
 	}
 	m := fixtureModel(Options{SourceLabel: "live", Watch: watch})

@@ -575,7 +575,7 @@ func TestWatchChannelsAreFollowed(t *testing.T) {
 	m.diagnose = func(*snapshot.Snapshot) *diagnose.Report { return rep }
 	m.rediagnose = nil
 	m.Update(windowSize(100, 20))
-	watch := func(context.Context, func(string, int), func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error) {
+	watch := func(context.Context, snapshot.WatchHooks) (<-chan *snapshot.Snapshot, <-chan error) {
 		return snaps, errs
 	}
 

@@ -72,7 +72,7 @@ type RowsSource interface {
 // Watcher is a Source that can also stream updates, as WatchFunc does. A source returned by
 // SwitchNamespace that implements it is watched; the first source is watched by Options.Watch.
 type Watcher interface {
-	WatchWithProgress(ctx context.Context, progress func(what string, n int), rows func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error)
+	WatchWith(ctx context.Context, hooks snapshot.WatchHooks) (<-chan *snapshot.Snapshot, <-chan error)
 }
 
 // frameRate is how often the renderer may draw a new frame, bubbletea's highest.

@@ -16,7 +16,7 @@ import (
 func liveModel(t *testing.T) *Model {
 	t.Helper()
 	snap, _ := fixture()
-	watch := func(context.Context, func(string, int), func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error) {
+	watch := func(context.Context, snapshot.WatchHooks) (<-chan *snapshot.Snapshot, <-chan error) {
 		return nil, nil
 	}
 	m := fixtureModel(Options{Source: staticSource{snap: snap}, SourceLabel: "live", Watch: watch})
@@ -115,7 +115,7 @@ func TestFailedRefreshOfALiveClusterKeepsThePicture(t *testing.T) {
 // only on a live cluster with metrics configured: never for a dump with metrics, never live
 // without them; and on every screen of a live console with them.
 func TestFooterSaysTheThroughputInterval(t *testing.T) {
-	watch := func(context.Context, func(string, int), func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error) {
+	watch := func(context.Context, snapshot.WatchHooks) (<-chan *snapshot.Snapshot, <-chan error) {
 		return nil, nil
 	}
 	footer := func(m *Model) string {

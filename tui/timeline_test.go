@@ -243,7 +243,7 @@ func TestTimelineGrowsWithTheWatch(t *testing.T) {
 	}
 
 	snaps := make(chan *snapshot.Snapshot, 1)
-	watch := func(context.Context, func(string, int), func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error) {
+	watch := func(context.Context, snapshot.WatchHooks) (<-chan *snapshot.Snapshot, <-chan error) {
 		return snaps, nil
 	}
 	m := New(context.Background(), Options{Source: staticSource{snap: first}, SourceLabel: "live", AllNamespaces: true, Watch: watch},

@@ -202,7 +202,7 @@ func (m *Model) watchFunc() WatchFunc {
 		return m.opts.Watch
 	}
 	if w, ok := m.source.(Watcher); ok {
-		return w.WatchWithProgress
+		return w.WatchWith
 	}
 	return nil
 }

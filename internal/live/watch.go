@@ -31,26 +31,25 @@ const retryInterval = 2 * time.Second
 // the snapshots resume when the server is back. Both channels close when ctx is done.
 //
 // The snapshot channel holds at most one value; a slow reader gets the newest snapshot, not a
-// backlog of stale ones. Under a context made by snapshot.WithChangesHeld the informers start
-// only once the hold is released, so that they do not compete with the reader's diagnosis of
-// the first snapshot; changes made meanwhile come in the next snapshot.
+// backlog of stale ones.
 func (s *Source) Watch(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error) {
-	return s.WatchWithProgress(ctx, nil, nil)
+	return s.WatchWith(ctx, snapshot.WatchHooks{})
 }
 
-// WatchWithProgress is Watch that reports how far its first read has got, as
-// SnapshotWithProgress does (progress), and hands rows a snapshot of the workloads alone
-// (Deployments, StatefulSets, DaemonSets) as soon as they are listed, before their pods, events
-// and logs: a console can list them while the rest is read. Either may be nil. Both are called
-// from the read's goroutines, one call at a time, and must not block; rows is called at most once
-// per attempt at the first read.
-func (s *Source) WatchWithProgress(ctx context.Context, progress func(what string, n int), rows func(*snapshot.Snapshot)) (<-chan *snapshot.Snapshot, <-chan error) {
+// WatchWith is Watch with the reader's hooks: it reports how far its first read has got, as
+// SnapshotWithProgress does (hooks.Progress), and hands hooks.Rows a snapshot of the workloads
+// alone (Deployments, StatefulSets, DaemonSets) as soon as they are listed. Both are called from
+// the read's goroutines, one call at a time, and must not block; Rows is called at most once per
+// attempt at the first read. Under hooks.Hold the informers start only once it is closed, so
+// that they do not compete with the reader's diagnosis of the first snapshot; changes made
+// meanwhile come in the next snapshot.
+func (s *Source) WatchWith(ctx context.Context, hooks snapshot.WatchHooks) (<-chan *snapshot.Snapshot, <-chan error) {
 	out := make(chan *snapshot.Snapshot, 1)
 	errs := make(chan error, 8)
 	go func() {
 		defer close(out)
 		defer close(errs)
-		s.watch(ctx, out, errs, progress, rows)
+		s.watch(ctx, out, errs, hooks)
 	}()
 	return out, errs
 }
@@ -87,7 +86,7 @@ func (j *job) asList() (runtime.Object, error) {
 	return l, nil
 }
 
-func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs chan error, progress func(string, int), rows func(*snapshot.Snapshot)) {
+func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs chan error, hooks snapshot.WatchHooks) {
 	report := func(err error) {
 		select {
 		case errs <- err:
@@ -102,7 +101,7 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		jobs  []*job
 	)
 	for first == nil {
-		snap, js, err := s.read(ctx, progress, rows)
+		snap, js, err := s.read(ctx, hooks.Progress, hooks.Rows)
 		if ctx.Err() != nil {
 			return
 		}
@@ -218,9 +217,9 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 	// The reader may still be diagnosing the first snapshot; filling the caches now would take
 	// the cores from it. The reflectors watch from the first read's resource versions, so a
 	// change made meanwhile is seen once they run, not lost.
-	if held := snapshot.ChangesHeld(ctx); held != nil {
+	if hooks.Hold != nil {
 		select {
-		case <-held:
+		case <-hooks.Hold:
 		case <-ctx.Done():
 			return
 		}

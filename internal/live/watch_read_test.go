@@ -119,14 +119,17 @@ func TestWatchHandsTheWorkloadsOverBeforeTheFirstSnapshot(t *testing.T) {
 		rows   []*snapshot.Snapshot
 		counts = map[string]int{}
 	)
-	snaps, errs := src.WatchWithProgress(ctx, func(what string, n int) {
-		mu.Lock()
-		counts[what] = n
-		mu.Unlock()
-	}, func(s *snapshot.Snapshot) {
-		mu.Lock()
-		rows = append(rows, s)
-		mu.Unlock()
+	snaps, errs := src.WatchWith(ctx, snapshot.WatchHooks{
+		Progress: func(what string, n int) {
+			mu.Lock()
+			counts[what] = n
+			mu.Unlock()
+		},
+		Rows: func(s *snapshot.Snapshot) {
+			mu.Lock()
+			rows = append(rows, s)
+			mu.Unlock()
+		},
 	})
 	select {
 	case <-snaps:
@@ -160,8 +163,10 @@ func TestWatchFollowsChangesOnlyOnceReleasedAndMissesNoneMadeMeanwhile(t *testin
 	src := newForClient(client, Options{Namespaces: []string{"shop"}}, time.Now)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	held, release := snapshot.WithChangesHeld(ctx)
-	snaps, errs := src.Watch(held)
+	hold := make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(hold) }) }
+	snaps, errs := src.WatchWith(ctx, snapshot.WatchHooks{Hold: hold})
 	select {
 	case s := <-snaps:
 		if len(s.Deployments) != 3 {

@@ -170,9 +170,9 @@ type lineFacts struct {
 	// logItem is the item of builder logOwner the text counts toward (logEvidence).
 	logItem  *Evidence
 	logOwner *evidenceBuilder
-	// tailMark is the tail collectSignals last took the text from; cell the index of its
-	// token cell in collectSignals call cellCall.
-	tailMark, cell, cellCall int32
+	// tailMark is the tail collectSignals last took the text from; group the index of its
+	// last log signal in collectSignals call groupCall.
+	tailMark, group, groupCall int32
 }
 
 // observe reads the workload's copies, events, controller conditions and revisions into its

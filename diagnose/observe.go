@@ -437,8 +437,11 @@ func (o *observations) observeLog(i int32, l *snapshot.ContainerLog) {
 // keeps the observations, not the worker's cache (whose facts other workloads fill on), so
 // a diagnosis holds the same whichever workloads shared the worker.
 func (o *observations) settle() {
-	for k := range o.list {
-		o.list[k].line = nil
+	// Only log lines have facts, and only copies whose tails were read have lines.
+	for _, r := range o.logs {
+		for k := r.from; k < r.to; k++ {
+			o.list[k].line = nil
+		}
 	}
 	o.prevLines, o.prevFacts = nil, nil
 }

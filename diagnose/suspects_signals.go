@@ -175,7 +175,19 @@ func collectSignals(w *workload) []*signal {
 	obs.sigCall++
 	call := obs.sigCall
 	firstLog := len(out)
-	read := 0
+	// Room for every line the rules may take.
+	read, lines := 0, 0
+	for _, i := range idx {
+		for _, t := range obs.tailsOf(i) {
+			if read < maxLogContainers {
+				read++
+				lines += min(int(t.to-t.from), maxLogLinesPerContainer)
+			}
+		}
+	}
+	hits = make([]logHit, 0, lines)
+	groupOf = make([]int32, 0, lines)
+	read = 0
 	for _, i := range idx {
 		for _, t := range obs.tailsOf(i) {
 			if read >= maxLogContainers {
@@ -206,9 +218,12 @@ func collectSignals(w *workload) []*signal {
 					}
 					seen[o.Text] = true
 				}
+				// The signal of the text's first container is on its facts; those of other
+				// containers (and texts without facts) are in byKey.
 				g := int32(-1)
-				if groupLogLines {
-					if lf != nil && lf.groupCall == call && out[lf.group].Container == o.Container {
+				first := lf != nil && lf.groupCall != call
+				if groupLogLines && !first {
+					if lf != nil && out[lf.group].Container == o.Container {
 						g = lf.group
 					} else if x, ok := byKey[logKey{o.Text, o.Container}]; ok {
 						g = x
@@ -221,15 +236,15 @@ func collectSignals(w *workload) []*signal {
 					chunk = append(chunk, signal{Text: o.Text, Source: SourceLog, Pod: o.Object.Name, Container: o.Container, obs: int(k)})
 					out = append(out, &chunk[len(chunk)-1])
 					g = int32(len(out) - 1)
-					if groupLogLines {
+					switch {
+					case first:
+						lf.groupCall, lf.group = call, g
+					case groupLogLines:
 						if byKey == nil {
 							byKey = map[logKey]int32{}
 						}
 						byKey[logKey{o.Text, o.Container}] = g
 					}
-				}
-				if lf != nil {
-					lf.groupCall, lf.group = call, g
 				}
 				hits = append(hits, logHit{copy: int32(i), obs: k, ord: int32(firstLog + len(hits))})
 				groupOf = append(groupOf, g)

@@ -28,6 +28,21 @@ type textFacts struct {
 // textCache is one worker's textFacts by text. A nil cache shares nothing.
 type textCache struct {
 	m map[string]*textFacts
+	// facts is the worker's room for a workload's copy facts, which no diagnosis keeps: the
+	// next workload reads its copies into it (copyFacts).
+	facts []copyFacts
+}
+
+// copyFacts returns room for n copies' facts, the worker's own when it has a cache. Each is
+// written whole (fillCopy) before it is read.
+func (c *textCache) copyFacts(n int) []copyFacts {
+	if c == nil {
+		return make([]copyFacts, n)
+	}
+	if cap(c.facts) < n {
+		c.facts = make([]copyFacts, n)
+	}
+	return c.facts[:n]
 }
 
 // get returns the facts of text, new ones the first time.

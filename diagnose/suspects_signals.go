@@ -185,8 +185,7 @@ func collectSignals(w *workload) []*signal {
 			}
 		}
 	}
-	hits = make([]logHit, 0, lines)
-	groupOf = make([]int32, 0, lines)
+	hits, groupOf = w.texts.logRoom(lines)
 	read = 0
 	for _, i := range idx {
 		for _, t := range obs.tailsOf(i) {

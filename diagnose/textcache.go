@@ -31,6 +31,22 @@ type textCache struct {
 	// facts is the worker's room for a workload's copy facts, which no diagnosis keeps: the
 	// next workload reads its copies into it (copyFacts).
 	facts []copyFacts
+	// hits and groupOf are its room for the log lines collectSignals reads and their
+	// signals, which it gives no signal (logRoom).
+	hits    []logHit
+	groupOf []int32
+}
+
+// logRoom returns empty lists with room for n log lines and their signals' indexes, the
+// worker's own when it has a cache.
+func (c *textCache) logRoom(n int) ([]logHit, []int32) {
+	if c == nil {
+		return make([]logHit, 0, n), make([]int32, 0, n)
+	}
+	if cap(c.hits) < n {
+		c.hits, c.groupOf = make([]logHit, 0, n), make([]int32, 0, n)
+	}
+	return c.hits[:0], c.groupOf[:0]
 }
 
 // copyFacts returns room for n copies' facts, the worker's own when it has a cache. Each is

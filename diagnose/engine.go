@@ -91,7 +91,7 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	w.diffRevisions()
 	w.observe()
 	w.cls.copies = make([]*copyFacts, len(w.Pods))
-	facts := make([]copyFacts, len(w.Pods))
+	facts := w.texts.copyFacts(len(w.Pods))
 	for i := range w.Pods {
 		fillCopy(&facts[i], w, i, ref)
 		w.cls.copies[i] = &facts[i]

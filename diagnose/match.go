@@ -120,8 +120,8 @@ func (r *ranker) namedInFailure() {
 				break
 			}
 		}
-		reason := "the failure names " + h.m.What + copiesOf(h.sigs) + ": " + clip(first.Text, 200)
-		r.reading = h.sigs
+		reason := "the failure names " + h.m.What + r.copiesOf(h.sigs) + ": " + clip(first.Text, 200)
+		r.readAll(h.sigs)
 		r.suspectTemplate(RuleNamedInFailure, candidates[i].Path, h.m.Strength, reason)
 	}
 }
@@ -152,8 +152,8 @@ func (r *ranker) namedVariables() {
 				continue
 			}
 			p := c.path.Child("env").Index(j)
-			r.reading = sigs
-			reason := "the failure names variable " + e.Name + copiesOf(sigs) + ": " + clip(sigs[0].Text, 200)
+			r.readAll(sigs)
+			reason := "the failure names variable " + e.Name + r.copiesOf(sigs) + ": " + clip(sigs[0].Text, 200)
 			switch vf := e.ValueFrom; {
 			case vf != nil && vf.SecretKeyRef != nil:
 				if vf.SecretKeyRef.Optional != nil && *vf.SecretKeyRef.Optional {

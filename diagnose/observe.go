@@ -170,9 +170,9 @@ type lineFacts struct {
 	// logItem is the item of builder logOwner the text counts toward (logEvidence).
 	logItem  *Evidence
 	logOwner *evidenceBuilder
-	// tailMark is the tail collectSignals last took the text from; cell the index of its
-	// token cell in collectSignals call cellCall.
-	tailMark, cell, cellCall int32
+	// tailMark is the tail collectSignals last took the text from; group the index of its
+	// last log signal in collectSignals call groupCall.
+	tailMark, group, groupCall int32
 }
 
 // observe reads the workload's copies, events, controller conditions and revisions into its
@@ -437,8 +437,11 @@ func (o *observations) observeLog(i int32, l *snapshot.ContainerLog) {
 // keeps the observations, not the worker's cache (whose facts other workloads fill on), so
 // a diagnosis holds the same whichever workloads shared the worker.
 func (o *observations) settle() {
-	for k := range o.list {
-		o.list[k].line = nil
+	// Only log lines have facts, and only copies whose tails were read have lines.
+	for _, r := range o.logs {
+		for k := r.from; k < r.to; k++ {
+			o.list[k].line = nil
+		}
 	}
 	o.prevLines, o.prevFacts = nil, nil
 }

@@ -52,25 +52,39 @@ type ranker struct {
 	running *family
 	strays  []RuleID
 	// reading is the signals the running rule reads: a suspect it records cites their
-	// observations. one holds a single signal without allocating.
+	// observations. one holds a single signal without allocating; single says the rule reads
+	// it as one line (read), not all of its lines (readAll).
 	reading []*signal
 	one     [1]*signal
+	single  bool
+	// ordObs is the observation of each place among a signal per line, ordCount a count by
+	// place (citations).
+	ordObs, ordCount []int32
 }
 
-// read says the rule reads signal s.
+// read says the rule reads signal s as one line, the first it was seen on: a rule that reads
+// signals one by one decides the same on every line of a text (what it reads is the text,
+// reason, container and exit code, which the lines share), so its suspects cite the first.
 func (r *ranker) read(s *signal) {
 	r.one[0] = s
 	r.reading = r.one[:]
+	r.single = true
+}
+
+// readAll says the rule reads sigs together, every line of each.
+func (r *ranker) readAll(sigs []*signal) {
+	r.reading = sigs
+	r.single = false
 }
 
 // run applies every rule family in catalogue order.
 func (r *ranker) run() {
 	for _, f := range families {
 		r.running = f
-		r.reading = nil
+		r.readAll(nil)
 		f.detect(r)
 	}
-	r.reading = nil
+	r.readAll(nil)
 	r.running = nil
 }
 
@@ -152,13 +166,72 @@ func (r *ranker) record(s Suspect) {
 		}
 	}
 	s.Confidence = confidenceOf(s.Score)
-	// Each signal is one observation's: no index comes twice.
+	s.Observations = r.citations()
+	r.found[key] = &s
+}
+
+// citations are the observations the signals being read were read from, in the order a
+// signal per log line would cite them: by ord, which the reading lists (built in the order of
+// r.signals) follow, a signal listed twice citing each of its lines twice in a row.
+func (r *ranker) citations() []int {
+	var out []int
+	grouped := false
 	for _, sg := range r.reading {
-		if sg.obs >= 0 {
-			s.Observations = append(s.Observations, sg.obs)
+		grouped = grouped || len(sg.lines) > 1
+	}
+	if r.single || !grouped {
+		for _, sg := range r.reading {
+			if sg.obs >= 0 {
+				out = append(out, sg.obs)
+			}
+		}
+		return out
+	}
+	// Each place counted, then read in order: ords are dense, and sorting cost more.
+	if r.ordObs == nil {
+		n := 0
+		for _, sg := range r.signals {
+			n = max(n, int(sg.ord)+1)
+			for _, h := range sg.lines {
+				n = max(n, int(h.ord)+1)
+			}
+		}
+		r.ordObs, r.ordCount = make([]int32, n), make([]int32, n)
+		for _, sg := range r.signals {
+			r.ordObs[sg.ord] = int32(sg.obs)
+			for _, h := range sg.lines {
+				r.ordObs[h.ord] = h.obs
+			}
 		}
 	}
-	r.found[key] = &s
+	cited := 0
+	for _, sg := range r.reading {
+		if sg.lines == nil {
+			r.ordCount[sg.ord]++
+			cited++
+			continue
+		}
+		for _, h := range sg.lines {
+			r.ordCount[h.ord]++
+		}
+		cited += len(sg.lines)
+	}
+	out = make([]int, 0, cited)
+	for ord, c := range r.ordCount {
+		if c == 0 {
+			continue
+		}
+		r.ordCount[ord] = 0
+		if obs := r.ordObs[ord]; obs >= 0 {
+			for ; c > 0; c-- {
+				out = append(out, int(obs))
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // previous returns the field's value in the last revision that served and whether the field
@@ -251,12 +324,28 @@ func (r *ranker) containersOf(s *signal) []containerRef {
 	return all
 }
 
-// copiesOf says which copies a signal was seen on, for reasons.
-func copiesOf(sigs []*signal) string {
+// copiesOf says which copies the signals were seen on, every line of a log signal counted,
+// for reasons.
+func (r *ranker) copiesOf(sigs []*signal) string {
 	pods := map[string]bool{}
+	var logged []bool
 	for _, s := range sigs {
+		if s.lines != nil {
+			if logged == nil {
+				logged = make([]bool, len(r.w.Pods))
+			}
+			for _, h := range s.lines {
+				logged[h.copy] = true
+			}
+			continue
+		}
 		if s.Pod != "" {
 			pods[s.Pod] = true
+		}
+	}
+	for i, ok := range logged {
+		if ok {
+			pods[r.w.Pods[i].Name] = true
 		}
 	}
 	switch len(pods) {

@@ -110,13 +110,13 @@ func (r *ranker) runtimeRules() {
 		if len(sigs) == 0 {
 			continue
 		}
-		r.reading = sigs
+		r.readAll(sigs)
 		limit := c.c.Resources.Limits.Memory()
 		// The exit code is the one the runtime reported, not the 137 a SIGKILL usually gives.
 		killed := "OOMKilled (exit code " + strconv.Itoa(int(sigs[0].ExitCode)) + ")"
-		reason := killed + " at the memory limit " + limit.String() + copiesOf(sigs)
+		reason := killed + " at the memory limit " + limit.String() + r.copiesOf(sigs)
 		if limit.IsZero() {
-			reason = killed + " with no memory limit" + copiesOf(sigs) + ": the node ran out of memory"
+			reason = killed + " with no memory limit" + r.copiesOf(sigs) + ": the node ran out of memory"
 		}
 		limitPath := resourcePath(c.path.Child("resources", "limits"), "memory")
 		r.suspectTemplate(RuleMemoryLimit, limitPath, scoreCertain, reason)

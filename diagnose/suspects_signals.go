@@ -25,10 +25,24 @@ type signal struct {
 	// explained is set by a specific rule that accounted for the signal, so the general rule
 	// does not also turn it into weaker suspects.
 	explained bool
-	// toks caches tokenize(Text). Signals with the same text (one failure logged by every
-	// copy) share one cell, so each distinct message is tokenized once per workload.
+	// toks caches tokenize(Text). Signals with the same text share one cell, so each
+	// distinct message is tokenized once per workload.
 	toks *tokenCell
+	// ord is the signal's place among the workload's signals had each log line been one.
+	ord int32
+	// lines are a log signal's lines, its own (Pod, obs) first; nil for other signals.
+	lines []logHit
 }
+
+// logHit is one line of a log signal: the copy (index in workload.Pods) that logged it, the
+// observation it was read from, and its place (ord) among a signal per line.
+type logHit struct{ copy, obs, ord int32 }
+
+type logKey struct{ text, container string }
+
+// groupLogLines makes a log signal of every line of a text; tests turn it off to compare with
+// one signal per line without lines, which the rules read as they did before signals had lines.
+var groupLogLines = true
 
 // tokenCell holds the tokens of one message text once they are found, and the key that
 // identifies them (tokensKey), found once too.
@@ -145,15 +159,34 @@ func collectSignals(w *workload) []*signal {
 			out = append(out, &signal{Reason: "FailedCreate", Text: fc, Source: SourceControllerStatus, obs: -1})
 		}
 	}
-	// Every copy logs the same failure: each distinct line is decided once (observations share
-	// their text's facts). Log signals are many and alike; they are allocated in chunks, which
-	// never move once allocated. A text taken from the tail being read is marked on its
-	// facts (one per text and workload), which a map by text cost more than.
-	var seen map[string]bool
+	// Every copy logs the same failures, each with its own time: a failing text is one signal
+	// per container that logged it, carrying each of its lines (lines: the copy, the
+	// observation, and the place a signal per line would have had among the signals), so the
+	// rules read a text once however many copies logged it. A text is still taken once per
+	// tail, its first line there, as the rules always read it. The signal's group is marked
+	// on its text's facts (one per text and workload), which a map by text cost more than.
+	var (
+		seen    map[string]bool
+		byKey   map[logKey]int32
+		hits    []logHit
+		groupOf []int32
+		chunk   []signal
+	)
 	obs.sigCall++
 	call := obs.sigCall
-	var chunk []signal
-	read := 0
+	firstLog := len(out)
+	// Room for every line the rules may take.
+	read, lines := 0, 0
+	for _, i := range idx {
+		for _, t := range obs.tailsOf(i) {
+			if read < maxLogContainers {
+				read++
+				lines += min(int(t.to-t.from), maxLogLinesPerContainer)
+			}
+		}
+	}
+	hits, groupOf = w.texts.logRoom(lines)
+	read = 0
 	for _, i := range idx {
 		for _, t := range obs.tailsOf(i) {
 			if read >= maxLogContainers {
@@ -169,7 +202,8 @@ func collectSignals(w *workload) []*signal {
 			mark := obs.tailMark
 			for k := from; k < t.to; k++ {
 				o := &obs.list[k]
-				if lf := o.line; lf != nil {
+				lf := o.line
+				if lf != nil {
 					if lf.tailMark == mark || !o.failing() {
 						continue
 					}
@@ -183,35 +217,77 @@ func collectSignals(w *workload) []*signal {
 					}
 					seen[o.Text] = true
 				}
-				if len(chunk) == cap(chunk) {
-					chunk = make([]signal, 0, 64)
+				// The signal of the text's first container is on its facts; those of other
+				// containers (and texts without facts) are in byKey.
+				g := int32(-1)
+				first := lf != nil && lf.groupCall != call
+				if groupLogLines && !first {
+					if lf != nil && out[lf.group].Container == o.Container {
+						g = lf.group
+					} else if x, ok := byKey[logKey{o.Text, o.Container}]; ok {
+						g = x
+					}
 				}
-				chunk = append(chunk, signal{Text: o.Text, Source: SourceLog, Pod: o.Object.Name, Container: o.Container, obs: int(k)})
-				out = append(out, &chunk[len(chunk)-1])
+				if g < 0 {
+					if len(chunk) == cap(chunk) {
+						chunk = make([]signal, 0, 16)
+					}
+					chunk = append(chunk, signal{Text: o.Text, Source: SourceLog, Pod: o.Object.Name, Container: o.Container, obs: int(k)})
+					out = append(out, &chunk[len(chunk)-1])
+					g = int32(len(out) - 1)
+					switch {
+					case first:
+						lf.groupCall, lf.group = call, g
+					case groupLogLines:
+						if byKey == nil {
+							byKey = map[logKey]int32{}
+						}
+						byKey[logKey{o.Text, o.Container}] = g
+					}
+				}
+				hits = append(hits, logHit{copy: int32(i), obs: k, ord: int32(firstLog + len(hits))})
+				groupOf = append(groupOf, g)
 			}
 		}
 	}
-	// One token cell per distinct text, all in one slice. A log line's text finds its cell
-	// on its facts after the first time.
-	cellOf := make(map[string]int)
+	// Each signal's lines in one slice, in the order read.
+	if len(hits) > 0 {
+		n := make([]int32, len(out)-firstLog+1)
+		for _, g := range groupOf {
+			n[int(g)-firstLog+1]++
+		}
+		for j := 1; j < len(n); j++ {
+			n[j] += n[j-1]
+		}
+		lines := make([]logHit, len(hits))
+		for j, g := range groupOf {
+			at := &n[int(g)-firstLog]
+			lines[*at] = hits[j]
+			*at++
+		}
+		from := int32(0)
+		for j := firstLog; j < len(out); j++ {
+			to := n[j-firstLog]
+			if groupLogLines {
+				out[j].lines = lines[from:to:to]
+			}
+			out[j].ord = lines[from].ord
+			from = to
+		}
+	}
+	for j := 0; j < firstLog; j++ {
+		out[j].ord = int32(j)
+	}
+	// One token cell per distinct text, all in one slice.
+	cellOf := make(map[string]int32, len(out))
 	cell := make([]int32, len(out))
 	for j, s := range out {
-		var lf *lineFacts
-		if s.Source == SourceLog && s.obs >= 0 {
-			if lf = obs.list[s.obs].line; lf != nil && lf.cellCall == call {
-				cell[j] = lf.cell
-				continue
-			}
-		}
 		c, ok := cellOf[s.Text]
 		if !ok {
-			c = len(cellOf)
+			c = int32(len(cellOf))
 			cellOf[s.Text] = c
 		}
-		cell[j] = int32(c)
-		if lf != nil {
-			lf.cellCall, lf.cell = call, int32(c)
-		}
+		cell[j] = c
 	}
 	cells := make([]tokenCell, len(cellOf))
 	for j, s := range out {

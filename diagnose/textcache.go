@@ -28,6 +28,37 @@ type textFacts struct {
 // textCache is one worker's textFacts by text. A nil cache shares nothing.
 type textCache struct {
 	m map[string]*textFacts
+	// facts is the worker's room for a workload's copy facts, which no diagnosis keeps: the
+	// next workload reads its copies into it (copyFacts).
+	facts []copyFacts
+	// hits and groupOf are its room for the log lines collectSignals reads and their
+	// signals, which it gives no signal (logRoom).
+	hits    []logHit
+	groupOf []int32
+}
+
+// logRoom returns empty lists with room for n log lines and their signals' indexes, the
+// worker's own when it has a cache.
+func (c *textCache) logRoom(n int) ([]logHit, []int32) {
+	if c == nil {
+		return make([]logHit, 0, n), make([]int32, 0, n)
+	}
+	if cap(c.hits) < n {
+		c.hits, c.groupOf = make([]logHit, 0, n), make([]int32, 0, n)
+	}
+	return c.hits[:0], c.groupOf[:0]
+}
+
+// copyFacts returns room for n copies' facts, the worker's own when it has a cache. Each is
+// written whole (fillCopy) before it is read.
+func (c *textCache) copyFacts(n int) []copyFacts {
+	if c == nil {
+		return make([]copyFacts, n)
+	}
+	if cap(c.facts) < n {
+		c.facts = make([]copyFacts, n)
+	}
+	return c.facts[:n]
 }
 
 // get returns the facts of text, new ones the first time.

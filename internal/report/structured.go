@@ -15,7 +15,7 @@ import (
 type jsonPrinter struct{}
 
 func (jsonPrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
-	return writeJSON(w, normalize(r))
+	return streamJSON(w, normalize(r), streamReport)
 }
 
 // yamlPrinter writes the same document as YAML; keys come from the same JSON tags.
@@ -25,6 +25,8 @@ func (yamlPrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
 	return writeYAML(w, normalize(r))
 }
 
+// writeJSON writes any document as the json printer writes a report. The report types go
+// through jsonStream instead, which writes the same bytes without holding the document.
 func writeJSON(w io.Writer, v any) error {
 	var buf bytes.Buffer
 	// Compact, then indentJSON: the Encoder's own indenting re-scans the document.

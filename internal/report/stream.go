@@ -27,7 +27,9 @@ type jsonStream struct {
 	depth int
 	first bool
 	check bool
-	err   error
+	// scratch is where check formats times, to see whether they can be.
+	scratch []byte
+	err     error
 }
 
 // streamFlush is how much output the stream holds before handing it to the writer.
@@ -174,16 +176,10 @@ func (e *jsonStream) time(t time.Time) { e.timeVia(t, false) }
 // timeVia writes t; viaPointer says it was reached through a *time.Time, which encoding/json's
 // error names as the type.
 func (e *jsonStream) timeVia(t time.Time, viaPointer bool) {
-	fail := func() {
-		if viaPointer {
-			e.fail(&t)
-		} else {
-			e.fail(t)
-		}
-	}
 	if e.check {
-		if _, err := t.AppendText(make([]byte, 0, len(time.RFC3339Nano))); err != nil {
-			fail()
+		var err error
+		if e.scratch, err = t.AppendText(e.scratch[:0]); err != nil {
+			e.failTime(t, viaPointer)
 		}
 		return
 	}
@@ -191,10 +187,20 @@ func (e *jsonStream) timeVia(t time.Time, viaPointer bool) {
 	b, err := t.AppendText(append(e.buf, '"'))
 	if err != nil {
 		e.buf = e.buf[:n]
-		fail()
+		e.failTime(t, viaPointer)
 		return
 	}
 	e.buf = append(b, '"')
+}
+
+// failTime records the error encoding/json gives for t; a separate function so that only a
+// failing time is moved to the heap.
+func (e *jsonStream) failTime(t time.Time, viaPointer bool) {
+	if viaPointer {
+		e.fail(&t)
+	} else {
+		e.fail(t)
+	}
 }
 
 // fail records the error encoding/json gives for v, word for word.

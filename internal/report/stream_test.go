@@ -295,11 +295,13 @@ func BenchmarkPrintJSON(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(full.Len()))
 			b.ReportAllocs()
+			cpu := processCPU()
 			for b.Loop() {
 				if err := bc.print(io.Discard); err != nil {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

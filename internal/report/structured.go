@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"slices"
 
 	"sigs.k8s.io/yaml"
 
@@ -80,15 +81,17 @@ func normalizeDiagnosis(d diagnose.Diagnosis) diagnose.Diagnosis {
 	if d.Evidence == nil {
 		d.Evidence = []diagnose.Evidence{}
 	}
-	// Copy before filling in: the evidence slice is shared with the caller's report.
-	ev := make([]diagnose.Evidence, len(d.Evidence))
-	copy(ev, d.Evidence)
-	for i := range ev {
-		if ev[i].Objects == nil {
-			ev[i].Objects = []string{}
+	// Copy before filling in, the evidence slice being shared with the caller's report; only
+	// when something is to be filled in: a fleet's evidence is a hundred items a workload.
+	if slices.ContainsFunc(d.Evidence, func(e diagnose.Evidence) bool { return e.Objects == nil }) {
+		ev := slices.Clone(d.Evidence)
+		for i := range ev {
+			if ev[i].Objects == nil {
+				ev[i].Objects = []string{}
+			}
 		}
+		d.Evidence = ev
 	}
-	d.Evidence = ev
 	if d.SignalGaps == nil {
 		d.SignalGaps = []diagnose.SignalGap{}
 	}

@@ -37,12 +37,10 @@ const streamFlush = 64 << 10
 
 // streamJSON writes v through write, validated first.
 func streamJSON[T any](w io.Writer, v T, write func(*jsonStream, T)) error {
-	e := &jsonStream{w: w, check: true}
-	write(e, v)
-	if e.err != nil {
-		return e.err
+	if err := checkJSON(v, write); err != nil {
+		return err
 	}
-	e.check = false
+	e := &jsonStream{w: w}
 	e.buf = make([]byte, 0, streamFlush+streamFlush/4)
 	write(e, v)
 	if e.err != nil {
@@ -50,6 +48,14 @@ func streamJSON[T any](w io.Writer, v T, write func(*jsonStream, T)) error {
 	}
 	e.buf = append(e.buf, '\n')
 	e.flush()
+	return e.err
+}
+
+// checkJSON returns the error encoding/json would give for v, written by write, without
+// writing it.
+func checkJSON[T any](v T, write func(*jsonStream, T)) error {
+	e := &jsonStream{check: true}
+	write(e, v)
 	return e.err
 }
 

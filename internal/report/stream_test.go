@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -185,21 +186,23 @@ func TestStreamLargeReport(t *testing.T) {
 // flushes: the error comes back, and no write follows the failed one.
 func TestStreamReturnsTheWriteError(t *testing.T) {
 	r := largeReport(50)
-	var full bytes.Buffer
-	if err := (jsonPrinter{}).PrintReport(&full, r); err != nil {
-		t.Fatal(err)
-	}
-	if full.Len() < 4*streamFlush {
-		t.Fatalf("the report is %d bytes, too few for several flushes", full.Len())
-	}
-	for _, room := range []int{0, streamFlush - 1, streamFlush + 10, full.Len() / 2, full.Len() - 1} {
-		w := &countingShortWriter{shortWriter: shortWriter{room: room}}
-		err := jsonPrinter{}.PrintReport(w, r)
-		if !errors.Is(err, errDiskFull) {
-			t.Errorf("room for %d of %d bytes: err = %v, want %v", room, full.Len(), err, errDiskFull)
+	for _, p := range []Printer{jsonPrinter{}, yamlPrinter{}} {
+		var full bytes.Buffer
+		if err := p.PrintReport(&full, r); err != nil {
+			t.Fatal(err)
 		}
-		if w.afterFailure > 0 {
-			t.Errorf("room for %d: %d writes after the failed one", room, w.afterFailure)
+		if full.Len() < 4*streamFlush {
+			t.Fatalf("%T: the report is %d bytes, too few for several flushes", p, full.Len())
+		}
+		for _, room := range []int{0, streamFlush - 1, streamFlush + 10, full.Len() / 2, full.Len() - 1} {
+			w := &countingShortWriter{shortWriter: shortWriter{room: room}}
+			err := p.PrintReport(w, r)
+			if !errors.Is(err, errDiskFull) {
+				t.Errorf("%T with room for %d of %d bytes: err = %v, want %v", p, room, full.Len(), err, errDiskFull)
+			}
+			if w.afterFailure > 0 {
+				t.Errorf("%T with room for %d: %d writes after the failed one", p, room, w.afterFailure)
+			}
 		}
 	}
 }
@@ -304,4 +307,44 @@ func BenchmarkPrintJSON(b *testing.B) {
 			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
 		})
 	}
+}
+
+// TestStreamYAMLIsWriteYAML holds the yaml printer, which converts a workload at a time, to
+// writeYAML converting the whole report: on every field filled, zero and empty, on random
+// reports (strings with line breaks, long strings the encoder folds, invalid values) and on a
+// large report.
+func TestStreamYAMLIsWriteYAML(t *testing.T) {
+	same := func(what string, r *diagnose.Report) {
+		t.Helper()
+		r = normalize(r)
+		var got, want bytes.Buffer
+		gotErr := streamYAMLReport(&got, r)
+		wantErr := writeYAML(&want, r)
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+			t.Fatalf("%s: stream error %v, writeYAML error %v", what, gotErr, wantErr)
+		}
+		if wantErr != nil && got.Len() != 0 {
+			t.Fatalf("%s: stream failed with %v after writing %d bytes; writeYAML writes none", what, gotErr, got.Len())
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Fatalf("%s: stream and writeYAML differ %s", what, firstDifference(got.Bytes(), want.Bytes()))
+		}
+	}
+	for _, mode := range []genMode{genFull, genZero, genEmpty} {
+		same(fmt.Sprintf("fill %d", mode), (&reportGen{mode: mode}).report())
+	}
+	rng := rand.New(rand.NewPCG(7, 2026))
+	n := 200
+	if testing.Short() {
+		n = 30
+	}
+	for i := range n {
+		r := (&reportGen{choose: rng.IntN, invalid: i%4 == 0}).report()
+		if i%5 == 0 && len(r.Workloads) > 0 {
+			r.Workloads[0].Headline = "first line\nsecond line\n\n  indented: yes\n"
+			r.Workloads[0].Fix = strings.Repeat("a long fix that the encoder folds at its width ", 5)
+		}
+		same(fmt.Sprintf("random report %d", i), r)
+	}
+	same("large report", largeReport(40))
 }

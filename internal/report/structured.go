@@ -6,8 +6,6 @@ import (
 	"io"
 	"slices"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
@@ -23,7 +21,7 @@ func (jsonPrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
 type yamlPrinter struct{}
 
 func (yamlPrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
-	return writeYAML(w, normalize(r))
+	return streamYAMLReport(w, normalize(r))
 }
 
 // writeJSON writes any document as the json printer writes a report. The report types go
@@ -41,17 +39,9 @@ func writeJSON(w io.Writer, v any) error {
 // writeYAML writes v as sigs.k8s.io/yaml does, with every invisible character escaped in a
 // double-quoted string.
 func writeYAML(w io.Writer, v any) error {
-	j, err := json.Marshal(v)
+	b, err := yamlOf(v)
 	if err != nil {
 		return err
-	}
-	j, marked := markInvisibleJSON(j)
-	b, err := yaml.JSONToYAML(j)
-	if err != nil {
-		return err
-	}
-	if marked {
-		b = unmarkYAML(b)
 	}
 	_, err = w.Write(b)
 	return err

@@ -111,7 +111,7 @@ func TestStreamFailsAsWriteJSON(t *testing.T) {
 // generated at random, invalid values among them.
 func TestStreamRandomReports(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 2026))
-	n := 500
+	n := 300
 	if testing.Short() {
 		n = 100
 	}
@@ -334,7 +334,7 @@ func TestStreamYAMLIsWriteYAML(t *testing.T) {
 		same(fmt.Sprintf("fill %d", mode), (&reportGen{mode: mode}).report())
 	}
 	rng := rand.New(rand.NewPCG(7, 2026))
-	n := 200
+	n := 100
 	if testing.Short() {
 		n = 30
 	}
@@ -347,4 +347,28 @@ func TestStreamYAMLIsWriteYAML(t *testing.T) {
 		same(fmt.Sprintf("random report %d", i), r)
 	}
 	same("large report", largeReport(40))
+}
+
+// BenchmarkPrintYAML writes a report of 200 workloads as the yaml printer does now (a
+// workload at a time) and as it did (the whole report through writeYAML).
+func BenchmarkPrintYAML(b *testing.B) {
+	r := largeReport(200)
+	for _, bc := range []struct {
+		name  string
+		print func(io.Writer) error
+	}{
+		{"stream", func(w io.Writer) error { return yamlPrinter{}.PrintReport(w, r) }},
+		{"writeYAML", func(w io.Writer) error { return writeYAML(w, normalize(r)) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu := processCPU()
+			for b.Loop() {
+				if err := bc.print(io.Discard); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+		})
+	}
 }

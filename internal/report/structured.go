@@ -72,7 +72,7 @@ func normalizeDiagnosis(d diagnose.Diagnosis) diagnose.Diagnosis {
 		d.Evidence = []diagnose.Evidence{}
 	}
 	// Copy before filling in, the evidence slice being shared with the caller's report; only
-	// when something is to be filled in: a fleet's evidence is a hundred items a workload.
+	// when something is to be filled in: a large report's evidence runs to 200,000 items.
 	if slices.ContainsFunc(d.Evidence, func(e diagnose.Evidence) bool { return e.Objects == nil }) {
 		ev := slices.Clone(d.Evidence)
 		for i := range ev {

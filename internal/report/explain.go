@@ -125,7 +125,7 @@ func PrintDiagnosis(w io.Writer, d *diagnose.Diagnosis, format string) error {
 		return PrintExplain(w, d)
 	case "json":
 		n := normalizeDiagnosis(*d)
-		return writeJSON(w, &n)
+		return streamJSON(w, &n, streamDiagnosis)
 	case "yaml":
 		n := normalizeDiagnosis(*d)
 		return writeYAML(w, &n)

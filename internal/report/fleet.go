@@ -76,7 +76,9 @@ func List(secs []Section) *ReportList {
 	return l
 }
 
-func (jsonPrinter) PrintFleet(w io.Writer, secs []Section) error { return writeJSON(w, List(secs)) }
+func (jsonPrinter) PrintFleet(w io.Writer, secs []Section) error {
+	return streamJSON(w, List(secs), streamReportList)
+}
 
 func (yamlPrinter) PrintFleet(w io.Writer, secs []Section) error { return writeYAML(w, List(secs)) }
 

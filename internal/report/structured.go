@@ -4,8 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-
-	"sigs.k8s.io/yaml"
+	"slices"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
@@ -15,16 +14,18 @@ import (
 type jsonPrinter struct{}
 
 func (jsonPrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
-	return writeJSON(w, normalize(r))
+	return streamJSON(w, normalize(r), streamReport)
 }
 
 // yamlPrinter writes the same document as YAML; keys come from the same JSON tags.
 type yamlPrinter struct{}
 
 func (yamlPrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
-	return writeYAML(w, normalize(r))
+	return streamYAMLReport(w, normalize(r))
 }
 
+// writeJSON writes any document as the json printer writes a report. The report types go
+// through jsonStream instead, which writes the same bytes without holding the document.
 func writeJSON(w io.Writer, v any) error {
 	var buf bytes.Buffer
 	// Compact, then indentJSON: the Encoder's own indenting re-scans the document.
@@ -38,17 +39,9 @@ func writeJSON(w io.Writer, v any) error {
 // writeYAML writes v as sigs.k8s.io/yaml does, with every invisible character escaped in a
 // double-quoted string.
 func writeYAML(w io.Writer, v any) error {
-	j, err := json.Marshal(v)
+	b, err := yamlOf(v)
 	if err != nil {
 		return err
-	}
-	j, marked := markInvisibleJSON(j)
-	b, err := yaml.JSONToYAML(j)
-	if err != nil {
-		return err
-	}
-	if marked {
-		b = unmarkYAML(b)
 	}
 	_, err = w.Write(b)
 	return err
@@ -78,15 +71,17 @@ func normalizeDiagnosis(d diagnose.Diagnosis) diagnose.Diagnosis {
 	if d.Evidence == nil {
 		d.Evidence = []diagnose.Evidence{}
 	}
-	// Copy before filling in: the evidence slice is shared with the caller's report.
-	ev := make([]diagnose.Evidence, len(d.Evidence))
-	copy(ev, d.Evidence)
-	for i := range ev {
-		if ev[i].Objects == nil {
-			ev[i].Objects = []string{}
+	// Copy before filling in, the evidence slice being shared with the caller's report; only
+	// when something is to be filled in: a large report's evidence runs to 200,000 items.
+	if slices.ContainsFunc(d.Evidence, func(e diagnose.Evidence) bool { return e.Objects == nil }) {
+		ev := slices.Clone(d.Evidence)
+		for i := range ev {
+			if ev[i].Objects == nil {
+				ev[i].Objects = []string{}
+			}
 		}
+		d.Evidence = ev
 	}
-	d.Evidence = ev
 	if d.SignalGaps == nil {
 		d.SignalGaps = []diagnose.SignalGap{}
 	}

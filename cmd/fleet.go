@@ -143,6 +143,18 @@ func (o *SourceOptions) forContext(name string) *SourceOptions {
 	return &c
 }
 
+// oneRead returns the source options of one read of the fleet (an audit, a console's refresh):
+// the contexts opened from them that reach one server with one identity list its Nodes once
+// between them (live.Kubeconfig.OneRead). A watch is never opened from them: its Nodes must
+// stay its own.
+func (o *SourceOptions) oneRead() *SourceOptions {
+	c := *o
+	if o.Fleet.kubeconfig != nil {
+		c.Fleet.kubeconfig = o.Fleet.kubeconfig.OneRead()
+	}
+	return &c
+}
+
 // flagsForContext copies the kubeconfig flags with another context. ConfigFlags caches the
 // client config it builds, so each context needs flags of its own.
 func flagsForContext(base *genericclioptions.ConfigFlags, name string) *genericclioptions.ConfigFlags {
@@ -283,7 +295,13 @@ func (e *UnreadContextsError) Error() string {
 // fleet: 3 when a workload of any context matches --fail-on, else 1 when a context could not
 // be read or --fail-on could not see a workload kind, else 0.
 func (o *AuditOptions) runFleet(ctx context.Context) error {
-	reads := o.Source.readFleet(ctx, o.openContext, o.now, progressTo(o.ErrOut))
+	open := o.openContext
+	if open == nil {
+		// One audit is one read: its contexts of one server and identity share their Nodes.
+		read := o.Source.oneRead()
+		open = func(name string) (*openedSource, error) { return read.forContext(name).open() }
+	}
+	reads := o.Source.readFleet(ctx, open, o.now, progressTo(o.ErrOut))
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
@@ -358,7 +376,6 @@ func (o *RootOptions) runFleet(ctx context.Context) error {
 		return o.Console(ctx, o.fleetConsoleOptions())
 	}
 	audit := &AuditOptions{IOStreams: o.IOStreams, Source: o.Source, Output: "table", now: time.Now}
-	audit.openContext = func(name string) (*openedSource, error) { return o.Source.forContext(name).open() }
 	return audit.runFleet(ctx)
 }
 
@@ -388,8 +405,9 @@ func (o *RootOptions) fleetConsoleOptions() tui.Options {
 		SourceLabel: "live", Context: label,
 		WatchFleet: watches,
 		ReadFleet: func(ctx context.Context) []tui.ContextSnapshot {
+			read := source.oneRead()
 			return eachContext(ctx, names, source.Fleet.MaxParallel, func(ctx context.Context, name string) tui.ContextSnapshot {
-				src, err := source.forContext(name).open()
+				src, err := read.forContext(name).open()
 				if err != nil {
 					return tui.ContextSnapshot{Context: name, Err: err}
 				}

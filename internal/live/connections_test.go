@@ -52,7 +52,7 @@ func TestSourcesOfOneServerShareOneConnection(t *testing.T) {
 	var srcs []*Source
 	for i := range 20 {
 		cfg := &rest.Config{Host: srv.URL, BearerToken: "token-of-admin", TLSClientConfig: rest.TLSClientConfig{CAData: ca}}
-		src, err := newSource(cfg, fmt.Sprintf("ctx-%d", i), fmt.Sprintf("ns-%d", i), Options{}, c)
+		src, err := newSource(cfg, fmt.Sprintf("ctx-%d", i), fmt.Sprintf("ns-%d", i), Options{}, c, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

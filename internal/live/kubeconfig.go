@@ -21,6 +21,8 @@ type Kubeconfig struct {
 	raw    clientcmdapi.Config
 	access clientcmd.ConfigAccess
 	conns  *Connections
+	// lists, set on the kubeconfig OneRead returns, shares cluster-scoped lists.
+	lists *clusterLists
 }
 
 // LoadKubeconfig reads the kubeconfig files the flags name. The flags' --context is ignored:
@@ -32,6 +34,18 @@ func LoadKubeconfig(flags *genericclioptions.ConfigFlags) (*Kubeconfig, error) {
 		return nil, kubeconfigError(err)
 	}
 	return &Kubeconfig{flags: flags, raw: raw, access: loader.ConfigAccess(), conns: NewConnections()}, nil
+}
+
+// OneRead returns the kubeconfig for one read of the fleet (an audit, a console's refresh): the
+// sources built from it that reach one server with one identity list each cluster-scoped kind
+// (Nodes) once between them, and share its answer, objects or error, as each would have
+// listed it alone; their connections are the kubeconfig's. The answers are kept for as long as
+// the returned kubeconfig is used, so a later read takes a new one; a watch must not be built
+// from it.
+func (k *Kubeconfig) OneRead() *Kubeconfig {
+	c := *k
+	c.lists = newClusterLists()
+	return &c
 }
 
 // Contexts names every context of the kubeconfig, sorted.
@@ -66,7 +80,7 @@ func (k *Kubeconfig) Source(name string, opts Options) (*Source, error) {
 			return nil, kubeconfigError(err)
 		}
 	}
-	return newSource(cfg, name, ns, opts, k.conns)
+	return newSource(cfg, name, ns, opts, k.conns, k.lists)
 }
 
 // configOverrides are the overrides the kubeconfig flags make, as ConfigFlags binds them

@@ -112,7 +112,12 @@ func (s *Source) read(ctx context.Context, progress func(what string, n int), ro
 				return
 			}
 			defer func() { <-sem }()
-			err := s.listKind(ctx, j, prog)
+			var err error
+			if j.kind.Cluster && s.shared != nil {
+				err = s.listShared(ctx, j, prog)
+			} else {
+				err = s.listKind(ctx, j, prog)
+			}
 			if err == nil {
 				if j.kind.rows {
 					rowKindDone()
@@ -213,6 +218,25 @@ func (s *Source) listKind(ctx context.Context, j *job, prog *progress) error {
 		j.objs = append(j.objs, obj)
 		return nil
 	})
+}
+
+// listShared lists a cluster-scoped kind through the fleet's shared lists: the first source of
+// its server and identity lists it, the others take the answer. The progress line counts the
+// objects once the answer is in.
+func (s *Source) listShared(ctx context.Context, j *job, prog *progress) error {
+	opts := j.kind.listOptions(s.opts.Selector, metav1.ListOptions{})
+	key := listKey{conn: s.conn, kind: j.kind.Kind, labelSel: opts.LabelSelector, fieldSelect: opts.FieldSelector}
+	res, err := s.shared.list(ctx, key, func(ctx context.Context) listed {
+		own := &job{kind: j.kind, namespace: j.namespace}
+		err := s.listKind(ctx, own, nil)
+		return listed{objs: own.objs, rv: own.rv, listType: own.listType, err: err}
+	})
+	if err != nil {
+		return err
+	}
+	j.objs, j.rv, j.listType = res.objs, res.rv, res.listType
+	prog.add(j.kind.plural(), len(res.objs))
+	return res.err
 }
 
 func stripManagedFields(obj any) { snapshot.TrimManagedFields(obj) }

@@ -76,14 +76,14 @@ func (c *Connections) clients(cfg *rest.Config, wrap func(http.RoundTripper) htt
 		return nil, nil, err
 	}
 	rt = wrap(rt)
-	client, err := kubernetes.NewForConfigAndClient(cfg, &http.Client{Transport: rt, Timeout: cfg.Timeout})
+	client, err := newGroupsClient(cfg, &http.Client{Transport: rt, Timeout: cfg.Timeout})
 	if err != nil {
 		return nil, nil, err
 	}
 	watchCfg := rest.CopyConfig(cfg)
 	watchCfg.Timeout = 0
 	watchClient := sync.OnceValues(func() (kubernetes.Interface, error) {
-		return kubernetes.NewForConfigAndClient(watchCfg, &http.Client{Transport: rt})
+		return newGroupsClient(watchCfg, &http.Client{Transport: rt})
 	})
 	return client, watchClient, nil
 }

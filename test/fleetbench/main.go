@@ -44,12 +44,25 @@ func main() {
 	per := flag.Int("contexts-per", 10, "contexts (namespaces) per control plane")
 	deploys := flag.Int("deployments", 10, "Deployments per namespace")
 	replicas := flag.Int("replicas", 2, "copies per Deployment (they stay Pending)")
-	runs := flag.Int("runs", 3, "runs of each measurement; the median is reported")
+	runs := flag.Int("runs", 3, "runs of each measurement; the median is reported (0: no measurement, only -cpuprofile)")
 	profile := flag.String("cpuprofile", "", "after the measurements, run the fleet in this process 10 times and write a CPU profile here")
+	memProfile := flag.String("memprofile", "", "with -cpuprofile: write an allocation profile of the same 10 in-process runs here")
 	rtts := flag.String("rtts", "0", "comma-separated round-trip times a proxy in front of each API server adds (e.g. 0,50ms), each measured in turn")
 	compare := flag.String("compare", "", "another build of kubectl-diagnose (e.g. main's) to measure beside this checkout's, run for run, in the same minutes")
 	boundsFlag := flag.String("bounds", "1,4,8,all", "comma-separated --max-parallel-contexts values the fleet is measured at (all: one per context)")
 	flag.Parse()
+	if *runs < 0 || *runs == 0 && *profile == "" {
+		fmt.Fprintln(os.Stderr, "error: -runs 0 measures nothing; it takes -cpuprofile")
+		os.Exit(2)
+	}
+	if *memProfile != "" && *profile == "" {
+		fmt.Fprintln(os.Stderr, "error: -memprofile profiles the -cpuprofile runs; pass both")
+		os.Exit(2)
+	}
+	if *memProfile != "" {
+		// Finer than the default of one sample per 512 KiB: a context allocates a few MiB.
+		runtime.MemProfileRate = 16 << 10
+	}
 	if *planes < 1 || *planes > 4 {
 		fmt.Fprintln(os.Stderr, "error: -control-planes takes 1 to 4")
 		os.Exit(2)
@@ -81,7 +94,7 @@ func main() {
 		}
 		bounds = append(bounds, n)
 	}
-	err := run(ctx, *planes, *per, *deploys, int32(*replicas), *runs, delays, *profile, *compare, bounds)
+	err := run(ctx, *planes, *per, *deploys, int32(*replicas), *runs, delays, *profile, *memProfile, *compare, bounds)
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
@@ -89,7 +102,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int, rtts []time.Duration, profile, compare string, bounds []int) error {
+func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int, rtts []time.Duration, profile, memProfile, compare string, bounds []int) error {
 	dir, err := os.MkdirTemp("", "fleetbench-")
 	if err != nil {
 		return err
@@ -157,6 +170,9 @@ func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int
 	fmt.Printf("contexts: %d on %d control planes; %d Deployments x %d copies per context (%d pods in all)\n",
 		len(contexts), planes, deploys, replicas, len(contexts)*deploys*int(replicas))
 	for _, rtt := range rtts {
+		if runs == 0 {
+			break
+		}
 		delay.Store(int64(rtt / 2))
 		if err := measureAll(ctx, runs, binaries, path, contexts, rtt, bounds); err != nil {
 			return err
@@ -164,31 +180,74 @@ func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int
 	}
 	if profile != "" {
 		delay.Store(0)
-		return profileFleet(ctx, profile, path, contexts)
+		return profileFleet(ctx, profile, memProfile, path, contexts)
 	}
 	return nil
 }
 
-// profileFleet runs the fleet's audit in this process, so a CPU profile sees it.
-func profileFleet(ctx context.Context, file, kubeconfig string, contexts []string) error {
+// profileFleet runs the fleet's audit in this process, so a CPU profile sees it, and, when
+// memFile is set, writes the allocations of those runs alone.
+func profileFleet(ctx context.Context, file, memFile, kubeconfig string, contexts []string) error {
 	f, err := os.Create(file)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = f.Close() }()
+	// One warm-up run first: the profile is of a fleet's steady cost, not of this process's
+	// first connections and its type caches.
+	if err := auditInProcess(ctx, kubeconfig, contexts); err != nil {
+		return err
+	}
+	if memFile != "" {
+		// The allocations before this point (seeding, waiting for pods) are written to
+		// memFile.base, for go tool pprof -base.
+		runtime.GC()
+		if err := writeAllocs(memFile + ".base"); err != nil {
+			return err
+		}
+	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		return err
 	}
-	defer pprof.StopCPUProfile()
 	for range 10 {
-		streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}
-		root := cmd.NewRootCmd(streams)
-		root.SetArgs([]string{"audit", "-o", "json", "--kubeconfig", kubeconfig, "--context", strings.Join(contexts, ",")})
-		if err := root.ExecuteContext(ctx); err != nil {
-			return fmt.Errorf("in-process audit: %w", err)
+		if err := auditInProcess(ctx, kubeconfig, contexts); err != nil {
+			pprof.StopCPUProfile()
+			return err
 		}
 	}
+	pprof.StopCPUProfile()
 	logf("CPU profile of 10 fleet audits written to %s", file)
+	if memFile == "" {
+		return nil
+	}
+	runtime.GC()
+	if err := writeAllocs(memFile); err != nil {
+		return err
+	}
+	logf("allocation profile written to %s; the 10 runs alone: go tool pprof -sample_index=alloc_space -base %s.base %s", memFile, memFile, memFile)
+	return nil
+}
+
+func writeAllocs(file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// auditInProcess runs `audit -o json` over every context once in this process.
+func auditInProcess(ctx context.Context, kubeconfig string, contexts []string) error {
+	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}
+	root := cmd.NewRootCmd(streams)
+	root.SetArgs([]string{"audit", "-o", "json", "--kubeconfig", kubeconfig, "--context", strings.Join(contexts, ",")})
+	if err := root.ExecuteContext(ctx); err != nil {
+		return fmt.Errorf("in-process audit: %w", err)
+	}
 	return nil
 }
 

@@ -25,11 +25,11 @@ import (
 // small API server.
 const parallelism = 6
 
-// listParallelism bounds the lists in flight: nearly every kind of a namespace at once, so a read
-// behind a long round trip waits for about two round trips of lists, not three; and a fleet at its
-// default bound of 8 contexts stays under the 100 requests at which an HTTP/2 client opens a
-// second connection to a server.
-const listParallelism = 12
+// listParallelism bounds the lists of one read in flight: every kind of a namespace at once, so
+// a read behind a long round trip waits for one round trip of lists, not two. The contexts of a
+// fleet that share a server may so send more requests at once than an HTTP/2 connection
+// carries; the transport's stream gate (maxStreams) holds them to one connection.
+var listParallelism = len(kinds)
 
 // job is one kind in one namespace ("" for cluster-scoped kinds or all namespaces).
 type job struct {

@@ -266,6 +266,7 @@ func measureAll(ctx context.Context, runs int, binaries []string, path string, c
 		for b := range nb {
 			sum[b].wall += m[b].wall
 			sum[b].cpu += m[b].cpu
+			sum[b].server += m[b].server
 			sum[b].rss = max(sum[b].rss, m[b].rss)
 		}
 	}
@@ -283,18 +284,21 @@ func measureAll(ctx context.Context, runs int, binaries []string, path string, c
 		}
 	}
 	all := strings.Join(contexts, ",")
-	fmt.Printf("\nround trip added: %s; load average at the start: %s\n", rtt, loadavg())
+	idleStart := serverCPU()
+	time.Sleep(2 * time.Second)
+	fmt.Printf("\nround trip added: %s; load average at the start: %s; the servers' CPU while idle: %s per second\n",
+		rtt, loadavg(), msOf((serverCPU()-idleStart)/2))
 	head, rule := "| run |", "|---|"
 	for _, b := range binaries {
-		head += fmt.Sprintf(" %s: wall | CPU | max RSS |", filepath.Base(b))
-		rule += "---:|---:|---:|"
+		head += fmt.Sprintf(" %s: wall | CPU | servers' CPU | max RSS |", filepath.Base(b))
+		rule += "---:|---:|---:|---:|"
 	}
 	fmt.Println(head)
 	fmt.Println(rule)
 	row := func(name string, ms []measure) {
 		line := "| " + name + " |"
 		for _, m := range ms {
-			line += fmt.Sprintf(" %s | %s | %d MB |", msOf(m.wall), msOf(m.cpu), m.rss>>20)
+			line += fmt.Sprintf(" %s | %s | %s | %d MB |", msOf(m.wall), msOf(m.cpu), msOf(m.server), m.rss>>20)
 		}
 		fmt.Println(line)
 	}
@@ -384,10 +388,46 @@ func waitPods(ctx context.Context, cps []*controlplane.ControlPlane, want int) e
 	}
 }
 
-// measure is one run's wall time, the CPU time the process used and its peak resident size.
+// measure is one run's wall time, the CPU time the process used, its peak resident size, and
+// the CPU time the API servers and etcds spent meanwhile (serving it, and their own background
+// work: -idle measures that).
 type measure struct {
-	wall, cpu time.Duration
-	rss       int64
+	wall, cpu, server time.Duration
+	rss               int64
+}
+
+// serverCPU is the CPU time (user+sys) the kube-apiservers and etcds this process started have
+// used so far, at the kernel's 10 ms resolution.
+func serverCPU() time.Duration {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	me := strconv.Itoa(os.Getpid())
+	var ticks int64
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ... utime stime: fields 14 and 15, counted after the ")".
+		s := string(b)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		comm, f := s[open+1:end], strings.Fields(s[end+1:])
+		if len(f) < 13 || f[1] != me || (comm != "kube-apiserver" && comm != "etcd") {
+			continue
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		ticks += u + st
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
 }
 
 // medians runs `audit -o json` runs times with each binary, the binaries taking turns, and
@@ -395,14 +435,16 @@ type measure struct {
 // context must be read.
 func medians(ctx context.Context, runs int, binaries []string, kubeconfig string, args ...string) ([]measure, error) {
 	walls, cpus, rsss := make([][]time.Duration, len(binaries)), make([][]time.Duration, len(binaries)), make([][]int64, len(binaries))
+	servers := make([][]time.Duration, len(binaries))
 	for range runs {
 		for b, binary := range binaries {
 			cmd := exec.CommandContext(ctx, binary, append([]string{"audit", "-o", "json", "--kubeconfig", kubeconfig}, args...)...)
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
-			start := time.Now()
+			before, start := serverCPU(), time.Now()
 			err := cmd.Run()
 			wall := time.Since(start)
+			servers[b] = append(servers[b], serverCPU()-before)
 			if err != nil {
 				return nil, fmt.Errorf("%s audit %s: %w\n%s", binary, strings.Join(args, " "), err, stderr.String())
 			}
@@ -418,7 +460,8 @@ func medians(ctx context.Context, runs int, binaries []string, kubeconfig string
 		slices.Sort(walls[b])
 		slices.Sort(cpus[b])
 		slices.Sort(rsss[b])
-		out[b] = measure{wall: walls[b][len(walls[b])/2], cpu: cpus[b][len(cpus[b])/2]}
+		slices.Sort(servers[b])
+		out[b] = measure{wall: walls[b][len(walls[b])/2], cpu: cpus[b][len(cpus[b])/2], server: servers[b][len(servers[b])/2]}
 		if len(rsss[b]) > 0 {
 			out[b].rss = rsss[b][len(rsss[b])/2]
 		}

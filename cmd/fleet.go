@@ -21,9 +21,11 @@ import (
 )
 
 // DefaultMaxParallelContexts is how many contexts a fleet reads at once by default. A read in
-// flight holds its cluster's lists in memory and a dozen requests open; 8 keeps a fleet of
-// large clusters within a laptop's memory, and a fleet of up to 8 reads in the time of its
-// slowest member. Many small clusters read faster with --max-parallel-contexts raised.
+// flight holds its cluster's lists in memory until it is diagnosed (about 30 KiB per pod with
+// the engine's indexes) and a request per kind open; 8 keeps a fleet of large clusters within
+// a laptop's memory, and a fleet of up to 8 reads in the time of its slowest member. Many
+// small clusters read faster with --max-parallel-contexts raised; the contexts of one server
+// stay on one connection whatever the bound (live's stream gate).
 const DefaultMaxParallelContexts = 8
 
 // FleetOptions are the flags that read several clusters: --context a,b,c and --all-contexts.

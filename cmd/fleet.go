@@ -175,10 +175,23 @@ func flagsForContext(base *genericclioptions.ConfigFlags, name string) *genericc
 // in the order of names whatever order the reads end in. A read that fails is its own result:
 // every name gets its call.
 func eachContext[T any](ctx context.Context, names []string, limit int, read func(ctx context.Context, name string) T) []T {
+	return eachContextIn(ctx, names, nil, limit, read)
+}
+
+// eachContextIn is eachContext that starts the reads in the order of order, indexes into names
+// (nil: the order of names); the results keep the order of names.
+func eachContextIn[T any](ctx context.Context, names []string, order []int, limit int, read func(ctx context.Context, name string) T) []T {
+	if order == nil {
+		order = make([]int, len(names))
+		for i := range order {
+			order[i] = i
+		}
+	}
 	out := make([]T, len(names))
 	sem := make(chan struct{}, max(limit, 1))
 	var wg sync.WaitGroup
-	for i, name := range names {
+	for _, i := range order {
+		name := names[i]
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
@@ -219,7 +232,7 @@ func (o *SourceOptions) readFleet(ctx context.Context, open func(name string) (*
 		}
 	}
 	if progress == nil {
-		return eachContext(ctx, o.Fleet.Contexts, o.Fleet.MaxParallel, read)
+		return eachContextIn(ctx, o.Fleet.Contexts, o.readOrder(), o.Fleet.MaxParallel, read)
 	}
 	line := &progressLine{w: progress, start: now(), now: now}
 	line.report("contexts", 0)
@@ -240,7 +253,7 @@ func (o *SourceOptions) readFleet(ctx context.Context, open func(name string) (*
 			}
 		}
 	}()
-	out := eachContext(ctx, o.Fleet.Contexts, o.Fleet.MaxParallel, func(ctx context.Context, name string) contextRead {
+	out := eachContextIn(ctx, o.Fleet.Contexts, o.readOrder(), o.Fleet.MaxParallel, func(ctx context.Context, name string) contextRead {
 		r := read(ctx, name)
 		mu.Lock()
 		done++
@@ -253,6 +266,37 @@ func (o *SourceOptions) readFleet(ctx context.Context, open func(name string) (*
 	<-ticked
 	line.erase()
 	return out
+}
+
+// readOrder is the order in which the fleet's contexts are read: the first context of every
+// server, then the second of each, and so on. Behind a long round trip a server's first
+// connection costs two round trips (TCP, then TLS), and every later context of that server
+// reuses it; read in the order named, where a server's contexts usually stand together, the
+// servers named last would wait for the bound's later rounds to connect, each a round of its
+// own. Interleaved, the first round connects to as many servers as the bound allows at once.
+// nil keeps the order named.
+func (o *SourceOptions) readOrder() []int {
+	if o.Fleet.kubeconfig == nil {
+		return nil
+	}
+	var servers []string
+	byServer := map[string][]int{}
+	for i, name := range o.Fleet.Contexts {
+		s := o.Fleet.kubeconfig.Server(name)
+		if _, ok := byServer[s]; !ok {
+			servers = append(servers, s)
+		}
+		byServer[s] = append(byServer[s], i)
+	}
+	order := make([]int, 0, len(o.Fleet.Contexts))
+	for round := 0; len(order) < len(o.Fleet.Contexts); round++ {
+		for _, s := range servers {
+			if round < len(byServer[s]) {
+				order = append(order, byServer[s][round])
+			}
+		}
+	}
+	return order
 }
 
 func (o *SourceOptions) referenceTime(now func() time.Time) time.Time {
@@ -408,7 +452,7 @@ func (o *RootOptions) fleetConsoleOptions() tui.Options {
 		WatchFleet: watches,
 		ReadFleet: func(ctx context.Context) []tui.ContextSnapshot {
 			read := source.oneRead()
-			return eachContext(ctx, names, source.Fleet.MaxParallel, func(ctx context.Context, name string) tui.ContextSnapshot {
+			return eachContextIn(ctx, names, source.readOrder(), source.Fleet.MaxParallel, func(ctx context.Context, name string) tui.ContextSnapshot {
 				src, err := read.forContext(name).open()
 				if err != nil {
 					return tui.ContextSnapshot{Context: name, Err: err}

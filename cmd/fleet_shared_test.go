@@ -103,3 +103,43 @@ current-context: shop
 		}
 	}
 }
+
+// TestFleetReadsTheFirstContextOfEveryServerFirst: contexts named server by server are read
+// interleaved, the first of each server first, so the first round of reads connects to every
+// server; the results keep the order named.
+func TestFleetReadsTheFirstContextOfEveryServerFirst(t *testing.T) {
+	var cfg strings.Builder
+	cfg.WriteString("apiVersion: v1\nkind: Config\nclusters:\n")
+	for _, c := range []string{"east", "west", "north"} {
+		fmt.Fprintf(&cfg, "- name: %s\n  cluster: {server: \"https://%s.example:6443\"}\n", c, c)
+	}
+	cfg.WriteString("users:\n- name: u\n  user: {token: not-a-secret}\ncontexts:\n")
+	names := []string{"east-1", "east-2", "east-3", "west-1", "west-2", "north-1"}
+	for _, n := range names {
+		fmt.Fprintf(&cfg, "- name: %s\n  context: {cluster: %s, user: u, namespace: ns}\n", n, strings.Split(n, "-")[0])
+	}
+	cfg.WriteString("current-context: east-1\n")
+	kubeconfig := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(kubeconfig, []byte(cfg.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := parseArgs("audit", "--kubeconfig", kubeconfig, "--context", strings.Join(names, ","))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := p.audit.Source
+	var mu sync.Mutex
+	var started []string
+	out := eachContextIn(context.Background(), src.Fleet.Contexts, src.readOrder(), 1, func(_ context.Context, name string) string {
+		mu.Lock()
+		started = append(started, name)
+		mu.Unlock()
+		return name
+	})
+	if got, want := strings.Join(started, ","), "east-1,west-1,north-1,east-2,west-2,east-3"; got != want {
+		t.Errorf("read in the order %s, want %s", got, want)
+	}
+	if got := strings.Join(out, ","); got != strings.Join(names, ",") {
+		t.Errorf("results in the order %s, want the order named", got)
+	}
+}

@@ -51,6 +51,20 @@ func (k *Kubeconfig) OneRead() *Kubeconfig {
 // Contexts names every context of the kubeconfig, sorted.
 func (k *Kubeconfig) Contexts() []string { return slices.Sorted(maps.Keys(k.raw.Contexts)) }
 
+// Server is the server URL of the context's cluster as the kubeconfig names it (before
+// --server, which overrides it for every context alike), "" for a context or cluster it does
+// not hold.
+func (k *Kubeconfig) Server(name string) string {
+	c := k.raw.Contexts[name]
+	if c == nil {
+		return ""
+	}
+	if cl := k.raw.Clusters[c.Cluster]; cl != nil {
+		return cl.Server
+	}
+	return ""
+}
+
 // Has reports whether the kubeconfig holds the context.
 func (k *Kubeconfig) Has(name string) bool { return k.raw.Contexts[name] != nil }
 

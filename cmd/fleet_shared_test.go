@@ -34,7 +34,7 @@ func nodeCountingServer(t *testing.T) (*httptest.Server, func(token string) int)
 			mu.Unlock()
 		}
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":"4711"},"items":[]}`+"\n", k[0], k[1])
+		_, _ = fmt.Fprintf(w, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":"4711"},"items":[]}`+"\n", k[0], k[1])
 	}))
 	t.Cleanup(srv.Close)
 	return srv, func(token string) int {

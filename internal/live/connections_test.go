@@ -209,8 +209,7 @@ func TestStreamGateHoldsListsToOneConnectionButNotWatches(t *testing.T) {
 		}
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)
-		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
-		}
+		raise(&peak, n)
 		time.Sleep(20 * time.Millisecond)
 		_, _ = fmt.Fprint(w, `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[]}`)
 	}))
@@ -276,5 +275,14 @@ func TestStreamGateHoldsListsToOneConnectionButNotWatches(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("a list waited behind open watches")
+	}
+}
+
+// raise sets v to n if n is larger, under concurrent raises.
+func raise(v *atomic.Int32, n int32) {
+	for p := v.Load(); n > p; p = v.Load() {
+		if v.CompareAndSwap(p, n) {
+			return
+		}
 	}
 }

@@ -45,7 +45,7 @@ func newListServer(t *testing.T, nodes http.HandlerFunc) *listServer {
 			k := &snapshot.Kinds[i]
 			if k.Resource == resource {
 				w.Header().Set("Content-Type", "application/json")
-				fmt.Fprintf(w, `{"kind":"%sList","apiVersion":%q,"metadata":{"resourceVersion":"41"},"items":[]}`+"\n", k.Kind, k.GVK.GroupVersion().String())
+				_, _ = fmt.Fprintf(w, `{"kind":"%sList","apiVersion":%q,"metadata":{"resourceVersion":"41"},"items":[]}`+"\n", k.Kind, k.GVK.GroupVersion().String())
 				return
 			}
 		}
@@ -64,7 +64,7 @@ func (s *listServer) nodeLists(token string) int {
 // oneNode answers the list of Nodes with one node, as kube-apiserver writes it.
 func oneNode(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprint(w, `{"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"41"},"items":[{"metadata":{"name":"worker-1","uid":"6f1c2f1e-0d4e-4d8a-9a36-1d2b8f0e9a10","resourceVersion":"40","labels":{"kubernetes.io/hostname":"worker-1"}},"spec":{"taints":[{"key":"dedicated","value":"gpu","effect":"NoSchedule"}]},"status":{"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"kubelet is posting ready status"}]}}]}`+"\n")
+	_, _ = fmt.Fprint(w, `{"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"41"},"items":[{"metadata":{"name":"worker-1","uid":"6f1c2f1e-0d4e-4d8a-9a36-1d2b8f0e9a10","resourceVersion":"40","labels":{"kubernetes.io/hostname":"worker-1"}},"spec":{"taints":[{"key":"dedicated","value":"gpu","effect":"NoSchedule"}]},"status":{"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"kubelet is posting ready status"}]}}]}`+"\n")
 }
 
 // loadFleet writes a kubeconfig whose contexts are given as name -> server, token,
@@ -182,7 +182,7 @@ func TestASharedListsErrorIsEachContexts(t *testing.T) {
 	unauthorized := newListServer(t, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
-		fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}`+"\n")
+		_, _ = fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}`+"\n")
 	})
 	kc = loadFleet(t, map[string][3]string{
 		"c": {unauthorized.URL, "expired", "shop"},

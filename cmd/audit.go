@@ -40,8 +40,8 @@ type AuditOptions struct {
 
 	// open opens the source; tests replace it.
 	open func() (*openedSource, error)
-	// openContext opens one context of a fleet; now dates a context that could not be read.
-	// Tests replace them.
+	// openContext opens one context of a fleet, nil for the source's own (runFleet); now dates a
+	// context that could not be read. Tests replace them.
 	openContext func(name string) (*openedSource, error)
 	now         func() time.Time
 }
@@ -118,9 +118,6 @@ func (o *AuditOptions) Complete() error {
 	o.Source.Selector = sel
 	if o.open == nil {
 		o.open = o.Source.open
-	}
-	if o.openContext == nil {
-		o.openContext = func(name string) (*openedSource, error) { return o.Source.forContext(name).open() }
 	}
 	if o.now == nil {
 		o.now = time.Now

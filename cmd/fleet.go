@@ -21,9 +21,11 @@ import (
 )
 
 // DefaultMaxParallelContexts is how many contexts a fleet reads at once by default. A read in
-// flight holds its cluster's lists in memory and a dozen requests open; 8 keeps a fleet of
-// large clusters within a laptop's memory, and a fleet of up to 8 reads in the time of its
-// slowest member. Many small clusters read faster with --max-parallel-contexts raised.
+// flight holds its cluster's lists in memory until it is diagnosed (about 30 KiB per pod with
+// the engine's indexes) and a request per kind open; 8 keeps a fleet of large clusters within
+// a laptop's memory, and a fleet of up to 8 reads in the time of its slowest member. Many
+// small clusters read faster with --max-parallel-contexts raised; the contexts of one server
+// stay on one connection whatever the bound (live's stream gate).
 const DefaultMaxParallelContexts = 8
 
 // FleetOptions are the flags that read several clusters: --context a,b,c and --all-contexts.
@@ -143,6 +145,18 @@ func (o *SourceOptions) forContext(name string) *SourceOptions {
 	return &c
 }
 
+// oneRead returns the source options of one read of the fleet (an audit, a console's refresh):
+// the contexts opened from them that reach one server with one identity list its Nodes once
+// between them (live.Kubeconfig.OneRead). A watch is never opened from them: its Nodes must
+// stay its own.
+func (o *SourceOptions) oneRead() *SourceOptions {
+	c := *o
+	if o.Fleet.kubeconfig != nil {
+		c.Fleet.kubeconfig = o.Fleet.kubeconfig.OneRead()
+	}
+	return &c
+}
+
 // flagsForContext copies the kubeconfig flags with another context. ConfigFlags caches the
 // client config it builds, so each context needs flags of its own.
 func flagsForContext(base *genericclioptions.ConfigFlags, name string) *genericclioptions.ConfigFlags {
@@ -161,10 +175,23 @@ func flagsForContext(base *genericclioptions.ConfigFlags, name string) *genericc
 // in the order of names whatever order the reads end in. A read that fails is its own result:
 // every name gets its call.
 func eachContext[T any](ctx context.Context, names []string, limit int, read func(ctx context.Context, name string) T) []T {
+	return eachContextIn(ctx, names, nil, limit, read)
+}
+
+// eachContextIn is eachContext that starts the reads in the order of order, indexes into names
+// (nil: the order of names); the results keep the order of names.
+func eachContextIn[T any](ctx context.Context, names []string, order []int, limit int, read func(ctx context.Context, name string) T) []T {
+	if order == nil {
+		order = make([]int, len(names))
+		for i := range order {
+			order[i] = i
+		}
+	}
 	out := make([]T, len(names))
 	sem := make(chan struct{}, max(limit, 1))
 	var wg sync.WaitGroup
-	for i, name := range names {
+	for _, i := range order {
+		name := names[i]
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
@@ -205,7 +232,7 @@ func (o *SourceOptions) readFleet(ctx context.Context, open func(name string) (*
 		}
 	}
 	if progress == nil {
-		return eachContext(ctx, o.Fleet.Contexts, o.Fleet.MaxParallel, read)
+		return eachContextIn(ctx, o.Fleet.Contexts, o.readOrder(), o.Fleet.MaxParallel, read)
 	}
 	line := &progressLine{w: progress, start: now(), now: now}
 	line.report("contexts", 0)
@@ -226,7 +253,7 @@ func (o *SourceOptions) readFleet(ctx context.Context, open func(name string) (*
 			}
 		}
 	}()
-	out := eachContext(ctx, o.Fleet.Contexts, o.Fleet.MaxParallel, func(ctx context.Context, name string) contextRead {
+	out := eachContextIn(ctx, o.Fleet.Contexts, o.readOrder(), o.Fleet.MaxParallel, func(ctx context.Context, name string) contextRead {
 		r := read(ctx, name)
 		mu.Lock()
 		done++
@@ -239,6 +266,37 @@ func (o *SourceOptions) readFleet(ctx context.Context, open func(name string) (*
 	<-ticked
 	line.erase()
 	return out
+}
+
+// readOrder is the order in which the fleet's contexts are read: the first context of every
+// server, then the second of each, and so on. Behind a long round trip a server's first
+// connection costs two round trips (TCP, then TLS), and every later context of that server
+// reuses it; read in the order named, where a server's contexts usually stand together, the
+// servers named last would wait for the bound's later rounds to connect, each a round of its
+// own. Interleaved, the first round connects to as many servers as the bound allows at once.
+// nil keeps the order named.
+func (o *SourceOptions) readOrder() []int {
+	if o.Fleet.kubeconfig == nil {
+		return nil
+	}
+	var servers []string
+	byServer := map[string][]int{}
+	for i, name := range o.Fleet.Contexts {
+		s := o.Fleet.kubeconfig.Server(name)
+		if _, ok := byServer[s]; !ok {
+			servers = append(servers, s)
+		}
+		byServer[s] = append(byServer[s], i)
+	}
+	order := make([]int, 0, len(o.Fleet.Contexts))
+	for round := 0; len(order) < len(o.Fleet.Contexts); round++ {
+		for _, s := range servers {
+			if round < len(byServer[s]) {
+				order = append(order, byServer[s][round])
+			}
+		}
+	}
+	return order
 }
 
 func (o *SourceOptions) referenceTime(now func() time.Time) time.Time {
@@ -283,7 +341,13 @@ func (e *UnreadContextsError) Error() string {
 // fleet: 3 when a workload of any context matches --fail-on, else 1 when a context could not
 // be read or --fail-on could not see a workload kind, else 0.
 func (o *AuditOptions) runFleet(ctx context.Context) error {
-	reads := o.Source.readFleet(ctx, o.openContext, o.now, progressTo(o.ErrOut))
+	open := o.openContext
+	if open == nil {
+		// One audit is one read: its contexts of one server and identity share their Nodes.
+		read := o.Source.oneRead()
+		open = func(name string) (*openedSource, error) { return read.forContext(name).open() }
+	}
+	reads := o.Source.readFleet(ctx, open, o.now, progressTo(o.ErrOut))
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
@@ -358,7 +422,6 @@ func (o *RootOptions) runFleet(ctx context.Context) error {
 		return o.Console(ctx, o.fleetConsoleOptions())
 	}
 	audit := &AuditOptions{IOStreams: o.IOStreams, Source: o.Source, Output: "table", now: time.Now}
-	audit.openContext = func(name string) (*openedSource, error) { return o.Source.forContext(name).open() }
 	return audit.runFleet(ctx)
 }
 
@@ -388,8 +451,9 @@ func (o *RootOptions) fleetConsoleOptions() tui.Options {
 		SourceLabel: "live", Context: label,
 		WatchFleet: watches,
 		ReadFleet: func(ctx context.Context) []tui.ContextSnapshot {
-			return eachContext(ctx, names, source.Fleet.MaxParallel, func(ctx context.Context, name string) tui.ContextSnapshot {
-				src, err := source.forContext(name).open()
+			read := source.oneRead()
+			return eachContextIn(ctx, names, source.readOrder(), source.Fleet.MaxParallel, func(ctx context.Context, name string) tui.ContextSnapshot {
+				src, err := read.forContext(name).open()
 				if err != nil {
 					return tui.ContextSnapshot{Context: name, Err: err}
 				}

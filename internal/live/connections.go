@@ -2,6 +2,7 @@ package live
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptrace"
 	"slices"
@@ -19,11 +20,27 @@ import (
 // one per request that raced to connect. It is safe for concurrent use.
 type Connections struct {
 	mu     sync.Mutex
-	shared map[connKey]http.RoundTripper
+	shared map[connKey]*transport
 }
 
 // NewConnections returns an empty set of transports.
-func NewConnections() *Connections { return &Connections{shared: map[connKey]http.RoundTripper{}} }
+func NewConnections() *Connections { return &Connections{shared: map[connKey]*transport{}} }
+
+// transport is one shared transport: watches go straight through it, and the requests that
+// end (lists, log tails) through its stream gate.
+type transport struct {
+	watches http.RoundTripper
+	lists   http.RoundTripper
+}
+
+// maxStreams bounds the requests that end (lists, log tails) in flight on one transport. An
+// HTTP/2 client opens a second connection, and shakes hands again, when a request finds the
+// streams of the first all taken: kube-apiserver allows 100 per connection by default, and
+// until a server's settings arrive a client assumes 100. A fleet's contexts of one server
+// together may send more than that (the default bound of 8 contexts times a dozen and more
+// kinds each); past maxStreams they wait for a stream instead. Watches, which never end on
+// their own, are not counted: they would hold the streams of the lists for good.
+const maxStreams = 90
 
 // connKey is everything of a REST config that shapes its transport: where it connects and who it
 // says it is. Two configs with the same key may share a transport.
@@ -71,25 +88,24 @@ func keyOf(cfg *rest.Config) (connKey, bool) {
 // one-off read never watches, so that client is built only when asked for. wrap wraps the
 // shared transport for this source alone.
 func (c *Connections) clients(cfg *rest.Config, wrap func(http.RoundTripper) http.RoundTripper) (kubernetes.Interface, func() (kubernetes.Interface, error), error) {
-	rt, err := c.transport(cfg)
+	t, err := c.transport(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	rt = wrap(rt)
-	client, err := kubernetes.NewForConfigAndClient(cfg, &http.Client{Transport: rt, Timeout: cfg.Timeout})
+	client, err := newGroupsClient(cfg, &http.Client{Transport: wrap(t.lists), Timeout: cfg.Timeout})
 	if err != nil {
 		return nil, nil, err
 	}
 	watchCfg := rest.CopyConfig(cfg)
 	watchCfg.Timeout = 0
 	watchClient := sync.OnceValues(func() (kubernetes.Interface, error) {
-		return kubernetes.NewForConfigAndClient(watchCfg, &http.Client{Transport: rt})
+		return newGroupsClient(watchCfg, &http.Client{Transport: wrap(t.watches)})
 	})
 	return client, watchClient, nil
 }
 
 // transport returns the transport of cfg: the one already made for its key, or a new one.
-func (c *Connections) transport(cfg *rest.Config) (http.RoundTripper, error) {
+func (c *Connections) transport(cfg *rest.Config) (*transport, error) {
 	key, ok := keyOf(cfg)
 	if ok {
 		c.mu.Lock()
@@ -103,10 +119,59 @@ func (c *Connections) transport(cfg *rest.Config) (http.RoundTripper, error) {
 		return nil, fmt.Errorf("build transport: %w", err)
 	}
 	rt := &firstConn{next: base, hosts: map[string]chan struct{}{}}
+	t := &transport{watches: rt, lists: &streamGate{next: rt, slots: make(chan struct{}, maxStreams)}}
 	if ok {
-		c.shared[key] = rt
+		c.shared[key] = t
 	}
-	return rt, nil
+	return t, nil
+}
+
+// streamGate lets at most cap(slots) requests be in flight through it: a request holds its slot
+// from before it is sent until its answer's body is read to the end or closed.
+type streamGate struct {
+	next  http.RoundTripper
+	slots chan struct{}
+}
+
+// WrappedRoundTripper lets client-go see through to the transport, to cancel a timed-out
+// request.
+func (g *streamGate) WrappedRoundTripper() http.RoundTripper { return g.next }
+
+func (g *streamGate) RoundTrip(req *http.Request) (*http.Response, error) {
+	select {
+	case g.slots <- struct{}{}:
+	case <-req.Context().Done():
+		return nil, req.Context().Err()
+	}
+	release := sync.OnceFunc(func() { <-g.slots })
+	resp, err := g.next.RoundTrip(req)
+	if err != nil || resp == nil || resp.Body == nil {
+		release()
+		return resp, err
+	}
+	resp.Body = &releasingBody{ReadCloser: resp.Body, release: release}
+	return resp, nil
+}
+
+// releasingBody gives its request's slot back once the body is read to its end or closed,
+// whichever comes first.
+type releasingBody struct {
+	io.ReadCloser
+	release func()
+}
+
+func (b *releasingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil {
+		b.release()
+	}
+	return n, err
+}
+
+func (b *releasingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.release()
+	return err
 }
 
 // firstConn lets the first request to each host connect alone: the others wait until it has its

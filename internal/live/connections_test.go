@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -44,15 +45,16 @@ func tlsServer(t *testing.T) (*httptest.Server, *atomic.Int32, []byte) {
 // TestSourcesOfOneServerShareOneConnection: twenty sources of one server and identity, eight of
 // them at a time each listing with the source's list parallelism, open one connection, not one per
 // request that raced to it. (Past 100 requests at once an HTTP/2 client opens another
-// connection until the server's settings say how many streams it takes; a fleet sends at most
-// its bound times its list parallelism, 96 by default.)
+// connection until the server's settings say how many streams it takes; a fleet may send its
+// bound times its list parallelism, 8 × 14 by default, and the stream gate holds them to
+// maxStreams.)
 func TestSourcesOfOneServerShareOneConnection(t *testing.T) {
 	srv, conns, ca := tlsServer(t)
 	c := NewConnections()
 	var srcs []*Source
 	for i := range 20 {
 		cfg := &rest.Config{Host: srv.URL, BearerToken: "token-of-admin", TLSClientConfig: rest.TLSClientConfig{CAData: ca}}
-		src, err := newSource(cfg, fmt.Sprintf("ctx-%d", i), fmt.Sprintf("ns-%d", i), Options{}, c)
+		src, err := newSource(cfg, fmt.Sprintf("ctx-%d", i), fmt.Sprintf("ns-%d", i), Options{}, c, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +102,7 @@ func TestConnectionsKeepIdentitiesApart(t *testing.T) {
 	otherHost.Host = "https://10.0.0.2:6443"
 	dialer := rest.CopyConfig(base)
 	dialer.Dial = (&net.Dialer{}).DialContext
-	rt := func(cfg *rest.Config) http.RoundTripper {
+	rt := func(cfg *rest.Config) *transport {
 		t.Helper()
 		r, err := c.transport(cfg)
 		if err != nil {
@@ -185,5 +187,102 @@ func TestKubeconfigIsReadOnce(t *testing.T) {
 	cfg, err := clientcmd.NewNonInteractiveClientConfig(loaded.raw, "west-pay", configOverrides(flags), loaded.access).ClientConfig()
 	if err != nil || cfg.BearerToken != token {
 		t.Errorf("--token gave %q (%v), want %q", cfg.BearerToken, err, token)
+	}
+}
+
+// TestStreamGateHoldsListsToOneConnectionButNotWatches: 150 lists at once through one
+// transport reach the server at most maxStreams at a time, over one connection, and all end;
+// watches held open, as many as the gate's slots, do not keep a list from being sent.
+func TestStreamGateHoldsListsToOneConnectionButNotWatches(t *testing.T) {
+	var conns, inFlight, peak atomic.Int32
+	stop := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Query().Get("watch") == "true" {
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			select {
+			case <-stop:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		raise(&peak, n)
+		time.Sleep(20 * time.Millisecond)
+		_, _ = fmt.Fprint(w, `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[]}`)
+	}))
+	srv.EnableHTTP2 = true
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(stop) })
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	cfg := &rest.Config{Host: srv.URL, BearerToken: "token-of-admin", TLSClientConfig: rest.TLSClientConfig{CAData: ca}}
+	src, err := newSource(cfg, "ctx", "ns", Options{}, NewConnections(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 150)
+	for range 150 {
+		wg.Go(func() {
+			if _, err := src.client.CoreV1().Pods("ns").List(context.Background(), metav1.ListOptions{}); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if p := peak.Load(); p > maxStreams || p < maxStreams/2 {
+		t.Errorf("%d lists at once at the server, want at most %d and most of them", p, maxStreams)
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("%d connections, want 1", n)
+	}
+
+	watchClient, err := src.watchClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for range maxStreams {
+		w, err := watchClient.CoreV1().Pods("ns").Watch(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop()
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := src.client.CoreV1().Pods("ns").List(ctx, metav1.ListOptions{})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a list waited behind open watches")
+	}
+}
+
+// raise sets v to n if n is larger, under concurrent raises.
+func raise(v *atomic.Int32, n int32) {
+	for p := v.Load(); n > p; p = v.Load() {
+		if v.CompareAndSwap(p, n) {
+			return
+		}
 	}
 }

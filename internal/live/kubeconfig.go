@@ -21,6 +21,8 @@ type Kubeconfig struct {
 	raw    clientcmdapi.Config
 	access clientcmd.ConfigAccess
 	conns  *Connections
+	// lists, set on the kubeconfig OneRead returns, shares cluster-scoped lists.
+	lists *clusterLists
 }
 
 // LoadKubeconfig reads the kubeconfig files the flags name. The flags' --context is ignored:
@@ -34,8 +36,34 @@ func LoadKubeconfig(flags *genericclioptions.ConfigFlags) (*Kubeconfig, error) {
 	return &Kubeconfig{flags: flags, raw: raw, access: loader.ConfigAccess(), conns: NewConnections()}, nil
 }
 
+// OneRead returns the kubeconfig for one read of the fleet (an audit, a console's refresh): the
+// sources built from it that reach one server with one identity list each cluster-scoped kind
+// (Nodes) once between them, and share its answer, objects or error, as each would have
+// listed it alone; their connections are the kubeconfig's. The answers are kept for as long as
+// the returned kubeconfig is used, so a later read takes a new one; a watch must not be built
+// from it.
+func (k *Kubeconfig) OneRead() *Kubeconfig {
+	c := *k
+	c.lists = newClusterLists()
+	return &c
+}
+
 // Contexts names every context of the kubeconfig, sorted.
 func (k *Kubeconfig) Contexts() []string { return slices.Sorted(maps.Keys(k.raw.Contexts)) }
+
+// Server is the server URL of the context's cluster as the kubeconfig names it (before
+// --server, which overrides it for every context alike), "" for a context or cluster it does
+// not hold.
+func (k *Kubeconfig) Server(name string) string {
+	c := k.raw.Contexts[name]
+	if c == nil {
+		return ""
+	}
+	if cl := k.raw.Clusters[c.Cluster]; cl != nil {
+		return cl.Server
+	}
+	return ""
+}
 
 // Has reports whether the kubeconfig holds the context.
 func (k *Kubeconfig) Has(name string) bool { return k.raw.Contexts[name] != nil }
@@ -66,7 +94,7 @@ func (k *Kubeconfig) Source(name string, opts Options) (*Source, error) {
 			return nil, kubeconfigError(err)
 		}
 	}
-	return newSource(cfg, name, ns, opts, k.conns)
+	return newSource(cfg, name, ns, opts, k.conns, k.lists)
 }
 
 // configOverrides are the overrides the kubeconfig flags make, as ConfigFlags binds them

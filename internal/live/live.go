@@ -60,6 +60,11 @@ type Source struct {
 	retry time.Duration
 	// throttle counts the server's requests to retry later; nil for a fake client.
 	throttle *throttle
+	// shared, when set, shares the lists of cluster-scoped kinds with the other sources of a
+	// fleet's read that have the same conn key (server and identity); keyed says conn is one.
+	shared *clusterLists
+	conn   connKey
+	keyed  bool
 }
 
 var _ snapshot.Source = (*Source)(nil)
@@ -96,12 +101,13 @@ func New(flags *genericclioptions.ConfigFlags, opts Options) (*Source, error) {
 			return nil, kubeconfigError(err)
 		}
 	}
-	return newSource(cfg, current, ns, opts, NewConnections())
+	return newSource(cfg, current, ns, opts, NewConnections(), nil)
 }
 
 // newSource builds a source over a REST config; ns is the context's namespace, read when
-// opts name none. Its requests go through conns.
-func newSource(cfg *rest.Config, context, ns string, opts Options, conns *Connections) (*Source, error) {
+// opts name none. Its requests go through conns; shared, when set, shares its cluster-scoped
+// lists with the other sources built with it.
+func newSource(cfg *rest.Config, context, ns string, opts Options, conns *Connections, shared *clusterLists) (*Source, error) {
 	src := &Source{opts: opts, now: time.Now}
 	src.info = snapshot.SourceInfo{Type: snapshot.SourceLive, Server: cfg.Host, Context: context}
 	if !opts.AllNamespaces {
@@ -112,6 +118,11 @@ func newSource(cfg *rest.Config, context, ns string, opts Options, conns *Connec
 	}
 	cfg = tune(cfg)
 	src.timeout = cfg.Timeout
+	// A config whose transport cannot be compared with another's (a credential plugin, a
+	// dialer) may be another identity each time: it lists on its own.
+	if src.conn, src.keyed = keyOf(cfg); src.keyed {
+		src.shared = shared
+	}
 	src.throttle = &throttle{}
 	var err error
 	if src.client, src.watchClient, err = conns.clients(cfg, src.throttle.wrap); err != nil {

@@ -25,11 +25,11 @@ import (
 // small API server.
 const parallelism = 6
 
-// listParallelism bounds the lists in flight: nearly every kind of a namespace at once, so a read
-// behind a long round trip waits for about two round trips of lists, not three; and a fleet at its
-// default bound of 8 contexts stays under the 100 requests at which an HTTP/2 client opens a
-// second connection to a server.
-const listParallelism = 12
+// listParallelism bounds the lists of one read in flight: every kind of a namespace at once, so
+// a read behind a long round trip waits for one round trip of lists, not two. The contexts of a
+// fleet that share a server may so send more requests at once than an HTTP/2 connection
+// carries; the transport's stream gate (maxStreams) holds them to one connection.
+var listParallelism = len(kinds)
 
 // job is one kind in one namespace ("" for cluster-scoped kinds or all namespaces).
 type job struct {
@@ -112,7 +112,12 @@ func (s *Source) read(ctx context.Context, progress func(what string, n int), ro
 				return
 			}
 			defer func() { <-sem }()
-			err := s.listKind(ctx, j, prog)
+			var err error
+			if j.kind.Cluster && s.shared != nil {
+				err = s.listShared(ctx, j, prog)
+			} else {
+				err = s.listKind(ctx, j, prog)
+			}
 			if err == nil {
 				if j.kind.rows {
 					rowKindDone()
@@ -213,6 +218,25 @@ func (s *Source) listKind(ctx context.Context, j *job, prog *progress) error {
 		j.objs = append(j.objs, obj)
 		return nil
 	})
+}
+
+// listShared lists a cluster-scoped kind through the fleet's shared lists: the first source of
+// its server and identity lists it, the others take the answer. The progress line counts the
+// objects once the answer is in.
+func (s *Source) listShared(ctx context.Context, j *job, prog *progress) error {
+	opts := j.kind.listOptions(s.opts.Selector, metav1.ListOptions{})
+	key := listKey{conn: s.conn, kind: j.kind.Kind, labelSel: opts.LabelSelector, fieldSelect: opts.FieldSelector}
+	res, err := s.shared.list(ctx, key, func(ctx context.Context) listed {
+		own := &job{kind: j.kind, namespace: j.namespace}
+		err := s.listKind(ctx, own, nil)
+		return listed{objs: own.objs, rv: own.rv, listType: own.listType, err: err}
+	})
+	if err != nil {
+		return err
+	}
+	j.objs, j.rv, j.listType = res.objs, res.rv, res.listType
+	prog.add(j.kind.plural(), len(res.objs))
+	return res.err
 }
 
 func stripManagedFields(obj any) { snapshot.TrimManagedFields(obj) }

@@ -44,12 +44,25 @@ func main() {
 	per := flag.Int("contexts-per", 10, "contexts (namespaces) per control plane")
 	deploys := flag.Int("deployments", 10, "Deployments per namespace")
 	replicas := flag.Int("replicas", 2, "copies per Deployment (they stay Pending)")
-	runs := flag.Int("runs", 3, "runs of each measurement; the median is reported")
+	runs := flag.Int("runs", 3, "runs of each measurement; the median is reported (0: no measurement, only -cpuprofile)")
 	profile := flag.String("cpuprofile", "", "after the measurements, run the fleet in this process 10 times and write a CPU profile here")
+	memProfile := flag.String("memprofile", "", "with -cpuprofile: write an allocation profile of the same 10 in-process runs here")
 	rtts := flag.String("rtts", "0", "comma-separated round-trip times a proxy in front of each API server adds (e.g. 0,50ms), each measured in turn")
 	compare := flag.String("compare", "", "another build of kubectl-diagnose (e.g. main's) to measure beside this checkout's, run for run, in the same minutes")
 	boundsFlag := flag.String("bounds", "1,4,8,all", "comma-separated --max-parallel-contexts values the fleet is measured at (all: one per context)")
 	flag.Parse()
+	if *runs < 0 || *runs == 0 && *profile == "" {
+		fmt.Fprintln(os.Stderr, "error: -runs 0 measures nothing; it takes -cpuprofile")
+		os.Exit(2)
+	}
+	if *memProfile != "" && *profile == "" {
+		fmt.Fprintln(os.Stderr, "error: -memprofile profiles the -cpuprofile runs; pass both")
+		os.Exit(2)
+	}
+	if *memProfile != "" {
+		// Finer than the default of one sample per 512 KiB: a context allocates a few MiB.
+		runtime.MemProfileRate = 16 << 10
+	}
 	if *planes < 1 || *planes > 4 {
 		fmt.Fprintln(os.Stderr, "error: -control-planes takes 1 to 4")
 		os.Exit(2)
@@ -81,7 +94,7 @@ func main() {
 		}
 		bounds = append(bounds, n)
 	}
-	err := run(ctx, *planes, *per, *deploys, int32(*replicas), *runs, delays, *profile, *compare, bounds)
+	err := run(ctx, *planes, *per, *deploys, int32(*replicas), *runs, delays, *profile, *memProfile, *compare, bounds)
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
@@ -89,7 +102,7 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int, rtts []time.Duration, profile, compare string, bounds []int) error {
+func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int, rtts []time.Duration, profile, memProfile, compare string, bounds []int) error {
 	dir, err := os.MkdirTemp("", "fleetbench-")
 	if err != nil {
 		return err
@@ -157,6 +170,9 @@ func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int
 	fmt.Printf("contexts: %d on %d control planes; %d Deployments x %d copies per context (%d pods in all)\n",
 		len(contexts), planes, deploys, replicas, len(contexts)*deploys*int(replicas))
 	for _, rtt := range rtts {
+		if runs == 0 {
+			break
+		}
 		delay.Store(int64(rtt / 2))
 		if err := measureAll(ctx, runs, binaries, path, contexts, rtt, bounds); err != nil {
 			return err
@@ -164,31 +180,74 @@ func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int
 	}
 	if profile != "" {
 		delay.Store(0)
-		return profileFleet(ctx, profile, path, contexts)
+		return profileFleet(ctx, profile, memProfile, path, contexts)
 	}
 	return nil
 }
 
-// profileFleet runs the fleet's audit in this process, so a CPU profile sees it.
-func profileFleet(ctx context.Context, file, kubeconfig string, contexts []string) error {
+// profileFleet runs the fleet's audit in this process, so a CPU profile sees it, and, when
+// memFile is set, writes the allocations of those runs alone.
+func profileFleet(ctx context.Context, file, memFile, kubeconfig string, contexts []string) error {
 	f, err := os.Create(file)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = f.Close() }()
+	// One warm-up run first: the profile is of a fleet's steady cost, not of this process's
+	// first connections and its type caches.
+	if err := auditInProcess(ctx, kubeconfig, contexts); err != nil {
+		return err
+	}
+	if memFile != "" {
+		// The allocations before this point (seeding, waiting for pods) are written to
+		// memFile.base, for go tool pprof -base.
+		runtime.GC()
+		if err := writeAllocs(memFile + ".base"); err != nil {
+			return err
+		}
+	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		return err
 	}
-	defer pprof.StopCPUProfile()
 	for range 10 {
-		streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}
-		root := cmd.NewRootCmd(streams)
-		root.SetArgs([]string{"audit", "-o", "json", "--kubeconfig", kubeconfig, "--context", strings.Join(contexts, ",")})
-		if err := root.ExecuteContext(ctx); err != nil {
-			return fmt.Errorf("in-process audit: %w", err)
+		if err := auditInProcess(ctx, kubeconfig, contexts); err != nil {
+			pprof.StopCPUProfile()
+			return err
 		}
 	}
+	pprof.StopCPUProfile()
 	logf("CPU profile of 10 fleet audits written to %s", file)
+	if memFile == "" {
+		return nil
+	}
+	runtime.GC()
+	if err := writeAllocs(memFile); err != nil {
+		return err
+	}
+	logf("allocation profile written to %s; the 10 runs alone: go tool pprof -sample_index=alloc_space -base %s.base %s", memFile, memFile, memFile)
+	return nil
+}
+
+func writeAllocs(file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// auditInProcess runs `audit -o json` over every context once in this process.
+func auditInProcess(ctx context.Context, kubeconfig string, contexts []string) error {
+	streams := genericiooptions.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}
+	root := cmd.NewRootCmd(streams)
+	root.SetArgs([]string{"audit", "-o", "json", "--kubeconfig", kubeconfig, "--context", strings.Join(contexts, ",")})
+	if err := root.ExecuteContext(ctx); err != nil {
+		return fmt.Errorf("in-process audit: %w", err)
+	}
 	return nil
 }
 
@@ -207,6 +266,7 @@ func measureAll(ctx context.Context, runs int, binaries []string, path string, c
 		for b := range nb {
 			sum[b].wall += m[b].wall
 			sum[b].cpu += m[b].cpu
+			sum[b].server += m[b].server
 			sum[b].rss = max(sum[b].rss, m[b].rss)
 		}
 	}
@@ -224,18 +284,21 @@ func measureAll(ctx context.Context, runs int, binaries []string, path string, c
 		}
 	}
 	all := strings.Join(contexts, ",")
-	fmt.Printf("\nround trip added: %s; load average at the start: %s\n", rtt, loadavg())
+	idleStart := serverCPU()
+	time.Sleep(2 * time.Second)
+	fmt.Printf("\nround trip added: %s; load average at the start: %s; the servers' CPU while idle: %s per second\n",
+		rtt, loadavg(), msOf((serverCPU()-idleStart)/2))
 	head, rule := "| run |", "|---|"
 	for _, b := range binaries {
-		head += fmt.Sprintf(" %s: wall | CPU | max RSS |", filepath.Base(b))
-		rule += "---:|---:|---:|"
+		head += fmt.Sprintf(" %s: wall | CPU | servers' CPU | max RSS |", filepath.Base(b))
+		rule += "---:|---:|---:|---:|"
 	}
 	fmt.Println(head)
 	fmt.Println(rule)
 	row := func(name string, ms []measure) {
 		line := "| " + name + " |"
 		for _, m := range ms {
-			line += fmt.Sprintf(" %s | %s | %d MB |", msOf(m.wall), msOf(m.cpu), m.rss>>20)
+			line += fmt.Sprintf(" %s | %s | %s | %d MB |", msOf(m.wall), msOf(m.cpu), msOf(m.server), m.rss>>20)
 		}
 		fmt.Println(line)
 	}
@@ -325,10 +388,46 @@ func waitPods(ctx context.Context, cps []*controlplane.ControlPlane, want int) e
 	}
 }
 
-// measure is one run's wall time, the CPU time the process used and its peak resident size.
+// measure is one run's wall time, the CPU time the process used, its peak resident size, and
+// the CPU time the API servers and etcds spent meanwhile (serving it, and their own background
+// work: -idle measures that).
 type measure struct {
-	wall, cpu time.Duration
-	rss       int64
+	wall, cpu, server time.Duration
+	rss               int64
+}
+
+// serverCPU is the CPU time (user+sys) the kube-apiservers and etcds this process started have
+// used so far, at the kernel's 10 ms resolution.
+func serverCPU() time.Duration {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	me := strconv.Itoa(os.Getpid())
+	var ticks int64
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ... utime stime: fields 14 and 15, counted after the ")".
+		s := string(b)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		comm, f := s[open+1:end], strings.Fields(s[end+1:])
+		if len(f) < 13 || f[1] != me || (comm != "kube-apiserver" && comm != "etcd") {
+			continue
+		}
+		u, _ := strconv.ParseInt(f[11], 10, 64)
+		st, _ := strconv.ParseInt(f[12], 10, 64)
+		ticks += u + st
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
 }
 
 // medians runs `audit -o json` runs times with each binary, the binaries taking turns, and
@@ -336,14 +435,16 @@ type measure struct {
 // context must be read.
 func medians(ctx context.Context, runs int, binaries []string, kubeconfig string, args ...string) ([]measure, error) {
 	walls, cpus, rsss := make([][]time.Duration, len(binaries)), make([][]time.Duration, len(binaries)), make([][]int64, len(binaries))
+	servers := make([][]time.Duration, len(binaries))
 	for range runs {
 		for b, binary := range binaries {
 			cmd := exec.CommandContext(ctx, binary, append([]string{"audit", "-o", "json", "--kubeconfig", kubeconfig}, args...)...)
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
-			start := time.Now()
+			before, start := serverCPU(), time.Now()
 			err := cmd.Run()
 			wall := time.Since(start)
+			servers[b] = append(servers[b], serverCPU()-before)
 			if err != nil {
 				return nil, fmt.Errorf("%s audit %s: %w\n%s", binary, strings.Join(args, " "), err, stderr.String())
 			}
@@ -359,7 +460,8 @@ func medians(ctx context.Context, runs int, binaries []string, kubeconfig string
 		slices.Sort(walls[b])
 		slices.Sort(cpus[b])
 		slices.Sort(rsss[b])
-		out[b] = measure{wall: walls[b][len(walls[b])/2], cpu: cpus[b][len(cpus[b])/2]}
+		slices.Sort(servers[b])
+		out[b] = measure{wall: walls[b][len(walls[b])/2], cpu: cpus[b][len(cpus[b])/2], server: servers[b][len(servers[b])/2]}
 		if len(rsss[b]) > 0 {
 			out[b].rss = rsss[b][len(rsss[b])/2]
 		}

@@ -479,8 +479,6 @@ const (
 type logCache struct {
 	entries map[logRequest]cachedLog
 	budget  tokenBucket
-	// fetching is true while a batch is fetched in the background (cachedLogsInBackground).
-	fetching bool
 }
 
 type cachedLog struct {
@@ -549,48 +547,6 @@ func instanceOf(byName map[types.NamespacedName]*corev1.Pod, r logRequest) (stri
 // instance changed. A tail deferred by the budget keeps its older copy meanwhile. It returns how
 // long to wait before building a snapshot again to fetch what was deferred; zero when nothing was.
 func (s *Source) cachedLogs(ctx context.Context, snap *snapshot.Snapshot, c *logCache) time.Duration {
-	return s.refreshLogs(snap, c, func(f *logFetch) {
-		f.logs, f.errs = s.fetchLogs(ctx, f.reqs, nil)
-		c.store(f)
-	})
-}
-
-// cachedLogsInBackground is cachedLogs for a watch: the tails granted are fetched on another
-// goroutine, one batch at a time, and snap has the cached ones meanwhile (what is not cached yet
-// counts as not read yet), so a snapshot is published without waiting for the kubelets behind
-// the log requests; done is called with the batch once it is fetched, for the watch to store it
-// (logCache.store) and build a snapshot with it. While a batch is out no other is started.
-func (s *Source) cachedLogsInBackground(ctx context.Context, snap *snapshot.Snapshot, c *logCache, done func(*logFetch)) time.Duration {
-	return s.refreshLogs(snap, c, func(f *logFetch) {
-		c.fetching = true
-		go func() {
-			f.logs, f.errs = s.fetchLogs(ctx, f.reqs, nil)
-			done(f)
-		}()
-	})
-}
-
-// logFetch is one batch of tails to fetch: the requests, their container instances when
-// planned, and once fetched, the answers.
-type logFetch struct {
-	reqs      []logRequest
-	instances []string
-	at        time.Time
-	logs      []*snapshot.ContainerLog
-	errs      []error
-}
-
-// store keeps a fetched batch's tails and ends its fetch.
-func (c *logCache) store(f *logFetch) {
-	for j, r := range f.reqs {
-		c.entries[r] = cachedLog{log: f.logs[j], err: f.errs[j], instance: f.instances[j], fetched: f.at}
-	}
-	c.fetching = false
-}
-
-// refreshLogs is cachedLogs with the fetch of the granted tails left to fetch, which either
-// stores them before it returns or marks the cache fetching; nothing is granted while it is.
-func (s *Source) refreshLogs(snap *snapshot.Snapshot, c *logCache, fetch func(*logFetch)) time.Duration {
 	plan := failingLogRequests(snap.Pods, snap.ReplicaSets, maxLogRequests)
 	byName := podsByName(snap.Pods)
 	now := s.now()
@@ -617,24 +573,18 @@ func (s *Source) refreshLogs(snap *snapshot.Snapshot, c *logCache, fetch func(*l
 		}
 	}
 	stale := append(missing, changed...)
-	granted := 0
-	if !c.fetching {
-		granted = c.budget.take(now, len(stale))
+	granted := c.budget.take(now, len(stale))
+	fetch := make([]logRequest, granted)
+	for j, i := range stale[:granted] {
+		fetch[j] = plan.reqs[i]
 	}
-	if granted > 0 {
-		f := &logFetch{reqs: make([]logRequest, granted), instances: make([]string, granted), at: now}
-		for j, i := range stale[:granted] {
-			f.reqs[j], f.instances[j] = plan.reqs[i], instances[i]
-		}
-		fetch(f)
+	fetched, errs := s.fetchLogs(ctx, fetch, nil)
+	for j, i := range stale[:granted] {
+		c.entries[plan.reqs[i]] = cachedLog{log: fetched[j], err: errs[j], instance: instances[i], fetched: now}
 	}
 	deferred := stale[granted:]
-	if len(deferred) > 0 && !c.fetching {
+	if len(deferred) > 0 {
 		later(c.budget.wait(len(deferred)))
-	}
-	if c.fetching {
-		// The batch out is not in the cache yet: its tails are as good as deferred.
-		deferred = stale
 	}
 
 	wanted := make(map[logRequest]bool, len(plan.reqs))

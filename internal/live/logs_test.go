@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
@@ -547,103 +546,5 @@ func TestACopyOfManyContainersDoesNotStopTheOthers(t *testing.T) {
 	vis := plan.visibility(nil)
 	if len(vis) != 1 || !strings.Contains(vis[0].Reason, "read no log of 1 failing workload, over the bound of 500 log requests per read: Deployment/aaa-mesh (1 copy)") {
 		t.Errorf("visibility = %+v, want Deployment/aaa-mesh named as unread", vis)
-	}
-}
-
-// TestAWatchPublishesWithoutWaitingForTheTails: while the tails of a copy that just started
-// failing are being fetched (the API server, or the kubelet behind it, has not answered), the
-// watch still publishes the snapshot with that copy, its tail counted as not read yet; the
-// answer then brings a snapshot with the tail although nothing else changes.
-func TestAWatchPublishesWithoutWaitingForTheTails(t *testing.T) {
-	f := &fleet{ns: "shop"}
-	for i := range 2 {
-		f.crashLoop(f.replicaSet(fmt.Sprintf("svc-%03d", i), hexOf(fmt.Sprint(i), 10), 1), "Error", 1, 7)
-	}
-	client := fake.NewClientset(f.objects()...)
-	var (
-		mu      sync.Mutex
-		hold    bool
-		release = make(chan struct{})
-	)
-	client.PrependReactor("get", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		mu.Lock()
-		h := hold
-		mu.Unlock()
-		if a.GetSubresource() == "log" && h {
-			<-release
-		}
-		return false, nil, nil
-	})
-	src := newForClient(client, Options{Namespaces: []string{"shop"}}, time.Now)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	defer func() {
-		select {
-		case <-release:
-		default:
-			close(release)
-		}
-	}()
-	snaps, errs := src.Watch(ctx)
-	until := func(what string, ok func(*snapshot.Snapshot) bool) *snapshot.Snapshot {
-		t.Helper()
-		deadline := time.After(15 * time.Second)
-		for {
-			select {
-			case s := <-snaps:
-				if ok(s) {
-					return s
-				}
-			case err := <-errs:
-				t.Fatalf("watch error: %v", err)
-			case <-deadline:
-				t.Fatalf("no snapshot %s within 15s", what)
-			}
-		}
-	}
-	until("from the first read", func(s *snapshot.Snapshot) bool { return len(s.Logs) == 2 })
-	waitWatching(t, client, "deployments", "replicasets", "pods")
-
-	mu.Lock()
-	hold = true
-	mu.Unlock()
-	deps, rss, pods := len(f.deps), len(f.rss), len(f.pods)
-	f.crashLoop(f.replicaSet("new-000", hexOf("new", 10), 1), "Error", 1, 3)
-	fresh := f.pods[pods]
-	if _, err := client.AppsV1().Deployments(f.ns).Create(ctx, f.deps[deps], metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := client.AppsV1().ReplicaSets(f.ns).Create(ctx, f.rss[rss], metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := client.CoreV1().Pods(f.ns).Create(ctx, fresh, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	held := until("with the new copy while its tail is fetched", func(s *snapshot.Snapshot) bool {
-		for _, p := range s.Pods {
-			if p.Name == fresh.Name {
-				return true
-			}
-		}
-		return false
-	})
-	if len(held.Logs) != 2 {
-		t.Errorf("%d tails while the new one is fetched, want the 2 cached", len(held.Logs))
-	}
-	waiting := false
-	for _, v := range held.Visibility {
-		waiting = waiting || (v.Kind == "pods/log" && strings.Contains(v.Reason, "1 log tail not read yet"))
-	}
-	if !waiting {
-		t.Errorf("visibility %+v, want the tail being fetched counted as not read yet", held.Visibility)
-	}
-	close(release)
-	got := until("with the fetched tail", func(s *snapshot.Snapshot) bool { return len(s.Logs) == 3 })
-	found := false
-	for _, l := range got.Logs {
-		found = found || l.Pod == fresh.Name
-	}
-	if !found {
-		t.Errorf("the third tail is not the new copy's: %+v", got.Logs)
 	}
 }

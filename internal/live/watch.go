@@ -242,12 +242,6 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 	logRetry := time.AfterFunc(time.Hour, mark)
 	logRetry.Stop()
 	defer logRetry.Stop()
-	// The tails fetched in the background, one batch at a time; each brings a snapshot with them.
-	fetched := make(chan *logFetch, 1)
-	logsFetched := func(f *logFetch) {
-		fetched <- f
-		mark()
-	}
 	visibility := first.Visibility
 	for {
 		select {
@@ -263,11 +257,6 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		// Changes during the debounce are in this snapshot; drop their mark.
 		select {
 		case <-dirty:
-		default:
-		}
-		select {
-		case f := <-fetched:
-			logs.store(f)
 		default:
 		}
 		snap := &snapshot.Snapshot{Namespaces: s.Namespaces(), Source: s.info}
@@ -289,9 +278,7 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		// The server filtered the selectable kinds; the kinds that follow their workloads
 		// (ReplicaSets) are listed whole and kept only with a selected owner.
 		snap = snap.FilterWorkloads(s.opts.Selector)
-		// Not waiting for the tails: under a stream of restarts a batch of them behind a busy API
-		// server held every snapshot back by its round trip.
-		if wait := s.cachedLogsInBackground(ctx, snap, logs, logsFetched); wait > 0 {
+		if wait := s.cachedLogs(ctx, snap, logs); wait > 0 {
 			logRetry.Reset(wait)
 		}
 		snap.ReferenceTime = s.now().UTC()

@@ -8,8 +8,9 @@ import "github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 // again, every other workload keeps its diagnosis from prev, and a workload prev does not hold
 // is diagnosed. Kept diagnoses stay at prev's reference time; at the same reference time the
 // report equals Diagnose(s). A change to anything several workloads may share (a Service, an
-// EndpointSlice, a claim, a quota, a node, the visibility) calls for Diagnose. A nil prev
-// diagnoses everything.
+// EndpointSlice that came, went, or was or became empty, a claim, a quota, a node, the
+// visibility) calls for Diagnose; a slice updated otherwise concerns only the workloads of the
+// copies it lists before and after. A nil prev diagnoses everything.
 func Rediagnose(prev *Report, s *snapshot.Snapshot, changed func(kind, namespace, name string) bool) *Report {
 	if prev == nil {
 		return Diagnose(s)

@@ -6,6 +6,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -56,10 +57,10 @@ func (inc *incremental) next(snap *snapshot.Snapshot, at *time.Time) *dataset {
 }
 
 // changedWorkloads says which workloads next changed in against prev, or nil when it cannot say
-// (an object of another kind than those followed changed: a Service, an EndpointSlice, a claim,
-// a quota, a node, a revision, a StatefulSet, a Job...). An object is unchanged when next holds the
-// very object prev did: the watch rebuilds each snapshot from its informers' stores, which
-// replace an object only when it changes.
+// (an object of another kind than those followed changed: a Service, a claim, a quota, a node,
+// a revision, a StatefulSet, a Job...; or an EndpointSlice came, went or emptied). An object is
+// unchanged when next holds the very object prev did: the watch rebuilds each snapshot from its
+// informers' stores, which replace an object only when it changes.
 func changedWorkloads(prev, next *snapshot.Snapshot) func(kind, namespace, name string) bool {
 	for i := range snapshot.Kinds {
 		if k := &snapshot.Kinds[i]; !followed[k.Kind] && !sameKind(k, prev, next) {
@@ -163,6 +164,43 @@ func changedWorkloads(prev, next *snapshot.Snapshot) func(kind, namespace, name 
 			all = true
 		}
 	})
+	// EndpointSlices: the workloads of the copies a changed slice lists, before or after. That is
+	// all a change does to the diagnosis (counts.go endpoints reads only a workload's own copies'
+	// endpoints) while the slice stays its Service's and holds endpoints before and after: a
+	// slice that came or went, moved to another Service, or was or became empty changes whether
+	// a Service is known or meant for workloads that have no copy in it (collect.go meantFor).
+	// Readiness flips rewrite slices all the time; without this each was a full diagnosis.
+	type sliceKey struct{ namespace, name string }
+	var slicesGone, slicesNew map[sliceKey]*discoveryv1.EndpointSlice
+	diffObjects(prev.EndpointSlices, next.EndpointSlices, func(es *discoveryv1.EndpointSlice, inNext bool) {
+		if slicesGone == nil {
+			slicesGone, slicesNew = map[sliceKey]*discoveryv1.EndpointSlice{}, map[sliceKey]*discoveryv1.EndpointSlice{}
+		}
+		if inNext {
+			slicesNew[sliceKey{es.Namespace, es.Name}] = es
+		} else {
+			slicesGone[sliceKey{es.Namespace, es.Name}] = es
+		}
+	})
+	for k, was := range slicesGone {
+		now := slicesNew[k]
+		delete(slicesNew, k)
+		if now == nil || len(was.Endpoints) == 0 || len(now.Endpoints) == 0 ||
+			was.Labels[discoveryv1.LabelServiceName] != now.Labels[discoveryv1.LabelServiceName] {
+			all = true
+			break
+		}
+		for _, es := range []*discoveryv1.EndpointSlice{was, now} {
+			for _, ep := range es.Endpoints {
+				if r := ep.TargetRef; r != nil && r.Kind == "Pod" {
+					podOwner(es.Namespace, r.Name)
+				}
+			}
+		}
+	}
+	if len(slicesNew) > 0 {
+		all = true
+	}
 	// Log tails: the copy's workload, when a tail is new, gone or read again.
 	type logKey struct {
 		namespace, pod, container string
@@ -192,7 +230,7 @@ func changedWorkloads(prev, next *snapshot.Snapshot) func(kind, namespace, name 
 
 // followed are the kinds whose changes changedWorkloads traces to the workloads they concern;
 // a change of any other kind of the table calls for a full diagnosis.
-var followed = map[string]bool{"Deployment": true, "ReplicaSet": true, "Pod": true, "Event": true}
+var followed = map[string]bool{"Deployment": true, "ReplicaSet": true, "Pod": true, "Event": true, "EndpointSlice": true}
 
 // sameKind reports whether two snapshots hold the very same objects of kind k, in any order.
 func sameKind(k *snapshot.Kind, a, b *snapshot.Snapshot) bool {

@@ -1,14 +1,17 @@
 package tui
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
@@ -145,5 +148,116 @@ func TestAChangeOfAnUntracedKindIsAFullDiagnosis(t *testing.T) {
 	}
 	if changedWorkloads(prev, rebuilt(prev)) == nil {
 		t.Error("an unchanged snapshot called for a full diagnosis")
+	}
+}
+
+// withServices gives each Deployment of s a Service and the EndpointSlice the endpointslice
+// controller writes for it: every copy an endpoint, ready as the copy is.
+func withServices(s *snapshot.Snapshot) {
+	for _, d := range s.Deployments {
+		svc := &corev1.Service{
+			ObjectMeta: metav1.ObjectMeta{Name: d.Name, Namespace: d.Namespace, UID: types.UID("uid-svc-" + d.Name)},
+			Spec: corev1.ServiceSpec{
+				Selector: map[string]string{"app": d.Name},
+				Ports:    []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}},
+			},
+		}
+		es := &discoveryv1.EndpointSlice{
+			ObjectMeta: metav1.ObjectMeta{
+				Name: d.Name + "-x7k2p", Namespace: d.Namespace, UID: types.UID("uid-es-" + d.Name),
+				Labels: map[string]string{
+					discoveryv1.LabelServiceName: d.Name,
+					discoveryv1.LabelManagedBy:   "endpointslice-controller.k8s.io",
+				},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Service", Name: d.Name, UID: svc.UID, Controller: ptr.To(true)}},
+			},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080), Protocol: ptr.To(corev1.ProtocolTCP)}},
+		}
+		for i, p := range s.Pods {
+			if p.Labels["app"] != d.Name {
+				continue
+			}
+			ready := false
+			for _, c := range p.Status.Conditions {
+				ready = ready || (c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue)
+			}
+			es.Endpoints = append(es.Endpoints, discoveryv1.Endpoint{
+				Addresses:  []string{fmt.Sprintf("10.244.%d.%d", i/250, i%250+2)},
+				Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(ready), Serving: ptr.To(ready), Terminating: ptr.To(false)},
+				TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: p.Namespace, Name: p.Name, UID: p.UID},
+			})
+		}
+		s.Services = append(s.Services, svc)
+		s.EndpointSlices = append(s.EndpointSlices, es)
+	}
+}
+
+// replaceSlice puts a copy of s's EndpointSlice named name, changed by edit, in its place.
+func replaceSlice(s *snapshot.Snapshot, name string, edit func(*discoveryv1.EndpointSlice)) {
+	s.EndpointSlices = append([]*discoveryv1.EndpointSlice(nil), s.EndpointSlices...)
+	for i, es := range s.EndpointSlices {
+		if es.Name == name {
+			es = es.DeepCopy()
+			edit(es)
+			s.EndpointSlices[i] = es
+		}
+	}
+}
+
+// An EndpointSlice rewritten when a copy's readiness flips has only the workloads of the copies
+// it lists diagnosed again, and the report equals a full diagnosis; a slice that appears, goes,
+// empties or moves to another Service calls for a full one.
+func TestAnEndpointSliceUpdateIsDiagnosedAgainOnlyForItsCopies(t *testing.T) {
+	clock := refTime
+	eng := &countingEngine{}
+	inc := eng.incremental(&clock)
+	prev := scaleSnapshot(30, 3)
+	withServices(prev)
+	first := inc.next(prev, nil)
+	if d := first.report.Find("Deployment", "telemetry", "service-00005"); d == nil || d.Counts.Serving != 3 {
+		t.Fatalf("service-00005 before: %+v, want 3 serving", d)
+	}
+
+	next := rebuilt(prev)
+	// The endpointslice controller saw service-00005's second copy fail its readiness probe.
+	replaceSlice(next, "service-00005-x7k2p", func(es *discoveryv1.EndpointSlice) {
+		es.Endpoints[1].Conditions.Ready = ptr.To(false)
+		es.Endpoints[1].Conditions.Serving = ptr.To(false)
+	})
+	clock = clock.Add(time.Second)
+	got := inc.next(next, nil)
+	if eng.full != 1 || eng.partial != 1 {
+		t.Fatalf("%d full and %d incremental diagnoses, want 1 and 1", eng.full, eng.partial)
+	}
+	if want := []string{"Deployment/service-00005"}; !reflect.DeepEqual(eng.again, want) {
+		t.Errorf("diagnosed again %v, want %v", eng.again, want)
+	}
+	if !reflect.DeepEqual(got.report, diagnose.Diagnose(rebuilt(next))) {
+		t.Fatal("the incremental report differs from a full diagnosis of the same snapshot")
+	}
+	if d := got.report.Find("Deployment", "telemetry", "service-00005"); d == nil || d.Counts.Serving != 2 {
+		t.Fatalf("the slice's change did not reach the diagnosis: %+v", d)
+	}
+
+	for name, edit := range map[string]func(s *snapshot.Snapshot){
+		"emptied": func(s *snapshot.Snapshot) {
+			replaceSlice(s, "service-00007-x7k2p", func(es *discoveryv1.EndpointSlice) { es.Endpoints = nil })
+		},
+		"moved to another Service": func(s *snapshot.Snapshot) {
+			replaceSlice(s, "service-00007-x7k2p", func(es *discoveryv1.EndpointSlice) { es.Labels[discoveryv1.LabelServiceName] = "service-00008" })
+		},
+		"deleted": func(s *snapshot.Snapshot) { s.EndpointSlices = s.EndpointSlices[1:] },
+		"added": func(s *snapshot.Snapshot) {
+			es := s.EndpointSlices[0].DeepCopy()
+			es.Name, es.UID = "service-00000-b9m4q", "uid-es-second"
+			s.EndpointSlices = append(append([]*discoveryv1.EndpointSlice(nil), s.EndpointSlices...), es)
+		},
+	} {
+		after := rebuilt(next)
+		edit(after)
+		if changedWorkloads(next, after) != nil {
+			t.Errorf("a slice %s was traced to workloads; want a full diagnosis", name)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
@@ -44,10 +45,30 @@ type inputError struct{ msg string }
 
 func (e *inputError) Error() string { return e.msg }
 
-// budget is what a whole read may still consume, shared by the files of a directory.
+// budget is what the read of one file may consume. read counts the file's bytes; earlier, when
+// set, counts the bytes read so far of the files before it, which are read at the same time.
+// A file stops at --max-dump-size once those and its own pass it: a read of one file after the
+// other would then stop there or sooner, which the merger, counting every file whole, decides.
 type budget struct {
 	maxObject, maxDump int64
 	read               int64
+	earlier            func() int64
+	// published, when set, is told read after every read from the file.
+	published *atomic.Int64
+}
+
+// over reports whether the bytes read have passed --max-dump-size.
+func (b *budget) over() bool {
+	n := b.read
+	if b.earlier != nil {
+		n += b.earlier()
+	}
+	return n > b.maxDump
+}
+
+// overDump is the error of a read that passed --max-dump-size in the file name.
+func overDump(maxDump int64, name string) error {
+	return &inputError{fmt.Sprintf("the dump is larger than %s (reached in %s); --max-dump-size raises the limit", mib(maxDump), name)}
 }
 
 // stream reads one file as the parsers see it: log blocks are taken out (each leaves its
@@ -194,14 +215,20 @@ func (s *stream) readRaw() error {
 		n := copy(s.raw, s.raw[s.rawR:])
 		s.raw, s.rawR = s.raw[:n], 0
 	}
-	if cap(s.raw)-len(s.raw) < chunkSize/2 {
+	if cap(s.raw)-len(s.raw) < chunkSize {
 		s.raw = append(s.raw, make([]byte, chunkSize)...)[:len(s.raw)]
 	}
-	n, err := s.src.Read(s.raw[len(s.raw):cap(s.raw)])
+	// Always one chunk, whatever the buffer's size, so a file is read in the same pieces
+	// whichever file's buffer it reuses: where --max-dump-size stops a read depends on nothing
+	// else.
+	n, err := s.src.Read(s.raw[len(s.raw) : len(s.raw)+chunkSize])
 	s.raw = s.raw[:len(s.raw)+n]
 	s.budget.read += int64(n)
-	if s.budget.read > s.budget.maxDump {
-		return &inputError{fmt.Sprintf("the dump is larger than %s (reached in %s); --max-dump-size raises the limit", mib(s.budget.maxDump), s.name)}
+	if s.budget.published != nil {
+		s.budget.published.Store(s.budget.read)
+	}
+	if s.budget.over() {
+		return overDump(s.budget.maxDump, s.name)
 	}
 	switch {
 	case errors.Is(err, io.EOF):

@@ -35,7 +35,7 @@ const (
 
 var (
 	startMarkerBytes = []byte(startMarker)
-	// nlStartMarker finds the next START line in a chunk with one fast search.
+	// nlStartMarker is a START line's start after the newline that ends the line before.
 	nlStartMarker = []byte("\n" + startMarker)
 )
 
@@ -287,7 +287,7 @@ func (s *stream) process() error {
 			s.bol = line[len(line)-1] == '\n'
 			continue
 		}
-		if i := bytes.Index(data, nlStartMarker); i >= 0 {
+		if i := nextStartLine(data); i >= 0 {
 			if err := s.emit(data[:i+1]); err != nil {
 				return err
 			}
@@ -315,6 +315,24 @@ func (s *stream) process() error {
 			return nil
 		}
 	}
+}
+
+// nextStartLine returns the offset of the newline before the first "==== START" in data that
+// begins a line, or -1. It looks for the marker itself: '=' is rare in JSON and YAML, where
+// a newline ends every few bytes and would make most of them a candidate.
+func nextStartLine(data []byte) int {
+	for off := 1; off < len(data); {
+		j := bytes.Index(data[off:], startMarkerBytes)
+		if j < 0 {
+			return -1
+		}
+		j += off
+		if data[j-1] == '\n' {
+			return j - 1
+		}
+		off = j + 1
+	}
+	return -1
 }
 
 // emit appends text to the clean bytes, rejecting binary data and invalid UTF-8.

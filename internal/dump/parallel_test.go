@@ -3,6 +3,7 @@ package dump
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"io/fs"
 	"path/filepath"
 	"reflect"
@@ -272,5 +273,31 @@ func TestMergeStopsWhereOneFileAfterTheOtherStops(t *testing.T) {
 	}
 	if _, err := r.merge(b, n); fmt.Sprint(err) != want.Error() {
 		t.Errorf("merged: %v\nwant:   %v", err, want)
+	}
+}
+
+// TestReadReportsABadObjectWhileTheStreamStaysOpen feeds a nameless pod through a pipe that is
+// never closed: the merger files objects as they are decoded, so the error comes at once,
+// not when more input or the end of the stream arrives.
+func TestReadReportsABadObjectWhileTheStreamStaysOpen(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go func() {
+		// The spaces carry the item past the bytes the stream holds back at a chunk's end
+		// (what may be a log block's START line).
+		_, _ = pw.Write([]byte(`{"apiVersion":"v1","kind":"List","items":[{"apiVersion":"v1","kind":"Pod","metadata":{"namespace":"n"}},` + strings.Repeat(" ", 64)))
+	}()
+	done := make(chan error, 1)
+	go func() {
+		_, err := Read(Stdin, pr)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "Pod has no metadata.name") {
+			t.Fatalf("error %v, want the nameless pod", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no error 30 s after the nameless pod, with the stream still open")
 	}
 }

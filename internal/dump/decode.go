@@ -216,15 +216,22 @@ func decodeObject(raw []byte, gvk schema.GroupVersionKind) (k8sruntime.Object, e
 	return obj, nil
 }
 
-// decodeJob is one object being decoded by the pool; the reader files it in the order read.
+// decodeJob is one step of a file's read: an object, decoded by the pool (done is closed once
+// it is; nil when it was decoded at once), or the metrics document (metrics, raw kept), which
+// the merger reads in its place among the objects.
 type decodeJob struct {
-	raw  []byte
-	gvk  schema.GroupVersionKind
-	at   location
-	done chan struct{}
-	obj  k8sruntime.Object
-	sum  uint64
-	err  error
+	raw     []byte
+	gvk     schema.GroupVersionKind
+	at      location
+	done    chan struct{}
+	obj     k8sruntime.Object
+	sum     uint64
+	err     error
+	metrics bool
+	// read is how many bytes of its file had been read when the parser met it: the merger
+	// files it only if a read of one file after the other would have got that far within
+	// --max-dump-size.
+	read int64
 }
 
 func (j *decodeJob) run() {
@@ -262,23 +269,20 @@ func putItemBuf(b []byte) {
 	}
 }
 
-// decodePool decodes objects on every processor while the reader goes on splitting the
-// stream; objects are filed in the order they were read, so a read is the same whatever the
-// number of processors.
+// decodePool decodes the objects of every file being read on every processor; the merger
+// files them in the order read, so a read is the same whatever the number of processors.
 type decodePool struct {
 	jobs    chan *decodeJob
-	queue   []*decodeJob
-	window  int
 	workers sync.WaitGroup
 }
 
-// newDecodePool returns nil on one processor, where the reader decodes as it reads.
+// newDecodePool returns nil on one processor, where the parser decodes as it reads.
 func newDecodePool() *decodePool {
 	n := runtime.GOMAXPROCS(0)
 	if n < 2 {
 		return nil
 	}
-	p := &decodePool{window: 64 * n, jobs: make(chan *decodeJob, 64*n)}
+	p := &decodePool{jobs: make(chan *decodeJob, 64*n)}
 	for range n {
 		p.workers.Go(func() {
 			for j := range p.jobs {
@@ -295,57 +299,38 @@ func (p *decodePool) close() {
 	}
 }
 
-// decode decodes one object and files it, through the pool when there is one. raw must stay
-// unchanged until the object is filed, so the pool keeps a copy.
-func (r *reader) decode(raw []byte, gvk schema.GroupVersionKind, at location) error {
-	if r.pool == nil {
-		obj, err := decodeObject(raw, gvk)
-		if err != nil {
-			return at.errorf("%s %s: %w", gvk.GroupVersion(), gvk.Kind, err)
-		}
-		return r.add(obj, gvk, at, maphash.Bytes(textSeed, raw))
+// decode hands one object to the pool, or decodes it at once without one, and passes it on
+// to the merger. raw is reused by the stream once this returns, so the pool keeps a copy.
+func (p *parser) decode(raw []byte, gvk schema.GroupVersionKind, at location) error {
+	j := &decodeJob{gvk: gvk, at: at.fixed()}
+	if p.pool == nil {
+		j.obj, j.err = decodeObject(raw, gvk)
+		j.sum = maphash.Bytes(textSeed, raw)
+		return p.push(j)
 	}
-	j := &decodeJob{raw: getItemBuf(raw), gvk: gvk, at: at.fixed(), done: make(chan struct{})}
-	if len(r.pool.queue) >= r.pool.window {
-		if err := r.fileNext(); err != nil {
-			return err
-		}
+	j.raw, j.done, j.read = getItemBuf(raw), make(chan struct{}), p.budget.read
+	// Sent before it is passed on, so the merger never waits for a job no worker has.
+	select {
+	case p.pool.jobs <- j:
+	case <-p.ctx.Done():
+		putItemBuf(j.raw)
+		return p.ctx.Err()
 	}
-	r.pool.queue = append(r.pool.queue, j)
-	r.pool.jobs <- j
-	return nil
+	return p.out.push(p.ctx, j)
 }
 
-// fileNext waits for the oldest object in the pool and files it.
-func (r *reader) fileNext() error {
-	p := r.pool
-	j := p.queue[0]
-	p.queue[0] = nil
-	p.queue = p.queue[1:]
-	<-j.done
+// fileJob files one step of a file's read, once the pool has decoded it.
+func (r *reader) fileJob(j *decodeJob) error {
+	if j.done != nil {
+		<-j.done
+	}
+	if j.metrics {
+		return r.metrics(j.raw, j.at)
+	}
 	if j.err != nil {
-		// The objects after it are not filed: the read ends here.
-		for _, later := range p.queue {
-			<-later.done
-		}
-		p.queue = p.queue[:0]
 		return j.at.errorf("%s %s: %w", j.gvk.GroupVersion(), j.gvk.Kind, j.err)
 	}
 	return r.add(j.obj, j.gvk, j.at, j.sum)
-}
-
-// flush files every object still in the pool, in order; the first error is the earliest in
-// the file.
-func (r *reader) flush() error {
-	if r.pool == nil {
-		return nil
-	}
-	for len(r.pool.queue) > 0 {
-		if err := r.fileNext(); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // fixed places a JSON location without the text it points into, which the stream reuses.

@@ -30,7 +30,9 @@
 // live nodes, within their five-minute status report of it.
 //
 // Files are read as a stream: a list's items are decoded one at a time, so memory holds the
-// objects kept, not the bytes read. Options.MaxObjectSize bounds one object (a list item, a YAML
+// objects kept, not the bytes read. The files of a directory are read several at once and filed
+// in the order of the walk (workload lists first), so the snapshot, its notes, progress and
+// any error are those of a read of one file after the other. Options.MaxObjectSize bounds one object (a list item, a YAML
 // document that is not a list) and Options.MaxDumpSize all bytes read; past either the read
 // fails with the file and offset. Log lines are kept up to 64 KiB and event messages up to
 // 16 KiB, each cut with a mark saying how many bytes were dropped; of each container's log the

@@ -231,3 +231,20 @@ func TestReadKeepsTheTailOfLongLogs(t *testing.T) {
 		t.Errorf("log notes %q, want [%q]", notes, want)
 	}
 }
+
+// FuzzNextStartLine holds the search for START lines to the plain search for a newline and
+// the marker.
+func FuzzNextStartLine(f *testing.F) {
+	for _, s := range []string{
+		"", "\n", startMarker, "\n" + startMarker, "x" + startMarker + "\n" + startMarker,
+		`{"a": "==== START"}` + "\n" + startMarker + "c of pod n/p ====\n",
+		"==\n===" + startMarker + "\n\n" + startMarker, strings.Repeat("\n=", 40) + "\n" + startMarker,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if got, want := nextStartLine(data), bytes.Index(data, nlStartMarker); got != want {
+			t.Errorf("nextStartLine(%q) = %d, want %d", data, got, want)
+		}
+	})
+}

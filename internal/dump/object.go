@@ -50,7 +50,7 @@ func newDecoder() runtime.Decoder {
 
 // value reads one JSON value: an object, a list of objects, or an array of objects. def supplies
 // the apiVersion and kind of items of a typed list, which the API server writes without them.
-func (r *reader) value(raw []byte, at location, def schema.GroupVersionKind, depth int) error {
+func (p *parser) value(raw []byte, at location, def schema.GroupVersionKind, depth int) error {
 	if depth > maxDepth {
 		return at.errorf("lists nested more than %d deep", maxDepth)
 	}
@@ -62,7 +62,7 @@ func (r *reader) value(raw []byte, at location, def schema.GroupVersionKind, dep
 			return at.errorf("%w", err)
 		}
 		for i, it := range items {
-			if err := r.value(it.data, at.child(i, it.offset), schema.GroupVersionKind{}, depth+1); err != nil {
+			if err := p.value(it.data, at.child(i, it.offset), schema.GroupVersionKind{}, depth+1); err != nil {
 				return err
 			}
 		}
@@ -71,9 +71,9 @@ func (r *reader) value(raw []byte, at location, def schema.GroupVersionKind, dep
 		return at.errorf("expected a Kubernetes object, found %s", describe(raw))
 	}
 	var head typeMeta
-	if r.head != nil {
+	if p.head != nil {
 		// The scan that split the item read them.
-		head, r.head = *r.head, nil
+		head, p.head = *p.head, nil
 	} else {
 		var err error
 		if head, err = readHead(raw); err != nil {
@@ -92,19 +92,19 @@ func (r *reader) value(raw []byte, at location, def schema.GroupVersionKind, dep
 		gvk.Kind = head.Kind
 	}
 	if gvk.Kind == "" || gvk.Version == "" {
-		if depth == 1 && r.deferred != nil {
+		if depth == 1 && p.deferred != nil {
 			raw = bytes.Clone(raw)
 			if at.text != nil {
 				at.text = raw
 			}
-			*r.deferred = append(*r.deferred, pendingItem{raw: raw, at: at})
+			*p.deferred = append(*p.deferred, pendingItem{raw: raw, at: at})
 			return nil
 		}
 		return at.errorf("not a Kubernetes object: it has no apiVersion and kind")
 	}
 	if strings.HasSuffix(gvk.Kind, "List") {
 		if gvk.Kind == "PodList" && gvk.Group == "" {
-			r.podList = true
+			p.out.podList = true
 		}
 		items, err := listItems(raw)
 		if err != nil {
@@ -115,23 +115,21 @@ func (r *reader) value(raw []byte, at location, def schema.GroupVersionKind, dep
 			itemGVK = gvk.GroupVersion().WithKind(strings.TrimSuffix(gvk.Kind, "List"))
 		}
 		for i, it := range items {
-			if err := r.value(it.data, at.child(i, it.offset), itemGVK, depth+1); err != nil {
+			if err := p.value(it.data, at.child(i, it.offset), itemGVK, depth+1); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	if gvk == metricsGVK {
-		if err := r.flush(); err != nil {
-			return err
-		}
-		return r.metrics(raw, at)
+		// Read by the merger in its place among the objects; the stream reuses raw's bytes.
+		return p.push(&decodeJob{raw: bytes.Clone(raw), gvk: gvk, at: at.fixed(), metrics: true})
 	}
 	if gvk != eventsGVK && snapshot.KindFor(gvk) == nil {
-		r.skipped[gvk.Kind]++
+		p.out.skipped[gvk.Kind]++
 		return nil
 	}
-	return r.decode(raw, gvk, at)
+	return p.decode(raw, gvk, at)
 }
 
 // maxMessage bounds an event's message as kept, its cut mark included. The API server takes

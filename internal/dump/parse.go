@@ -104,7 +104,7 @@ type pendingItem struct {
 // listKind checks the apiVersion and kind of a list read around its items and returns the
 // kind its items default to (none for a plain List). A PodList, even an empty one, tells that
 // the dump holds the pods it was asked for.
-func (r *reader) listKind(at location, apiVersion, kind string) (schema.GroupVersionKind, error) {
+func (p *parser) listKind(at location, apiVersion, kind string) (schema.GroupVersionKind, error) {
 	if apiVersion == "" || kind == "" {
 		return emptyGVK, at.errorf("not a Kubernetes object: it has no apiVersion and kind")
 	}
@@ -120,15 +120,15 @@ func (r *reader) listKind(at location, apiVersion, kind string) (schema.GroupVer
 	}
 	def := gv.WithKind(strings.TrimSuffix(kind, "List"))
 	if def.Kind == "Pod" && def.Group == "" {
-		r.podList = true
+		p.out.podList = true
 	}
 	return def, nil
 }
 
 // items reads pending items once the list's kind is known.
-func (r *reader) pendingItems(pending []pendingItem, def schema.GroupVersionKind) error {
-	for _, p := range pending {
-		if err := r.value(p.raw, p.at, def, 1); err != nil {
+func (p *parser) pendingItems(pending []pendingItem, def schema.GroupVersionKind) error {
+	for _, it := range pending {
+		if err := p.value(it.raw, it.at, def, 1); err != nil {
 			return err
 		}
 	}
@@ -138,7 +138,7 @@ func (r *reader) pendingItems(pending []pendingItem, def schema.GroupVersionKind
 // jsonStream reads a stream of JSON values: what kubectl get -o json writes, and what
 // kubectl cluster-info dump writes to stdout. The items of a list are decoded one at a time, so
 // memory holds the objects kept and one item's text, never the file.
-func (r *reader) jsonStream(s *stream) error {
+func (p *parser) jsonStream(s *stream) error {
 	s.retain = true
 	dec := newJSONDecoder(s)
 	for {
@@ -155,9 +155,9 @@ func (r *reader) jsonStream(s *stream) error {
 		at := s.locate(start)
 		switch tok {
 		case json.Delim('{'):
-			err = r.jsonObject(s, dec, start, at)
+			err = p.jsonObject(s, dec, start, at)
 		case json.Delim('['):
-			err = r.jsonArray(s, dec)
+			err = p.jsonArray(s, dec)
 		default:
 			err = at.errorf("expected a Kubernetes object, found %s", describeToken(tok))
 		}
@@ -183,7 +183,7 @@ func describeToken(t json.Token) string {
 }
 
 // jsonArray reads the values of a top-level array, one at a time.
-func (r *reader) jsonArray(s *stream, dec *jsonDecoder) error {
+func (p *parser) jsonArray(s *stream, dec *jsonDecoder) error {
 	var raw json.RawMessage
 	for i := 0; dec.More(); i++ {
 		off := s.skip(dec.InputOffset(), true)
@@ -193,7 +193,7 @@ func (r *reader) jsonArray(s *stream, dec *jsonDecoder) error {
 		}
 		at := s.locate(off)
 		at.text, at.item = raw, fmt.Sprintf("items[%d]", i)
-		if err := r.value(raw, at, emptyGVK, 1); err != nil {
+		if err := p.value(raw, at, emptyGVK, 1); err != nil {
 			return err
 		}
 	}
@@ -205,7 +205,7 @@ func (r *reader) jsonArray(s *stream, dec *jsonDecoder) error {
 
 // jsonObject reads a top-level object whose '{' dec has just returned. A list's items are read
 // as they come; any other object is read whole.
-func (r *reader) jsonObject(s *stream, dec *jsonDecoder, start int64, at location) error {
+func (p *parser) jsonObject(s *stream, dec *jsonDecoder, start int64, at location) error {
 	var apiVersion, kind string
 	var isList bool
 	var pending []pendingItem
@@ -249,11 +249,11 @@ func (r *reader) jsonObject(s *stream, dec *jsonDecoder, start int64, at locatio
 			// With the list's kind already read, its typed items are read at once.
 			def, known := emptyGVK, false
 			if apiVersion != "" && kind != "" {
-				if d, err := r.listKind(at, apiVersion, kind); err == nil {
+				if d, err := p.listKind(at, apiVersion, kind); err == nil {
 					def, known = d, true
 				}
 			}
-			if err := r.splitListItems(s, dec, &n, def, known, &pending); err != nil {
+			if err := p.splitListItems(s, dec, &n, def, known, &pending); err != nil {
 				return err
 			}
 		default:
@@ -268,13 +268,13 @@ func (r *reader) jsonObject(s *stream, dec *jsonDecoder, start int64, at locatio
 	if !isList {
 		obj := s.slice(start, dec.InputOffset())
 		at.text = obj
-		return r.value(obj, at, emptyGVK, 0)
+		return p.value(obj, at, emptyGVK, 0)
 	}
-	def, err := r.listKind(at, apiVersion, kind)
+	def, err := p.listKind(at, apiVersion, kind)
 	if err != nil {
 		return err
 	}
-	return r.pendingItems(pending, def)
+	return p.pendingItems(pending, def)
 }
 
 // tokenError is jsonError for an error of Decoder.Token, whose syntax errors give the offset of
@@ -315,8 +315,8 @@ const yamlWhole = 4 << 20
 // yamlStream splits a YAML stream on "---" lines itself, so that each document keeps the line
 // it starts on, and converts each to JSON. A large list is read an item at a time: kubectl
 // writes its items as a block sequence under a top-level "items:" key.
-func (r *reader) yamlStream(s *stream) error {
-	d := yamlDoc{r: r, s: s}
+func (p *parser) yamlStream(s *stream) error {
+	d := yamlDoc{p: p, s: s}
 	d.reset(1, 0)
 	line, off := 0, int64(0)
 	for {
@@ -349,7 +349,7 @@ const (
 
 // yamlDoc is one YAML document being read.
 type yamlDoc struct {
-	r         *reader
+	p         *parser
 	s         *stream
 	line      int
 	off       int64
@@ -373,7 +373,7 @@ type yamlItem struct {
 }
 
 func (d *yamlDoc) reset(line int, off int64) {
-	*d = yamlDoc{r: d.r, s: d.s, line: line, off: off, whole: d.whole[:0], head: d.head[:0], item: d.item[:0]}
+	*d = yamlDoc{p: d.p, s: d.s, line: line, off: off, whole: d.whole[:0], head: d.head[:0], item: d.item[:0]}
 }
 
 func (d *yamlDoc) at() location { return location{yaml: true, docLine: d.line} }
@@ -396,10 +396,10 @@ func (d *yamlDoc) feed(text []byte, line int, off int64) error {
 	if !d.streaming {
 		d.whole = append(d.whole, text...)
 		splittable := d.hasItems && d.state != yamlVerbatim
-		if !splittable && int64(len(d.whole)) > d.r.budget.maxObject {
+		if !splittable && int64(len(d.whole)) > d.p.budget.maxObject {
 			return d.tooLarge(d.off)
 		}
-		if splittable && (len(d.whole) > yamlWhole || int64(len(d.whole)) > d.r.budget.maxObject) {
+		if splittable && (len(d.whole) > yamlWhole || int64(len(d.whole)) > d.p.budget.maxObject) {
 			d.streaming, d.whole = true, d.whole[:0]
 			for _, it := range d.queue {
 				if err := d.convertItem(it); err != nil {
@@ -459,7 +459,7 @@ func (d *yamlDoc) feed(text []byte, line int, off int64) error {
 			}
 			return nil
 		}
-		if int64(len(d.item)) > d.r.budget.maxObject {
+		if int64(len(d.item)) > d.p.budget.maxObject {
 			return d.tooLarge(d.itemOff)
 		}
 	case yamlTop:
@@ -473,7 +473,7 @@ func (d *yamlDoc) feed(text []byte, line int, off int64) error {
 			return nil
 		}
 		d.head = append(d.head, text...)
-		if int64(len(d.head)) > d.r.budget.maxObject {
+		if int64(len(d.head)) > d.p.budget.maxObject {
 			return d.tooLarge(d.off)
 		}
 	}
@@ -505,9 +505,9 @@ func (d *yamlDoc) convertItem(it yamlItem) error {
 	if err != nil {
 		return at.errorf("%w", err)
 	}
-	d.r.deferred = &d.pending
-	err = d.r.value(bytes.TrimSpace(data), at, emptyGVK, 1)
-	d.r.deferred = nil
+	d.p.deferred = &d.pending
+	err = d.p.value(bytes.TrimSpace(data), at, emptyGVK, 1)
+	d.p.deferred = nil
 	return err
 }
 
@@ -524,7 +524,7 @@ func (d *yamlDoc) finish() error {
 		if bytes.Equal(data, []byte("null")) {
 			return nil // only comments
 		}
-		return d.r.value(data, d.at(), emptyGVK, 0)
+		return d.p.value(data, d.at(), emptyGVK, 0)
 	}
 	if d.state == yamlItems {
 		if err := d.endItem(); err != nil {
@@ -542,11 +542,11 @@ func (d *yamlDoc) finish() error {
 	if err := json.Unmarshal(data, &head); err != nil {
 		return d.at().errorf("read apiVersion and kind: %w", err)
 	}
-	def, err := d.r.listKind(d.at(), head.APIVersion, head.Kind)
+	def, err := d.p.listKind(d.at(), head.APIVersion, head.Kind)
 	if err != nil {
 		return err
 	}
-	return d.r.pendingItems(d.pending, def)
+	return d.p.pendingItems(d.pending, def)
 }
 
 func isSeparator(line []byte) bool {

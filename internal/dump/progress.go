@@ -125,7 +125,7 @@ func (p *progress) report(r *reader) {
 			counts[k.Kind] = n
 		}
 	}
-	p.opts.Progress(Progress{Kind: p.kind, Counts: counts, Objects: r.objects, Files: r.files, Bytes: r.budget.read})
+	p.opts.Progress(Progress{Kind: p.kind, Counts: counts, Objects: r.objects, Files: r.files, Bytes: r.read})
 }
 
 // handOver gives Options.Workloads a snapshot of the workloads read so far, unless none was

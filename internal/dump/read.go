@@ -110,23 +110,31 @@ func Read(path string, stdin io.Reader) (*snapshot.Snapshot, error) {
 
 // ReadContext is Read with options; it stops with ctx's error when ctx ends.
 func ReadContext(ctx context.Context, path string, stdin io.Reader, opts Options) (*snapshot.Snapshot, error) {
+	return readContext(ctx, path, stdin, opts, parsers())
+}
+
+// readContext is ReadContext with workers files of a directory read at once.
+func readContext(ctx context.Context, path string, stdin io.Reader, opts Options, workers int) (*snapshot.Snapshot, error) {
 	r := newReader(ctx, opts)
-	defer r.pool.close()
 	if path == Stdin {
 		if stdin == nil {
+			r.pool.close()
 			return nil, errors.New("read dump from stdin: no standard input")
 		}
-		if err := r.file("stdin", stdin); err != nil {
-			return nil, fmt.Errorf("read dump from stdin: %w", err)
+		f := newFileRead("stdin", func() (io.Reader, func(), error) { return stdin, nil, nil },
+			func(err error) error { return fmt.Errorf("read dump from stdin: %w", err) })
+		if err := r.readFiles([]*fileRead{f}, 1); err != nil {
+			return nil, err
 		}
 		return r.finish("stdin", path)
 	}
 	info, err := os.Stat(path)
 	if err != nil {
+		r.pool.close()
 		return nil, fmt.Errorf("read dump: %w", err)
 	}
 	if !info.IsDir() {
-		if err := r.readFile(path); err != nil {
+		if err := r.readFiles([]*fileRead{namedFile(path)}, 1); err != nil {
 			return nil, err
 		}
 		return r.finish(fmt.Sprintf("%q", path), path)
@@ -151,22 +159,41 @@ func ReadContext(ctx context.Context, path string, stdin io.Reader, opts Options
 		return nil
 	})
 	if err != nil {
+		r.pool.close()
 		return nil, err
 	}
+	reads := make([]*fileRead, 0, len(files))
 	for _, p := range workloadsFirst(files) {
-		if err := r.readFile(p); err != nil {
-			return nil, err
-		}
+		reads = append(reads, namedFile(p))
+	}
+	if len(reads) == 0 {
+		r.pool.close()
+	} else if err := r.readFiles(reads, workers); err != nil {
+		return nil, err
 	}
 	return r.finish(fmt.Sprintf("%q", path), path)
+}
+
+// namedFile is a file of the file system to read, named by its path.
+func namedFile(path string) *fileRead {
+	f := newFileRead(path, func() (io.Reader, func(), error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read dump: %w", err)
+		}
+		return f, func() { _ = f.Close() }, nil // read-only: a close error loses nothing
+	}, func(err error) error { return fmt.Errorf("read dump %q: %w", path, err) })
+	f.progress = true
+	return f
 }
 
 // ReadBytes reads one in-memory file; name is used in errors and as the snapshot's source path.
 func ReadBytes(name string, data []byte) (*snapshot.Snapshot, error) {
 	r := newReader(context.Background(), Options{})
-	defer r.pool.close()
-	if err := r.file(name, bytes.NewReader(data)); err != nil {
-		return nil, fmt.Errorf("read dump %q: %w", name, err)
+	f := newFileRead(name, func() (io.Reader, func(), error) { return bytes.NewReader(data), nil, nil },
+		func(err error) error { return fmt.Errorf("read dump %q: %w", name, err) })
+	if err := r.readFiles([]*fileRead{f}, 1); err != nil {
+		return nil, err
 	}
 	return r.finish(fmt.Sprintf("%q", name), name)
 }
@@ -176,6 +203,8 @@ type logKey struct {
 	previous                  bool
 }
 
+// reader is the merger of a read: it files what the parsers read into the snapshot, one file
+// after the other (see files.go).
 type reader struct {
 	ctx        context.Context
 	opts       Options
@@ -188,26 +217,22 @@ type reader struct {
 	namespaces map[string]bool
 	objects    int
 	files      int
+	// read is the bytes read of the files merged and of the file being merged, up to the
+	// object filed last.
+	read int64
 	// podList is true once a PodList (even an empty one) or a pod was read: the dump then
 	// shows the pods it was asked for, and none of them is a fact, not a gap.
 	podList bool
-	// name is the file being read, as the snapshot's notes name it.
+	// name is the file being merged, as the snapshot's notes name it.
 	name string
-	// deferred, when set, collects list items without apiVersion or kind, read once the
-	// list's own kind is known.
-	deferred *[]pendingItem
 	// duplicates are objects met twice with different content.
 	duplicates []duplicate
 	// clocks are the newest node heartbeat of each file, to tell dumps of different moments.
 	clocks map[string]time.Time
-	// head, when set, is the apiVersion and kind of the next value, read as it was split.
-	head *typeMeta
 	// pool decodes objects in parallel; nil on one processor.
 	pool *decodePool
 	// logsCut are the container logs longer than the tail kept of each.
 	logsCut logsCut
-	// done is the stream of the last file read whole, whose buffers the next file reuses.
-	done *stream
 	// prog reports progress; nil without Options.Progress and Options.Workloads.
 	prog *progress
 }
@@ -230,65 +255,6 @@ func newReader(ctx context.Context, opts Options) *reader {
 		pool:       newDecodePool(),
 		prog:       newProgress(opts),
 	}
-}
-
-func (r *reader) readFile(path string) error {
-	r.prog.file(r, path)
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("read dump: %w", err)
-	}
-	err = r.file(path, f)
-	_ = f.Close() // read-only: a close error loses nothing
-	if err != nil {
-		return fmt.Errorf("read dump %q: %w", path, err)
-	}
-	return nil
-}
-
-// file reads one file: JSON when it starts with '{' or '[' (a stream of values, which is what
-// kubectl cluster-info dump writes to stdout), YAML otherwise, with log blocks anywhere.
-func (r *reader) file(name string, src io.Reader) error {
-	r.files++
-	r.name = name
-	s := newStream(r.ctx, src, name, r.budget)
-	s.reuse(r.done)
-	r.done = nil
-	first, err := s.firstByte()
-	if err != nil {
-		return err
-	}
-	if first == '{' || first == '[' {
-		err = r.jsonStream(s)
-	} else {
-		err = r.yamlStream(s)
-	}
-	// Objects still decoding were read before whatever stopped the stream.
-	if ferr := r.flush(); ferr != nil {
-		return ferr
-	}
-	if err != nil {
-		return err
-	}
-	r.done = s
-	cut := s.logsCut
-	for i, l := range s.logs {
-		dropped := 0
-		if len(cut) > 0 && cut[0].log == i {
-			dropped, cut = cut[0].lines, cut[1:]
-		}
-		k := logKey{l.Namespace, l.Pod, l.Container, l.Previous}
-		if r.logSeen[k] {
-			continue
-		}
-		r.logSeen[k] = true
-		r.namespaces[l.Namespace] = true
-		r.snap.Logs = append(r.snap.Logs, l)
-		if dropped > 0 {
-			r.logsCut.add(l, dropped)
-		}
-	}
-	return nil
 }
 
 // finish completes the snapshot; a dump without a single object is an error, not an empty

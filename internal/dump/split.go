@@ -504,19 +504,19 @@ func literal(b []byte, i int, lit string) int {
 
 // splitListItems reads a list's items with splitItems and, where it stops short, with the
 // decoder, as jsonObject always did.
-func (r *reader) splitListItems(s *stream, dec *jsonDecoder, n *int, def schema.GroupVersionKind, known bool, pending *[]pendingItem) error {
+func (p *parser) splitListItems(s *stream, dec *jsonDecoder, n *int, def schema.GroupVersionKind, known bool, pending *[]pendingItem) error {
 	one := func(raw []byte, off int64, head *headScan) error {
 		it := s.locate(off)
 		it.text, it.item = raw, fmt.Sprintf("items[%d]", *n)
 		*n++
 		if !known {
-			r.deferred = pending
+			p.deferred = pending
 		}
 		if head != nil && head.ok {
-			r.head = &head.tm
+			p.head = &head.tm
 		}
-		err := r.value(raw, it, def, 1)
-		r.deferred, r.head = nil, nil
+		err := p.value(raw, it, def, 1)
+		p.deferred, p.head = nil, nil
 		return err
 	}
 	done, err := splitItems(s, dec, one)

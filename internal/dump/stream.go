@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
@@ -34,7 +35,7 @@ const (
 
 var (
 	startMarkerBytes = []byte(startMarker)
-	// nlStartMarker finds the next START line in a chunk with one fast search.
+	// nlStartMarker is a START line's start after the newline that ends the line before.
 	nlStartMarker = []byte("\n" + startMarker)
 )
 
@@ -44,10 +45,30 @@ type inputError struct{ msg string }
 
 func (e *inputError) Error() string { return e.msg }
 
-// budget is what a whole read may still consume, shared by the files of a directory.
+// budget is what the read of one file may consume. read counts the file's bytes; earlier, when
+// set, counts the bytes read so far of the files before it, which are read at the same time.
+// A file stops at --max-dump-size once those and its own pass it: a read of one file after the
+// other would then stop there or sooner, which the merger, counting every file whole, decides.
 type budget struct {
 	maxObject, maxDump int64
 	read               int64
+	earlier            func() int64
+	// published, when set, is told read after every read from the file.
+	published *atomic.Int64
+}
+
+// over reports whether the bytes read have passed --max-dump-size.
+func (b *budget) over() bool {
+	n := b.read
+	if b.earlier != nil {
+		n += b.earlier()
+	}
+	return n > b.maxDump
+}
+
+// overDump is the error of a read that passed --max-dump-size in the file name.
+func overDump(maxDump int64, name string) error {
+	return &inputError{fmt.Sprintf("the dump is larger than %s (reached in %s); --max-dump-size raises the limit", mib(maxDump), name)}
 }
 
 // stream reads one file as the parsers see it: log blocks are taken out (each leaves its
@@ -194,14 +215,20 @@ func (s *stream) readRaw() error {
 		n := copy(s.raw, s.raw[s.rawR:])
 		s.raw, s.rawR = s.raw[:n], 0
 	}
-	if cap(s.raw)-len(s.raw) < chunkSize/2 {
+	if cap(s.raw)-len(s.raw) < chunkSize {
 		s.raw = append(s.raw, make([]byte, chunkSize)...)[:len(s.raw)]
 	}
-	n, err := s.src.Read(s.raw[len(s.raw):cap(s.raw)])
+	// Always one chunk, whatever the buffer's size, so a file is read in the same pieces
+	// whichever file's buffer it reuses: where --max-dump-size stops a read depends on nothing
+	// else.
+	n, err := s.src.Read(s.raw[len(s.raw) : len(s.raw)+chunkSize])
 	s.raw = s.raw[:len(s.raw)+n]
 	s.budget.read += int64(n)
-	if s.budget.read > s.budget.maxDump {
-		return &inputError{fmt.Sprintf("the dump is larger than %s (reached in %s); --max-dump-size raises the limit", mib(s.budget.maxDump), s.name)}
+	if s.budget.published != nil {
+		s.budget.published.Store(s.budget.read)
+	}
+	if s.budget.over() {
+		return overDump(s.budget.maxDump, s.name)
 	}
 	switch {
 	case errors.Is(err, io.EOF):
@@ -260,7 +287,7 @@ func (s *stream) process() error {
 			s.bol = line[len(line)-1] == '\n'
 			continue
 		}
-		if i := bytes.Index(data, nlStartMarker); i >= 0 {
+		if i := nextStartLine(data); i >= 0 {
 			if err := s.emit(data[:i+1]); err != nil {
 				return err
 			}
@@ -288,6 +315,24 @@ func (s *stream) process() error {
 			return nil
 		}
 	}
+}
+
+// nextStartLine returns the offset of the newline before the first "==== START" in data that
+// begins a line, or -1. It looks for the marker itself: '=' is rare in JSON and YAML, where
+// a newline ends every few bytes and would make most of them a candidate.
+func nextStartLine(data []byte) int {
+	for off := 1; off < len(data); {
+		j := bytes.Index(data[off:], startMarkerBytes)
+		if j < 0 {
+			return -1
+		}
+		j += off
+		if data[j-1] == '\n' {
+			return j - 1
+		}
+		off = j + 1
+	}
+	return -1
 }
 
 // emit appends text to the clean bytes, rejecting binary data and invalid UTF-8.

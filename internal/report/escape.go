@@ -25,8 +25,8 @@ func noncharacter(r rune) bool {
 	return r >= 0xfdd0 && r <= 0xfdef || r&0xfffe == 0xfffe
 }
 
-// escapeJSON rewrites the invisible characters encoding/json leaves raw in its output as \u
-// escapes, surrogate pairs above the BMP. The output is the same JSON value: such characters
+// escapeJSON rewrites the invisible characters encoding/json leaves raw in its output (DEL and
+// the invisible characters past ASCII) as \u escapes, surrogate pairs above the BMP. The output is the same JSON value: such characters
 // only occur inside strings, where an escape means the character itself.
 func escapeJSON(in []byte) []byte {
 	if !hasInvisible(in) {
@@ -36,7 +36,7 @@ func escapeJSON(in []byte) []byte {
 	for len(in) > 0 {
 		r, size := utf8.DecodeRune(in)
 		switch {
-		case r < utf8.RuneSelf || !invisible(r):
+		case r < utf8.RuneSelf && r != 0x7f, r >= utf8.RuneSelf && !invisible(r):
 			out = append(out, in[:size]...)
 		case r > 0xffff:
 			hi, lo := utf16.EncodeRune(r)
@@ -74,7 +74,8 @@ var yamlMarkEscape = regexp.MustCompile(`\\uFFFE([0-9A-F]{6})`)
 // markInvisibleJSON replaces, in JSON text, the invisible characters the YAML encoder would
 // write raw (format characters, and U+2028 and U+2029, which encoding/json escapes) by their
 // marks, and C1 controls too: the encoder writes U+0085 as "\N", which its own decoder reads
-// back as a line break. C0 controls and DEL it escapes itself ("\e").
+// back as a line break. C0 controls and DEL it escapes itself ("\e", "\x7F"); DEL, which
+// encoding/json leaves raw, goes in escaped.
 func markInvisibleJSON(in []byte) ([]byte, bool) {
 	marked := false
 	var out bytes.Buffer
@@ -100,9 +101,14 @@ func markInvisibleJSON(in []byte) ([]byte, bool) {
 			continue
 		}
 		r, size := utf8.DecodeRune(in[i:])
-		if markable(r) {
+		switch {
+		case markable(r):
 			mark(r)
-		} else {
+		case r == 0x7f:
+			// encoding/json writes DEL raw, and the YAML decoder refuses it raw in its input;
+			// escaped, the encoder writes it as an escape of its own.
+			out.WriteString(`\u007f`)
+		default:
 			out.Write(in[i : i+size])
 		}
 		i += size

@@ -14,8 +14,8 @@ import (
 
 // hostileName holds a right-to-left override (U+202E), which makes a terminal draw what follows
 // reversed, a zero-width space, a byte order mark, a tag character above the BMP, a C1 control,
-// a line separator and U+FFFE, the character the YAML printer marks with.
-const hostileName = "api\u202Egnp.exe\u200B\uFEFF\U000E0041\u0085\u2028\uFFFEend"
+// a line separator, U+FFFE, the character the YAML printer marks with, and DEL.
+const hostileName = "api\u202Egnp.exe\u200B\uFEFF\U000E0041\u0085\u2028\uFFFEend\x7f"
 
 func rawInvisible(s string) []rune {
 	var found []rune
@@ -49,10 +49,10 @@ func TestJSONEscapesInvisibleCharacters(t *testing.T) {
 			if raw := rawInvisible(out); len(raw) > 0 {
 				t.Errorf("%s output holds invisible characters raw: %U", format, raw)
 			}
-			if format == "json" && !strings.Contains(out, `api\u202egnp.exe\u200b\ufeff\udb40\udc41\u0085\u2028\ufffeend`) {
+			if format == "json" && !strings.Contains(out, `api\u202egnp.exe\u200b\ufeff\udb40\udc41\u0085\u2028\ufffeend\u007f`) {
 				t.Errorf("json output does not escape the name as \\u sequences:\n%s", out)
 			}
-			if format == "yaml" && !strings.Contains(out, `name: "api\u202Egnp.exe\u200B\uFEFF\U000E0041\u0085\u2028\uFFFEend"`) {
+			if format == "yaml" && !strings.Contains(out, `name: "api\u202Egnp.exe\u200B\uFEFF\U000E0041\u0085\u2028\uFFFEend\x7F"`) {
 				t.Errorf("yaml output does not quote and escape the name:\n%s", out)
 			}
 			// The escapes are the same value: a consumer reads the name the cluster holds.

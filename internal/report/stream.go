@@ -216,11 +216,11 @@ func (e *jsonStream) fail(v any) {
 	}
 }
 
-// jsonSafe marks the ASCII bytes encoding/json with HTML escaping writes as themselves;
-// escapeJSON leaves every ASCII byte alone, DEL too.
+// jsonSafe marks the ASCII bytes written as themselves: those encoding/json with HTML escaping
+// writes as themselves, but DEL, which escapeJSON escapes after it.
 var jsonSafe = func() (t [utf8.RuneSelf]bool) {
 	for c := ' '; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' && c != 0x7f
 	}
 	return t
 }()

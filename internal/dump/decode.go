@@ -217,7 +217,7 @@ func decodeObject(raw []byte, gvk schema.GroupVersionKind) (k8sruntime.Object, e
 }
 
 // decodeJob is one step of a file's read: an object, decoded by the pool (done is closed once
-// its batch is; nil when it was decoded at once), or the metrics document (metrics, raw kept), which
+// it is; nil when it was decoded at once), or the metrics document (metrics, raw kept), which
 // the merger reads in its place among the objects.
 type decodeJob struct {
 	raw     []byte
@@ -239,6 +239,7 @@ func (j *decodeJob) run() {
 	j.sum = maphash.Bytes(textSeed, j.raw)
 	putItemBuf(j.raw)
 	j.raw = nil
+	close(j.done)
 }
 
 // maxPooledItem bounds the item buffers kept for reuse; a larger item (rare: a pod is about
@@ -270,10 +271,8 @@ func putItemBuf(b []byte) {
 
 // decodePool decodes the objects of every file being read on every processor; the merger
 // files them in the order read, so a read is the same whatever the number of processors.
-// Objects go to it in batches, a few of one file at a time, which share one done channel: one
-// hand-over and one wake-up of the merger per batch instead of per object.
 type decodePool struct {
-	jobs    chan []*decodeJob
+	jobs    chan *decodeJob
 	workers sync.WaitGroup
 }
 
@@ -283,14 +282,11 @@ func newDecodePool() *decodePool {
 	if n < 2 {
 		return nil
 	}
-	p := &decodePool{jobs: make(chan []*decodeJob, 8*n)}
+	p := &decodePool{jobs: make(chan *decodeJob, 64*n)}
 	for range n {
 		p.workers.Go(func() {
-			for b := range p.jobs {
-				for _, j := range b {
-					j.run()
-				}
-				close(b[0].done)
+			for j := range p.jobs {
+				j.run()
 			}
 		})
 	}
@@ -303,16 +299,8 @@ func (p *decodePool) close() {
 	}
 }
 
-// A batch is handed to the pool once it holds maxBatch objects or maxBatchBytes of their text,
-// before any other step of the file, before the stream reads on from its file (so an object
-// met on a pipe that stays open is filed at once) and when the file ends.
-const (
-	maxBatch      = 32
-	maxBatchBytes = 128 << 10
-)
-
-// decode adds one object to the batch for the pool, or decodes it at once without one. raw is
-// reused by the stream once this returns, so the batch keeps a copy.
+// decode hands one object to the pool, or decodes it at once without one, and passes it on
+// to the merger. raw is reused by the stream once this returns, so the pool keeps a copy.
 func (p *parser) decode(raw []byte, gvk schema.GroupVersionKind, at location) error {
 	j := &decodeJob{gvk: gvk, at: at.fixed()}
 	if p.pool == nil {
@@ -320,35 +308,15 @@ func (p *parser) decode(raw []byte, gvk schema.GroupVersionKind, at location) er
 		j.sum = maphash.Bytes(textSeed, raw)
 		return p.push(j)
 	}
-	if len(p.batch) == 0 {
-		p.batchDone = make(chan struct{})
-	}
-	j.raw, j.done, j.read = getItemBuf(raw), p.batchDone, p.budget.read
-	p.batch = append(p.batch, j)
-	p.batchBytes += len(raw)
-	if len(p.batch) >= maxBatch || p.batchBytes >= maxBatchBytes {
-		return p.flush()
-	}
-	return nil
-}
-
-// flush hands the batch to the pool and then passes its objects on, so the merger never waits
-// for an object no worker has.
-func (p *parser) flush() error {
-	if len(p.batch) == 0 {
-		return nil
-	}
-	b := p.batch
-	p.batch, p.batchBytes = nil, 0
+	j.raw, j.done, j.read = getItemBuf(raw), make(chan struct{}), p.budget.read
+	// Sent before it is passed on, so the merger never waits for a job no worker has.
 	select {
-	case p.pool.jobs <- b:
+	case p.pool.jobs <- j:
 	case <-p.ctx.Done():
-		for _, j := range b {
-			putItemBuf(j.raw)
-		}
+		putItemBuf(j.raw)
 		return p.ctx.Err()
 	}
-	return p.out.pushAll(p.ctx, b)
+	return p.out.push(p.ctx, j)
 }
 
 // fileJob files one step of a file's read, once the pool has decoded it.

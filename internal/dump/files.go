@@ -35,11 +35,6 @@ type parser struct {
 	deferred *[]pendingItem
 	// done is the stream of the last file read whole, whose buffers the next file reuses.
 	done *stream
-	// batch is the objects met and not yet handed to the pool, batchDone the channel their
-	// decode closes and batchBytes their text's size.
-	batch      []*decodeJob
-	batchDone  chan struct{}
-	batchBytes int
 }
 
 // fileRead is one file of a read: what its parser has met so far, taken by the merger in
@@ -98,27 +93,6 @@ func (f *fileRead) push(ctx context.Context, j *decodeJob) error {
 	return nil
 }
 
-// pushAll passes a batch of steps on, waiting for room before each.
-func (f *fileRead) pushAll(ctx context.Context, jobs []*decodeJob) error {
-	for len(jobs) > 0 {
-		for f.unmerged.Load() >= maxUnmerged {
-			select {
-			case <-f.room:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-		n := min(len(jobs), int(maxUnmerged-f.unmerged.Load()))
-		f.unmerged.Add(int64(n))
-		f.mu.Lock()
-		f.jobs = append(f.jobs, jobs[:n]...)
-		f.mu.Unlock()
-		f.signal()
-		jobs = jobs[n:]
-	}
-	return nil
-}
-
 // merged notes one step filed.
 func (f *fileRead) merged() {
 	if f.unmerged.Add(-1) < maxUnmerged {
@@ -160,12 +134,8 @@ func (f *fileRead) next(buf []*decodeJob) ([]*decodeJob, bool) {
 	}
 }
 
-// push passes one step on, after the objects met before it, noting how far the file has
-// been read.
+// push passes one step on, noting how far the file has been read.
 func (p *parser) push(j *decodeJob) error {
-	if err := p.flush(); err != nil {
-		return err
-	}
 	j.read = p.budget.read
 	return p.out.push(p.ctx, j)
 }
@@ -181,9 +151,6 @@ func (p *parser) run(f *fileRead, earlier func() int64, published *atomic.Int64)
 		return
 	}
 	err = p.file(f.name, src)
-	if ferr := p.flush(); err == nil {
-		err = ferr
-	}
 	if closeSrc != nil {
 		closeSrc()
 	}
@@ -197,7 +164,6 @@ func (p *parser) run(f *fileRead, earlier func() int64, published *atomic.Int64)
 // kubectl cluster-info dump writes to stdout), YAML otherwise, with log blocks anywhere.
 func (p *parser) file(name string, src io.Reader) error {
 	s := newStream(p.ctx, src, name, p.budget)
-	s.beforeRead = p.flush
 	s.reuse(p.done)
 	p.done = nil
 	first, err := s.firstByte()

@@ -80,10 +80,7 @@ type stream struct {
 	src    io.Reader
 	name   string // the file as errors name it
 	budget *budget
-	// beforeRead, when set, runs before each read from src: the parser hands on what it has
-	// met before the read may wait.
-	beforeRead func() error
-	logs       []snapshot.ContainerLog
+	logs   []snapshot.ContainerLog
 	// logsCut are the logs of logs longer than the tail kept.
 	logsCut []cutLog
 
@@ -224,11 +221,6 @@ func (s *stream) readRaw() error {
 	// Always one chunk, whatever the buffer's size, so a file is read in the same pieces
 	// whichever file's buffer it reuses: where --max-dump-size stops a read depends on nothing
 	// else.
-	if s.beforeRead != nil {
-		if err := s.beforeRead(); err != nil {
-			return err
-		}
-	}
 	n, err := s.src.Read(s.raw[len(s.raw) : len(s.raw)+chunkSize])
 	s.raw = s.raw[:len(s.raw)+n]
 	s.budget.read += int64(n)

@@ -169,6 +169,10 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	if err := cp.start("kube-controller-manager", append([]string{
 		"--kubeconfig=" + cp.adminKC,
 		"--controllers=" + strings.Join(Controllers, ","),
+		// The quota controller counts a namespace's usage from its informers; a count made
+		// while they lag behind pods that admission already charged writes too little, and
+		// only the next full sync (5 minutes by default) puts it right.
+		"--resource-quota-sync-period=10s",
 		"--use-service-account-credentials=false",
 		"--leader-elect=false",
 		"--secure-port=0",

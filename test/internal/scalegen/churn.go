@@ -259,8 +259,11 @@ func (c *churner) run(parent context.Context) (ChurnStats, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// A write picked before the end is made whole: under ctx, its client's rate
+			// limiter would refuse a wait that outlasts the run's deadline, an error the
+			// API server never saw.
 			for j := range jobs {
-				c.write(ctx, j)
+				c.write(parent, j)
 			}
 		}()
 	}

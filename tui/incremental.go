@@ -58,7 +58,8 @@ func (inc *incremental) next(snap *snapshot.Snapshot, at *time.Time) *dataset {
 
 // changedWorkloads says which workloads next changed in against prev, or nil when it cannot say
 // (an object of another kind than those followed changed: a Service, a claim, a quota, a node,
-// a revision, a StatefulSet, a Job...; or an EndpointSlice came, went or emptied). An object is
+// a revision, a StatefulSet, a Job...; or an EndpointSlice came, went or emptied; or the
+// metrics or the source). An object is
 // unchanged when next holds the very object prev did: the watch rebuilds each snapshot from its
 // informers' stores, which replace an object only when it changes.
 func changedWorkloads(prev, next *snapshot.Snapshot) func(kind, namespace, name string) bool {
@@ -67,8 +68,8 @@ func changedWorkloads(prev, next *snapshot.Snapshot) func(kind, namespace, name 
 			return nil
 		}
 	}
-	if !reflect.DeepEqual(prev.Visibility, next.Visibility) || !reflect.DeepEqual(prev.Metrics, next.Metrics) ||
-		!reflect.DeepEqual(prev.Source, next.Source) {
+	// The visibility is not compared: Rediagnose reads what changed in it from the last report.
+	if !reflect.DeepEqual(prev.Metrics, next.Metrics) || !reflect.DeepEqual(prev.Source, next.Source) {
 		return nil
 	}
 	type key struct{ kind, namespace, name string }

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"reflect"
+	"runtime"
 	"testing"
 	"time"
 
@@ -339,6 +340,13 @@ func BenchmarkWatchUpdate20kPodsUnderChurn(b *testing.B) {
 		inc.next(c.advance(), nil)
 	}
 	full = 0
+	live := func() float64 {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		return float64(ms.HeapAlloc) / (1 << 20)
+	}
+	before := live()
 	b.ReportAllocs()
 	var cpu time.Duration
 	b.ResetTimer()
@@ -350,6 +358,12 @@ func BenchmarkWatchUpdate20kPodsUnderChurn(b *testing.B) {
 		inc.next(next, nil)
 		cpu += cpuTime() - start
 	}
+	b.StopTimer()
 	reportCPU(b, cpu)
 	b.ReportMetric(float64(full)/float64(b.N), "full/op")
+	// What the console and the churn's own state hold after the run, against before it.
+	b.ReportMetric(before, "live-MB-before")
+	b.ReportMetric(live(), "live-MB-after")
+	runtime.KeepAlive(inc)
+	runtime.KeepAlive(c)
 }

@@ -130,25 +130,10 @@ func changedWorkloads(prev, next *snapshot.Snapshot) func(kind, namespace, name 
 		}
 		mark(p.Namespace, metav1.GetControllerOf(p), "Pod", p.Name)
 	})
-	podsOf := func(s *snapshot.Snapshot) map[[2]string]*corev1.Pod {
-		out := make(map[[2]string]*corev1.Pod, len(s.Pods))
-		for _, p := range s.Pods {
-			out[[2]string{p.Namespace, p.Name}] = p
-		}
-		return out
-	}
-	var prevPods, nextPods map[[2]string]*corev1.Pod
-	podOwner := func(ns, name string) {
-		if prevPods == nil {
-			prevPods, nextPods = podsOf(prev), podsOf(next)
-		}
-		if p := nextPods[[2]string{ns, name}]; p != nil {
-			markNext(ns, metav1.GetControllerOf(p), "Pod", name)
-		}
-		if p := prevPods[[2]string{ns, name}]; p != nil {
-			markPrev(ns, metav1.GetControllerOf(p), "Pod", name)
-		}
-	}
+	// Copies named by events, slices and tails: their controllers are marked once all are named,
+	// in one pass over each snapshot's pods, which costs less than a map of every pod by name.
+	named := map[[2]string]bool{}
+	podOwner := func(ns, name string) { named[[2]string{ns, name}] = true }
 	// Events: the workload of what they are about.
 	diffObjects(prev.Events, next.Events, func(e *corev1.Event, _ bool) {
 		o := e.InvolvedObject
@@ -222,6 +207,18 @@ func changedWorkloads(prev, next *snapshot.Snapshot) func(kind, namespace, name 
 	}
 	for k := range tails {
 		podOwner(k.namespace, k.pod)
+	}
+	if len(named) > 0 {
+		for _, p := range next.Pods {
+			if named[[2]string{p.Namespace, p.Name}] {
+				markNext(p.Namespace, metav1.GetControllerOf(p), "Pod", p.Name)
+			}
+		}
+		for _, p := range prev.Pods {
+			if named[[2]string{p.Namespace, p.Name}] {
+				markPrev(p.Namespace, metav1.GetControllerOf(p), "Pod", p.Name)
+			}
+		}
 	}
 	if all {
 		return nil

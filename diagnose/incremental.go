@@ -1,16 +1,28 @@
 package diagnose
 
-import "github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+import (
+	"slices"
+	"strconv"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+)
 
 // Rediagnose is Diagnose for a snapshot s that differs from the one prev was made of only in
 // objects that concern the workloads changed reports true for (their own objects, their
-// ReplicaSets and revisions, their copies, the events and logs of these): those are diagnosed
-// again, every other workload keeps its diagnosis from prev, and a workload prev does not hold
-// is diagnosed. Kept diagnoses stay at prev's reference time; at the same reference time the
-// report equals Diagnose(s). A change to anything several workloads may share (a Service, an
-// EndpointSlice that came, went, or was or became empty, a claim, a quota, a node, the
-// visibility) calls for Diagnose; a slice updated otherwise concerns only the workloads of the
-// copies it lists before and after. A nil prev diagnoses everything.
+// ReplicaSets and revisions, their copies, the events and logs of these), and in its
+// visibility: those workloads are diagnosed again, every other workload keeps its diagnosis
+// from prev, and a workload prev does not hold is diagnosed. Kept diagnoses stay at prev's
+// reference time; at the same reference time the report equals Diagnose(s). A change to
+// anything several workloads may share (a Service, an EndpointSlice that came, went, or was or
+// became empty, a claim, a quota, a node) calls for Diagnose; a slice updated otherwise
+// concerns only the workloads of the copies it lists before and after. A nil prev diagnoses
+// everything.
+//
+// The visibility is Rediagnose's own business, as prev.Visibility says what s's predecessor
+// held: a line that changed in a namespace (or in all, with no namespace) is only evidence of
+// that namespace's workloads, so their kept diagnoses have that evidence written again, unless
+// the line is of a kind the engine also counts by (visibilityCounted), which has them diagnosed
+// again. Under churn the watch's "N log tails not read yet" changes with nearly every snapshot.
 func Rediagnose(prev *Report, s *snapshot.Snapshot, changed func(kind, namespace, name string) bool) *Report {
 	if prev == nil {
 		return Diagnose(s)
@@ -23,9 +35,10 @@ func Rediagnose(prev *Report, s *snapshot.Snapshot, changed func(kind, namespace
 	}
 	s.Index()
 	r := newReport(s)
+	vis := visibilityChanges(prev.Visibility, s.Visibility)
 	var kept []*Diagnosis
 	fresh := collectSome(s, func(kind, namespace, name string) bool {
-		if d := had[key{kind, namespace, name}]; d != nil && !changed(kind, namespace, name) {
+		if d := had[key{kind, namespace, name}]; d != nil && !changed(kind, namespace, name) && vis(namespace) != visibilityCounts {
 			kept = append(kept, d)
 			return false
 		}
@@ -34,6 +47,10 @@ func Rediagnose(prev *Report, s *snapshot.Snapshot, changed func(kind, namespace
 	r.Workloads = make([]Diagnosis, 0, len(fresh)+len(kept))
 	for _, d := range kept {
 		r.Workloads = append(r.Workloads, *d)
+		if vis(d.Namespace) == visibilityEvidenceOnly {
+			w := &r.Workloads[len(r.Workloads)-1]
+			w.Evidence = rewriteVisibility(w.Evidence, s, d.Namespace)
+		}
 	}
 	for _, w := range fresh {
 		r.Workloads = append(r.Workloads, diagnoseWorkload(s, w))
@@ -43,4 +60,76 @@ func Rediagnose(prev *Report, s *snapshot.Snapshot, changed func(kind, namespace
 	}
 	sortWorkloads(r)
 	return r
+}
+
+// visibilityCounted are the kinds of visibility line the engine reads beyond evidence: no pod
+// read (podsUnseen) and no metrics read (metricsUnread). A change of any other kind's line
+// changes only the NotVisible evidence visibilityEvidence writes.
+var visibilityCounted = map[string]bool{"Pod": true, "Prometheus": true}
+
+type visibilityChange int
+
+const (
+	visibilitySame visibilityChange = iota
+	visibilityEvidenceOnly
+	visibilityCounts
+)
+
+// visibilityChanges says, per namespace, how the visibility lines that concern it (its own and
+// those of no namespace, in order) changed from prev to next.
+func visibilityChanges(prev, next []snapshot.Visibility) func(namespace string) visibilityChange {
+	if slices.Equal(prev, next) {
+		return func(string) visibilityChange { return visibilitySame }
+	}
+	of := func(vs []snapshot.Visibility, ns string, counted bool) []snapshot.Visibility {
+		var out []snapshot.Visibility
+		for _, v := range vs {
+			if (v.Namespace == "" || v.Namespace == ns) && (!counted || visibilityCounted[v.Kind]) {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	seen := map[string]visibilityChange{}
+	return func(ns string) visibilityChange {
+		c, ok := seen[ns]
+		if !ok {
+			switch {
+			case !slices.Equal(of(prev, ns, true), of(next, ns, true)):
+				c = visibilityCounts
+			case !slices.Equal(of(prev, ns, false), of(next, ns, false)):
+				c = visibilityEvidenceOnly
+			}
+			seen[ns] = c
+		}
+		return c
+	}
+}
+
+// rewriteVisibility is a kept diagnosis's evidence with its NotVisible items written anew from
+// s's visibility, in the place gatherEvidence would give them. gatherEvidence's items come
+// first, sorted by evidenceBuilder.list; then the metrics' items (SourceMetrics) and the onset,
+// which only those passes write.
+func rewriteVisibility(old []Evidence, s *snapshot.Snapshot, namespace string) []Evidence {
+	end := len(old)
+	for i, e := range old {
+		if e.Source == SourceMetrics || (e.Source == SourceRevisionHistory && e.Kind == "Onset") {
+			end = i
+			break
+		}
+	}
+	b := newEvidence()
+	for i := range old[:end] {
+		e := old[i]
+		if e.Source == SourceVisibility && e.Kind == "NotVisible" {
+			continue
+		}
+		// The kept report may be on screen: list sorts Objects in place, so give it its own.
+		e.Objects = slices.Clone(e.Objects)
+		k := evidenceKey{e.Source, e.Kind, "\x00kept" + strconv.Itoa(i)}
+		b.items[k] = &e
+		b.order = append(b.order, k)
+	}
+	visibilityEvidence(s, b, &workload{Namespace: namespace})
+	return append(b.list(), old[end:]...)
 }

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strconv"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -103,5 +104,84 @@ func TestRediagnoseWithoutAPreviousReportDiagnosesAll(t *testing.T) {
 	prev := Diagnose(syntheticCluster(10, 10))
 	if !reflect.DeepEqual(Rediagnose(prev, s, func(string, string, string) bool { return true }), Diagnose(s)) {
 		t.Error("Rediagnose with everything changed differs from Diagnose")
+	}
+}
+
+// withVisibility is s, rebuilt, with its visibility lines followed by extra.
+func withVisibility(s *snapshot.Snapshot, extra ...snapshot.Visibility) *snapshot.Snapshot {
+	next := cloneSnapshot(s)
+	next.Visibility = append(append([]snapshot.Visibility(nil), s.Visibility...), extra...)
+	return next
+}
+
+// A change of the visibility alone leaves every workload kept, its evidence of what was not
+// read written again, and the report equals a full diagnosis: over every scenario and fixture
+// dump, and a workload with metrics evidence and an onset after the sorted items. A pods line
+// (which the engine counts by) has its namespace's workloads diagnosed again.
+func TestRediagnoseFollowsTheVisibility(t *testing.T) {
+	type tc struct {
+		name string
+		s    *snapshot.Snapshot
+	}
+	var cases []tc
+	for _, vd := range verdictDirs(t) {
+		cases = append(cases, tc{vd.ID, loadDump(t, vd.Dir, loadExpected(t, vd.Dir))})
+	}
+	c := newCluster()
+	healthyAt(c, "ingester", 10*time.Minute)
+	c.addSeries("ingester", snapshot.RoleThroughput, snapshot.OriginAnnotation, 30*time.Second, concat(repeat(1240, 41), repeat(0, 19))...)
+	cases = append(cases, tc{"metrics", c.s})
+	if len(cases) < 10 {
+		t.Fatalf("only %d snapshots to test", len(cases))
+	}
+	tails := func(ns string, n int) snapshot.Visibility {
+		return snapshot.Visibility{Kind: "pods/log", Namespace: ns, Reason: strconv.Itoa(n) + " log tails not read yet: while watching, at most 5 log tails are read a second"}
+	}
+	nodes := snapshot.Visibility{Kind: "Node", Reason: `forbidden: User "oncall" cannot list resource "nodes" in API group "" at the cluster scope`}
+	var sawOnset, sawMetrics, rewrote bool
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := tc.s
+			prev := Diagnose(s)
+			ns := testNS
+			if len(prev.Workloads) > 0 {
+				ns = prev.Workloads[0].Namespace
+			}
+			pods := snapshot.Visibility{Kind: "Pod", Namespace: ns, Reason: `forbidden: User "oncall" cannot list resource "pods" in API group "" in the namespace "` + ns + `"`}
+			for i, next := range []*snapshot.Snapshot{
+				withVisibility(s, tails(ns, 2)),
+				withVisibility(s, tails(ns, 3), nodes),
+				withVisibility(s, nodes, tails("elsewhere", 1)),
+				withVisibility(s, nodes, pods),
+				withVisibility(s),
+			} {
+				again := 0
+				got := Rediagnose(prev, next, func(string, string, string) bool { return false })
+				want := Diagnose(cloneSnapshot(next))
+				for j := range want.Workloads {
+					d := &want.Workloads[j]
+					for _, e := range d.Evidence {
+						sawOnset = sawOnset || e.Kind == "Onset"
+						sawMetrics = sawMetrics || e.Source == SourceMetrics
+					}
+					if old := prev.Find(d.Kind, d.Namespace, d.Name); old != nil && !reflect.DeepEqual(old.Evidence, d.Evidence) {
+						again++
+					}
+				}
+				if !reflect.DeepEqual(got, want) {
+					for j := range want.Workloads {
+						if j < len(got.Workloads) && !reflect.DeepEqual(got.Workloads[j].Evidence, want.Workloads[j].Evidence) {
+							t.Fatalf("visibility %d: %s's evidence\n got %+v\nwant %+v", i, want.Workloads[j].Name, got.Workloads[j].Evidence, want.Workloads[j].Evidence)
+						}
+					}
+					t.Fatalf("visibility %d: the report differs from a full diagnosis", i)
+				}
+				rewrote = rewrote || again > 0
+				prev = got
+			}
+		})
+	}
+	if !sawOnset || !sawMetrics || !rewrote {
+		t.Errorf("onset evidence seen %v, metrics evidence %v, evidence rewritten %v: want all, or the test proves less than it says", sawOnset, sawMetrics, rewrote)
 	}
 }

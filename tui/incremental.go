@@ -58,7 +58,8 @@ func (inc *incremental) next(snap *snapshot.Snapshot, at *time.Time) *dataset {
 
 // changedWorkloads says which workloads next changed in against prev, or nil when it cannot say
 // (an object of another kind than those followed changed: a Service, a claim, a quota, a node,
-// a revision, a StatefulSet, a Job...; or an EndpointSlice came, went or emptied). An object is
+// a revision, a StatefulSet, a Job...; or an EndpointSlice came, went or emptied; or the
+// metrics or the source). An object is
 // unchanged when next holds the very object prev did: the watch rebuilds each snapshot from its
 // informers' stores, which replace an object only when it changes.
 func changedWorkloads(prev, next *snapshot.Snapshot) func(kind, namespace, name string) bool {
@@ -67,8 +68,8 @@ func changedWorkloads(prev, next *snapshot.Snapshot) func(kind, namespace, name 
 			return nil
 		}
 	}
-	if !reflect.DeepEqual(prev.Visibility, next.Visibility) || !reflect.DeepEqual(prev.Metrics, next.Metrics) ||
-		!reflect.DeepEqual(prev.Source, next.Source) {
+	// The visibility is not compared: Rediagnose reads what changed in it from the last report.
+	if !reflect.DeepEqual(prev.Metrics, next.Metrics) || !reflect.DeepEqual(prev.Source, next.Source) {
 		return nil
 	}
 	type key struct{ kind, namespace, name string }
@@ -129,25 +130,10 @@ func changedWorkloads(prev, next *snapshot.Snapshot) func(kind, namespace, name 
 		}
 		mark(p.Namespace, metav1.GetControllerOf(p), "Pod", p.Name)
 	})
-	podsOf := func(s *snapshot.Snapshot) map[[2]string]*corev1.Pod {
-		out := make(map[[2]string]*corev1.Pod, len(s.Pods))
-		for _, p := range s.Pods {
-			out[[2]string{p.Namespace, p.Name}] = p
-		}
-		return out
-	}
-	var prevPods, nextPods map[[2]string]*corev1.Pod
-	podOwner := func(ns, name string) {
-		if prevPods == nil {
-			prevPods, nextPods = podsOf(prev), podsOf(next)
-		}
-		if p := nextPods[[2]string{ns, name}]; p != nil {
-			markNext(ns, metav1.GetControllerOf(p), "Pod", name)
-		}
-		if p := prevPods[[2]string{ns, name}]; p != nil {
-			markPrev(ns, metav1.GetControllerOf(p), "Pod", name)
-		}
-	}
+	// Copies named by events, slices and tails: their controllers are marked once all are named,
+	// in one pass over each snapshot's pods, which costs less than a map of every pod by name.
+	named := map[[2]string]bool{}
+	podOwner := func(ns, name string) { named[[2]string{ns, name}] = true }
 	// Events: the workload of what they are about.
 	diffObjects(prev.Events, next.Events, func(e *corev1.Event, _ bool) {
 		o := e.InvolvedObject
@@ -221,6 +207,18 @@ func changedWorkloads(prev, next *snapshot.Snapshot) func(kind, namespace, name 
 	}
 	for k := range tails {
 		podOwner(k.namespace, k.pod)
+	}
+	if len(named) > 0 {
+		for _, p := range next.Pods {
+			if named[[2]string{p.Namespace, p.Name}] {
+				markNext(p.Namespace, metav1.GetControllerOf(p), "Pod", p.Name)
+			}
+		}
+		for _, p := range prev.Pods {
+			if named[[2]string{p.Namespace, p.Name}] {
+				markPrev(p.Namespace, metav1.GetControllerOf(p), "Pod", p.Name)
+			}
+		}
 	}
 	if all {
 		return nil

@@ -36,10 +36,15 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubediagnose/kubectl-diagnose/cmd"
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 	"github.com/kubediagnose/kubectl-diagnose/test/internal/controlplane"
 )
 
 func main() {
+	if mode := os.Getenv(bareEnv); mode != "" {
+		runChild(mode)
+		return
+	}
 	planes := flag.Int("control-planes", 2, "control planes to start (at most 4)")
 	per := flag.Int("contexts-per", 10, "contexts (namespaces) per control plane")
 	deploys := flag.Int("deployments", 10, "Deployments per namespace")
@@ -50,6 +55,8 @@ func main() {
 	rtts := flag.String("rtts", "0", "comma-separated round-trip times a proxy in front of each API server adds (e.g. 0,50ms), each measured in turn")
 	compare := flag.String("compare", "", "another build of kubectl-diagnose (e.g. main's) to measure beside this checkout's, run for run, in the same minutes")
 	boundsFlag := flag.String("bounds", "1,4,8,all", "comma-separated --max-parallel-contexts values the fleet is measured at (all: one per context)")
+	floor := flag.Bool("floor", true, "also measure the floor at each bound: the same lists sent by a bare client that discards the bodies, and kubectl get of the same kinds per context")
+	auditLog := flag.Bool("audit-log", false, "run the API servers with the e2e harness's audit log (every request at Metadata level, written before the answer); off, they keep no audit log, as the e2e harness's default has one")
 	flag.Parse()
 	if *runs < 0 || *runs == 0 && *profile == "" {
 		fmt.Fprintln(os.Stderr, "error: -runs 0 measures nothing; it takes -cpuprofile")
@@ -94,7 +101,7 @@ func main() {
 		}
 		bounds = append(bounds, n)
 	}
-	err := run(ctx, *planes, *per, *deploys, int32(*replicas), *runs, delays, *profile, *memProfile, *compare, bounds)
+	err := run(ctx, *planes, *per, *deploys, int32(*replicas), *runs, delays, *profile, *memProfile, *compare, bounds, *floor, *auditLog)
 	stop()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "error: %v\n", err)
@@ -102,13 +109,17 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int, rtts []time.Duration, profile, memProfile, compare string, bounds []int) error {
+func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int, rtts []time.Duration, profile, memProfile, compare string, bounds []int, floor, auditLog bool) error {
 	dir, err := os.MkdirTemp("", "fleetbench-")
 	if err != nil {
 		return err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	binary, err := build(dir)
+	binary, err := build(dir, ".", "kubectl-diagnose")
+	if err != nil {
+		return err
+	}
+	bare, err := build(dir, "./test/fleetbench/barelists", "barelists")
 	if err != nil {
 		return err
 	}
@@ -122,17 +133,26 @@ func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int
 			cp.Stop()
 		}
 	}()
-	kc := clientcmdapi.NewConfig()
+	// direct reaches the API servers straight, for the loopback rounds: the proxy would add
+	// this process's copying to the two cores; proxied goes through the proxies.
+	direct, proxied := clientcmdapi.NewConfig(), clientcmdapi.NewConfig()
+	var apiArgs []string
+	if !auditLog {
+		// Later flags win: no policy, no log, no audit filter on the request path.
+		apiArgs = []string{"--audit-policy-file=", "--audit-log-path="}
+	}
+	kubectl := ""
 	var contexts []string
 	// delay is half the round trip the proxies add, each way; set per measurement.
 	var delay atomic.Int64
 	for i := range planes {
 		start := time.Now()
-		cp, err := controlplane.Start(ctx, controlplane.Options{Logf: logf})
+		cp, err := controlplane.Start(ctx, controlplane.Options{Logf: logf, APIServerArgs: apiArgs})
 		if err != nil {
 			return fmt.Errorf("control plane %d: %w", i, err)
 		}
 		cps = append(cps, cp)
+		kubectl = cp.Kubectl()
 		logf("control plane %d ready in %s", i, time.Since(start).Round(time.Second))
 		names, err := seed(ctx, cp, per, deploys, replicas)
 		if err != nil {
@@ -149,38 +169,60 @@ func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int
 			return err
 		}
 		defer p.Close()
-		kc.Clusters[cluster] = admin.Clusters[ac.Cluster]
-		kc.Clusters[cluster].Server = "https://" + p.Addr().String()
-		kc.AuthInfos[user] = admin.AuthInfos[ac.AuthInfo]
-		for j, ns := range names {
-			name := fmt.Sprintf("cp%d-ns%02d", i, j)
-			kc.Contexts[name] = &clientcmdapi.Context{Cluster: cluster, AuthInfo: user, Namespace: ns}
-			contexts = append(contexts, name)
+		for _, kc := range []*clientcmdapi.Config{direct, proxied} {
+			c := *admin.Clusters[ac.Cluster]
+			kc.Clusters[cluster] = &c
+			kc.AuthInfos[user] = admin.AuthInfos[ac.AuthInfo]
+			for j, ns := range names {
+				kc.Contexts[fmt.Sprintf("cp%d-ns%02d", i, j)] = &clientcmdapi.Context{Cluster: cluster, AuthInfo: user, Namespace: ns}
+			}
+		}
+		proxied.Clusters[cluster].Server = "https://" + p.Addr().String()
+		for j := range names {
+			contexts = append(contexts, fmt.Sprintf("cp%d-ns%02d", i, j))
 		}
 	}
-	kc.CurrentContext = contexts[0]
-	path := filepath.Join(dir, "kubeconfig")
-	if err := clientcmd.WriteToFile(*kc, path); err != nil {
-		return err
+	directPath, proxiedPath := filepath.Join(dir, "kubeconfig"), filepath.Join(dir, "kubeconfig-proxied")
+	plans := map[string]floorPlan{}
+	for path, kc := range map[string]*clientcmdapi.Config{directPath: direct, proxiedPath: proxied} {
+		kc.CurrentContext = contexts[0]
+		if err := clientcmd.WriteToFile(*kc, path); err != nil {
+			return err
+		}
+		lists, err := writePlan(kc, contexts, path+".plan")
+		if err != nil {
+			return err
+		}
+		plans[path] = floorPlan{bare: bare, plan: path + ".plan", lists: lists}
 	}
 	if err := waitPods(ctx, cps, len(contexts)*deploys*int(replicas)); err != nil {
 		return err
 	}
 
-	fmt.Printf("contexts: %d on %d control planes; %d Deployments x %d copies per context (%d pods in all)\n",
-		len(contexts), planes, deploys, replicas, len(contexts)*deploys*int(replicas))
+	fmt.Printf("contexts: %d on %d control planes; %d Deployments x %d copies per context (%d pods in all); API servers' audit log: %v\n",
+		len(contexts), planes, deploys, replicas, len(contexts)*deploys*int(replicas), auditLog)
 	for _, rtt := range rtts {
 		if runs == 0 {
 			break
 		}
 		delay.Store(int64(rtt / 2))
-		if err := measureAll(ctx, runs, binaries, path, contexts, rtt, bounds); err != nil {
+		path := directPath
+		if rtt > 0 {
+			path = proxiedPath
+		}
+		var fl *floorPlan
+		if floor {
+			p := plans[path]
+			p.kubectl = kubectl
+			fl = &p
+		}
+		if err := measureAll(ctx, runs, binaries, path, contexts, rtt, bounds, fl); err != nil {
 			return err
 		}
 	}
 	if profile != "" {
 		delay.Store(0)
-		return profileFleet(ctx, profile, memProfile, path, contexts)
+		return profileFleet(ctx, profile, memProfile, directPath, contexts)
 	}
 	return nil
 }
@@ -253,7 +295,7 @@ func auditInProcess(ctx context.Context, kubeconfig string, contexts []string) e
 
 // measureAll times each context alone, then the fleet at several bounds, and prints a table
 // with a column per binary; the binaries take turns run for run, so they share the minutes.
-func measureAll(ctx context.Context, runs int, binaries []string, path string, contexts []string, rtt time.Duration, bounds []int) error {
+func measureAll(ctx context.Context, runs int, binaries []string, path string, contexts []string, rtt time.Duration, bounds []int, floor *floorPlan) error {
 	nb := len(binaries)
 	single := make([][]measure, len(contexts))
 	sum := make([]measure, nb)
@@ -286,8 +328,9 @@ func measureAll(ctx context.Context, runs int, binaries []string, path string, c
 	all := strings.Join(contexts, ",")
 	idleStart := serverCPU()
 	time.Sleep(2 * time.Second)
+	idle := (serverCPU() - idleStart) / 2
 	fmt.Printf("\nround trip added: %s; load average at the start: %s; the servers' CPU while idle: %s per second\n",
-		rtt, loadavg(), msOf((serverCPU()-idleStart)/2))
+		rtt, loadavg(), msOf(idle))
 	head, rule := "| run |", "|---|"
 	for _, b := range binaries {
 		head += fmt.Sprintf(" %s: wall | CPU | servers' CPU | max RSS |", filepath.Base(b))
@@ -319,7 +362,50 @@ func measureAll(ctx context.Context, runs int, binaries []string, path string, c
 		}
 		row(fmt.Sprintf("`--context <all %d> --max-parallel-contexts %d`%s", len(contexts), bound, note), m)
 	}
+	if floor != nil {
+		if err := measureFloor(ctx, runs, path, contexts, bounds, *floor, idle); err != nil {
+			return err
+		}
+	}
 	fmt.Printf("load average at the end: %s\n", loadavg())
+	return nil
+}
+
+// measureFloor times the same fleet's lists sent by a bare client (bareLists), at each bound,
+// and kubectl get of the same kinds per context at the default bound, and prints what the
+// servers spent per list.
+func measureFloor(ctx context.Context, runs int, path string, contexts []string, bounds []int, fp floorPlan, idle time.Duration) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	all := strings.Join(contexts, ",")
+	lists := fp.lists
+	fmt.Printf("\nthe floor: %d lists per fleet read (%d kinds per context, Nodes once per server); servers' CPU per list after their idle share\n", lists, len(snapshot.Kinds)-1)
+	fmt.Println("| run | wall | CPU | servers' CPU | servers' CPU per list | max RSS |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|")
+	row := func(name string, m measure) {
+		per := (m.server - time.Duration(float64(idle)*m.wall.Seconds())) / time.Duration(lists)
+		fmt.Printf("| %s | %s | %s | %s | %.2f ms | %d MB |\n", name, msOf(m.wall), msOf(m.cpu), msOf(m.server), float64(per)/float64(time.Millisecond), m.rss>>20)
+	}
+	for _, bound := range bounds {
+		if bound == 0 {
+			bound = len(contexts)
+		}
+		m, err := mediansOf(ctx, runs, []command{{argv: []string{fp.bare, fp.plan, strconv.Itoa(bound)}}})
+		if err != nil {
+			return err
+		}
+		row(fmt.Sprintf("bare client, the same lists, bodies discarded, %d contexts at once", bound), m[0])
+	}
+	if fp.kubectl == "" {
+		return nil
+	}
+	m, err := mediansOf(ctx, runs, []command{{argv: []string{self, fp.kubectl, path, "8", all}, env: []string{bareEnv + "=kubectl"}}})
+	if err != nil {
+		return err
+	}
+	row("`kubectl get` of the same kinds, a process per context and one more per server for Nodes, 8 at once", m[0])
 	return nil
 }
 
@@ -434,11 +520,32 @@ func serverCPU() time.Duration {
 // returns each binary's median wall time, CPU time and peak RSS. Exit 0 is required: every
 // context must be read.
 func medians(ctx context.Context, runs int, binaries []string, kubeconfig string, args ...string) ([]measure, error) {
-	walls, cpus, rsss := make([][]time.Duration, len(binaries)), make([][]time.Duration, len(binaries)), make([][]int64, len(binaries))
-	servers := make([][]time.Duration, len(binaries))
+	cmds := make([]command, len(binaries))
+	for b, binary := range binaries {
+		cmds[b].argv = append([]string{binary, "audit", "-o", "json", "--kubeconfig", kubeconfig}, args...)
+	}
+	return mediansOf(ctx, runs, cmds)
+}
+
+// command is a process to time: its arguments, binary first, and what it adds to the
+// environment.
+type command struct {
+	argv, env []string
+}
+
+// mediansOf runs each command runs times, the commands taking turns, and returns each one's
+// median wall time, CPU time (its children's included), servers' CPU and peak RSS. Exit 0 is
+// required.
+func mediansOf(ctx context.Context, runs int, cmds []command) ([]measure, error) {
+	walls, cpus, rsss := make([][]time.Duration, len(cmds)), make([][]time.Duration, len(cmds)), make([][]int64, len(cmds))
+	servers := make([][]time.Duration, len(cmds))
 	for range runs {
-		for b, binary := range binaries {
-			cmd := exec.CommandContext(ctx, binary, append([]string{"audit", "-o", "json", "--kubeconfig", kubeconfig}, args...)...)
+		for b, c := range cmds {
+			cmd := exec.CommandContext(ctx, c.argv[0], c.argv[1:]...)
+			if c.env != nil {
+				cmd.Env = append(os.Environ(), c.env...)
+			}
+			binary, args := c.argv[0], c.argv[1:]
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			before, start := serverCPU(), time.Now()
@@ -455,8 +562,8 @@ func medians(ctx context.Context, runs int, binaries []string, kubeconfig string
 			}
 		}
 	}
-	out := make([]measure, len(binaries))
-	for b := range binaries {
+	out := make([]measure, len(cmds))
+	for b := range cmds {
 		slices.Sort(walls[b])
 		slices.Sort(cpus[b])
 		slices.Sort(rsss[b])
@@ -469,13 +576,21 @@ func medians(ctx context.Context, runs int, binaries []string, kubeconfig string
 	return out, nil
 }
 
-func build(dir string) (string, error) {
+// floorPlan is how to run the floor over one kubeconfig: barelists, its plan, the lists a run
+// sends, and the kubectl for the kubectl row ("" for none).
+type floorPlan struct {
+	bare, plan, kubectl string
+	lists               int
+}
+
+// build builds the package pkg of this checkout into dir/name.
+func build(dir, pkg, name string) (string, error) {
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {
 		return "", errors.New("cannot locate the repository root")
 	}
-	out := filepath.Join(dir, "kubectl-diagnose")
-	cmd := exec.Command("go", "build", "-o", out, ".")
+	out := filepath.Join(dir, name)
+	cmd := exec.Command("go", "build", "-o", out, pkg)
 	cmd.Dir = filepath.Join(filepath.Dir(file), "..", "..")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build: %w\n%s", err, b)

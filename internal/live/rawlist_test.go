@@ -1,0 +1,91 @@
+package live
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/client-go/kubernetes/scheme"
+)
+
+// TestAProtobufListReadsAsTheTypedClientReadsIt: the pods of a real dump, served as protobuf
+// and as JSON, read into the same objects as the typed client decodes them (managedFields
+// dropped), page after page of reused buffers.
+func TestAProtobufListReadsAsTheTypedClientReadsIt(t *testing.T) {
+	jsonBody, protoBody, n := decodeSeeds(t)
+	var want corev1.PodList
+	if err := runtime.DecodeInto(scheme.Codecs.UniversalDecoder(corev1.SchemeGroupVersion), protoBody[1:], &want); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := protoListBytes(protoBody[1:], "PodList"); !ok {
+		t.Fatal("the seed's protobuf PodList would be asked for again, not decoded in place")
+	}
+	src, set := decodeServer(t)
+	for _, body := range [][]byte{protoBody, jsonBody, protoBody} {
+		set(body)
+		snap, err := src.Snapshot(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(snap.Pods) != n {
+			t.Fatalf("read %d pods, want %d", len(snap.Pods), n)
+		}
+		for i, got := range snap.Pods {
+			w := want.Items[i].DeepCopy()
+			w.ManagedFields = nil
+			if !equality.Semantic.DeepEqual(got, w) {
+				t.Errorf("pod %s read differently from the typed client's decoding:\n got %+v\nwant %+v", w.Name, got, w)
+			}
+		}
+	}
+}
+
+// TestProtoListBytesTakesOnlyAnUncompressedListOfItsKind: anything but a protobuf list of the
+// kind asked for goes to the typed client, which words its failure as ever.
+func TestProtoListBytesTakesOnlyAnUncompressedListOfItsKind(t *testing.T) {
+	var pb bytes.Buffer
+	list := &corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "PodList"}, ListMeta: metav1.ListMeta{ResourceVersion: "7"}, Items: []corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "web-1"}}}}
+	if err := protobuf.NewSerializer(scheme.Scheme, scheme.Scheme).Encode(list, &pb); err != nil {
+		t.Fatal(err)
+	}
+	raw, ok := protoListBytes(pb.Bytes(), "PodList")
+	if !ok {
+		t.Fatal("a protobuf PodList was not taken")
+	}
+	var got corev1.PodList
+	if err := got.Unmarshal(raw); err != nil || got.ResourceVersion != "7" || len(got.Items) != 1 || got.Items[0].Name != "web-1" {
+		t.Fatalf("decoded %+v, %v", got, err)
+	}
+	unknown := runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: "v1", Kind: "PodList"}, Raw: raw, ContentEncoding: "gzip"}
+	gz, err := unknown.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: "v1", Kind: "Status"}, Raw: []byte{}}
+	st, err := status.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{
+		"another kind":   pb.Bytes(),
+		"compressed":     append(append([]byte(nil), protoMagic...), gz...),
+		"a Status":       append(append([]byte(nil), protoMagic...), st...),
+		"cut short":      pb.Bytes()[:pb.Len()-3],
+		"JSON":           []byte(`{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[]}`),
+		"the magic only": protoMagic,
+		"empty":          nil,
+	} {
+		kind := "PodList"
+		if name == "another kind" {
+			kind = "NodeList"
+		}
+		if _, ok := protoListBytes(b, kind); ok {
+			t.Errorf("%s: taken as a protobuf %s", name, kind)
+		}
+	}
+}

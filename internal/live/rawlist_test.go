@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 )
 
 // TestAProtobufListReadsAsTheTypedClientReadsIt: the pods of a real dump, served as protobuf
@@ -86,6 +88,33 @@ func TestProtoListBytesTakesOnlyAnUncompressedListOfItsKind(t *testing.T) {
 		}
 		if _, ok := protoListBytes(b, kind); ok {
 			t.Errorf("%s: taken as a protobuf %s", name, kind)
+		}
+	}
+}
+
+// TestListOptionsMakeTheQueryVersionedParamsMakes: the same URL for every option a read sends
+// (the pager's limit and continue, the watch cache's resourceVersion, -l, --field-selector, a
+// timeout), and VersionedParams itself for any other.
+func TestListOptionsMakeTheQueryVersionedParamsMakes(t *testing.T) {
+	rc, err := rest.RESTClientFor(&rest.Config{
+		Host: "https://example.invalid", APIPath: "/api",
+		ContentConfig: rest.ContentConfig{GroupVersion: &corev1.SchemeGroupVersion, NegotiatedSerializer: scheme.Codecs.WithoutConversion()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, opts := range []metav1.ListOptions{
+		{},
+		{ResourceVersion: "0", Limit: 500},
+		{ResourceVersion: "0", Limit: 500, Continue: "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6NDF9", LabelSelector: "app in (web, api),tier!=db", FieldSelector: "metadata.name=web-1"},
+		{Limit: -1, TimeoutSeconds: ptr.To[int64](30)},
+		{ResourceVersion: "41", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan, Limit: 500},
+		{Watch: true, AllowWatchBookmarks: true, SendInitialEvents: ptr.To(true)},
+	} {
+		want := rc.Get().Namespace("shop").Resource("pods").VersionedParams(&opts, scheme.ParameterCodec).URL().String()
+		got := withListOptions(rc.Get().Namespace("shop").Resource("pods"), opts).URL().String()
+		if got != want {
+			t.Errorf("%+v:\n got %s\nwant %s", opts, got, want)
 		}
 	}
 }

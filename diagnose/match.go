@@ -69,14 +69,21 @@ func (r *ranker) namedInFailure() {
 	var (
 		candidates []leaf
 		valueToks  [][]token
+		hits       []hit
+		walked     bool
 	)
-	for _, l := range leaves(r.tplPath, r.w.Template) {
-		if l.Text && !isNotConfig(l.Path.String()) {
-			candidates = append(candidates, l)
-			valueToks = append(valueToks, valueTokens(l.Value))
+	// The template's leaves are walked only once a signal has tokens to match: a workload
+	// whose copies have not failed yet (Pending, never scheduled) has none.
+	walk := func() {
+		walked = true
+		for _, l := range leaves(r.tplPath, r.w.Template) {
+			if l.Text && !isNotConfig(l.Path.String()) {
+				candidates = append(candidates, l)
+				valueToks = append(valueToks, valueTokens(l.Value))
+			}
 		}
+		hits = make([]hit, len(candidates))
 	}
-	hits := make([]hit, len(candidates))
 	// Many copies log the same failure with different timestamps; a signal whose tokens were
 	// already matched adds only its copy to the hits it makes.
 	seen := map[string][]int{}
@@ -87,6 +94,9 @@ func (r *ranker) namedInFailure() {
 		toks := s.tokens()
 		if len(toks) == 0 {
 			continue
+		}
+		if !walked {
+			walk()
 		}
 		key := s.tokensKey()
 		if idx, ok := seen[key]; ok {

@@ -216,7 +216,7 @@ func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int
 			p.kubectl = kubectl
 			fl = &p
 		}
-		if err := measureAll(ctx, runs, binaries, path, contexts, rtt, bounds, fl); err != nil {
+		if err := measureAll(ctx, runs, binaries, path, contexts, rtt, bounds, fl, cps); err != nil {
 			return err
 		}
 	}
@@ -295,7 +295,7 @@ func auditInProcess(ctx context.Context, kubeconfig string, contexts []string) e
 
 // measureAll times each context alone, then the fleet at several bounds, and prints a table
 // with a column per binary; the binaries take turns run for run, so they share the minutes.
-func measureAll(ctx context.Context, runs int, binaries []string, path string, contexts []string, rtt time.Duration, bounds []int, floor *floorPlan) error {
+func measureAll(ctx context.Context, runs int, binaries []string, path string, contexts []string, rtt time.Duration, bounds []int, floor *floorPlan, cps []*controlplane.ControlPlane) error {
 	nb := len(binaries)
 	single := make([][]measure, len(contexts))
 	sum := make([]measure, nb)
@@ -366,6 +366,15 @@ func measureAll(ctx context.Context, runs int, binaries []string, path string, c
 		if err := measureFloor(ctx, runs, path, contexts, bounds, *floor, idle); err != nil {
 			return err
 		}
+		tool, err := countLists(ctx, cps, command{argv: []string{binaries[0], "audit", "-o", "json", "--kubeconfig", path, "--context", all}})
+		if err != nil {
+			return err
+		}
+		bare, err := countLists(ctx, cps, command{argv: []string{floor.bare, floor.plan, "8"}})
+		if err != nil {
+			return err
+		}
+		fmt.Printf("\nwhat the API servers counted in one run: %s's fleet at the default bound: %s; the bare client's: %s\n", filepath.Base(binaries[0]), tool, bare)
 	}
 	fmt.Printf("load average at the end: %s\n", loadavg())
 	return nil
@@ -537,11 +546,25 @@ type command struct {
 // median wall time, CPU time (its children's included), servers' CPU and peak RSS. Exit 0 is
 // required.
 func mediansOf(ctx context.Context, runs int, cmds []command) ([]measure, error) {
+	rssFile := ""
+	if _, err := os.Stat(timeBin); err == nil {
+		f, err := os.CreateTemp("", "fleetbench-rss-")
+		if err != nil {
+			return nil, err
+		}
+		_ = f.Close()
+		defer func() { _ = os.Remove(f.Name()) }()
+		rssFile = f.Name()
+	}
 	walls, cpus, rsss := make([][]time.Duration, len(cmds)), make([][]time.Duration, len(cmds)), make([][]int64, len(cmds))
 	servers := make([][]time.Duration, len(cmds))
 	for range runs {
 		for b, c := range cmds {
-			cmd := exec.CommandContext(ctx, c.argv[0], c.argv[1:]...)
+			argv := c.argv
+			if rssFile != "" {
+				argv = append([]string{timeBin, "-f", "%M", "-o", rssFile}, argv...)
+			}
+			cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 			if c.env != nil {
 				cmd.Env = append(os.Environ(), c.env...)
 			}
@@ -553,11 +576,13 @@ func mediansOf(ctx context.Context, runs int, cmds []command) ([]measure, error)
 			wall := time.Since(start)
 			servers[b] = append(servers[b], serverCPU()-before)
 			if err != nil {
-				return nil, fmt.Errorf("%s audit %s: %w\n%s", binary, strings.Join(args, " "), err, stderr.String())
+				return nil, fmt.Errorf("%s %s: %w\n%s", binary, strings.Join(args, " "), err, stderr.String())
 			}
 			walls[b] = append(walls[b], wall)
 			cpus[b] = append(cpus[b], cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
-			if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			if rss, ok := readRSS(rssFile); ok {
+				rsss[b] = append(rsss[b], rss)
+			} else if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 				rsss[b] = append(rsss[b], ru.Maxrss<<10) // kilobytes on Linux
 			}
 		}
@@ -584,6 +609,32 @@ type floorPlan struct {
 }
 
 // build builds the package pkg of this checkout into dir/name.
+// timeBin is GNU time, which measures a command's peak resident size from a fork of its own.
+// The kernel counts into a process's peak the size of the process it was forked from before it
+// exec'd, and Go forks its children by vfork, so a child's rusage reports at least this
+// benchmark's own resident size (some 85 MB). Without GNU time, rusage is reported.
+const timeBin = "/usr/bin/time"
+
+// readRSS reads the peak resident size GNU time wrote to file, in bytes.
+func readRSS(file string) (int64, bool) {
+	if file == "" {
+		return 0, false
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return 0, false
+	}
+	lines := strings.Fields(string(b))
+	if len(lines) == 0 {
+		return 0, false
+	}
+	kb, err := strconv.ParseInt(lines[len(lines)-1], 10, 64)
+	if err != nil {
+		return 0, false
+	}
+	return kb << 10, true
+}
+
 func build(dir, pkg, name string) (string, error) {
 	_, file, _, ok := runtime.Caller(0)
 	if !ok {

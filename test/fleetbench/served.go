@@ -50,10 +50,21 @@ func listsServed(ctx context.Context, cps []*controlplane.ControlPlane) (served,
 					out["LIST requests"] += v
 				}
 			case "apiserver_storage_list_total":
+				var storage, resource string
 				for _, l := range strings.Split(labels, ",") {
-					if k, s, ok := strings.Cut(l, "="); ok && k == "storage" {
-						out["from "+strings.Trim(s, `"`)] += v
+					if k, s, ok := strings.Cut(l, "="); ok {
+						switch k {
+						case "storage":
+							storage = strings.Trim(s, `"`)
+						case "resource":
+							resource = strings.Trim(s, `"`)
+						}
 					}
+				}
+				out["from "+storage] += v
+				if storage != "watchcache" {
+					// Which lists miss the watch cache is the question; name them.
+					out["from "+storage+": "+resource] += v
 				}
 			}
 		}
@@ -77,6 +88,9 @@ func countLists(ctx context.Context, cps []*controlplane.ControlPlane, c command
 	}
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(after)) {
+		if after[k] == before[k] {
+			continue
+		}
 		parts = append(parts, fmt.Sprintf("%s %.0f", k, after[k]-before[k]))
 	}
 	return strings.Join(parts, ", "), nil

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"sort"
 	"strconv"
 	"testing"
@@ -10,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
 // TestReadinessGapWrittenAsFieldPath holds the readiness gap's path and message, written
@@ -177,5 +180,55 @@ func TestServiceCandidatesByFirstKeys(t *testing.T) {
 				t.Fatalf("round %d: candidate %d is %s by keys, %s by walking", round, i, byKeys[i].Name, walked[i].Name)
 			}
 		}
+	}
+}
+
+// TestDiagnoseOnePassAsTwo holds Diagnose, which reads and diagnoses each workload in one go on
+// two workers, to reading every workload first and then diagnosing them on one worker, whole
+// reports compared: every scenario (bare ReplicaSets, StatefulSets, DaemonSets, Jobs and
+// CronJobs among them), the mixed-log cluster, and a healthy and a broken synthetic cluster.
+func TestDiagnoseOnePassAsTwo(t *testing.T) {
+	cases := map[string]func() *snapshot.Snapshot{
+		"mixed logs":     mixedLogCluster,
+		"healthy 300x10": func() *snapshot.Snapshot { return syntheticHealthyClusterOf(300, 40, 10) },
+		"synthetic 300":  func() *snapshot.Snapshot { return syntheticCluster(300, 300) },
+	}
+	for _, v := range verdictDirs(t) {
+		cases[v.ID] = func() *snapshot.Snapshot { return loadDump(t, v.Dir, loadExpected(t, v.Dir)) }
+	}
+	twoPass := func(s *snapshot.Snapshot) *Report {
+		s.Index()
+		r := newReport(s)
+		r.Workloads = diagnoseAll(s, collectWorkloads(s), nil, 1)
+		for i := range r.Workloads {
+			r.Summary[r.Workloads[i].Shape]++
+		}
+		sortWorkloads(r)
+		return r
+	}
+	bare := 0
+	for name, build := range cases {
+		s := build()
+		got, want := Diagnose(s), twoPass(build())
+		if len(got.Workloads) == 0 {
+			t.Fatalf("%s: no workload", name)
+		}
+		for i := range want.Workloads {
+			if want.Workloads[i].Kind == "ReplicaSet" {
+				bare++
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			for i := range got.Workloads {
+				if !reflect.DeepEqual(got.Workloads[i], want.Workloads[i]) {
+					t.Errorf("%s: %s/%s differs", name, got.Workloads[i].Kind, got.Workloads[i].Name)
+					break
+				}
+			}
+			t.Errorf("%s: the one-pass report differs from the two-pass one", name)
+		}
+	}
+	if bare == 0 {
+		t.Error("no case has a ReplicaSet diagnosed on its own")
 	}
 }

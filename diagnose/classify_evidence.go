@@ -17,8 +17,13 @@ import (
 
 // evidenceBuilder aggregates signals: one item per signal, covering every copy that shows it.
 type evidenceBuilder struct {
-	items map[evidenceKey]*Evidence
-	order []evidenceKey
+	// keys and vals are the items, a key once each; order lists them as added (a key put
+	// again is listed again, as a map and a list of its keys would). A workload has a few
+	// items: keys are scanned until index, a map, is worth building.
+	keys  []evidenceKey
+	vals  []*Evidence
+	order []int32
+	index map[evidenceKey]int32
 	// many holds the objects of an item that covers more than smallUIDs of them; a smaller
 	// item's list is scanned (most cover a few copies, and a map each showed in profiles).
 	many map[*Evidence]map[string]bool
@@ -57,7 +62,51 @@ type evidenceKey struct {
 }
 
 func newEvidence() *evidenceBuilder {
-	return &evidenceBuilder{items: map[evidenceKey]*Evidence{}}
+	return &evidenceBuilder{}
+}
+
+// find returns the place of key k in keys, or -1.
+func (b *evidenceBuilder) find(k evidenceKey) int {
+	if b.index != nil {
+		if i, ok := b.index[k]; ok {
+			return int(i)
+		}
+		return -1
+	}
+	for i := range b.keys {
+		if b.keys[i] == k {
+			return i
+		}
+	}
+	return -1
+}
+
+// get returns the item of key k, or nil.
+func (b *evidenceBuilder) get(k evidenceKey) *Evidence {
+	if i := b.find(k); i >= 0 {
+		return b.vals[i]
+	}
+	return nil
+}
+
+// put makes e the item of key k and lists k again.
+func (b *evidenceBuilder) put(k evidenceKey, e *Evidence) {
+	i := b.find(k)
+	if i < 0 {
+		i = len(b.keys)
+		b.keys = append(b.keys, k)
+		b.vals = append(b.vals, e)
+		if b.index != nil {
+			b.index[k] = int32(i)
+		} else if len(b.keys) > smallUIDs {
+			b.index = make(map[evidenceKey]int32, 2*len(b.keys))
+			for j, x := range b.keys {
+				b.index[x] = int32(j)
+			}
+		}
+	}
+	b.vals[i] = e
+	b.order = append(b.order, int32(i))
 }
 
 // addObserved is add for a signal read from observation obs, which the item then cites.
@@ -72,11 +121,10 @@ func (b *evidenceBuilder) addObserved(obs int, src EvidenceSource, kind, key, me
 // add records one sighting of a signal on one object; count is how many times it was seen.
 func (b *evidenceBuilder) add(src EvidenceSource, kind, key, message, object string, count int32, at *time.Time) *Evidence {
 	k := evidenceKey{src, kind, key}
-	e := b.items[k]
+	e := b.get(k)
 	if e == nil {
 		e = &Evidence{Kind: kind, Message: message, Source: src, Objects: []string{}}
-		b.items[k] = e
-		b.order = append(b.order, k)
+		b.put(k, e)
 	}
 	if object != "" {
 		b.cover(e, object)
@@ -98,13 +146,12 @@ var sourceOrder = map[EvidenceSource]int{
 // list returns the items by source, then most objects covered, then kind: deterministic.
 func (b *evidenceBuilder) list() []Evidence {
 	out := make([]Evidence, 0, len(b.order))
-	for _, k := range b.order {
-		e := *b.items[k]
+	for _, i := range b.order {
+		e := *b.vals[i]
 		sort.Strings(e.Objects)
 		out = append(out, e)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, c := out[i], out[j]
+	sortStable(out, func(a, c Evidence) bool {
 		if sourceOrder[a.Source] != sourceOrder[c.Source] {
 			return sourceOrder[a.Source] < sourceOrder[c.Source]
 		}
@@ -146,6 +193,10 @@ func gatherEvidence(s *snapshot.Snapshot, w *workload, ref time.Time) []Evidence
 
 func podEvidence(b *evidenceBuilder, w *workload, ref time.Time) {
 	for _, f := range w.cls.copies {
+		// Named only for an item: most copies of a large cluster have none.
+		if !podHasEvidence(f) {
+			continue
+		}
 		obj := "Pod/" + f.Pod.Name
 		switch {
 		case f.NeverStarts != "":
@@ -186,6 +237,12 @@ func podEvidence(b *evidenceBuilder, w *workload, ref time.Time) {
 			b.addObserved(f.lastTerminatedObs, SourcePodStatus, kind, "last"+strconv.Itoa(int(lt.ExitCode)), msg, obj, 1, &at)
 		}
 	}
+}
+
+// podHasEvidence reports whether podEvidence writes an item for the copy.
+func podHasEvidence(f *copyFacts) bool {
+	return f.NeverStarts != "" || f.Dies != "" || f.Active && f.Running && !f.Ready ||
+		f.Active && f.Ready && !f.Serving || f.LastTerminated != nil && f.NeverStarts == ""
 }
 
 func controllerEvidence(b *evidenceBuilder, w *workload) {
@@ -337,15 +394,21 @@ func logEvidence(b *evidenceBuilder, w *workload) {
 			e.Observations = append(e.Observations, k)
 		}
 	}
-	keys := append([]evidenceKey(nil), lb.order...)
-	sort.SliceStable(keys, func(i, j int) bool { return lb.items[keys[i]].Count > lb.items[keys[j]].Count })
+	if len(lb.order) == 0 {
+		return
+	}
+	keys := make([]evidenceKey, len(lb.order))
+	for i, j := range lb.order {
+		keys[i] = lb.keys[j]
+	}
+	sortStable(keys, func(a, b evidenceKey) bool { return lb.get(a).Count > lb.get(b).Count })
 	for i, k := range keys {
 		if i == maxLogSignals {
 			break
 		}
-		sort.Strings(lb.items[k].Objects)
-		b.items[k] = lb.items[k]
-		b.order = append(b.order, k)
+		e := lb.get(k)
+		sort.Strings(e.Objects)
+		b.put(k, e)
 	}
 }
 

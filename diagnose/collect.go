@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -24,6 +25,10 @@ const (
 	podTemplateHashLabel  = "pod-template-hash"
 	controllerRevisionKey = "controller-revision-hash"
 )
+
+// specTemplate is where the workload kinds the engine reads keep their pod template. A path is
+// never changed once made (Child makes a new one), so every workload shares this one.
+var specTemplate = field.NewPath("spec", "template")
 
 // revision is one pod template a workload has run, as its controller recorded it: a ReplicaSet
 // of a Deployment, or a ControllerRevision of a StatefulSet or DaemonSet.
@@ -54,29 +59,56 @@ func collectWorkloads(s *snapshot.Snapshot) []*workload { return collectSome(s, 
 // collectSome is collectWorkloads for the workloads want accepts; want is asked once about every
 // workload of the snapshot, and nil accepts all.
 func collectSome(s *snapshot.Snapshot, want func(kind, namespace, name string) bool) []*workload {
+	p := planCollect(s, want)
+	out := make([]*workload, p.len())
+	forEach(len(out), runtime.GOMAXPROCS(0), func(k int) { out[k] = p.workload(k) })
+	return out
+}
+
+// collectPlan is what collecting needs decided before any workload is read: which objects are
+// workloads, in the snapshot's order, and the indexes every workload's reading shares. Reading
+// each workload (workload) is independent of the others, so workers share them, and the
+// engine diagnoses a workload as soon as it is read (diagnoseEach), while its objects are
+// still in the cache, instead of reading them all first.
+type collectPlan struct {
+	s      *snapshot.Snapshot
+	tasks  []collectTask
+	built  []*workload // StatefulSets and DaemonSets, read in planCollect
+	batch  []*workload // CronJobs and Jobs, read in planCollect
+	svcs   *serviceIndex
+	logged map[podKey]bool
+	podsIn func(ns string, ls *metav1.LabelSelector) []*corev1.Pod
+}
+
+// planCollect decides the workloads of s that want accepts (nil accepts all); want is asked in
+// the snapshot's order, once each.
+func planCollect(s *snapshot.Snapshot, want func(kind, namespace, name string) bool) *collectPlan {
 	take := func(kind, namespace, name string) bool { return want == nil || want(kind, namespace, name) }
-	// Which objects are workloads is decided here, in the snapshot's order (want is asked in
-	// that order, once each); reading each one's copies, events, logs and Services is
-	// independent of the others and runs on the workers (forEach).
-	var tasks []collectTask
+	p := &collectPlan{s: s}
+	// The indexes of Services and of logged pods depend on nothing below: built beside it.
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		p.svcs = newServiceIndex(s.Services)
+		p.logged = podsWithLogs(s)
+	})
+	p.tasks = make([]collectTask, 0, len(s.Deployments))
 	for i, d := range s.Deployments {
 		if take("Deployment", d.Namespace, d.Name) {
-			tasks = append(tasks, collectTask{kind: taskDeployment, i: i})
+			p.tasks = append(p.tasks, collectTask{kind: taskDeployment, i: i})
 		}
 	}
 	// StatefulSets and DaemonSets are read here: ControllerRevisionsOwnedBy sorts the
 	// snapshot's own list in place, which two workers must not do at once.
-	var built []*workload
 	for _, st := range s.StatefulSets {
 		if take("StatefulSet", st.Namespace, st.Name) {
-			tasks = append(tasks, collectTask{kind: taskBuilt, i: len(built)})
-			built = append(built, collectStatefulSet(s, st))
+			p.tasks = append(p.tasks, collectTask{kind: taskBuilt, i: len(p.built)})
+			p.built = append(p.built, collectStatefulSet(s, st))
 		}
 	}
 	for _, ds := range s.DaemonSets {
 		if take("DaemonSet", ds.Namespace, ds.Name) {
-			tasks = append(tasks, collectTask{kind: taskBuilt, i: len(built)})
-			built = append(built, collectDaemonSet(s, ds))
+			p.tasks = append(p.tasks, collectTask{kind: taskBuilt, i: len(p.built)})
+			p.built = append(p.built, collectDaemonSet(s, ds))
 		}
 	}
 	// A ReplicaSet is a workload of its own unless a Deployment of the snapshot owns it: one
@@ -91,38 +123,46 @@ func collectSome(s *snapshot.Snapshot, want func(kind, namespace, name string) b
 			owned = owned || deployments[o.UID]
 		}
 		if !owned && take("ReplicaSet", rs.Namespace, rs.Name) {
-			tasks = append(tasks, collectTask{kind: taskReplicaSet, i: i})
+			p.tasks = append(p.tasks, collectTask{kind: taskReplicaSet, i: i})
 		}
 	}
-	out := make([]*workload, len(tasks), len(tasks)+len(s.CronJobs)+len(s.Jobs))
-	out = append(out, collectBatch(s)...)
+	p.batch = collectBatch(s)
 	// The pods a ReplicaSet controls are filed by namespace and label only when a Deployment
 	// without ReplicaSets needs them: thousands of such Deployments in one namespace would
 	// otherwise each test every pod of it.
 	rsPods := sync.OnceValue(func() map[string]*labelIndex { return newLabelIndexes(s.Pods) })
-	podsIn := func(ns string, ls *metav1.LabelSelector) []*corev1.Pod {
+	p.podsIn = func(ns string, ls *metav1.LabelSelector) []*corev1.Pod {
 		idx := rsPods()[ns]
 		if idx == nil {
 			return nil
 		}
 		return idx.candidates(ls)
 	}
-	svcs := newServiceIndex(s.Services)
-	logged := podsWithLogs(s)
-	forEach(len(out), runtime.GOMAXPROCS(0), func(k int) {
-		if k < len(tasks) {
-			switch t := tasks[k]; t.kind {
-			case taskDeployment:
-				out[k] = collectDeployment(s, s.Deployments[t.i], podsIn)
-			case taskBuilt:
-				out[k] = built[t.i]
-			case taskReplicaSet:
-				out[k] = collectReplicaSet(s, s.ReplicaSets[t.i])
-			}
+	wg.Wait()
+	return p
+}
+
+// len is how many workloads the plan holds.
+func (p *collectPlan) len() int { return len(p.tasks) + len(p.batch) }
+
+// workload reads the plan's k-th workload; each k is read once, by one worker.
+func (p *collectPlan) workload(k int) *workload {
+	s := p.s
+	var w *workload
+	if k < len(p.tasks) {
+		switch t := p.tasks[k]; t.kind {
+		case taskDeployment:
+			w = collectDeployment(s, s.Deployments[t.i], p.podsIn)
+		case taskBuilt:
+			w = p.built[t.i]
+		case taskReplicaSet:
+			w = collectReplicaSet(s, s.ReplicaSets[t.i])
 		}
-		collectShared(s, svcs, logged, out[k])
-	})
-	return out
+	} else {
+		w = p.batch[k-len(p.tasks)]
+	}
+	collectShared(s, p.svcs, p.logged, w)
+	return w
 }
 
 // collectTask is one object of the snapshot that is a workload: its kind and index in the
@@ -145,13 +185,16 @@ type serviceIndex struct {
 	byPair  map[labelPair][]*corev1.Service // the selector's first pair
 	byName  map[labelPair]*corev1.Service   // name (in key)
 	byLabel map[labelPair][]*corev1.Service // app.kubernetes.io/name label value (in key)
+	// firstKeys are the distinct keys byPair files a namespace's Services under: a label of
+	// another key finds nothing there, so a copy is asked for these rather than walked.
+	firstKeys map[string][]string
 }
 
 // labelPair is a namespaced key=value; struct keys make lookups allocation-free.
 type labelPair struct{ namespace, key, value string }
 
 func newServiceIndex(svcs []*corev1.Service) *serviceIndex {
-	ix := &serviceIndex{byPair: make(map[labelPair][]*corev1.Service, len(svcs)), byName: make(map[labelPair]*corev1.Service, len(svcs)), byLabel: map[labelPair][]*corev1.Service{}}
+	ix := &serviceIndex{byPair: make(map[labelPair][]*corev1.Service, len(svcs)), byName: make(map[labelPair]*corev1.Service, len(svcs)), byLabel: map[labelPair][]*corev1.Service{}, firstKeys: map[string][]string{}}
 	for _, svc := range svcs {
 		ix.byName[labelPair{namespace: svc.Namespace, key: svc.Name}] = svc
 		if n := svc.Labels["app.kubernetes.io/name"]; n != "" {
@@ -170,6 +213,9 @@ func newServiceIndex(svcs []*corev1.Service) *serviceIndex {
 		}
 		pair := labelPair{svc.Namespace, first, svc.Spec.Selector[first]}
 		ix.byPair[pair] = append(ix.byPair[pair], svc)
+		if ks := ix.firstKeys[svc.Namespace]; !slices.Contains(ks, first) {
+			ix.firstKeys[svc.Namespace] = append(ks, first)
+		}
 	}
 	return ix
 }
@@ -208,12 +254,44 @@ func (ix *serviceIndex) candidates(w *workload) []*corev1.Service {
 			}
 		}
 	}
-	pairs := func(m map[string]string) {
-		for k, v := range m {
-			add(ix.byPair[labelPair{w.Namespace, k, v}]...)
+	if keys := ix.firstKeys[w.Namespace]; len(keys) <= smallUIDs {
+		// Few keys file the namespace's Services (most often one, "app"): the template and
+		// each copy are asked for those, and a copy's value its template has was looked up
+		// already. A label of any other key finds nothing in byPair.
+		for _, k := range keys {
+			if v, ok := w.Template.Labels[k]; ok {
+				add(ix.byPair[labelPair{w.Namespace, k, v}]...)
+			}
 		}
+		for _, p := range w.Pods {
+			for _, k := range keys {
+				v, ok := p.Labels[k]
+				if !ok {
+					continue
+				}
+				if tv, ok := w.Template.Labels[k]; ok && tv == v {
+					continue
+				}
+				add(ix.byPair[labelPair{w.Namespace, k, v}]...)
+			}
+		}
+	} else {
+		ix.labelPairs(w, add)
 	}
-	pairs(w.Template.Labels)
+	add(ix.byName[labelPair{namespace: w.Namespace, key: w.Name}])
+	if n := w.Template.Labels["app.kubernetes.io/name"]; n != "" {
+		add(ix.byLabel[labelPair{namespace: w.Namespace, key: n}]...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// labelPairs adds the Services filed under any label pair of the template or of a copy,
+// walking their labels: for a namespace whose Services are filed under many keys.
+func (ix *serviceIndex) labelPairs(w *workload, add func(...*corev1.Service)) {
+	for k, v := range w.Template.Labels {
+		add(ix.byPair[labelPair{w.Namespace, k, v}]...)
+	}
 	// The pairs a copy has beyond its template's (its revision's hash) are most often its
 	// siblings' too: the first few are remembered, so each is looked up once.
 	var done [4][2]string
@@ -238,12 +316,6 @@ func (ix *serviceIndex) candidates(w *workload) []*corev1.Service {
 			add(ix.byPair[labelPair{w.Namespace, k, v}]...)
 		}
 	}
-	add(ix.byName[labelPair{namespace: w.Namespace, key: w.Name}])
-	if n := w.Template.Labels["app.kubernetes.io/name"]; n != "" {
-		add(ix.byLabel[labelPair{namespace: w.Namespace, key: n}]...)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
 }
 
 func replicasOrOne(r *int32) int32 {
@@ -310,11 +382,16 @@ func collectDeployment(s *snapshot.Snapshot, d *appsv1.Deployment, nsPods func(s
 	w := &workload{
 		Kind: "Deployment", Namespace: d.Namespace, Name: d.Name, UID: d.UID, Object: d,
 		Declared: replicasOrOne(d.Spec.Replicas),
-		Template: &d.Spec.Template, TemplatePath: field.NewPath("spec", "template"),
+		Template: &d.Spec.Template, TemplatePath: specTemplate,
 		Created: d.CreationTimestamp.Time,
 	}
 	current := d.Annotations[revisionAnnotation]
-	for _, rs := range s.ReplicaSetsOwnedBy(d.UID) {
+	owned := s.ReplicaSetsOwnedBy(d.UID)
+	if len(owned) > 0 {
+		w.cls.Revisions = make([]*revision, 0, len(owned))
+		w.ReplicaSets = make([]*appsv1.ReplicaSet, 0, len(owned))
+	}
+	for _, rs := range owned {
 		n, _ := strconv.ParseInt(rs.Annotations[revisionAnnotation], 10, 64)
 		rev := &revision{Number: n, Name: rs.Name, Created: rs.CreationTimestamp.Time, Template: &rs.Spec.Template, ReplicaSet: rs}
 		rev.Pods = controlledPods(s, rs.UID)
@@ -354,18 +431,22 @@ func currentByNumber(revs []*revision, number string) *revision {
 }
 
 func sortRevisions(revs []*revision) {
-	sort.SliceStable(revs, func(i, j int) bool {
-		if revs[i].Number != revs[j].Number {
-			return revs[i].Number < revs[j].Number
+	sortStable(revs, func(a, b *revision) bool {
+		if a.Number != b.Number {
+			return a.Number < b.Number
 		}
-		return revs[i].Created.Before(revs[j].Created)
+		return a.Created.Before(b.Created)
 	})
 }
 
 // controlledPods returns the pods whose controller is uid; a pod adopted elsewhere is not a copy.
 func controlledPods(s *snapshot.Snapshot, uid types.UID) []*corev1.Pod {
+	owned := s.PodsOwnedBy(uid)
 	var out []*corev1.Pod
-	for _, p := range s.PodsOwnedBy(uid) {
+	if len(owned) > 0 {
+		out = make([]*corev1.Pod, 0, len(owned))
+	}
+	for _, p := range owned {
 		if c := metav1.GetControllerOfNoCopy(p); c == nil || c.UID == uid {
 			out = append(out, p)
 		}
@@ -377,7 +458,7 @@ func collectStatefulSet(s *snapshot.Snapshot, st *appsv1.StatefulSet) *workload 
 	w := &workload{
 		Kind: "StatefulSet", Namespace: st.Namespace, Name: st.Name, UID: st.UID, Object: st,
 		Declared: replicasOrOne(st.Spec.Replicas),
-		Template: &st.Spec.Template, TemplatePath: field.NewPath("spec", "template"),
+		Template: &st.Spec.Template, TemplatePath: specTemplate,
 		VolumeClaimTemplates: st.Spec.VolumeClaimTemplates, Created: st.CreationTimestamp.Time,
 	}
 	// A StatefulSet's pods carry the full ControllerRevision name in controller-revision-hash.
@@ -406,7 +487,7 @@ func collectDaemonSet(s *snapshot.Snapshot, ds *appsv1.DaemonSet) *workload {
 	w := &workload{
 		Kind: "DaemonSet", Namespace: ds.Namespace, Name: ds.Name, UID: ds.UID, Object: ds,
 		Declared: ds.Status.DesiredNumberScheduled,
-		Template: &ds.Spec.Template, TemplatePath: field.NewPath("spec", "template"),
+		Template: &ds.Spec.Template, TemplatePath: specTemplate,
 		Created: ds.CreationTimestamp.Time,
 	}
 	// A DaemonSet's pods carry only the hash; the ControllerRevision has it as a label too and
@@ -442,7 +523,7 @@ func collectReplicaSet(s *snapshot.Snapshot, rs *appsv1.ReplicaSet) *workload {
 	w := &workload{
 		Kind: "ReplicaSet", Namespace: rs.Namespace, Name: rs.Name, UID: rs.UID, Object: rs,
 		Declared: replicasOrOne(rs.Spec.Replicas),
-		Template: &rs.Spec.Template, TemplatePath: field.NewPath("spec", "template"),
+		Template: &rs.Spec.Template, TemplatePath: specTemplate,
 		Created: rs.CreationTimestamp.Time,
 	}
 	n, _ := strconv.ParseInt(rs.Annotations[revisionAnnotation], 10, 64)
@@ -610,7 +691,7 @@ func setSelects(selector, lbls map[string]string) bool {
 }
 
 func sortPods(pods []*corev1.Pod) {
-	sort.SliceStable(pods, func(i, j int) bool { return pods[i].Name < pods[j].Name })
+	sortStable(pods, func(a, b *corev1.Pod) bool { return a.Name < b.Name })
 }
 
 // dedupeEvents drops events found twice (by UID and by name) and orders them oldest first.
@@ -623,12 +704,15 @@ func dedupeEvents(events []*corev1.Event) []*corev1.Event {
 			out = append(out, e)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		ti, tj := eventTime(out[i]), eventTime(out[j])
+	if len(out) < 2 {
+		return out
+	}
+	sortStable(out, func(a, b *corev1.Event) bool {
+		ti, tj := eventTime(a), eventTime(b)
 		if !ti.Equal(tj) {
 			return ti.Before(tj)
 		}
-		return out[i].Name < out[j].Name
+		return a.Name < b.Name
 	})
 	return out
 }

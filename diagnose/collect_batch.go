@@ -92,7 +92,7 @@ func collectJob(s *snapshot.Snapshot, j *batchv1.Job, gone *gonePodEvents) *work
 	w := &workload{
 		Kind: "Job", Namespace: j.Namespace, Name: j.Name, UID: j.UID, Object: j,
 		Declared: jobCompletions(j),
-		Template: &j.Spec.Template, TemplatePath: field.NewPath("spec", "template"),
+		Template: &j.Spec.Template, TemplatePath: specTemplate,
 		Created: j.CreationTimestamp.Time,
 	}
 	rev := jobRevision(s, j, 1, gone)

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -19,7 +18,10 @@ func Diagnose(s *snapshot.Snapshot) *Report { return diagnose(s, nil) }
 func diagnose(s *snapshot.Snapshot, done <-chan struct{}) *Report {
 	s.Index()
 	r := newReport(s)
-	ds := diagnoseAll(s, collectWorkloads(s), done, runtime.GOMAXPROCS(0))
+	// Each workload is diagnosed by the worker that read it, right after: no worker waits for
+	// the others between reading and diagnosing, and the working state goes as it is done.
+	p := planCollect(s, nil)
+	ds := diagnoseEach(s, p.len(), p.workload, done, runtime.GOMAXPROCS(0))
 	if ds == nil && closed(done) {
 		return r
 	}
@@ -176,16 +178,16 @@ func sortCopies(cs []Copy, current string) {
 		}
 		return r
 	}
-	sort.SliceStable(cs, func(i, j int) bool {
-		if ri, rj := rank(cs[i]), rank(cs[j]); ri != rj {
+	sortStable(cs, func(a, b Copy) bool {
+		if ri, rj := rank(a), rank(b); ri != rj {
 			return ri < rj
 		}
-		if cs[i].Revision != cs[j].Revision {
-			ni, _ := strconv.Atoi(cs[i].Revision)
-			nj, _ := strconv.Atoi(cs[j].Revision)
+		if a.Revision != b.Revision {
+			ni, _ := strconv.Atoi(a.Revision)
+			nj, _ := strconv.Atoi(b.Revision)
 			return ni > nj
 		}
-		return cs[i].Name < cs[j].Name
+		return a.Name < b.Name
 	})
 }
 

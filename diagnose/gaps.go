@@ -2,7 +2,7 @@ package diagnose
 
 import (
 	"fmt"
-	"sort"
+	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -23,7 +23,7 @@ func signalGaps(w *workload) []SignalGap {
 	r.identicalProbes()
 	r.updateStrategy()
 	r.minReadySeconds()
-	sort.SliceStable(r.gaps, func(i, j int) bool { return r.gaps[i].Path < r.gaps[j].Path })
+	sortStable(r.gaps, func(a, b SignalGap) bool { return a.Path < b.Path })
 	return r.gaps
 }
 
@@ -40,6 +40,17 @@ func newGapRanker(w *workload) *gapFinder {
 	// The gap checks read the spec only; they need no signals.
 	return &gapFinder{ranker: &ranker{w: w, object: w.Kind + "/" + w.Name, tplPath: tp, specPath: tp.Child("spec"), found: map[string]*Suspect{}}}
 }
+
+// tplString is the template path as field.Path.String writes it.
+func (g *gapFinder) tplString() string {
+	if g.tplPath == specTemplate {
+		return specTemplateString
+	}
+	return g.tplPath.String()
+}
+
+// specTemplateString is specTemplate.String().
+var specTemplateString = specTemplate.String()
 
 func (g *gapFinder) add(p *field.Path, format string, args ...any) {
 	g.gaps = append(g.gaps, SignalGap{Object: g.object, Path: p.String(), Message: fmt.Sprintf(format, args...)})
@@ -61,8 +72,13 @@ func (g *gapFinder) readinessBehindService() {
 		if !ok {
 			continue
 		}
-		g.add(g.specPath.Child("containers").Index(i).Child("readinessProbe"),
-			"container %s serves Service %s but has no readiness probe: it receives traffic as soon as it starts, ready or not", c.Name, svc)
+		// Most workloads of a cluster have this gap: its path and message are written
+		// directly, as field.Path.String and fmt.Sprintf would write them.
+		g.gaps = append(g.gaps, SignalGap{
+			Object:  g.object,
+			Path:    g.tplString() + ".spec.containers[" + strconv.Itoa(i) + "].readinessProbe",
+			Message: "container " + c.Name + " serves Service " + svc + " but has no readiness probe: it receives traffic as soon as it starts, ready or not",
+		})
 	}
 }
 

@@ -67,6 +67,9 @@ func headline(w *workload, shape Shape) string {
 // fix suggests one next step that is safe to take read-only: a rollback command to print and
 // run, or the field to change and its previous value. The tool itself never writes.
 func fix(w *workload, shape Shape, cause Cause, top *Suspect) string {
+	if shape == ShapeHealthy {
+		return ""
+	}
 	ref := strings.ToLower(w.Kind) + "/" + w.Name
 	ns := ""
 	if w.Namespace != "" {

@@ -127,8 +127,7 @@ func rewriteVisibility(old []Evidence, s *snapshot.Snapshot, namespace string) [
 		// The kept report may be on screen: list sorts Objects in place, so give it its own.
 		e.Objects = slices.Clone(e.Objects)
 		k := evidenceKey{e.Source, e.Kind, "\x00kept" + strconv.Itoa(i)}
-		b.items[k] = &e
-		b.order = append(b.order, k)
+		b.put(k, &e)
 	}
 	visibilityEvidence(s, b, &workload{Namespace: namespace})
 	return append(b.list(), old[end:]...)

@@ -132,6 +132,8 @@ type observations struct {
 	events, ctrl obsRange
 	// lines holds what is read of each distinct log text once per workload.
 	lines map[string]*lineFacts
+	// lineBlock is where newLineFacts takes the facts from; full blocks are replaced, never grown.
+	lineBlock []lineFacts
 	// prevLines and prevFacts are the last tail read and its lines' facts: the copies of a
 	// workload log the same lines in the same order, and comparing a line with its sibling's
 	// is cheaper than looking it up.
@@ -423,7 +425,7 @@ func (o *observations) observeLog(i int32, l *snapshot.ContainerLog) {
 		if k < len(prev) && prev[k] == line {
 			lf = prevFacts[k]
 		} else if lf = o.lines[line]; lf == nil {
-			lf = &lineFacts{textFacts: o.w.texts.get(line)}
+			lf = o.newLineFacts(o.w.texts.get(line))
 			o.lines[line] = lf
 		}
 		facts[k] = lf
@@ -431,6 +433,16 @@ func (o *observations) observeLog(i int32, l *snapshot.ContainerLog) {
 		o.list[base+k] = Observation{Kind: ObsLogLine, At: at, Object: obj, Container: l.Container, Last: l.Previous, Text: line, line: lf}
 	}
 	o.prevLines, o.prevFacts = l.Lines, facts
+}
+
+// newLineFacts returns new facts of a text of the workload, taken from a block: a workload's
+// failing copies log hundreds of distinct texts (their times differ), one allocation each.
+func (o *observations) newLineFacts(tf *textFacts) *lineFacts {
+	if len(o.lineBlock) == cap(o.lineBlock) {
+		o.lineBlock = make([]lineFacts, 0, 32)
+	}
+	o.lineBlock = append(o.lineBlock, lineFacts{textFacts: tf})
+	return &o.lineBlock[len(o.lineBlock)-1]
 }
 
 // settle lets go of what the diagnosis read of each log text once it is done: the report

@@ -2,7 +2,6 @@ package diagnose
 
 import (
 	"fmt"
-	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -97,7 +96,7 @@ func (r *ranker) serviceCandidates() []*corev1.Service {
 	if len(out) < 2 {
 		return out
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sortStable(out, func(a, b *corev1.Service) bool { return a.Name < b.Name })
 	// One Service per name, the later list's copy winning as before.
 	dedup := out[:0]
 	for i, s := range out {

@@ -57,8 +57,10 @@ type onset struct {
 // the later failure keeps counting). Zero when the snapshot dates nothing.
 func findOnset(w *workload) onset {
 	var o onset
+	// earlier is asked before a message is written: most moments are not the earliest.
+	earlier := func(at time.Time) bool { return !at.IsZero() && (o.At.IsZero() || at.Before(o.At)) }
 	consider := func(at time.Time, what, pod, line string) {
-		if !at.IsZero() && (o.At.IsZero() || at.Before(o.At)) {
+		if earlier(at) {
 			o = onset{At: at.UTC(), What: what, Pod: pod, Line: line}
 		}
 	}
@@ -77,7 +79,7 @@ func findOnset(w *workload) onset {
 		if rc := readyCondition(p); rc != nil && rc.Status != corev1.ConditionTrue && wasReady(p) {
 			consider(rc.LastTransitionTime.Time, "copy "+p.Name+" stopped being Ready", p.Name, "")
 		}
-		if lt := f.LastTerminated; lt != nil {
+		if lt := f.LastTerminated; lt != nil && earlier(lt.At) {
 			consider(lt.At, "copy "+p.Name+" terminated: "+lt.terminationText(), p.Name, "")
 		}
 		if ff := f.Rev; ff != nil && ff.FailedFromStart != nil && ff.FailedFromStart.Pod == p.Name {
@@ -97,6 +99,9 @@ func findOnset(w *workload) onset {
 					continue
 				}
 				if l.dated() {
+					if !earlier(l.At) {
+						break
+					}
 					consider(l.At, "copy "+l.Object.Name+" logged a failing line", l.Object.Name, l.Text)
 					break
 				}
@@ -111,6 +116,9 @@ func findOnset(w *workload) onset {
 		pod := ""
 		if e.Object.Kind == "Pod" {
 			pod = e.Object.Name
+		}
+		if !earlier(e.Since) {
+			continue
 		}
 		consider(e.Since, e.Object.Kind+" "+e.Object.Name+": "+e.Reason+": "+clip(e.Text, 120), pod, "")
 	}
@@ -225,7 +233,7 @@ func buildTimeline(w *workload, top *Suspect, o onset) []TimelineEntry {
 }
 
 func sortTimeline(out []TimelineEntry) {
-	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
+	sortStable(out, func(a, b TimelineEntry) bool { return a.At.Before(b.At) })
 }
 
 // onsetEvidence puts the key moments in one sentence: when serving fell, how long after the

@@ -137,7 +137,7 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		DeleteFunc: func(any) { mark() },
 	}
 	transform := func(obj any) (any, error) {
-		stripManagedFields(obj)
+		snapshot.TrimWatched(obj)
 		return obj, nil
 	}
 	// A reflector whose server refuses connections backs off and retries its watch without

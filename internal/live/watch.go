@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -136,8 +137,12 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		UpdateFunc: func(any, any) { mark() },
 		DeleteFunc: func(any) { mark() },
 	}
+	interner := newResourceInterner()
 	transform := func(obj any) (any, error) {
 		snapshot.TrimWatched(obj)
+		if p, ok := obj.(*corev1.Pod); ok {
+			interner.pod(p)
+		}
 		return obj, nil
 	}
 	// A reflector whose server refuses connections backs off and retries its watch without

@@ -1,7 +1,9 @@
 package live
 
 import (
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -18,23 +20,76 @@ const maxInterned = 4096
 // a 20k-pod namespace's heap after the pods' own structs. Nothing changes a pod's requirements
 // after it is stored (snapshots are read, never written), so sharing them is safe. It is safe
 // for concurrent use: each namespace's pod informer calls it from its own goroutine.
+//
+// Labels and tolerations are shared the same way: a template's copies carry the same labels (one
+// set per zone they run in) and the same default tolerations.
 type resourceInterner struct {
-	mu   sync.Mutex
-	seen map[string]corev1.ResourceRequirements
-	key  strings.Builder
+	mu          sync.Mutex
+	seen        map[string]corev1.ResourceRequirements
+	labels      map[string]map[string]string
+	tolerations map[string][]corev1.Toleration
+	key         strings.Builder
 }
 
 func newResourceInterner() *resourceInterner {
-	return &resourceInterner{seen: map[string]corev1.ResourceRequirements{}}
+	return &resourceInterner{seen: map[string]corev1.ResourceRequirements{}, labels: map[string]map[string]string{}, tolerations: map[string][]corev1.Toleration{}}
 }
 
-// pod replaces each container's requirements with the shared copy of an equal value.
+// pod replaces each container's requirements, the labels and the tolerations with the shared
+// copy of an equal value.
 func (r *resourceInterner) pod(p *corev1.Pod) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, cs := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
 		for i := range cs {
 			r.intern(&cs[i].Resources)
+		}
+	}
+	if len(p.Labels) > 0 {
+		r.key.Reset()
+		names := make([]string, 0, len(p.Labels))
+		for k := range p.Labels {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			r.key.WriteString(k)
+			r.key.WriteByte(0)
+			r.key.WriteString(p.Labels[k])
+			r.key.WriteByte(0)
+		}
+		k := r.key.String()
+		if shared, ok := r.labels[k]; ok {
+			p.Labels = shared
+		} else if len(r.labels) < maxInterned {
+			r.labels[k] = p.Labels
+		}
+	}
+	if len(p.Spec.Tolerations) > 0 {
+		r.key.Reset()
+		for _, t := range p.Spec.Tolerations {
+			r.key.WriteString(t.Key)
+			r.key.WriteByte(0)
+			r.key.WriteString(string(t.Operator))
+			r.key.WriteByte(0)
+			r.key.WriteString(t.Value)
+			r.key.WriteByte(0)
+			r.key.WriteString(string(t.Effect))
+			r.key.WriteByte(0)
+			if t.TolerationSeconds != nil {
+				r.key.WriteString(strconv.FormatInt(*t.TolerationSeconds, 10))
+			} else {
+				r.key.WriteByte('-')
+			}
+			r.key.WriteByte(0)
+		}
+		k := r.key.String()
+		if shared, ok := r.tolerations[k]; ok {
+			p.Spec.Tolerations = shared
+		} else if len(r.tolerations) < maxInterned {
+			// Its own capacity, so that an append to one pod's list never writes into another's.
+			p.Spec.Tolerations = slices.Clip(p.Spec.Tolerations)
+			r.tolerations[k] = p.Spec.Tolerations
 		}
 	}
 }

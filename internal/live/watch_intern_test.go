@@ -63,3 +63,40 @@ func TestWatchedPodsShareEqualRequirements(t *testing.T) {
 		}
 	}
 }
+
+// Copies of a template in one zone share their labels and their tolerations; another zone's
+// labels, or tolerations that differ in a bound, stay their own; each pod reads as decoded.
+func TestWatchedPodsShareEqualLabelsAndTolerations(t *testing.T) {
+	r := newResourceInterner()
+	secs := func(n int64) *int64 { return &n }
+	mk := func(name, zone string, bound int64) *corev1.Pod {
+		return pod("shop", name, "", func(p *corev1.Pod) {
+			p.Labels = map[string]string{"app": "cart", "pod-template-hash": "74446f5d85", "topology.kubernetes.io/zone": zone}
+			p.Spec.Tolerations = []corev1.Toleration{
+				{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: secs(bound)},
+				{Key: "node.kubernetes.io/unreachable", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: secs(300)},
+			}
+		})
+	}
+	a, b, c, d := mk("a", "sim-1a", 300), mk("b", "sim-1a", 300), mk("c", "sim-1b", 300), mk("d", "sim-1a", 60)
+	var want []*corev1.Pod
+	for _, p := range []*corev1.Pod{a, b, c, d} {
+		want = append(want, p.DeepCopy())
+		r.pod(p)
+	}
+	ptr := func(v any) uintptr { return reflect.ValueOf(v).Pointer() }
+	if ptr(a.Labels) != ptr(b.Labels) || &a.Spec.Tolerations[0] != &b.Spec.Tolerations[0] {
+		t.Error("two copies in one zone keep their own labels or tolerations")
+	}
+	if ptr(a.Labels) == ptr(c.Labels) || &a.Spec.Tolerations[0] == &d.Spec.Tolerations[0] {
+		t.Error("labels or tolerations that differ are shared")
+	}
+	for i, p := range []*corev1.Pod{a, b, c, d} {
+		if !reflect.DeepEqual(p.Labels, want[i].Labels) || !reflect.DeepEqual(p.Spec.Tolerations, want[i].Spec.Tolerations) {
+			t.Errorf("pod %s: labels %v tolerations %v, want %v %v", p.Name, p.Labels, p.Spec.Tolerations, want[i].Labels, want[i].Spec.Tolerations)
+		}
+	}
+	if cap(a.Spec.Tolerations) != len(a.Spec.Tolerations) {
+		t.Error("a shared list has room to append into")
+	}
+}

@@ -221,7 +221,8 @@ func withStatusExtras(p *corev1.Pod) {
 
 // The watch's stores keep of a pod what the engine reads: a pod created while watching, and the
 // first read's pods the informers start from, come without managedFields and without their
-// container statuses' resources, mounts and user, their state and restarts kept.
+// container statuses' resources, mounts and user, their state and restarts kept; the first
+// read's pods come back as the very objects of the first snapshot.
 func TestWatchStoresPodsWithoutWhatNoOneReads(t *testing.T) {
 	first := pod("telemetry", "ingester-a", "", func(p *corev1.Pod) { withStatusExtras(p) })
 	client := fake.NewClientset(first)
@@ -229,8 +230,9 @@ func TestWatchStoresPodsWithoutWhatNoOneReads(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	snaps, errs := src.Watch(ctx)
+	var s0 *snapshot.Snapshot
 	select {
-	case <-snaps:
+	case s0 = <-snaps:
 	case err := <-errs:
 		t.Fatalf("watch error: %v", err)
 	case <-time.After(10 * time.Second):
@@ -256,6 +258,9 @@ func TestWatchStoresPodsWithoutWhatNoOneReads(t *testing.T) {
 			continue
 		}
 		for _, p := range s.Pods {
+			if p.Name == "ingester-a" && p != s0.Pods[0] {
+				t.Error("the first read's pod came back from the informers as another object")
+			}
 			cs := p.Status.ContainerStatuses[0]
 			if p.ManagedFields != nil || cs.AllocatedResources != nil || cs.Resources != nil || cs.VolumeMounts != nil || cs.User != nil {
 				t.Errorf("pod %s: the watch stored %+v", p.Name, cs)

@@ -151,22 +151,25 @@ func (b *evidenceBuilder) list() []Evidence {
 		sort.Strings(e.Objects)
 		out = append(out, e)
 	}
-	sortStable(out, func(a, c Evidence) bool {
-		if sourceOrder[a.Source] != sourceOrder[c.Source] {
-			return sourceOrder[a.Source] < sourceOrder[c.Source]
-		}
-		if len(a.Objects) != len(c.Objects) {
-			return len(a.Objects) > len(c.Objects)
-		}
-		if a.Count != c.Count {
-			return a.Count > c.Count
-		}
-		if a.Kind != c.Kind {
-			return a.Kind < c.Kind
-		}
-		return a.Message < c.Message
-	})
+	sortStable(out, func(a, c Evidence) bool { return evidenceLess(&a, &c) })
 	return out
+}
+
+// evidenceLess is the order list gives evidence items (Rediagnose merges by it too).
+func evidenceLess(a, c *Evidence) bool {
+	if sourceOrder[a.Source] != sourceOrder[c.Source] {
+		return sourceOrder[a.Source] < sourceOrder[c.Source]
+	}
+	if len(a.Objects) != len(c.Objects) {
+		return len(a.Objects) > len(c.Objects)
+	}
+	if a.Count != c.Count {
+		return a.Count > c.Count
+	}
+	if a.Kind != c.Kind {
+		return a.Kind < c.Kind
+	}
+	return a.Message < c.Message
 }
 
 // gatherEvidence lists the signals behind the verdict. Count is never evidence of health, so a

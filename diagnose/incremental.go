@@ -2,7 +2,6 @@ package diagnose
 
 import (
 	"slices"
-	"strconv"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
@@ -37,6 +36,7 @@ func Rediagnose(prev *Report, s *snapshot.Snapshot, changed func(kind, namespace
 	r := newReport(s)
 	vis := visibilityChanges(prev.Visibility, s.Visibility)
 	var kept []*Diagnosis
+	nvOf := map[string][]Evidence{}
 	fresh := collectSome(s, func(kind, namespace, name string) bool {
 		if d := had[key{kind, namespace, name}]; d != nil && !changed(kind, namespace, name) && vis(namespace) != visibilityCounts {
 			kept = append(kept, d)
@@ -49,7 +49,12 @@ func Rediagnose(prev *Report, s *snapshot.Snapshot, changed func(kind, namespace
 		r.Workloads = append(r.Workloads, *d)
 		if vis(d.Namespace) == visibilityEvidenceOnly {
 			w := &r.Workloads[len(r.Workloads)-1]
-			w.Evidence = rewriteVisibility(w.Evidence, s, d.Namespace)
+			nv, ok := nvOf[d.Namespace]
+			if !ok {
+				nv = namespaceVisibility(s, d.Namespace)
+				nvOf[d.Namespace] = nv
+			}
+			w.Evidence = rewriteVisibility(w.Evidence, nv)
 		}
 	}
 	for _, w := range fresh {
@@ -106,11 +111,14 @@ func visibilityChanges(prev, next []snapshot.Visibility) func(namespace string) 
 	}
 }
 
-// rewriteVisibility is a kept diagnosis's evidence with its NotVisible items written anew from
-// s's visibility, in the place gatherEvidence would give them. gatherEvidence's items come
-// first, sorted by evidenceBuilder.list; then the metrics' items (SourceMetrics) and the onset,
-// which only those passes write.
-func rewriteVisibility(old []Evidence, s *snapshot.Snapshot, namespace string) []Evidence {
+// rewriteVisibility is a kept diagnosis's evidence with its NotVisible items replaced by nv, a
+// namespace's NotVisible items as visibilityEvidence and list make them (namespaceVisibility),
+// in the place gatherEvidence would give them. gatherEvidence's items come first, sorted by
+// evidenceLess; then the metrics' items (SourceMetrics) and the onset, which only those passes
+// write. The kept items stay sorted once the NotVisible ones are taken out, and a stable sort
+// of two sorted runs is their merge, the first run's item first on a tie: so nv is merged in,
+// instead of the whole list sorted again for each of a churning namespace's workloads.
+func rewriteVisibility(old []Evidence, nv []Evidence) []Evidence {
 	end := len(old)
 	for i, e := range old {
 		if e.Source == SourceMetrics || (e.Source == SourceRevisionHistory && e.Kind == "Onset") {
@@ -118,17 +126,28 @@ func rewriteVisibility(old []Evidence, s *snapshot.Snapshot, namespace string) [
 			break
 		}
 	}
-	b := newEvidence()
+	out := make([]Evidence, 0, end+len(nv)+len(old)-end)
+	j := 0
 	for i := range old[:end] {
-		e := old[i]
+		e := &old[i]
 		if e.Source == SourceVisibility && e.Kind == "NotVisible" {
 			continue
 		}
-		// The kept report may be on screen: list sorts Objects in place, so give it its own.
-		e.Objects = slices.Clone(e.Objects)
-		k := evidenceKey{e.Source, e.Kind, "\x00kept" + strconv.Itoa(i)}
-		b.put(k, &e)
+		for j < len(nv) && evidenceLess(&nv[j], e) {
+			out = append(out, nv[j])
+			j++
+		}
+		out = append(out, *e)
 	}
+	out = append(out, nv[j:]...)
+	return append(out, old[end:]...)
+}
+
+// namespaceVisibility is the NotVisible evidence s's visibility gives every workload of a
+// namespace, sorted as list sorts it. The items are shared by the workloads that cite them;
+// their Objects are empty, so nothing sorts or grows them in place.
+func namespaceVisibility(s *snapshot.Snapshot, namespace string) []Evidence {
+	b := newEvidence()
 	visibilityEvidence(s, b, &workload{Namespace: namespace})
-	return append(b.list(), old[end:]...)
+	return b.list()
 }

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -224,7 +225,11 @@ func replay(t *testing.T, c *churn, steps int) *countingEngine {
 	clock := refTime
 	eng := &countingEngine{}
 	inc := eng.incremental(&clock)
-	inc.next(c.snap, nil)
+	first := inc.next(c.snap, nil)
+	prev := map[workloadKey]*byte{}
+	for j := range first.rows {
+		prev[first.rows[j].key] = unsafe.StringData(first.rows[j].filterText)
+	}
 	for i := 0; i < steps; i++ {
 		s := c.advance()
 		clock = clock.Add(500 * time.Millisecond)
@@ -237,6 +242,24 @@ func replay(t *testing.T, c *churn, steps int) *countingEngine {
 				}
 			}
 			t.Fatalf("step %d: the incremental report differs from a full diagnosis", c.step)
+		}
+		// The rows taken from the last dataset read as rows drawn anew.
+		if want := datasetOf(s, got.report); !reflect.DeepEqual(got.rows, want.rows) {
+			for j := range want.rows {
+				if !reflect.DeepEqual(got.rows[j], want.rows[j]) {
+					t.Fatalf("step %d: row %v differs from one drawn anew:\n got %+v\nwant %+v", c.step, want.rows[j].key, got.rows[j], want.rows[j])
+				}
+			}
+			t.Fatalf("step %d: the rows differ from rows drawn anew", c.step)
+		}
+		for j := range got.rows {
+			if r := &got.rows[j]; len(r.filterText) > 0 && prev[r.key] == unsafe.StringData(r.filterText) {
+				eng.reusedRows++
+			}
+		}
+		clear(prev)
+		for j := range got.rows {
+			prev[got.rows[j].key] = unsafe.StringData(got.rows[j].filterText)
 		}
 	}
 	return eng
@@ -253,6 +276,9 @@ func TestAChurningNamespaceIsNotDiagnosedInFullForItsVisibility(t *testing.T) {
 	eng := replay(t, c, 16)
 	if eng.full != 1 || eng.partial != 16 {
 		t.Fatalf("%d full and %d incremental diagnoses over 16 churned snapshots, want 1 and 16", eng.full, eng.partial)
+	}
+	if eng.reusedRows < 16*len(s.Deployments)/2 {
+		t.Fatalf("%d rows of %d taken from the last dataset over 16 snapshots, want most", eng.reusedRows, 16*len(s.Deployments))
 	}
 }
 
@@ -297,6 +323,9 @@ func TestVisibilityChangesInOneNamespaceKeepTheOthersDiagnosis(t *testing.T) {
 	eng := replay(t, c, 12)
 	if eng.full != 1 || eng.partial != 12 {
 		t.Fatalf("%d full and %d incremental diagnoses over 12 churned snapshots, want 1 and 12", eng.full, eng.partial)
+	}
+	if eng.reusedRows == 0 {
+		t.Fatal("no row was taken from the last dataset")
 	}
 }
 

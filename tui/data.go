@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -34,9 +35,11 @@ type dataset struct {
 	snap   *snapshot.Snapshot
 	report *diagnose.Report
 	rows   []row
-	// objects finds a workload's object; pods finds a pod by namespace/name.
-	objects map[workloadKey]workloadObject
-	pods    map[[2]string]*corev1.Pod
+	// objects finds a workload's object; pods finds a pod by namespace/name, made on first use
+	// (podsOnce): only a diagnosis screen asks, and a watch makes a dataset per snapshot.
+	objects  map[workloadKey]workloadObject
+	pods     map[[2]string]*corev1.Pod
+	podsOnce sync.Once
 	// multiNS is true when the rows span more than one namespace.
 	multiNS    bool
 	namespaces []string
@@ -102,9 +105,17 @@ func newDataset(snap *snapshot.Snapshot, at *time.Time, diag func(*snapshot.Snap
 
 // datasetOf prepares the rows of a report on snap; tests call it with reports made by hand.
 func datasetOf(snap *snapshot.Snapshot, rep *diagnose.Report) *dataset {
+	return datasetAfter(nil, snap, rep)
+}
+
+// datasetAfter is datasetOf taking from prev, the watch's last dataset, each row whose cells
+// cannot have changed: a diagnosis Rediagnose kept shares its suspects with prev's, and the
+// cells read nothing else of it but values compared here (sameCells). Under churn nearly every
+// row of a 20k-pod namespace is such a row.
+func datasetAfter(prev *dataset, snap *snapshot.Snapshot, rep *diagnose.Report) *dataset {
 	snap.Index()
 	ds := &dataset{
-		snap: snap, report: rep, objects: map[workloadKey]workloadObject{}, pods: map[[2]string]*corev1.Pod{},
+		snap: snap, report: rep, objects: map[workloadKey]workloadObject{},
 		counts: map[diagnose.Shape]int{},
 	}
 	for _, d := range snap.Deployments {
@@ -125,14 +136,30 @@ func datasetOf(snap *snapshot.Snapshot, rep *diagnose.Report) *dataset {
 	for _, cj := range snap.CronJobs {
 		ds.objects[workloadKey{"CronJob", cj.Namespace, cj.Name}] = workloadObject{cj.UID, &cj.Spec.JobTemplate.Spec.Template, "spec.jobTemplate.spec.template"}
 	}
-	for _, p := range snap.Pods {
-		ds.pods[[2]string{p.Namespace, p.Name}] = p
+	var was map[workloadKey]*row
+	if prev != nil && prev.contexts == nil {
+		was = make(map[workloadKey]*row, len(prev.rows))
+		for i := range prev.rows {
+			was[prev.rows[i].key] = &prev.rows[i]
+		}
 	}
 	seen := map[string]bool{}
 	ds.rows = make([]row, 0, len(rep.Workloads))
 	// The audit table's order, so both front ends list the same workload first.
 	for _, d := range report.WorstFirst(rep) {
 		k := workloadKey{d.Kind, d.Namespace, d.Name}
+		if !seen[d.Namespace] {
+			seen[d.Namespace] = true
+			ds.namespaces = append(ds.namespaces, d.Namespace)
+		}
+		ds.counts[d.Shape]++
+		ds.throughput = ds.throughput || d.Throughput != nil
+		if old := was[k]; old != nil && sameCells(old.diag, d) && prev.objects[k].Template == ds.objects[k].Template {
+			r := *old
+			r.diag = d
+			ds.rows = append(ds.rows, r)
+			continue
+		}
 		r := row{
 			diag:      d,
 			key:       k,
@@ -148,21 +175,26 @@ func datasetOf(snap *snapshot.Snapshot, rep *diagnose.Report) *dataset {
 		}
 		if d.Throughput != nil {
 			r.throughput = throughputCell(d.Throughput)
-			ds.throughput = true
 		}
 		// The audit table names suspects through the same function, so both read alike.
 		r.suspect = orDash(report.ShortSuspectIn(d, ds.objects[k].Template))
 		r.filterText = r.namespace + "/" + Sanitize(d.Name)
-		if !seen[d.Namespace] {
-			seen[d.Namespace] = true
-			ds.namespaces = append(ds.namespaces, d.Namespace)
-		}
 		ds.rows = append(ds.rows, r)
-		ds.counts[d.Shape]++
 	}
 	sort.Strings(ds.namespaces)
 	ds.multiNS = len(ds.namespaces) > 1
 	return ds
+}
+
+// sameCells reports whether a row drawn from b would read as one drawn from a, of the same
+// workload and template: the cells read the shape, counts, cause, youngest copy's age, the
+// throughput and the top suspect. Suspects and throughput are compared by identity: a kept
+// diagnosis shares them, and a fresh one is drawn anew.
+func sameCells(a, b *diagnose.Diagnosis) bool {
+	return a.Shape == b.Shape && a.Counts == b.Counts && a.Cause == b.Cause && a.Throughput == b.Throughput &&
+		len(a.Suspects) == len(b.Suspects) && (len(a.Suspects) == 0 || &a.Suspects[0] == &b.Suspects[0]) &&
+		(a.YoungestCopySeconds == nil) == (b.YoungestCopySeconds == nil) &&
+		(a.YoungestCopySeconds == nil || *a.YoungestCopySeconds == *b.YoungestCopySeconds)
 }
 
 // rowsDataset lists a snapshot's workloads before they can be diagnosed (their copies, events
@@ -174,8 +206,8 @@ func rowsDataset(snap *snapshot.Snapshot, at *time.Time) *dataset {
 	}
 	ds := &dataset{
 		snap: snap, report: &diagnose.Report{ReferenceTime: snap.ReferenceTime, Source: snap.Source},
-		objects: map[workloadKey]workloadObject{}, pods: map[[2]string]*corev1.Pod{},
-		counts: map[diagnose.Shape]int{}, partial: true,
+		objects: map[workloadKey]workloadObject{},
+		counts:  map[diagnose.Shape]int{}, partial: true,
 	}
 	addRow := func(kind, ns, name string, obj workloadObject, copies string) {
 		k := workloadKey{kind, ns, name}
@@ -271,6 +303,12 @@ func kindShort(kind string) string {
 // podsOf returns the copies of a workload, in the engine's order when it listed them.
 func (ds *dataset) podsOf(d *diagnose.Diagnosis) []*corev1.Pod {
 	if d.Detail != nil && len(d.Detail.Copies) > 0 {
+		ds.podsOnce.Do(func() {
+			ds.pods = make(map[[2]string]*corev1.Pod, len(ds.snap.Pods))
+			for _, p := range ds.snap.Pods {
+				ds.pods[[2]string{p.Namespace, p.Name}] = p
+			}
+		})
 		out := make([]*corev1.Pod, 0, len(d.Detail.Copies))
 		for _, c := range d.Detail.Copies {
 			if p := ds.pods[[2]string{d.Namespace, c.Name}]; p != nil {

@@ -52,7 +52,7 @@ func (inc *incremental) next(snap *snapshot.Snapshot, at *time.Time) *dataset {
 	} else {
 		rep = inc.rediag(inc.last.report, snap, changed)
 	}
-	inc.last = datasetOf(snap, rep)
+	inc.last = datasetAfter(inc.last, snap, rep)
 	return inc.last
 }
 

@@ -36,6 +36,8 @@ func rebuilt(s *snapshot.Snapshot) *snapshot.Snapshot {
 type countingEngine struct {
 	full, partial int
 	again         []string
+	// reusedRows counts the rows replay saw taken from the last dataset.
+	reusedRows int
 }
 
 func (c *countingEngine) incremental(clock *time.Time) *incremental {

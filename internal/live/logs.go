@@ -496,7 +496,12 @@ func newLogCache(first *snapshot.Snapshot, now time.Time) *logCache {
 	if first == nil {
 		return c
 	}
-	byName := podsByName(first.Pods)
+	reqs := make([]logRequest, len(first.Logs))
+	for i := range first.Logs {
+		l := &first.Logs[i]
+		reqs[i] = logRequest{l.Namespace, l.Pod, l.Container, l.Previous}
+	}
+	byName := podsByName(first.Pods, reqs)
 	for i := range first.Logs {
 		l := &first.Logs[i]
 		r := logRequest{l.Namespace, l.Pod, l.Container, l.Previous}
@@ -507,10 +512,18 @@ func newLogCache(first *snapshot.Snapshot, now time.Time) *logCache {
 	return c
 }
 
-func podsByName(pods []*corev1.Pod) map[types.NamespacedName]*corev1.Pod {
-	byName := make(map[types.NamespacedName]*corev1.Pod, len(pods))
+// podsByName finds the pods reqs name: a watch asks with every snapshot, and a map of every pod
+// of a 20k-pod namespace for the few hundred its tails are read from was most of the cost.
+func podsByName(pods []*corev1.Pod, reqs []logRequest) map[types.NamespacedName]*corev1.Pod {
+	byName := make(map[types.NamespacedName]*corev1.Pod, len(reqs))
+	for _, r := range reqs {
+		byName[types.NamespacedName{Namespace: r.namespace, Name: r.pod}] = nil
+	}
 	for _, p := range pods {
-		byName[types.NamespacedName{Namespace: p.Namespace, Name: p.Name}] = p
+		k := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
+		if _, ok := byName[k]; ok {
+			byName[k] = p
+		}
 	}
 	return byName
 }
@@ -548,7 +561,7 @@ func instanceOf(byName map[types.NamespacedName]*corev1.Pod, r logRequest) (stri
 // long to wait before building a snapshot again to fetch what was deferred; zero when nothing was.
 func (s *Source) cachedLogs(ctx context.Context, snap *snapshot.Snapshot, c *logCache) time.Duration {
 	plan := failingLogRequests(snap.Pods, snap.ReplicaSets, maxLogRequests)
-	byName := podsByName(snap.Pods)
+	byName := podsByName(snap.Pods, plan.reqs)
 	now := s.now()
 	instances := make([]string, len(plan.reqs))
 	var missing, changed []int

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -66,23 +66,20 @@ type noWatchList struct{}
 
 func (noWatchList) IsWatchListSemanticsUnSupported() bool { return true }
 
-// asList is the job's read as one list of its kind at the version it was read at.
+// asList is the job's read as one list of its kind at the version it was read at. Its items
+// are the read's very objects, wrapped (RawExtension), not copied into a typed list's items:
+// the reflector takes a typed list's items as shallow copies (meta.ExtractListWithAlloc), so
+// every object of the first snapshot came back from the informers as another pointer, and the
+// console, which tells a changed object by its pointer, diagnosed the whole namespace again
+// with the first snapshot built from the informers while it still held the first read's.
 func (j *job) asList() (runtime.Object, error) {
 	if j.listType == nil || j.listType.Kind() != reflect.Pointer {
 		return nil, fmt.Errorf("no list of %s was read", j.kind.plural())
 	}
-	l, ok := reflect.New(j.listType.Elem()).Interface().(runtime.Object)
-	if !ok {
-		return nil, fmt.Errorf("list of %s is not an object", j.kind.plural())
+	l := &metav1.List{ListMeta: metav1.ListMeta{ResourceVersion: j.rv}, Items: make([]runtime.RawExtension, len(j.objs))}
+	for i, o := range j.objs {
+		l.Items[i].Object = o
 	}
-	if err := meta.SetList(l, j.objs); err != nil {
-		return nil, err
-	}
-	lm, err := meta.ListAccessor(l)
-	if err != nil {
-		return nil, err
-	}
-	lm.SetResourceVersion(j.rv)
 	return l, nil
 }
 
@@ -136,8 +133,12 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		UpdateFunc: func(any, any) { mark() },
 		DeleteFunc: func(any) { mark() },
 	}
+	interner := newResourceInterner()
 	transform := func(obj any) (any, error) {
-		stripManagedFields(obj)
+		snapshot.TrimWatched(obj)
+		if p, ok := obj.(*corev1.Pod); ok {
+			interner.pod(p)
+		}
 		return obj, nil
 	}
 	// A reflector whose server refuses connections backs off and retries its watch without

@@ -9,11 +9,16 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
 // expired is what a v1.37 API server answers for a resource version older than its watch cache
@@ -198,5 +203,72 @@ func TestWatchReportsWatchesThatCloseAtOnce(t *testing.T) {
 		case <-deadline:
 			t.Fatalf("no snapshot after the watch ran again (%d errors reported)", errCount)
 		}
+	}
+}
+
+// withStatusExtras gives a pod's container statuses what a v1.37 kubelet writes beside their
+// state: allocated resources, resources, mounts and user.
+func withStatusExtras(p *corev1.Pod) {
+	for i := range p.Status.ContainerStatuses {
+		cs := &p.Status.ContainerStatuses[i]
+		cs.AllocatedResources = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m")}
+		cs.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("50m")}}
+		disabled := corev1.RecursiveReadOnlyDisabled
+		cs.VolumeMounts = []corev1.VolumeMountStatus{{Name: "kube-api-access-2fr4l", MountPath: "/var/run/secrets/kubernetes.io/serviceaccount", ReadOnly: true, RecursiveReadOnly: &disabled}}
+		cs.User = &corev1.ContainerUser{Linux: &corev1.LinuxContainerUser{SupplementalGroups: []int64{0}}}
+	}
+}
+
+// The watch's stores keep of a pod what the engine reads: a pod created while watching, and the
+// first read's pods the informers start from, come without managedFields and without their
+// container statuses' resources, mounts and user, their state and restarts kept; the first
+// read's pods come back as the very objects of the first snapshot.
+func TestWatchStoresPodsWithoutWhatNoOneReads(t *testing.T) {
+	first := pod("telemetry", "ingester-a", "", func(p *corev1.Pod) { withStatusExtras(p) })
+	client := fake.NewClientset(first)
+	src := newForClient(client, Options{Namespaces: []string{"telemetry"}}, fixedNow)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	snaps, errs := src.Watch(ctx)
+	var s0 *snapshot.Snapshot
+	select {
+	case s0 = <-snaps:
+	case err := <-errs:
+		t.Fatalf("watch error: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no snapshot within 10s")
+	}
+	waitWatching(t, client, "pods")
+	created := pod("telemetry", "ingester-b", "", func(p *corev1.Pod) {
+		withStatusExtras(p)
+		p.Status.ContainerStatuses[0].RestartCount = 3
+	})
+	if _, err := client.CoreV1().Pods("telemetry").Create(ctx, created, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(10 * time.Second)
+	for {
+		var s *snapshot.Snapshot
+		select {
+		case s = <-snaps:
+		case <-deadline:
+			t.Fatal("no snapshot with the new pod within 10s")
+		}
+		if len(s.Pods) != 2 {
+			continue
+		}
+		for _, p := range s.Pods {
+			if p.Name == "ingester-a" && p != s0.Pods[0] {
+				t.Error("the first read's pod came back from the informers as another object")
+			}
+			cs := p.Status.ContainerStatuses[0]
+			if p.ManagedFields != nil || cs.AllocatedResources != nil || cs.Resources != nil || cs.VolumeMounts != nil || cs.User != nil {
+				t.Errorf("pod %s: the watch stored %+v", p.Name, cs)
+			}
+			if cs.State.Running == nil || (p.Name == "ingester-b") != (cs.RestartCount == 3) {
+				t.Errorf("pod %s: state or restarts lost: %+v", p.Name, cs)
+			}
+		}
+		break
 	}
 }

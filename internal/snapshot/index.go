@@ -43,16 +43,18 @@ func (s *Snapshot) Index() {
 	if s.index != nil {
 		return
 	}
+	// Sized from the start: a watch indexes every snapshot, and growing maps of a namespace's
+	// tens of thousands of events was a good part of the cost and of its garbage.
 	ix := &index{
 		byOwner:             map[string]any{},
-		eventsByUID:         map[types.UID][]*corev1.Event{},
-		eventsByKey:         map[ObjectKey][]*corev1.Event{},
+		eventsByUID:         make(map[types.UID][]*corev1.Event, len(s.Events)),
+		eventsByKey:         make(map[ObjectKey][]*corev1.Event, len(s.Events)),
 		servicesByNamespace: map[string][]*corev1.Service{},
-		slicesByService:     map[ObjectKey][]*discoveryv1.EndpointSlice{},
-		pvcs:                map[ObjectKey]*corev1.PersistentVolumeClaim{},
+		slicesByService:     make(map[ObjectKey][]*discoveryv1.EndpointSlice, len(s.EndpointSlices)),
+		pvcs:                make(map[ObjectKey]*corev1.PersistentVolumeClaim, len(s.PersistentVolumeClaims)),
 		quotasByNamespace:   map[string][]*corev1.ResourceQuota{},
-		nodes:               map[string]*corev1.Node{},
-		logs:                map[logKey]*ContainerLog{},
+		nodes:               make(map[string]*corev1.Node, len(s.Nodes)),
+		logs:                make(map[logKey]*ContainerLog, len(s.Logs)),
 	}
 	for i := range Kinds {
 		if k := &Kinds[i]; k.ByOwner {

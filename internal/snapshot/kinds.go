@@ -134,10 +134,27 @@ func entry[T any, P object[T]](k Kind, slice func(s *Snapshot) *[]P) Kind {
 			return out
 		},
 		owners: func(s *Snapshot) any {
-			m := map[types.UID][]P{}
-			for _, o := range *slice(s) {
+			// Two passes: the owners counted, then one array carved into their lists, instead
+			// of each list grown by appends (a watch indexes 20k pods with every snapshot).
+			objs := *slice(s)
+			n := make(map[types.UID]int, len(objs)/4+1)
+			total := 0
+			for _, o := range objs {
 				for _, ref := range o.GetOwnerReferences() {
-					m[ref.UID] = append(m[ref.UID], o)
+					n[ref.UID]++
+					total++
+				}
+			}
+			m := make(map[types.UID][]P, len(n))
+			all := make([]P, total)
+			for _, o := range objs {
+				for _, ref := range o.GetOwnerReferences() {
+					l, ok := m[ref.UID]
+					if !ok {
+						c := n[ref.UID]
+						l, all = all[:0:c], all[c:]
+					}
+					m[ref.UID] = append(l, o)
 				}
 			}
 			return m

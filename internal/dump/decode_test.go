@@ -68,6 +68,17 @@ func sameDecode(t *testing.T, raw []byte, gvk schema.GroupVersionKind) (decoded 
 		}
 		return false
 	}
+	// Text without a backslash takes the plain path (keys read in place, strings in shared
+	// blocks); the same object with an escaped key it does not have takes the other one.
+	if rest := bytes.TrimLeft(raw[1:], " \t\r\n"); bytes.IndexByte(raw, '\\') < 0 && len(rest) > 0 && rest[0] != '}' {
+		escaped, err := decodeObject([]byte(`{"x\u0079":0,`+string(rest)), gvk)
+		if err != nil {
+			t.Fatalf("%s: decoded plain, not with an escaped key added: %v\n%s", gvk, err, raw)
+		}
+		if !reflect.DeepEqual(fast, escaped) {
+			t.Fatalf("%s: the plain and the escaped paths decode differently\n%s", gvk, raw)
+		}
+	}
 	// The fast decode skips managedFields where the reader drops them.
 	snapshot.TrimManagedFields(fast)
 	snapshot.TrimManagedFields(slow)
@@ -196,6 +207,11 @@ func FuzzDecodeObject(f *testing.F) {
 	f.Add([]byte(`{"metadata":{"name":"p","managedFields":[{"manager":7,"time":"yesterday"},null,{"Manager":1,"fieldsV1":"x","time":null}]}}`), uint8(7))
 	f.Add([]byte(`{"metadata":{"name":"s","managedFields":{"manager":"m"}},"spec":{"ports":[{"port":80}]}}`), uint8(10))
 	f.Add([]byte(`{"metadata":{"name":"p","managedFields":null,"managedFields":[{"operation":null,"time":"2026-11-24T10:00:00\u005a"}]}}`), uint8(3))
+	// The plain path (no backslash anywhere): keys of large structs, a string past the
+	// blocks' bound, null and empty strings, a repeated key, named string types, map keys.
+	f.Add([]byte(`{"metadata":{"name":"p","namespace":"","uid":null,"labels":{"app":"a","":"x"},"annotations":{"k":"`+strings.Repeat("v", 600)+`"}},"spec":{"dnsPolicy":"ClusterFirst","dnsPolicy":"Default","containers":[{"name":"c","args":["a","",null],"imagePullPolicy":"Always"}]},"status":{"phase":"Running"}}`), uint8(7))
+	f.Add([]byte(`{"metadata":{"name":"e"},"reason":7,"note":"x"}`), uint8(0))
+	f.Add([]byte(`{"metadata":{"name":"p","namespace":"n\u0061"},"spec":{"nodeName":"\/n"}}`), uint8(7))
 	f.Fuzz(func(t *testing.T, raw []byte, k uint8) {
 		if firstByte(raw) != '{' || !json.Valid(raw) {
 			return // value hands only objects the JSON decoder or the YAML converter produced

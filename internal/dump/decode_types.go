@@ -2,8 +2,11 @@ package dump
 
 import (
 	"bytes"
+	"encoding"
+	"encoding/json"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -167,3 +170,77 @@ func (quantityDecoder) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
 	}
 	*q = parsed
 }
+
+// plainStrings decodes the strings of text without a backslash (see fastJSONPlain) into
+// blocks shared by the objects one decode reads after another, instead of one allocation
+// each: a pod holds a few hundred strings, most a few bytes long, so they were most of the
+// decode's allocations and of the collector's work. A string of such text is its bytes, as
+// ReadString makes it. The blocks are kept as long as any string in them is: the strings of
+// objects the reader keeps, which live as long as each other.
+type plainStrings struct{ jsoniter.DummyExtension }
+
+var (
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+	jsonNumberType  = reflect.TypeFor[json.Number]()
+	iterNumberType  = reflect.TypeFor[jsoniter.Number]()
+)
+
+func (*plainStrings) CreateDecoder(typ reflect2.Type) jsoniter.ValDecoder {
+	t := typ.Type1()
+	if t.Kind() != reflect.String || t == jsonNumberType || t == iterNumberType {
+		return nil
+	}
+	for _, u := range []reflect.Type{t, reflect.PointerTo(t)} {
+		if u.Implements(jsonUnmarshaler) || u.Implements(textUnmarshaler) {
+			return nil // its own decoder, as json-iterator picks it
+		}
+	}
+	return blockString{}
+}
+
+// blockString decodes a string as ReadString does, into the iterator's stringBlocks when it
+// has them (an iterator json-iterator makes on its own, for a ",string" field, does not).
+type blockString struct{}
+
+func (blockString) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
+	sb, _ := iter.Attachment.(*stringBlocks)
+	if sb == nil || iter.WhatIsNext() != jsoniter.StringValue {
+		*(*string)(ptr) = iter.ReadString()
+		return
+	}
+	b := iter.ReadStringAsSlice()
+	if iter.Error != nil {
+		return
+	}
+	*(*string)(ptr) = sb.string(b)
+}
+
+// stringBlocks hands out strings copied into shared blocks; a block is never written again
+// where a string was handed out, only appended to.
+type stringBlocks struct{ buf []byte }
+
+const (
+	stringBlockSize = 16 << 10
+	// maxBlockString: a longer string (an annotation, a command line) gets its own
+	// allocation, so a block's unused tail stays small.
+	maxBlockString = 512
+)
+
+func (sb *stringBlocks) string(b []byte) string {
+	switch {
+	case len(b) == 0:
+		return ""
+	case len(b) > maxBlockString:
+		return string(b)
+	}
+	if cap(sb.buf)-len(sb.buf) < len(b) {
+		sb.buf = make([]byte, 0, stringBlockSize)
+	}
+	n := len(sb.buf)
+	sb.buf = append(sb.buf, b...)
+	return unsafe.String(&sb.buf[n], len(b))
+}
+
+// blockPool holds each decode worker's stringBlocks between objects.
+var blockPool = sync.Pool{New: func() any { return new(stringBlocks) }}

@@ -296,13 +296,17 @@ const maxPooledItem = 256 << 10
 // they overwrite afterwards.
 var itemBufs sync.Pool
 
-func getItemBuf(raw []byte) []byte {
+func getItemBuf(raw []byte, compact bool) []byte {
+	var buf []byte
 	if len(raw) <= maxPooledItem {
 		if p, ok := itemBufs.Get().(*[]byte); ok {
-			return append((*p)[:0], raw...)
+			buf = (*p)[:0]
 		}
 	}
-	return bytes.Clone(raw)
+	if compact {
+		return appendCompact(buf, raw)
+	}
+	return append(buf, raw...)
 }
 
 func putItemBuf(b []byte) {
@@ -350,7 +354,7 @@ func (p *parser) decode(raw []byte, gvk schema.GroupVersionKind, at location) er
 		j.sum = maphash.Bytes(textSeed, raw)
 		return p.push(j)
 	}
-	j.raw, j.done, j.read = getItemBuf(raw), make(chan struct{}), p.budget.read
+	j.raw, j.done, j.read = getItemBuf(raw, compactKinds[gvk]), make(chan struct{}), p.budget.read
 	// Sent before it is passed on, so the merger never waits for a job no worker has.
 	select {
 	case p.pool.jobs <- j:

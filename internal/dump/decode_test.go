@@ -69,6 +69,17 @@ func sameDecode(t *testing.T, raw []byte, gvk schema.GroupVersionKind) (decoded 
 		}
 		return false
 	}
+	// The pool decodes the kinds compactKinds names from their text without line breaks and
+	// indentation: same value, same error.
+	if compactKinds[gvk] {
+		compact, errCompact := decodeObject(appendCompact(nil, raw), gvk)
+		if (errFast == nil) != (errCompact == nil) || (errFast != nil && errFast.Error() != errCompact.Error()) {
+			t.Fatalf("%s: decodeObject error %v, of the compacted text %v\n%s", gvk, errFast, errCompact, raw)
+		}
+		if errFast == nil && !reflect.DeepEqual(fast, compact) {
+			t.Fatalf("%s: the text and its compacted text decode differently\n%s", gvk, raw)
+		}
+	}
 	// Text without a backslash takes the plain path (keys read in place, strings in shared
 	// blocks); the same object with an escaped key it does not have takes the other one.
 	if rest := bytes.TrimLeft(raw[1:], " \t\r\n"); bytes.IndexByte(raw, '\\') < 0 && len(rest) > 0 && rest[0] != '}' {
@@ -212,6 +223,10 @@ func FuzzDecodeObject(f *testing.F) {
 	// blocks' bound, null and empty strings, a repeated key, named string types, map keys.
 	f.Add([]byte(`{"metadata":{"name":"p","namespace":"","uid":null,"labels":{"app":"a","":"x"},"annotations":{"k":"`+strings.Repeat("v", 600)+`"}},"spec":{"dnsPolicy":"ClusterFirst","dnsPolicy":"Default","containers":[{"name":"c","args":["a","",null],"imagePullPolicy":"Always"}]},"status":{"phase":"Running"}}`), uint8(7))
 	f.Add([]byte(`{"metadata":{"name":"e"},"reason":7,"note":"x"}`), uint8(0))
+	// Indented text, compacted for the pool: line breaks and runs of spaces between tokens,
+	// around a value the deserializer refuses, around a string of spaces.
+	f.Add([]byte("{\n    \"metadata\": {\n        \"name\": \"p  \\n  x\",\r\n\t\"labels\": {\n\n            \"a\": \"        \"\n        }\n    },\n    \"spec\": {\"priority\": [\n 1\n]}\n}\n"), uint8(7))
+	f.Add([]byte("{\"metadata\":{\"name\":\"p\",\"creationTimestamp\":{\n  \"a\": 1\n}},\"spec\":{\"overhead\":{\"cpu\":[\n1]}}}"), uint8(7))
 	f.Add([]byte(`{"metadata":{"name":"p","namespace":"n\u0061"},"spec":{"nodeName":"\/n"}}`), uint8(7))
 	f.Fuzz(func(t *testing.T, raw []byte, k uint8) {
 		if firstByte(raw) != '{' || !json.Valid(raw) || !utf8.Valid(raw) {

@@ -188,6 +188,14 @@ var (
 
 func (*plainStrings) CreateDecoder(typ reflect2.Type) jsoniter.ValDecoder {
 	t := typ.Type1()
+	switch t {
+	case int32PtrType:
+		return blockInt32Ptr{}
+	case int64PtrType:
+		return blockInt64Ptr{}
+	case boolPtrType:
+		return blockBoolPtr{}
+	}
 	if t.Kind() != reflect.String || t == jsonNumberType || t == iterNumberType {
 		return nil
 	}
@@ -216,9 +224,95 @@ func (blockString) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
 	*(*string)(ptr) = sb.string(b)
 }
 
+var (
+	int32PtrType = reflect.TypeFor[*int32]()
+	int64PtrType = reflect.TypeFor[*int64]()
+	boolPtrType  = reflect.TypeFor[*bool]()
+)
+
+// blockInt32Ptr, blockInt64Ptr and blockBoolPtr decode the optional numbers and flags of the
+// API types (a pod has a dozen: priority, grace periods, started, controller, ...) as
+// json-iterator's OptionalDecoder does with its integer or bool decoder: null sets nil, a
+// value is read into the one already there or, when there is none, into a new one, taken from
+// the decode's blocks instead of an allocation of its own.
+type (
+	blockInt32Ptr struct{}
+	blockInt64Ptr struct{}
+	blockBoolPtr  struct{}
+)
+
+func (blockInt32Ptr) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
+	pp := (**int32)(ptr)
+	if iter.ReadNil() {
+		*pp = nil
+		return
+	}
+	v := iter.ReadInt32()
+	if *pp == nil {
+		if sb, _ := iter.Attachment.(*stringBlocks); sb != nil {
+			*pp = nextIn(&sb.int32s)
+		} else {
+			*pp = new(int32)
+		}
+	}
+	**pp = v
+}
+
+func (blockInt64Ptr) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
+	pp := (**int64)(ptr)
+	if iter.ReadNil() {
+		*pp = nil
+		return
+	}
+	v := iter.ReadInt64()
+	if *pp == nil {
+		if sb, _ := iter.Attachment.(*stringBlocks); sb != nil {
+			*pp = nextIn(&sb.int64s)
+		} else {
+			*pp = new(int64)
+		}
+	}
+	**pp = v
+}
+
+func (blockBoolPtr) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
+	pp := (**bool)(ptr)
+	if iter.ReadNil() {
+		*pp = nil
+		return
+	}
+	v := iter.ReadBool()
+	if *pp == nil {
+		if sb, _ := iter.Attachment.(*stringBlocks); sb != nil {
+			*pp = nextIn(&sb.bools)
+		} else {
+			*pp = new(bool)
+		}
+	}
+	**pp = v
+}
+
+// valueBlock is how many values one block of int32s, int64s or bools holds.
+const valueBlock = 256
+
+// nextIn hands out the next zero element of a block, starting a new block when it is full.
+func nextIn[T any](block *[]T) *T {
+	if len(*block) == cap(*block) {
+		*block = make([]T, 0, valueBlock)
+	}
+	*block = (*block)[:len(*block)+1]
+	return &(*block)[len(*block)-1]
+}
+
 // stringBlocks hands out strings copied into shared blocks; a block is never written again
-// where a string was handed out, only appended to.
-type stringBlocks struct{ buf []byte }
+// where a string was handed out, only appended to. int32s, int64s and bools are blocks of the
+// values optional fields point to, handed out one element at a time.
+type stringBlocks struct {
+	buf    []byte
+	int32s []int32
+	int64s []int64
+	bools  []bool
+}
 
 const (
 	stringBlockSize = 16 << 10

@@ -272,9 +272,13 @@ const expectBytes = 4 << 10
 
 // expect sizes the maps of objects met for a dump of about size bytes of objects, so that the
 // merger, one goroutine that every object passes, does not grow them through every doubling
-// (they were most of its time). An object of a larger dump grows them as before.
+// (they were most of its time). Beyond 2^18 objects (a few tens of MB of maps made up front,
+// for a dump of a GB) or --max-dump-size, they grow as before.
 func (r *reader) expect(size int64) {
-	n := int(min(size/expectBytes, 1<<20))
+	if r.budget.maxDump > 0 {
+		size = min(size, r.budget.maxDump)
+	}
+	n := int(min(size/expectBytes, 1<<18))
 	if n < 64 {
 		return
 	}

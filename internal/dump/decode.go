@@ -192,9 +192,9 @@ func newFastJSON(skipManaged, plainKeys bool) jsoniter.API {
 	if skipManaged {
 		api.RegisterExtension(&skipManagedFields{})
 	}
-	if plainKeys {
-		api.RegisterExtension(&plainStrings{})
-	}
+	// Every variant decodes strings and optional numbers so (null as the deserializer takes
+	// it); only the plain ones attach the blocks (unmarshal).
+	api.RegisterExtension(&plainStrings{})
 	return api
 }
 

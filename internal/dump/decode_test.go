@@ -82,7 +82,7 @@ func sameDecode(t *testing.T, raw []byte, gvk schema.GroupVersionKind) (decoded 
 	}
 	// Text without a backslash takes the plain path (keys read in place, strings in shared
 	// blocks); the same object with an escaped key it does not have takes the other one.
-	if rest := bytes.TrimLeft(raw[1:], " \t\r\n"); bytes.IndexByte(raw, '\\') < 0 && len(rest) > 0 && rest[0] != '}' {
+	if rest := bytes.TrimLeft(bytes.TrimLeft(raw, " \t\r\n")[1:], " \t\r\n"); bytes.IndexByte(raw, '\\') < 0 && len(rest) > 0 && rest[0] != '}' {
 		escaped, err := decodeObject([]byte(`{"x\u0079":0,`+string(rest)), gvk)
 		if err != nil {
 			t.Fatalf("%s: decoded plain, not with an escaped key added: %v\n%s", gvk, err, raw)

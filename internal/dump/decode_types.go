@@ -171,9 +171,9 @@ func (quantityDecoder) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
 	*q = parsed
 }
 
-// plainStrings decodes the strings of text without a backslash (see fastJSONPlain) into
-// blocks shared by the objects one decode reads after another, instead of one allocation
-// each: a pod holds a few hundred strings, most a few bytes long, so they were most of the
+// plainStrings decodes the strings of text without a backslash (see fastJSONPlain, whose
+// iterator carries the blocks; other text is read as ReadString reads it) into blocks shared
+// by the objects one decode reads after another, instead of one allocation each: a pod holds a few hundred strings, most a few bytes long, so they were most of the
 // decode's allocations and of the collector's work. A string of such text is its bytes, as
 // ReadString makes it. The blocks are kept as long as any string in them is: the strings of
 // objects the reader keeps, which live as long as each other.
@@ -213,7 +213,14 @@ type blockString struct{}
 
 func (blockString) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
 	sb, _ := iter.Attachment.(*stringBlocks)
-	if sb == nil || iter.WhatIsNext() != jsoniter.StringValue {
+	next := iter.WhatIsNext()
+	if next == jsoniter.NilValue {
+		// As encoding/json and the deserializer: null leaves a string as it was (a key met
+		// twice), where json-iterator's ReadString makes it empty.
+		iter.ReadNil()
+		return
+	}
+	if sb == nil || next != jsoniter.StringValue {
 		*(*string)(ptr) = iter.ReadString()
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"hash/maphash"
+	"io"
 	"runtime"
 	"sync"
 
@@ -173,17 +174,27 @@ func newObject(gvk schema.GroupVersionKind) k8sruntime.Object {
 // typeDecoders take over the leaf types of timestamps and quantities. fastJSON skips
 // managedFields, which the reader drops; fastJSONKeep, for the kinds that keep them (Services,
 // see snapshot.TrimManagedFields), decodes them.
+//
+// The plain variants read the keys of structs of more than ten fields (ObjectMeta, PodSpec,
+// Container, the statuses: most keys of a pod) in place instead of as a new string each,
+// which then only serves a map look-up and is garbage; they do not unescape keys, so they
+// take only text without a backslash, where a key is its bytes either way.
 var (
-	fastJSON     = newFastJSON(true)
-	fastJSONKeep = newFastJSON(false)
+	fastJSON          = newFastJSON(true, false)
+	fastJSONKeep      = newFastJSON(false, false)
+	fastJSONPlain     = newFastJSON(true, true)
+	fastJSONKeepPlain = newFastJSON(false, true)
 )
 
-func newFastJSON(skipManaged bool) jsoniter.API {
-	api := jsoniter.Config{CaseSensitive: true}.Froze()
+func newFastJSON(skipManaged, plainKeys bool) jsoniter.API {
+	api := jsoniter.Config{CaseSensitive: true, ObjectFieldMustBeSimpleString: plainKeys}.Froze()
 	api.RegisterExtension(&typeDecoders{})
 	if skipManaged {
 		api.RegisterExtension(&skipManagedFields{})
 	}
+	// Every variant decodes strings and optional numbers so (null as the deserializer takes
+	// it); only the plain ones attach the blocks (unmarshal).
+	api.RegisterExtension(&plainStrings{})
 	return api
 }
 
@@ -202,11 +213,20 @@ func decodeObject(raw []byte, gvk schema.GroupVersionKind) (k8sruntime.Object, e
 		o, _, err := decoder.Decode(raw, &gvk, nil)
 		return o, err
 	}
-	api := fastJSON
-	if _, ok := obj.(*corev1.Service); ok {
+	_, keep := obj.(*corev1.Service)
+	plain := bytes.IndexByte(raw, '\\') < 0
+	var api jsoniter.API
+	switch {
+	case keep && plain:
+		api = fastJSONKeepPlain
+	case keep:
 		api = fastJSONKeep
+	case plain:
+		api = fastJSONPlain
+	default:
+		api = fastJSON
 	}
-	if api.Unmarshal(raw, obj) == nil {
+	if unmarshal(api, raw, obj, plain) == nil {
 		return obj, nil
 	}
 	obj = newObject(gvk)
@@ -214,6 +234,28 @@ func decodeObject(raw []byte, gvk schema.GroupVersionKind) (k8sruntime.Object, e
 		return nil, err
 	}
 	return obj, nil
+}
+
+// unmarshal is api.Unmarshal, with the strings of plain text put in shared blocks.
+func unmarshal(api jsoniter.API, raw []byte, obj any, plain bool) error {
+	if !plain {
+		return api.Unmarshal(raw, obj)
+	}
+	iter := api.BorrowIterator(raw)
+	defer api.ReturnIterator(iter)
+	sb := blockPool.Get().(*stringBlocks)
+	defer blockPool.Put(sb)
+	iter.Attachment = sb
+	iter.ReadVal(obj)
+	// What Unmarshal does after ReadVal.
+	if iter.WhatIsNext() == jsoniter.InvalidValue && iter.Error == io.EOF {
+		return nil
+	}
+	if iter.Error != nil {
+		return iter.Error
+	}
+	iter.ReportError("Unmarshal", "there are bytes left after unmarshal")
+	return iter.Error
 }
 
 // decodeJob is one step of a file's read: an object, decoded by the pool (done is closed once
@@ -254,13 +296,17 @@ const maxPooledItem = 256 << 10
 // they overwrite afterwards.
 var itemBufs sync.Pool
 
-func getItemBuf(raw []byte) []byte {
+func getItemBuf(raw []byte, compact bool) []byte {
+	var buf []byte
 	if len(raw) <= maxPooledItem {
 		if p, ok := itemBufs.Get().(*[]byte); ok {
-			return append((*p)[:0], raw...)
+			buf = (*p)[:0]
 		}
 	}
-	return bytes.Clone(raw)
+	if compact {
+		return appendCompact(buf, raw)
+	}
+	return append(buf, raw...)
 }
 
 func putItemBuf(b []byte) {
@@ -308,7 +354,7 @@ func (p *parser) decode(raw []byte, gvk schema.GroupVersionKind, at location) er
 		j.sum = maphash.Bytes(textSeed, raw)
 		return p.push(j)
 	}
-	j.raw, j.done, j.read = getItemBuf(raw), make(chan struct{}), p.budget.read
+	j.raw, j.done, j.read = getItemBuf(raw, compactKinds[gvk]), make(chan struct{}), p.budget.read
 	// Sent before it is passed on, so the merger never waits for a job no worker has.
 	select {
 	case p.pool.jobs <- j:

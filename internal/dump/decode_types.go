@@ -2,8 +2,11 @@ package dump
 
 import (
 	"bytes"
+	"encoding"
+	"encoding/json"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -167,3 +170,178 @@ func (quantityDecoder) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
 	}
 	*q = parsed
 }
+
+// plainStrings decodes the strings of text without a backslash (see fastJSONPlain, whose
+// iterator carries the blocks; other text is read as ReadString reads it) into blocks shared
+// by the objects one decode reads after another, instead of one allocation each: a pod holds a few hundred strings, most a few bytes long, so they were most of the
+// decode's allocations and of the collector's work. A string of such text is its bytes, as
+// ReadString makes it. The blocks are kept as long as any string in them is: the strings of
+// objects the reader keeps, which live as long as each other.
+type plainStrings struct{ jsoniter.DummyExtension }
+
+var (
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+	jsonNumberType  = reflect.TypeFor[json.Number]()
+	iterNumberType  = reflect.TypeFor[jsoniter.Number]()
+)
+
+func (*plainStrings) CreateDecoder(typ reflect2.Type) jsoniter.ValDecoder {
+	t := typ.Type1()
+	switch t {
+	case int32PtrType:
+		return blockInt32Ptr{}
+	case int64PtrType:
+		return blockInt64Ptr{}
+	case boolPtrType:
+		return blockBoolPtr{}
+	}
+	if t.Kind() != reflect.String || t == jsonNumberType || t == iterNumberType {
+		return nil
+	}
+	for _, u := range []reflect.Type{t, reflect.PointerTo(t)} {
+		if u.Implements(jsonUnmarshaler) || u.Implements(textUnmarshaler) {
+			return nil // its own decoder, as json-iterator picks it
+		}
+	}
+	return blockString{}
+}
+
+// blockString decodes a string as ReadString does, into the iterator's stringBlocks when it
+// has them (an iterator json-iterator makes on its own, for a ",string" field, does not).
+type blockString struct{}
+
+func (blockString) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
+	sb, _ := iter.Attachment.(*stringBlocks)
+	next := iter.WhatIsNext()
+	if next == jsoniter.NilValue {
+		// As encoding/json and the deserializer: null leaves a string as it was (a key met
+		// twice), where json-iterator's ReadString makes it empty.
+		iter.ReadNil()
+		return
+	}
+	if sb == nil || next != jsoniter.StringValue {
+		*(*string)(ptr) = iter.ReadString()
+		return
+	}
+	b := iter.ReadStringAsSlice()
+	if iter.Error != nil {
+		return
+	}
+	*(*string)(ptr) = sb.string(b)
+}
+
+var (
+	int32PtrType = reflect.TypeFor[*int32]()
+	int64PtrType = reflect.TypeFor[*int64]()
+	boolPtrType  = reflect.TypeFor[*bool]()
+)
+
+// blockInt32Ptr, blockInt64Ptr and blockBoolPtr decode the optional numbers and flags of the
+// API types (a pod has a dozen: priority, grace periods, started, controller, ...) as
+// json-iterator's OptionalDecoder does with its integer or bool decoder: null sets nil, a
+// value is read into the one already there or, when there is none, into a new one, taken from
+// the decode's blocks instead of an allocation of its own.
+type (
+	blockInt32Ptr struct{}
+	blockInt64Ptr struct{}
+	blockBoolPtr  struct{}
+)
+
+func (blockInt32Ptr) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
+	pp := (**int32)(ptr)
+	if iter.ReadNil() {
+		*pp = nil
+		return
+	}
+	v := iter.ReadInt32()
+	if *pp == nil {
+		if sb, _ := iter.Attachment.(*stringBlocks); sb != nil {
+			*pp = nextIn(&sb.int32s)
+		} else {
+			*pp = new(int32)
+		}
+	}
+	**pp = v
+}
+
+func (blockInt64Ptr) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
+	pp := (**int64)(ptr)
+	if iter.ReadNil() {
+		*pp = nil
+		return
+	}
+	v := iter.ReadInt64()
+	if *pp == nil {
+		if sb, _ := iter.Attachment.(*stringBlocks); sb != nil {
+			*pp = nextIn(&sb.int64s)
+		} else {
+			*pp = new(int64)
+		}
+	}
+	**pp = v
+}
+
+func (blockBoolPtr) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
+	pp := (**bool)(ptr)
+	if iter.ReadNil() {
+		*pp = nil
+		return
+	}
+	v := iter.ReadBool()
+	if *pp == nil {
+		if sb, _ := iter.Attachment.(*stringBlocks); sb != nil {
+			*pp = nextIn(&sb.bools)
+		} else {
+			*pp = new(bool)
+		}
+	}
+	**pp = v
+}
+
+// valueBlock is how many values one block of int32s, int64s or bools holds.
+const valueBlock = 256
+
+// nextIn hands out the next zero element of a block, starting a new block when it is full.
+func nextIn[T any](block *[]T) *T {
+	if len(*block) == cap(*block) {
+		*block = make([]T, 0, valueBlock)
+	}
+	*block = (*block)[:len(*block)+1]
+	return &(*block)[len(*block)-1]
+}
+
+// stringBlocks hands out strings copied into shared blocks; a block is never written again
+// where a string was handed out, only appended to. int32s, int64s and bools are blocks of the
+// values optional fields point to, handed out one element at a time.
+type stringBlocks struct {
+	buf    []byte
+	int32s []int32
+	int64s []int64
+	bools  []bool
+}
+
+const (
+	stringBlockSize = 16 << 10
+	// maxBlockString: a longer string (an annotation, a command line) gets its own
+	// allocation, so a block's unused tail stays small.
+	maxBlockString = 512
+)
+
+func (sb *stringBlocks) string(b []byte) string {
+	switch {
+	case len(b) == 0:
+		return ""
+	case len(b) > maxBlockString:
+		return string(b)
+	}
+	if cap(sb.buf)-len(sb.buf) < len(b) {
+		sb.buf = make([]byte, 0, stringBlockSize)
+	}
+	n := len(sb.buf)
+	sb.buf = append(sb.buf, b...)
+	return unsafe.String(&sb.buf[n], len(b))
+}
+
+// blockPool holds each decode worker's stringBlocks between objects.
+var blockPool = sync.Pool{New: func() any { return new(stringBlocks) }}

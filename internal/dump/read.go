@@ -134,6 +134,7 @@ func readContext(ctx context.Context, path string, stdin io.Reader, opts Options
 		return nil, fmt.Errorf("read dump: %w", err)
 	}
 	if !info.IsDir() {
+		r.expect(info.Size())
 		if err := r.readFiles([]*fileRead{namedFile(path)}, 1); err != nil {
 			return nil, err
 		}
@@ -141,6 +142,7 @@ func readContext(ctx context.Context, path string, stdin io.Reader, opts Options
 	}
 	others := otherNamespaces(path, opts.Namespaces)
 	var files []string
+	var size int64
 	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("read dump %q: %w", p, err)
@@ -156,12 +158,18 @@ func readContext(ctx context.Context, path string, stdin io.Reader, opts Options
 			return nil
 		}
 		files = append(files, p)
+		if ext := strings.ToLower(filepath.Ext(p)); ext != ".txt" && ext != ".log" {
+			if info, err := d.Info(); err == nil {
+				size += info.Size()
+			}
+		}
 		return nil
 	})
 	if err != nil {
 		r.pool.close()
 		return nil, err
 	}
+	r.expect(size)
 	reads := make([]*fileRead, 0, len(files))
 	for _, p := range workloadsFirst(files) {
 		reads = append(reads, namedFile(p))
@@ -255,6 +263,27 @@ func newReader(ctx context.Context, opts Options) *reader {
 		pool:       newDecodePool(),
 		prog:       newProgress(opts),
 	}
+}
+
+// expectBytes is about the smallest an object of a dump is, indented as kubectl writes it
+// (an event about 1.5 kB, a pod 10 kB): expect sizes the merger's maps for at most one object
+// in that many bytes.
+const expectBytes = 4 << 10
+
+// expect sizes the maps of objects met for a dump of about size bytes of objects, so that the
+// merger, one goroutine that every object passes, does not grow them through every doubling
+// (they were most of its time). Beyond 2^18 objects (a few tens of MB of maps made up front,
+// for a dump of a GB) or --max-dump-size, they grow as before.
+func (r *reader) expect(size int64) {
+	if r.budget.maxDump > 0 {
+		size = min(size, r.budget.maxDump)
+	}
+	n := int(min(size/expectBytes, 1<<18))
+	if n < 64 {
+		return
+	}
+	r.seen = make(map[snapshot.ObjectKey]*seenObject, n)
+	r.uids = make(map[string]snapshot.ObjectKey, n)
 }
 
 // finish completes the snapshot; a dump without a single object is an error, not an empty

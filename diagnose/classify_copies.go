@@ -101,9 +101,9 @@ func fillCopy(f *copyFacts, w *workload, i int, ref time.Time) {
 			continue
 		case ObsContainerTerminated:
 			if o.Last {
-				if f.LastTerminated == nil || o.At.After(f.LastTerminated.At) {
+				if f.LastTerminated == nil || o.At().After(f.LastTerminated.At()) {
 					f.LastTerminated, f.lastTerminatedObs = o, base+k
-					f.LastTerminatedIsFresh = ref.Sub(o.At) <= recentWindow
+					f.LastTerminatedIsFresh = ref.Sub(o.At()) <= recentWindow
 				}
 				lt = o
 				continue
@@ -166,10 +166,10 @@ func (f *copyFacts) readContainer(o, lt *Observation, at int, ref time.Time) {
 			f.setDies(o.Reason, o.Container, o.terminationText(), at)
 		}
 	case ObsContainerRunning:
-		if lt != nil && ref.Sub(lt.At) <= recentWindow && o.Count > 0 {
+		if lt != nil && ref.Sub(lt.At()) <= recentWindow && o.Count > 0 {
 			// Running again after dying recently: still the dying shape until it has stayed up
 			// and Ready for a while, unless it keeps dying (restarts piling up).
-			settled := o.Ready && ref.Sub(o.Since) >= settleTime
+			settled := o.Ready && ref.Sub(o.Since()) >= settleTime
 			if !settled || o.Count >= rising {
 				f.setDies(lt.Reason, o.Container, lt.terminationText(), at-1)
 			}
@@ -223,7 +223,7 @@ func (f *copyFacts) toCopy() Copy {
 	default:
 		c.Reason = "Ready"
 		if f.LastTerminated != nil {
-			since := f.Age - f.LastTerminated.At.Sub(p.CreationTimestamp.Time)
+			since := f.Age - f.LastTerminated.At().Sub(p.CreationTimestamp.Time)
 			c.Message = fmt.Sprintf("last restart %s ago: %s", humanDuration(since), f.LastTerminated.terminationText())
 		}
 	}

@@ -97,8 +97,8 @@ type Observation struct {
 	atNsec, sinceNsec int32
 	atSec, sinceSec   int64
 	Object            *ObjectRef
-	// Container names the container of a container state or log line; Type the condition type.
-	Container, Type string
+	// name is what Container or Type returns, by the kind: no observation has both.
+	name string
 	// Status is a condition's status, an event's type, or a copy's phase (on ObsPodCreated).
 	Status string
 	// Reason and Text are the reason and message of a state, condition or event; Text is a
@@ -106,6 +106,27 @@ type Observation struct {
 	Reason, Text string
 	// line is what its text says, shared by the lines of one text.
 	line *lineFacts
+}
+
+// conditionKind reports whether the kind records a condition, whose name is its type.
+func (k ObservationKind) conditionKind() bool {
+	return k == ObsReadyChanged || k == ObsConditionChanged || k == ObsControllerCondition
+}
+
+// Container names the container of a container state, event or log line.
+func (o *Observation) Container() string {
+	if o.Kind.conditionKind() {
+		return ""
+	}
+	return o.name
+}
+
+// Type is a condition's type.
+func (o *Observation) Type() string {
+	if o.Kind.conditionKind() {
+		return o.name
+	}
+	return ""
 }
 
 // At is when the fact holds or happened; zero when the object does not date it.
@@ -299,9 +320,9 @@ func (w *workload) observe() *observations {
 	for _, e := range w.Events {
 		o.list = append(o.list, withTimes(Observation{
 			Kind: ObsEvent, Count: eventCount(e),
-			Object:    o.ref(e.InvolvedObject.Kind, e.InvolvedObject.Name, e.InvolvedObject.UID),
-			Container: containerOfFieldPath(e.InvolvedObject.FieldPath),
-			Status:    e.Type, Reason: e.Reason, Text: e.Message,
+			Object: o.ref(e.InvolvedObject.Kind, e.InvolvedObject.Name, e.InvolvedObject.UID),
+			name:   containerOfFieldPath(e.InvolvedObject.FieldPath),
+			Status: e.Type, Reason: e.Reason, Text: e.Message,
 		}, eventTime(e), eventFirst(e)))
 	}
 	o.events.to = int32(len(o.list))
@@ -332,7 +353,7 @@ func (o *observations) observePod(p *corev1.Pod) {
 		if c.Type == corev1.PodReady {
 			kind = ObsReadyChanged
 		}
-		o.list = append(o.list, withTimes(Observation{Kind: kind, Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Text: c.Message}, c.LastTransitionTime.Time, time.Time{}))
+		o.list = append(o.list, withTimes(Observation{Kind: kind, name: string(c.Type), Status: string(c.Status), Reason: c.Reason, Text: c.Message}, c.LastTransitionTime.Time, time.Time{}))
 	}
 	for g, css := range [2][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
 		init := g == 0
@@ -345,9 +366,9 @@ func (o *observations) observePod(p *corev1.Pod) {
 			}
 			switch s := cs.State; {
 			case s.Waiting != nil:
-				o.list = append(o.list, Observation{Kind: ObsContainerWaiting, Init: init, Container: cs.Name, Ready: cs.Ready, Count: cs.RestartCount, Reason: s.Waiting.Reason, Text: s.Waiting.Message})
+				o.list = append(o.list, Observation{Kind: ObsContainerWaiting, Init: init, name: cs.Name, Ready: cs.Ready, Count: cs.RestartCount, Reason: s.Waiting.Reason, Text: s.Waiting.Message})
 			case s.Running != nil:
-				o.list = append(o.list, withTimes(Observation{Kind: ObsContainerRunning, Init: init, Container: cs.Name, Ready: cs.Ready, Count: cs.RestartCount}, time.Time{}, s.Running.StartedAt.Time))
+				o.list = append(o.list, withTimes(Observation{Kind: ObsContainerRunning, Init: init, name: cs.Name, Ready: cs.Ready, Count: cs.RestartCount}, time.Time{}, s.Running.StartedAt.Time))
 			case s.Terminated != nil:
 				o.list = append(o.list, terminatedObservation(cs, s.Terminated, false, init))
 			}
@@ -365,7 +386,7 @@ func (o *observations) observePod(p *corev1.Pod) {
 
 func terminatedObservation(cs *corev1.ContainerStatus, t *corev1.ContainerStateTerminated, last, init bool) Observation {
 	return withTimes(Observation{
-		Kind: ObsContainerTerminated, Last: last, Init: init, Container: cs.Name, Ready: cs.Ready, Count: cs.RestartCount,
+		Kind: ObsContainerTerminated, Last: last, Init: init, name: cs.Name, Ready: cs.Ready, Count: cs.RestartCount,
 		ExitCode: t.ExitCode, Reason: t.Reason, Text: t.Message,
 	}, t.FinishedAt.Time, t.StartedAt.Time)
 }
@@ -396,7 +417,7 @@ func (o *observations) observeController() {
 	w := o.w
 	self := o.self
 	add := func(obj *ObjectRef, typ, status, reason, msg string, at, updated time.Time) {
-		o.list = append(o.list, withTimes(Observation{Kind: ObsControllerCondition, Object: obj, Type: typ, Status: status, Reason: reason, Text: msg}, at, updated))
+		o.list = append(o.list, withTimes(Observation{Kind: ObsControllerCondition, Object: obj, name: typ, Status: status, Reason: reason, Text: msg}, at, updated))
 	}
 	switch x := w.Object.(type) {
 	case *appsv1.Deployment:
@@ -516,7 +537,7 @@ func (o *observations) observeLog(i int32, l *snapshot.ContainerLog) {
 		}
 		facts[k] = lf
 		at, _ := lf.time(line)
-		o.list[base+k] = Observation{Kind: ObsLogLine, Object: obj, Container: l.Container, Last: l.Previous, Text: line, line: lf}
+		o.list[base+k] = Observation{Kind: ObsLogLine, Object: obj, name: l.Container, Last: l.Previous, Text: line, line: lf}
 		o.list[base+k].setAt(at)
 	}
 	o.prevLines, o.prevFacts = l.Lines, facts

@@ -131,8 +131,8 @@ func readFailedCreate(w *workload) string {
 			continue
 		}
 		switch {
-		case c.Object.Kind == "Deployment" && c.Type == string(appsv1.DeploymentReplicaFailure),
-			c.Object.Kind == "ReplicaSet" && c.Type == string(appsv1.ReplicaSetReplicaFailure) && (w.cls.Current == nil || c.Object.Name == cur):
+		case c.Object.Kind == "Deployment" && c.Type() == string(appsv1.DeploymentReplicaFailure),
+			c.Object.Kind == "ReplicaSet" && c.Type() == string(appsv1.ReplicaSetReplicaFailure) && (w.cls.Current == nil || c.Object.Name == cur):
 			return replicaFailure(c.Reason, c.Text)
 		}
 	}

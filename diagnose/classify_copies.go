@@ -101,9 +101,9 @@ func fillCopy(f *copyFacts, w *workload, i int, ref time.Time) {
 			continue
 		case ObsContainerTerminated:
 			if o.Last {
-				if f.LastTerminated == nil || o.At.After(f.LastTerminated.At) {
+				if f.LastTerminated == nil || o.At().After(f.LastTerminated.At()) {
 					f.LastTerminated, f.lastTerminatedObs = o, base+k
-					f.LastTerminatedIsFresh = ref.Sub(o.At) <= recentWindow
+					f.LastTerminatedIsFresh = ref.Sub(o.At()) <= recentWindow
 				}
 				lt = o
 				continue
@@ -112,7 +112,7 @@ func fillCopy(f *copyFacts, w *workload, i int, ref time.Time) {
 		default:
 			continue
 		}
-		if lt != nil && lt.Container != o.Container {
+		if lt != nil && lt.Container() != o.Container() {
 			lt = nil
 		}
 		if !o.Init && o.Kind != ObsContainerRunning {
@@ -123,7 +123,7 @@ func fillCopy(f *copyFacts, w *workload, i int, ref time.Time) {
 	}
 	if f.NeverStarts == "" && p.Spec.NodeName == "" && p.Status.Phase == corev1.PodPending {
 		for k := range list {
-			if c := &list[k]; c.Kind == ObsConditionChanged && c.Type == string(corev1.PodScheduled) && c.Status == string(corev1.ConditionFalse) {
+			if c := &list[k]; c.Kind == ObsConditionChanged && c.Type() == string(corev1.PodScheduled) && c.Status == string(corev1.ConditionFalse) {
 				f.setNeverStarts(c.Reason, "", c.Text, base+k)
 			}
 		}
@@ -145,33 +145,33 @@ func (f *copyFacts) readContainer(o, lt *Observation, at int, ref time.Time) {
 		case lt != nil && startFailureReasons[lt.Reason]:
 			// Back-off after a process that could not be started: the start failure is
 			// the signal, not the back-off.
-			f.setNeverStarts(lt.Reason, o.Container, lt.terminationText(), at-1)
+			f.setNeverStarts(lt.Reason, o.Container(), lt.terminationText(), at-1)
 		case neverStartReasons[r], r == "RunContainerError" && o.Count == 0:
-			f.setNeverStarts(r, o.Container, o.Text, at)
+			f.setNeverStarts(r, o.Container(), o.Text, at)
 		case slowStartReasons[r] && f.Age > stuckCreating:
-			f.setNeverStarts(r, o.Container, o.Text, at)
+			f.setNeverStarts(r, o.Container(), o.Text, at)
 		case r == "CrashLoopBackOff" || r == "RunContainerError":
 			msg := o.Text
 			if lt != nil {
 				msg = lt.terminationText()
 			}
-			f.setDies(r, o.Container, msg, at)
+			f.setDies(r, o.Container(), msg, at)
 		}
 	case ObsContainerTerminated:
 		if startFailureReasons[o.Reason] {
-			f.setNeverStarts(o.Reason, o.Container, o.Text, at)
+			f.setNeverStarts(o.Reason, o.Container(), o.Text, at)
 		} else if o.ExitCode != 0 && (p.Spec.RestartPolicy != corev1.RestartPolicyNever || p.Status.Phase == corev1.PodFailed) {
 			// Under restartPolicy Never (a Job's) the pod itself fails, and the Job
 			// controller starts another: dying all the same.
-			f.setDies(o.Reason, o.Container, o.terminationText(), at)
+			f.setDies(o.Reason, o.Container(), o.terminationText(), at)
 		}
 	case ObsContainerRunning:
-		if lt != nil && ref.Sub(lt.At) <= recentWindow && o.Count > 0 {
+		if lt != nil && ref.Sub(lt.At()) <= recentWindow && o.Count > 0 {
 			// Running again after dying recently: still the dying shape until it has stayed up
 			// and Ready for a while, unless it keeps dying (restarts piling up).
-			settled := o.Ready && ref.Sub(o.Since) >= settleTime
+			settled := o.Ready && ref.Sub(o.Since()) >= settleTime
 			if !settled || o.Count >= rising {
-				f.setDies(lt.Reason, o.Container, lt.terminationText(), at-1)
+				f.setDies(lt.Reason, o.Container(), lt.terminationText(), at-1)
 			}
 		}
 	}
@@ -223,7 +223,7 @@ func (f *copyFacts) toCopy() Copy {
 	default:
 		c.Reason = "Ready"
 		if f.LastTerminated != nil {
-			since := f.Age - f.LastTerminated.At.Sub(p.CreationTimestamp.Time)
+			since := f.Age - f.LastTerminated.At().Sub(p.CreationTimestamp.Time)
 			c.Message = fmt.Sprintf("last restart %s ago: %s", humanDuration(since), f.LastTerminated.terminationText())
 		}
 	}

@@ -225,7 +225,7 @@ func podEvidence(b *evidenceBuilder, w *workload, ref time.Time) {
 			b.add(SourceService, "NotAnEndpoint", "", "Ready, but not a ready endpoint of any Service meant for the workload", obj, 1, nil)
 		}
 		if lt := f.LastTerminated; lt != nil && f.NeverStarts == "" {
-			at := lt.At
+			at := lt.At()
 			msg := fmt.Sprintf("last terminated %s ago: %s", humanDuration(ref.Sub(at)), lt.terminationText())
 			if f.Dies == "" && f.Running {
 				if since := runningSince(f.Pod); !since.IsZero() {
@@ -306,7 +306,7 @@ func eventEvidence(b *evidenceBuilder, w *workload) {
 		if o.Status != corev1.EventTypeWarning && !livenessKill(o) {
 			continue
 		}
-		at := o.At
+		at := o.At()
 		b.addObserved(int(k), SourceEvent, o.Reason, normalizeEventText(o.Object.Name, string(o.Object.UID), o.Text), o.Text, o.Object.String(), o.Count, &at)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -86,16 +87,18 @@ type Observation struct {
 	// Last marks a container's lastTerminationState (a log line: the previous container's
 	// log); Ready a container that is Ready; Init an init container.
 	Last, Ready, Init bool
-	ExitCode          int32
+	// atLoc and sinceLoc name the locations of at and since (obsLocation).
+	atLoc, sinceLoc uint8
+	ExitCode        int32
 	// Count is an event's count, a container's restart count.
 	Count int32
-	// At is when the fact holds or happened; zero when the object does not date it.
-	At time.Time
-	// Since is when a container started, an event was first seen, a condition last updated.
-	Since  time.Time
-	Object *ObjectRef
-	// Container names the container of a container state or log line; Type the condition type.
-	Container, Type string
+	// at and since are the times At and Since return (obsTimeFrom): a time.Time is 24 bytes with a pointer the garbage collector follows, and a
+	// report of 100,000 copies holds about a million observations.
+	atNsec, sinceNsec int32
+	atSec, sinceSec   int64
+	Object            *ObjectRef
+	// name is what Container or Type returns, by the kind: no observation has both.
+	name string
 	// Status is a condition's status, an event's type, or a copy's phase (on ObsPodCreated).
 	Status string
 	// Reason and Text are the reason and message of a state, condition or event; Text is a
@@ -103,6 +106,110 @@ type Observation struct {
 	Reason, Text string
 	// line is what its text says, shared by the lines of one text.
 	line *lineFacts
+}
+
+// conditionKind reports whether the kind records a condition, whose name is its type.
+func (k ObservationKind) conditionKind() bool {
+	return k == ObsReadyChanged || k == ObsConditionChanged || k == ObsControllerCondition
+}
+
+// Container names the container of a container state, event or log line.
+func (o *Observation) Container() string {
+	if o.Kind.conditionKind() {
+		return ""
+	}
+	return o.name
+}
+
+// Type is a condition's type.
+func (o *Observation) Type() string {
+	if o.Kind.conditionKind() {
+		return o.name
+	}
+	return ""
+}
+
+// At is when the fact holds or happened; zero when the object does not date it.
+func (o *Observation) At() time.Time { return obsTimeOf(o.atSec, o.atNsec, o.atLoc) }
+
+// Since is when a container started, an event was first seen, a condition last updated.
+func (o *Observation) Since() time.Time { return obsTimeOf(o.sinceSec, o.sinceNsec, o.sinceLoc) }
+
+// setAt and setSince store the times At and Since return.
+func (o *Observation) setAt(t time.Time) { o.atSec, o.atNsec, o.atLoc = obsTimeFrom(t) }
+
+func (o *Observation) setSince(t time.Time) {
+	o.sinceSec, o.sinceNsec, o.sinceLoc = obsTimeFrom(t)
+}
+
+// withTimes returns ob with its times set: the literals that build observations stay literals.
+func withTimes(ob Observation, at, since time.Time) Observation {
+	ob.setAt(at)
+	ob.setSince(since)
+	return ob
+}
+
+// The location codes: 0 is UTC (and the zero time), 1 time.Local (where the API machinery
+// puts every time it decodes), others are numbered as first seen.
+var (
+	obsLocMu   sync.RWMutex
+	obsLocs    = []*time.Location{nil, time.Local}
+	obsLocCode = map[*time.Location]uint8{}
+)
+
+// obsTimeFrom and obsTimeOf store a time as seconds since the zero time's, nanoseconds and a
+// location code, so that the zero Observation holds zero times, and give back the same
+// time.Time (monotonic readings aside: no object of a snapshot carries one).
+func obsTimeFrom(t time.Time) (int64, int32, uint8) {
+	return t.Unix() - zeroSec, int32(t.Nanosecond()), obsLocation(t.Location())
+}
+
+// zeroSec is the zero time.Time's seconds since 1970.
+var zeroSec = time.Time{}.Unix()
+
+func obsTimeOf(sec int64, nsec int32, loc uint8) time.Time {
+	switch loc {
+	case 0:
+		if sec == 0 && nsec == 0 {
+			return time.Time{}
+		}
+		return time.Unix(sec+zeroSec, int64(nsec)).UTC()
+	case 1:
+		return time.Unix(sec+zeroSec, int64(nsec)).In(time.Local)
+	}
+	obsLocMu.RLock()
+	l := obsLocs[loc]
+	obsLocMu.RUnlock()
+	return time.Unix(sec+zeroSec, int64(nsec)).In(l)
+}
+
+// obsLocation returns the code of loc; past 255 locations a time is kept in UTC (the
+// same instant).
+func obsLocation(loc *time.Location) uint8 {
+	switch loc {
+	case time.UTC:
+		return 0
+	case time.Local:
+		return 1
+	}
+	obsLocMu.RLock()
+	c, ok := obsLocCode[loc]
+	obsLocMu.RUnlock()
+	if ok {
+		return c
+	}
+	obsLocMu.Lock()
+	defer obsLocMu.Unlock()
+	if c, ok := obsLocCode[loc]; ok {
+		return c
+	}
+	if len(obsLocs) > 255 {
+		return 0
+	}
+	c = uint8(len(obsLocs))
+	obsLocs = append(obsLocs, loc)
+	obsLocCode[loc] = c
+	return c
 }
 
 // terminationText words a termination as the evidence and the headline show it, with the
@@ -211,12 +318,12 @@ func (w *workload) observe() *observations {
 	}
 	o.events.from = int32(len(o.list))
 	for _, e := range w.Events {
-		o.list = append(o.list, Observation{
-			Kind: ObsEvent, At: eventTime(e), Since: eventFirst(e), Count: eventCount(e),
-			Object:    o.ref(e.InvolvedObject.Kind, e.InvolvedObject.Name, e.InvolvedObject.UID),
-			Container: containerOfFieldPath(e.InvolvedObject.FieldPath),
-			Status:    e.Type, Reason: e.Reason, Text: e.Message,
-		})
+		o.list = append(o.list, withTimes(Observation{
+			Kind: ObsEvent, Count: eventCount(e),
+			Object: o.ref(e.InvolvedObject.Kind, e.InvolvedObject.Name, e.InvolvedObject.UID),
+			name:   containerOfFieldPath(e.InvolvedObject.FieldPath),
+			Status: e.Type, Reason: e.Reason, Text: e.Message,
+		}, eventTime(e), eventFirst(e)))
 	}
 	o.events.to = int32(len(o.list))
 	o.ctrl.from = int32(len(o.list))
@@ -228,7 +335,7 @@ func (w *workload) observe() *observations {
 			obj = o.ref("ReplicaSet", rev.ReplicaSet.Name, rev.ReplicaSet.UID)
 		}
 		obj.Revision = rev.Number
-		o.list = append(o.list, Observation{Kind: ObsRevisionCreated, At: rev.Created, Object: obj})
+		o.list = append(o.list, withTimes(Observation{Kind: ObsRevisionCreated, Object: obj}, rev.Created, time.Time{}))
 	}
 	w.obs = o
 	return o
@@ -237,16 +344,16 @@ func (w *workload) observe() *observations {
 func (o *observations) observePod(p *corev1.Pod) {
 	from := len(o.list)
 	// The phase, and the reason and message the kubelet gave it, ride on the creation.
-	o.list = append(o.list, Observation{Kind: ObsPodCreated, At: p.CreationTimestamp.Time, Status: string(p.Status.Phase), Reason: p.Status.Reason, Text: p.Status.Message})
+	o.list = append(o.list, withTimes(Observation{Kind: ObsPodCreated, Status: string(p.Status.Phase), Reason: p.Status.Reason, Text: p.Status.Message}, p.CreationTimestamp.Time, time.Time{}))
 	if p.DeletionTimestamp != nil {
-		o.list = append(o.list, Observation{Kind: ObsPodDeleted, At: p.DeletionTimestamp.Time})
+		o.list = append(o.list, withTimes(Observation{Kind: ObsPodDeleted}, p.DeletionTimestamp.Time, time.Time{}))
 	}
 	for _, c := range p.Status.Conditions {
 		kind := ObsConditionChanged
 		if c.Type == corev1.PodReady {
 			kind = ObsReadyChanged
 		}
-		o.list = append(o.list, Observation{Kind: kind, At: c.LastTransitionTime.Time, Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Text: c.Message})
+		o.list = append(o.list, withTimes(Observation{Kind: kind, name: string(c.Type), Status: string(c.Status), Reason: c.Reason, Text: c.Message}, c.LastTransitionTime.Time, time.Time{}))
 	}
 	for g, css := range [2][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
 		init := g == 0
@@ -259,9 +366,9 @@ func (o *observations) observePod(p *corev1.Pod) {
 			}
 			switch s := cs.State; {
 			case s.Waiting != nil:
-				o.list = append(o.list, Observation{Kind: ObsContainerWaiting, Init: init, Container: cs.Name, Ready: cs.Ready, Count: cs.RestartCount, Reason: s.Waiting.Reason, Text: s.Waiting.Message})
+				o.list = append(o.list, Observation{Kind: ObsContainerWaiting, Init: init, name: cs.Name, Ready: cs.Ready, Count: cs.RestartCount, Reason: s.Waiting.Reason, Text: s.Waiting.Message})
 			case s.Running != nil:
-				o.list = append(o.list, Observation{Kind: ObsContainerRunning, Init: init, Container: cs.Name, Ready: cs.Ready, Count: cs.RestartCount, Since: s.Running.StartedAt.Time})
+				o.list = append(o.list, withTimes(Observation{Kind: ObsContainerRunning, Init: init, name: cs.Name, Ready: cs.Ready, Count: cs.RestartCount}, time.Time{}, s.Running.StartedAt.Time))
 			case s.Terminated != nil:
 				o.list = append(o.list, terminatedObservation(cs, s.Terminated, false, init))
 			}
@@ -278,10 +385,10 @@ func (o *observations) observePod(p *corev1.Pod) {
 }
 
 func terminatedObservation(cs *corev1.ContainerStatus, t *corev1.ContainerStateTerminated, last, init bool) Observation {
-	return Observation{
-		Kind: ObsContainerTerminated, Last: last, Init: init, Container: cs.Name, Ready: cs.Ready, Count: cs.RestartCount,
-		At: t.FinishedAt.Time, Since: t.StartedAt.Time, ExitCode: t.ExitCode, Reason: t.Reason, Text: t.Message,
-	}
+	return withTimes(Observation{
+		Kind: ObsContainerTerminated, Last: last, Init: init, name: cs.Name, Ready: cs.Ready, Count: cs.RestartCount,
+		ExitCode: t.ExitCode, Reason: t.Reason, Text: t.Message,
+	}, t.FinishedAt.Time, t.StartedAt.Time)
 }
 
 // controllerConditions counts the conditions observeController reads.
@@ -310,7 +417,7 @@ func (o *observations) observeController() {
 	w := o.w
 	self := o.self
 	add := func(obj *ObjectRef, typ, status, reason, msg string, at, updated time.Time) {
-		o.list = append(o.list, Observation{Kind: ObsControllerCondition, Object: obj, Type: typ, Status: status, Reason: reason, Text: msg, At: at, Since: updated})
+		o.list = append(o.list, withTimes(Observation{Kind: ObsControllerCondition, Object: obj, name: typ, Status: status, Reason: reason, Text: msg}, at, updated))
 	}
 	switch x := w.Object.(type) {
 	case *appsv1.Deployment:
@@ -430,7 +537,8 @@ func (o *observations) observeLog(i int32, l *snapshot.ContainerLog) {
 		}
 		facts[k] = lf
 		at, _ := lf.time(line)
-		o.list[base+k] = Observation{Kind: ObsLogLine, At: at, Object: obj, Container: l.Container, Last: l.Previous, Text: line, line: lf}
+		o.list[base+k] = Observation{Kind: ObsLogLine, Object: obj, name: l.Container, Last: l.Previous, Text: line, line: lf}
+		o.list[base+k].setAt(at)
 	}
 	o.prevLines, o.prevFacts = l.Lines, facts
 }

@@ -75,10 +75,10 @@ func earlyFailingLine(lines []Observation, started, unready time.Time) *failedFr
 		if !l.failing() {
 			continue
 		}
-		if !l.dated() || l.At.Before(started.Add(-time.Second)) {
+		if !l.dated() || l.At().Before(started.Add(-time.Second)) {
 			continue
 		}
-		if l.At.Sub(started) > earlyWindow {
+		if l.At().Sub(started) > earlyWindow {
 			break
 		}
 		first = l
@@ -95,11 +95,11 @@ func earlyFailingLine(lines []Observation, started, unready time.Time) *failedFr
 		if !l.failing() || !l.dated() {
 			continue
 		}
-		if !unready.IsZero() && l.At.Before(unready.Add(-endpointGrace)) {
+		if !unready.IsZero() && l.At().Before(unready.Add(-endpointGrace)) {
 			break
 		}
 		if failingKey(l) == key {
-			return &failedFromStart{Line: first.Text, At: first.At, Started: started}
+			return &failedFromStart{Line: first.Text, At: first.At(), Started: started}
 		}
 		if unready.IsZero() {
 			break

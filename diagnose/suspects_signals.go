@@ -146,7 +146,7 @@ func collectSignals(w *workload) []*signal {
 			}
 			pod = e.Object.Name
 		}
-		out = append(out, &signal{Reason: e.Reason, Text: e.Text, Source: SourceEvent, Pod: pod, Container: e.Container, obs: int(k)})
+		out = append(out, &signal{Reason: e.Reason, Text: e.Text, Source: SourceEvent, Pod: pod, Container: e.Container(), obs: int(k)})
 	}
 	// The controller's ReplicaFailure condition carries the API server's refusal even when its
 	// FailedCreate events expired or are not in the snapshot.
@@ -222,9 +222,9 @@ func collectSignals(w *workload) []*signal {
 				g := int32(-1)
 				first := lf != nil && lf.groupCall != call
 				if groupLogLines && !first {
-					if lf != nil && out[lf.group].Container == o.Container {
+					if lf != nil && out[lf.group].Container == o.Container() {
 						g = lf.group
-					} else if x, ok := byKey[logKey{o.Text, o.Container}]; ok {
+					} else if x, ok := byKey[logKey{o.Text, o.Container()}]; ok {
 						g = x
 					}
 				}
@@ -232,7 +232,7 @@ func collectSignals(w *workload) []*signal {
 					if len(chunk) == cap(chunk) {
 						chunk = make([]signal, 0, 16)
 					}
-					chunk = append(chunk, signal{Text: o.Text, Source: SourceLog, Pod: o.Object.Name, Container: o.Container, obs: int(k)})
+					chunk = append(chunk, signal{Text: o.Text, Source: SourceLog, Pod: o.Object.Name, Container: o.Container(), obs: int(k)})
 					out = append(out, &chunk[len(chunk)-1])
 					g = int32(len(out) - 1)
 					switch {
@@ -242,7 +242,7 @@ func collectSignals(w *workload) []*signal {
 						if byKey == nil {
 							byKey = map[logKey]int32{}
 						}
-						byKey[logKey{o.Text, o.Container}] = g
+						byKey[logKey{o.Text, o.Container()}] = g
 					}
 				}
 				hits = append(hits, logHit{copy: int32(i), obs: k, ord: int32(firstLog + len(hits))})
@@ -331,7 +331,7 @@ func podSignals(obs *observations, i int) []*signal {
 		switch o.Kind {
 		case ObsContainerWaiting:
 			if !notFailures[o.Reason] {
-				out = append(out, &signal{Reason: o.Reason, Text: o.Text, Source: SourcePodStatus, Pod: o.Object.Name, Container: o.Container, obs: base + k})
+				out = append(out, &signal{Reason: o.Reason, Text: o.Text, Source: SourcePodStatus, Pod: o.Object.Name, Container: o.Container(), obs: base + k})
 			}
 		case ObsContainerTerminated:
 			if o.Reason == "Completed" || (o.ExitCode == 0 && o.Reason == "") {
@@ -339,7 +339,7 @@ func podSignals(obs *observations, i int) []*signal {
 			}
 			out = append(out, &signal{
 				Reason: o.Reason, Text: o.Text, Source: SourcePodStatus, Pod: o.Object.Name,
-				Container: o.Container, ExitCode: o.ExitCode, obs: base + k,
+				Container: o.Container(), ExitCode: o.ExitCode, obs: base + k,
 			})
 		}
 	}
@@ -347,7 +347,7 @@ func podSignals(obs *observations, i int) []*signal {
 		o := &list[k]
 		if o.Kind == ObsContainerTerminated && o.Last {
 			// observePod puts a container's last termination before its state.
-			if n := k + 1; n < len(list) && list[n].Container == o.Container && list[n].Init == o.Init &&
+			if n := k + 1; n < len(list) && list[n].Container() == o.Container() && list[n].Init == o.Init &&
 				(list[n].Kind == ObsContainerWaiting || list[n].Kind == ObsContainerRunning || list[n].Kind == ObsContainerTerminated && !list[n].Last) {
 				add(n)
 				add(k)
@@ -358,7 +358,7 @@ func podSignals(obs *observations, i int) []*signal {
 		add(k)
 	}
 	for k := range list {
-		if c := &list[k]; c.Kind == ObsConditionChanged && c.Type == string(corev1.PodScheduled) && c.Status == string(corev1.ConditionFalse) && c.Text != "" {
+		if c := &list[k]; c.Kind == ObsConditionChanged && c.Type() == string(corev1.PodScheduled) && c.Status == string(corev1.ConditionFalse) && c.Text != "" {
 			out = append(out, &signal{Reason: c.Reason, Text: c.Text, Source: SourcePodStatus, Pod: c.Object.Name, obs: base + k})
 		}
 	}

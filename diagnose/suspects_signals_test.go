@@ -163,8 +163,8 @@ func TestMixedLogsExerciseGroups(t *testing.T) {
 			}
 			for _, h := range sg.lines {
 				o := &w.obs.list[h.obs]
-				if o.Kind != ObsLogLine || o.Text != sg.Text || o.Container != sg.Container || o.Object.Name != w.Pods[h.copy].Name {
-					t.Errorf("%s: line %d of signal %q is observation %s %q of %s/%s", w.Name, h.obs, sg.Text, o.Kind, o.Text, o.Object, o.Container)
+				if o.Kind != ObsLogLine || o.Text != sg.Text || o.Container() != sg.Container || o.Object.Name != w.Pods[h.copy].Name {
+					t.Errorf("%s: line %d of signal %q is observation %s %q of %s/%s", w.Name, h.obs, sg.Text, o.Kind, o.Text, o.Object, o.Container())
 				}
 			}
 		}

@@ -113,6 +113,23 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		}
 		first, jobs = snap, js
 	}
+	interner := newResourceInterner()
+	transform := func(obj any) (any, error) {
+		snapshot.TrimWatched(obj)
+		if p, ok := obj.(*corev1.Pod); ok {
+			interner.pod(p)
+		}
+		return obj, nil
+	}
+	// The informers are seeded with the first read's very objects and run transform on them
+	// in their own goroutines while the first snapshot is on screen. Done here, before anyone
+	// else holds them, the informers' pass finds every field as it leaves it and writes
+	// nothing, so it never races with a reader of that snapshot.
+	for _, j := range jobs {
+		for _, o := range j.objs {
+			_, _ = transform(o)
+		}
+	}
 	publish(out, errs, first)
 
 	dirty := make(chan struct{}, 1)
@@ -132,14 +149,6 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		},
 		UpdateFunc: func(any, any) { mark() },
 		DeleteFunc: func(any) { mark() },
-	}
-	interner := newResourceInterner()
-	transform := func(obj any) (any, error) {
-		snapshot.TrimWatched(obj)
-		if p, ok := obj.(*corev1.Pod); ok {
-			interner.pod(p)
-		}
-		return obj, nil
 	}
 	// A reflector whose server refuses connections backs off and retries its watch without
 	// telling its error handler (client-go's isWatchErrorRetriable), so an API server that went

@@ -1,11 +1,13 @@
 package live
 
 import (
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -60,7 +62,9 @@ func (r *resourceInterner) pod(p *corev1.Pod) {
 		}
 		k := r.key.String()
 		if shared, ok := r.labels[k]; ok {
-			p.Labels = shared
+			if !sameMap(p.Labels, shared) {
+				p.Labels = shared
+			}
 		} else if len(r.labels) < maxInterned {
 			r.labels[k] = p.Labels
 		}
@@ -85,10 +89,14 @@ func (r *resourceInterner) pod(p *corev1.Pod) {
 		}
 		k := r.key.String()
 		if shared, ok := r.tolerations[k]; ok {
-			p.Spec.Tolerations = shared
+			if unsafe.SliceData(p.Spec.Tolerations) != unsafe.SliceData(shared) {
+				p.Spec.Tolerations = shared
+			}
 		} else if len(r.tolerations) < maxInterned {
 			// Its own capacity, so that an append to one pod's list never writes into another's.
-			p.Spec.Tolerations = slices.Clip(p.Spec.Tolerations)
+			if cap(p.Spec.Tolerations) != len(p.Spec.Tolerations) {
+				p.Spec.Tolerations = slices.Clip(p.Spec.Tolerations)
+			}
 			r.tolerations[k] = p.Spec.Tolerations
 		}
 	}
@@ -103,12 +111,21 @@ func (r *resourceInterner) intern(rr *corev1.ResourceRequirements) {
 	writeList(&r.key, "r", rr.Requests)
 	k := r.key.String()
 	if shared, ok := r.seen[k]; ok {
-		*rr = shared
+		if !sameMap(rr.Limits, shared.Limits) || !sameMap(rr.Requests, shared.Requests) {
+			*rr = shared
+		}
 		return
 	}
 	if len(r.seen) < maxInterned {
 		r.seen[k] = *rr
 	}
+}
+
+// sameMap reports whether a and b are the same map, not merely equal ones. The interner writes a
+// pod only where it does not hold the shared value yet: a watch interns again the objects it was
+// seeded with, which the snapshot on screen holds, and a write there would race with its reads.
+func sameMap[M ~map[K]V, K comparable, V any](a, b M) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // writeList writes a resource list as the key of its value: each name with its quantity's

@@ -6,6 +6,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
 func withResources(name string, requests, limits map[string]string) *corev1.Pod {
@@ -98,5 +101,60 @@ func TestWatchedPodsShareEqualLabelsAndTolerations(t *testing.T) {
 	}
 	if cap(a.Spec.Tolerations) != len(a.Spec.Tolerations) {
 		t.Error("a shared list has room to append into")
+	}
+}
+
+// A watch trims and interns the first read's pods before it publishes them, and its informers
+// pass the same pods through the same transform again while that snapshot is on screen. The
+// second pass must write nothing: under -race, a write to any field the screen reads (labels,
+// tolerations, requirements, managedFields) beside this reader fails the test.
+func TestASecondTrimAndInternWritesNothing(t *testing.T) {
+	r := newResourceInterner()
+	mk := func(name string) *corev1.Pod {
+		p := withResources(name, map[string]string{"cpu": "50m"}, map[string]string{"memory": "256Mi"})
+		p.Labels = map[string]string{"app": "cart", "pod-template-hash": "74446f5d85"}
+		p.Spec.Tolerations = []corev1.Toleration{{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}}
+		p.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate}}
+		withStatusExtras(p)
+		return p
+	}
+	pods := []*corev1.Pod{mk("a"), mk("b")}
+	for _, p := range pods {
+		snapshot.TrimWatched(p)
+		r.pod(p)
+	}
+	want := []*corev1.Pod{pods[0].DeepCopy(), pods[1].DeepCopy()}
+	stop := make(chan struct{})
+	reading := make(chan struct{})
+	done := make(chan int)
+	go func() {
+		n := 0
+		for first := true; ; first = false {
+			for _, p := range pods {
+				n += len(p.Labels) + len(p.Spec.Tolerations) + len(p.Spec.Containers[0].Resources.Limits) +
+					len(p.Spec.Containers[0].Resources.Requests) + len(p.ManagedFields) + len(p.Status.ContainerStatuses[0].VolumeMounts)
+			}
+			if first {
+				close(reading)
+			}
+			select {
+			case <-stop:
+				done <- n
+				return
+			default:
+			}
+		}
+	}()
+	<-reading
+	for _, p := range pods {
+		snapshot.TrimWatched(p)
+		r.pod(p)
+	}
+	close(stop)
+	<-done
+	for i, p := range pods {
+		if !reflect.DeepEqual(p, want[i]) {
+			t.Errorf("pod %s changed on the second pass", p.Name)
+		}
 	}
 }

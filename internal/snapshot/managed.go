@@ -13,7 +13,9 @@ func TrimManagedFields(obj any) {
 	if _, ok := obj.(*corev1.Service); ok {
 		return
 	}
-	if m, err := meta.Accessor(obj); err == nil {
+	// Only when there are any: a watch trims again the objects it was seeded with, which the
+	// snapshot on screen holds, and a write there would race with the screen's reads.
+	if m, err := meta.Accessor(obj); err == nil && m.GetManagedFields() != nil {
 		m.SetManagedFields(nil)
 	}
 }

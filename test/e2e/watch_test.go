@@ -46,7 +46,12 @@ func TestLiveWatchFollowsTheCluster(t *testing.T) {
 			}
 		}
 	}
-	s := until("both copies of api ready", func(s *snapshot.Snapshot) bool {
+	// The endpoint slice controller writes the service's slice after the copies turn ready, so a
+	// snapshot can hold the ready copies before the slice: wait for both.
+	s := until("both copies of api ready and the service's endpoint slice", func(s *snapshot.Snapshot) bool {
+		if len(s.EndpointSlices) == 0 {
+			return false
+		}
 		ready := 0
 		for _, p := range s.Pods {
 			for _, c := range p.Status.Conditions {

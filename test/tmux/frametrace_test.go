@@ -21,14 +21,26 @@ func TestFrameTraceOnADump(t *testing.T) {
 	}
 	trace := filepath.Join(t.TempDir(), "frames")
 	tm := start(t, 120, 30, "env", tui.FrameTraceEnv+"="+trace, bin, "--dump", dump)
-	tm.waitFor("telemetry-api", "telemetry-ingester", "SUSPECT")
+	// The dump's workloads are listed before their copies are read; the complete dataset sorts
+	// them again and the selection follows its workload, so type once every shape is known, and
+	// step away from the end of the list the selection is at.
+	s := tm.waitDiagnosed("telemetry-api", "telemetry-ingester", "SUSPECT")
+	names := rowNames(s)
+	at := indexOf(names, selectedRow(t, s))
+	if len(names) < 2 || at < 0 {
+		t.Fatalf("rows %v, selected at %d: no room to move:\n%s", names, at, s)
+	}
+	first, second := "j", "k"
+	if at == len(names)-1 {
+		first, second = "k", "j"
+	}
 
-	// j then k: each key moves the cursor, so each has a frame of its own to wait for.
+	// Back and forth: each key moves the cursor, so each has a frame of its own to wait for.
 	var sent []string
 	for i := 0; i < 50; i++ {
-		k := "j"
+		k := first
 		if i%2 == 1 {
-			k = "k"
+			k = second
 		}
 		tm.tmux("send-keys", "-t", "diag", k)
 		sent = append(sent, k)

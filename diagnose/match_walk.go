@@ -161,22 +161,71 @@ func scalar(v reflect.Value) (s string, text, ok bool) {
 }
 
 // leaves lists the scalar values of obj (a pointer to or value of a typed API object part)
-// that are set, with their paths under root.
+// that are set, with their paths under root: the nodes walkObject visits, in its order, with
+// a path built only for a leaf kept (TestLeavesAsWalk holds the two to the same list).
 func leaves(root *field.Path, obj any) []leaf {
 	if obj == nil {
 		return nil
 	}
 	var out []leaf
-	walkObject(reflect.ValueOf(obj), root, func(p *field.Path, v reflect.Value) bool {
-		if s, text, ok := scalar(v); ok {
-			if s != "" {
-				out = append(out, leaf{Path: p, Value: s, Text: text})
-			}
-			return false
-		}
-		return true
-	})
+	ps := pathStack{{p: root, built: true}}
+	leavesOf(reflect.ValueOf(obj), &ps, &out)
 	return out
+}
+
+func leavesOf(v reflect.Value, ps *pathStack, out *[]leaf) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return
+		}
+		leavesOf(v.Elem(), ps, out)
+		return
+	}
+	if s, text, ok := scalar(v); ok {
+		if s != "" {
+			*out = append(*out, leaf{Path: ps.path(), Value: s, Text: text})
+		}
+		return
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		switch v.Type() {
+		case walkIntOrStringType, walkQuantityType, walkTimeType:
+			return
+		}
+		for _, f := range jsonFieldsOf(v.Type()) {
+			if f.inline {
+				leavesOf(v.Field(f.index), ps, out)
+				continue
+			}
+			ps.push(pathSeg{kind: segChild, name: f.name})
+			leavesOf(v.Field(f.index), ps, out)
+			ps.pop()
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return
+		}
+		for i := range v.Len() {
+			ps.push(pathSeg{kind: segIndex, index: i})
+			leavesOf(v.Index(i), ps, out)
+			ps.pop()
+		}
+	case reflect.Map:
+		keys := v.MapKeys()
+		sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+		resources := v.Type().Key() == walkResourceNameType
+		for _, k := range keys {
+			seg := pathSeg{kind: segKey, name: k.String()}
+			if resources && !strings.ContainsAny(seg.name, "./") {
+				seg.kind = segChild // as resourcePath writes it
+			}
+			ps.push(seg)
+			leavesOf(v.MapIndex(k), ps, out)
+			ps.pop()
+		}
+	}
 }
 
 // valueAt renders the value at path (under root) in obj: a scalar as written, a string map as

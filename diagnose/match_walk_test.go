@@ -101,3 +101,73 @@ func TestValueAtAgreesWithWalk(t *testing.T) {
 		})
 	}
 }
+
+// leavesByWalk is leaves as a visit of walkObject: the reference leaves must agree with.
+func leavesByWalk(root *field.Path, obj any) []leaf {
+	if obj == nil {
+		return nil
+	}
+	var out []leaf
+	walkObject(reflect.ValueOf(obj), root, func(p *field.Path, v reflect.Value) bool {
+		if s, text, ok := scalar(v); ok {
+			if s != "" {
+				out = append(out, leaf{Path: p, Value: s, Text: text})
+			}
+			return false
+		}
+		return true
+	})
+	return out
+}
+
+// TestLeavesAsWalk holds leaves, which builds a path only for a leaf it keeps, to the full
+// walk, with reflect.DeepEqual and the paths as strings: templates with resource names
+// written as fields and as keys, IntOrString and quantities, maps, lists, inline volume
+// sources, byte slices, unset and empty values; a Deployment and a Service at the nil root.
+func TestLeavesAsWalk(t *testing.T) {
+	tpl := stTemplate()
+	c := &tpl.Spec.Containers[0]
+	c.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi"), "nvidia.com/gpu": resource.MustParse("1"), corev1.ResourceCPU: resource.MustParse("0")}
+	c.Args = []string{"--listen=:8080", "", "--config=/etc/app.yaml"}
+	c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/ready", Port: intstr.FromInt32(8080)}}}
+	c.LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("http")}}}
+	tpl.Spec.NodeSelector = map[string]string{"kubernetes.io/arch": "arm64", "zone": ""}
+	tpl.Spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "batch", Effect: corev1.TaintEffectNoSchedule}}
+	tpl.Spec.Volumes = append(tpl.Spec.Volumes,
+		corev1.Volume{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}, Items: []corev1.KeyToPath{{Key: "a", Path: "a.yaml"}}}}},
+		corev1.Volume{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	tpl.Annotations = map[string]string{"a/b": "1", "c.d": "2"}
+	replicas := int32(3)
+	d := &appsv1.Deployment{Spec: appsv1.DeploymentSpec{Replicas: &replicas, Template: *tpl}}
+	svc := stService("api", map[string]string{"app": "api"}, intstr.FromString("http"))
+	secret := &corev1.Secret{Data: map[string][]byte{"k": []byte("v")}, StringData: map[string]string{"s": "t"}}
+	for _, tc := range []struct {
+		name string
+		root *field.Path
+		obj  any
+		min  int
+	}{
+		{"template under spec.template", field.NewPath("spec", "template"), tpl, 30},
+		{"template under a CronJob's path", field.NewPath("spec", "jobTemplate", "spec", "template"), *tpl, 30},
+		{"one container", field.NewPath("spec", "template", "spec", "containers").Index(0), c, 10},
+		{"deployment at the root", nil, d, 30},
+		{"service at the root", nil, svc, 5},
+		{"byte slices skipped", field.NewPath("x"), secret, 1},
+		{"an empty template", field.NewPath("spec", "template"), &corev1.PodTemplateSpec{}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, want := leaves(tc.root, tc.obj), leavesByWalk(tc.root, tc.obj)
+			if len(want) < tc.min {
+				t.Fatalf("the walk finds only %d leaves, want at least %d", len(want), tc.min)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("leaves = %v\nwalk   = %v", got, want)
+			}
+			for i := range got {
+				if got[i].Path.String() != want[i].Path.String() {
+					t.Errorf("leaf %d at %s, the walk says %s", i, got[i].Path, want[i].Path)
+				}
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -20,7 +21,8 @@ import (
 // compared and shown as that form.
 func diffTemplates(root *field.Path, prev, cur *corev1.PodTemplateSpec) []Change {
 	var out []Change
-	diffValue(root, reflect.ValueOf(prev).Elem(), reflect.ValueOf(cur).Elem(), &out)
+	d := diffWalk{segs: pathStack{{p: root, built: true}}, out: &out}
+	d.value(reflect.ValueOf(prev).Elem(), reflect.ValueOf(cur).Elem())
 	return out
 }
 
@@ -29,47 +31,99 @@ var (
 	quantityType  = reflect.TypeOf(resource.Quantity{})
 )
 
-func diffValue(p *field.Path, a, b reflect.Value, out *[]Change) {
+// diffWalk is one diff's walk; segs is the path to the node it is at.
+type diffWalk struct {
+	segs pathStack
+	out  *[]Change
+}
+
+// pathStack is the path to a walk's node as a stack of segments, and a segment's *field.Path
+// is built only when asked for at or below it: a template has hundreds of fields, nearly all
+// equal or unset, so building each one's path was most of a walk's allocations. A built
+// parent is shared by the paths under it, as Child shares it.
+type pathStack []pathSeg
+
+// pathSeg is a path segment: a field name, a list index or a map key; p is its path once
+// built (a walk's root may be the nil path).
+type pathSeg struct {
+	kind  pathSegKind
+	built bool
+	name  string
+	index int
+	p     *field.Path
+}
+
+type pathSegKind uint8
+
+const (
+	segChild pathSegKind = iota
+	segIndex
+	segKey
+)
+
+func (ps *pathStack) push(s pathSeg) { *ps = append(*ps, s) }
+func (ps *pathStack) pop()           { *ps = (*ps)[:len(*ps)-1] }
+
+// path builds the current node's path from the deepest segment already built.
+func (ps pathStack) path() *field.Path {
+	i := len(ps) - 1
+	for !ps[i].built {
+		i--
+	}
+	for i++; i < len(ps); i++ {
+		parent, s := ps[i-1].p, &ps[i]
+		switch s.kind {
+		case segChild:
+			s.p = parent.Child(s.name)
+		case segIndex:
+			s.p = parent.Index(s.index)
+		default:
+			s.p = parent.Key(s.name)
+		}
+		s.built = true
+	}
+	return ps[len(ps)-1].p
+}
+
+func (d *diffWalk) change(a, b reflect.Value) {
+	*d.out = append(*d.out, Change{Path: d.segs.path(), Previous: diffRender(a), Current: diffRender(b)})
+}
+
+func (d *diffWalk) value(a, b reflect.Value) {
 	az, bz := isEmpty(a), isEmpty(b)
 	switch {
 	case az && bz:
 		return
 	case az || bz:
-		*out = append(*out, Change{Path: p, Previous: diffRender(a), Current: diffRender(b)})
+		d.change(a, b)
 		return
 	}
 	t := a.Type()
 	if t == quantityType {
 		// 64Mi and 65536Ki are the same limit.
 		if qa, qb := a.Interface().(resource.Quantity), b.Interface().(resource.Quantity); qa.Cmp(qb) != 0 {
-			*out = append(*out, Change{Path: p, Previous: diffRender(a), Current: diffRender(b)})
+			d.change(a, b)
 		}
 		return
 	}
 	if t.Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(jsonMarshaler) && t.Kind() == reflect.Struct {
 		if ra, rb := diffRender(a), diffRender(b); ra != rb {
-			*out = append(*out, Change{Path: p, Previous: ra, Current: rb})
+			*d.out = append(*d.out, Change{Path: d.segs.path(), Previous: ra, Current: rb})
 		}
 		return
 	}
 	switch t.Kind() {
 	case reflect.Pointer, reflect.Interface:
-		diffValue(p, a.Elem(), b.Elem(), out)
+		d.value(a.Elem(), b.Elem())
 	case reflect.Struct:
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if !f.IsExported() {
+		for _, f := range diffFieldsOf(t) {
+			if f.inline {
+				d.value(a.Field(f.index), b.Field(f.index))
 				continue
 			}
-			name, inline := diffFieldName(f)
-			if name == "-" {
-				continue
-			}
-			child := p
-			if !inline {
-				child = p.Child(name)
-			}
-			diffValue(child, a.Field(i), b.Field(i), out)
+			d.segs.push(pathSeg{kind: segChild, name: f.name})
+			d.value(a.Field(f.index), b.Field(f.index))
+			d.segs.pop()
 		}
 	case reflect.Map:
 		keys := map[string]reflect.Value{}
@@ -86,18 +140,48 @@ func diffValue(p *field.Path, a, b reflect.Value, out *[]Change) {
 		sort.Strings(names)
 		for _, n := range names {
 			k := keys[n]
-			diffValue(p.Key(n), mapIndex(a, k), mapIndex(b, k), out)
+			d.segs.push(pathSeg{kind: segKey, name: n})
+			d.value(mapIndex(a, k), mapIndex(b, k))
+			d.segs.pop()
 		}
 	case reflect.Slice, reflect.Array:
 		n := max(a.Len(), b.Len())
 		for i := 0; i < n; i++ {
-			diffValue(p.Index(i), index(a, i), index(b, i), out)
+			d.segs.push(pathSeg{kind: segIndex, index: i})
+			d.value(index(a, i), index(b, i))
+			d.segs.pop()
 		}
 	default:
 		if !reflect.DeepEqual(a.Interface(), b.Interface()) {
-			*out = append(*out, Change{Path: p, Previous: diffRender(a), Current: diffRender(b)})
+			d.change(a, b)
 		}
 	}
+}
+
+// diffFields holds diffFieldsOf each struct type once read (as jsonFields does for the walk:
+// the diff's own reading of a tag, diffFieldName, differs from jsonName on an inline option
+// beside a name).
+var diffFields sync.Map // reflect.Type -> []jsonField
+
+// diffFieldsOf lists the exported fields of struct type t the diff visits, in order.
+func diffFieldsOf(t reflect.Type) []jsonField {
+	if fs, ok := diffFields.Load(t); ok {
+		return fs.([]jsonField)
+	}
+	var fs []jsonField
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, inline := diffFieldName(f)
+		if name == "-" {
+			continue
+		}
+		fs = append(fs, jsonField{index: i, name: name, inline: inline})
+	}
+	diffFields.Store(t, fs)
+	return fs
 }
 
 func mapIndex(m, k reflect.Value) reflect.Value {

@@ -442,7 +442,7 @@ func revisionEvidence(b *evidenceBuilder, w *workload) {
 		b.add(SourceRevisionHistory, "NeverServed", "", msg+failedFromStartText(h.Current), obj, 1, nil)
 	case h.LastServing == h.Current:
 		b.add(SourceRevisionHistory, "UnchangedSinceServing", "",
-			fmt.Sprintf("revision %d is current and served (%s): the spec is unchanged since it served", h.Current.Number, h.Current.Served), obj, 1, nil)
+			"revision "+strconv.FormatInt(h.Current.Number, 10)+" is current and served ("+h.Current.Served+"): the spec is unchanged since it served", obj, 1, nil)
 	default:
 		paths := changedPaths(w.Changes)
 		shown := paths

@@ -11,7 +11,8 @@ import (
 // serving".
 func headline(w *workload, shape Shape) string {
 	c := w.Counts
-	head := fmt.Sprintf("%d of %d copies exist · %d serving", c.Existing, c.Declared, c.Serving)
+	// Written without fmt: every workload has a headline (TestHotMessagesAsSprintf).
+	head := itoa(c.Existing) + " of " + itoa(c.Declared) + " copies exist · " + itoa(c.Serving) + " serving"
 	if c.Existing > c.Declared {
 		// During a rollout old and new copies exist side by side.
 		head = fmt.Sprintf("%d copies exist for %d declared · %d serving", c.Existing, c.Declared, c.Serving)

@@ -238,10 +238,12 @@ func valueAt(root *field.Path, obj any, path *field.Path) (string, bool) {
 	switch {
 	case root == nil:
 		rest = "." + want
-	case pathHasPrefix(want, root.String()):
-		rest = want[len(root.String()):]
 	default:
-		return "", false
+		prefix := root.String()
+		if !pathHasPrefix(want, prefix) {
+			return "", false
+		}
+		rest = want[len(prefix):]
 	}
 	found, ok := descend(reflect.ValueOf(obj), rest)
 	if !ok {

@@ -124,7 +124,7 @@ func servedNow(w *workload, rev *revision, ref time.Time) string {
 			continue
 		}
 		if podReady(p) {
-			return fmt.Sprintf("copy %s is Ready", p.Name)
+			return "copy " + p.Name + " is Ready"
 		}
 		if wasReady(p) && readyCondition(p).LastTransitionTime.Sub(p.Status.StartTime.Time) > servedReady {
 			return fmt.Sprintf("copy %s was Ready until %s", p.Name, readyCondition(p).LastTransitionTime.UTC().Format(time.RFC3339))

@@ -149,7 +149,7 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	if h := &w.cls.history; h.Current != nil {
 		d.Revisions = &Revisions{Current: w.CurrentRevision, LastServing: w.LastServingRevision, ChangedPaths: changedPaths(w.Changes)}
 	}
-	d.Detail = &Detail{CurrentRevision: w.CurrentRevision, LastServingRevision: w.LastServingRevision, Changes: w.Changes, Observations: w.obs.list}
+	d.Detail = &Detail{CurrentRevision: w.CurrentRevision, LastServingRevision: w.LastServingRevision, Changes: w.Changes}
 	if len(w.cls.copies) > 0 {
 		d.Detail.Copies = make([]Copy, 0, len(w.cls.copies))
 	}
@@ -162,6 +162,7 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 		settleBatch(w, &d)
 	}
 	w.obs.settle()
+	d.Detail.observations = w.obs.report()
 	return d
 }
 

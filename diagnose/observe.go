@@ -229,6 +229,10 @@ func (o *Observation) terminationText() string {
 // observations is a workload's list with its indexes.
 type observations struct {
 	list []Observation
+	// head is list as observe wrote it, before any log line; tails the tails read into list
+	// after it, in order: what the report keeps (obsLog).
+	head []Observation
+	read []logTail
 	// byPod[i] is the range of workload.Pods[i]'s status observations in list.
 	byPod []obsRange
 	// logs[i] is the range of workload.Pods[i]'s log lines, once read; tails[i] the range of
@@ -337,6 +341,7 @@ func (w *workload) observe() *observations {
 		obj.Revision = rev.Number
 		o.list = append(o.list, withTimes(Observation{Kind: ObsRevisionCreated, Object: obj}, rev.Created, time.Time{}))
 	}
+	o.head = o.list
 	w.obs = o
 	return o
 }
@@ -500,7 +505,8 @@ func (o *observations) logLines(i int) (from, to int) {
 					lines += len(l.Lines)
 				}
 			}
-			o.list = slices.Grow(o.list, lines)
+			// The worker's room: the report keeps head and the tails, not this list.
+			o.list = append(o.w.texts.obsRoom(len(o.list)+lines), o.list...)
 		}
 		p := o.w.Pods[i]
 		for _, l := range o.logsByPod[p.Name] {
@@ -518,6 +524,7 @@ func (o *observations) observeLog(i int32, l *snapshot.ContainerLog) {
 		o.lines = map[string]*lineFacts{}
 	}
 	obj := o.list[o.byPod[i].from].Object
+	o.read = append(o.read, logTail{obj: obj, container: l.Container, previous: l.Previous, lines: l.Lines})
 	base := len(o.list)
 	o.list = slices.Grow(o.list, len(l.Lines))[:base+len(l.Lines)]
 	prev, prevFacts := o.prevLines, o.prevFacts
@@ -541,6 +548,55 @@ func (o *observations) observeLog(i int32, l *snapshot.ContainerLog) {
 		o.list[base+k].setAt(at)
 	}
 	o.prevLines, o.prevFacts = l.Lines, facts
+}
+
+// logTail is a tail read into a workload's list: its copy and the container's lines.
+type logTail struct {
+	obj       *ObjectRef
+	container string
+	previous  bool
+	lines     []string
+}
+
+// obsLog is the observation list a report keeps: head, then each tail's lines, written out
+// only when asked for (Detail.Observations) as observeLog wrote them and settle left them.
+type obsLog struct {
+	head  []Observation
+	tails []logTail
+}
+
+// report returns what the report keeps of the list.
+func (o *observations) report() obsLog {
+	if keepObservationLists {
+		return obsLog{head: slices.Clone(o.list), tails: nil}
+	}
+	return obsLog{head: o.head, tails: o.read}
+}
+
+// keepObservationLists makes report keep the list the engine read, log lines and all:
+// TestLazyLogLinesAsList compares what Observations writes out with it. Set only by that
+// test, which runs alone.
+var keepObservationLists bool
+
+func (l obsLog) list() []Observation {
+	if len(l.tails) == 0 {
+		return l.head
+	}
+	n := len(l.head)
+	for _, t := range l.tails {
+		n += len(t.lines)
+	}
+	out := make([]Observation, len(l.head), n)
+	copy(out, l.head)
+	for _, t := range l.tails {
+		for _, line := range t.lines {
+			ob := Observation{Kind: ObsLogLine, Object: t.obj, name: t.container, Last: t.previous, Text: line}
+			at, _ := logLineTime(line)
+			ob.setAt(at)
+			out = append(out, ob)
+		}
+	}
+	return out
 }
 
 // newLineFacts returns new facts of a text of the workload, taken from a block: a workload's

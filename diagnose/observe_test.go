@@ -17,7 +17,7 @@ import (
 // objects it covers, its reason, its count.
 func citationProblems(d *Diagnosis) []string {
 	var out []string
-	obs := d.Detail.Observations
+	obs := d.Detail.Observations()
 	for _, e := range d.Evidence {
 		switch e.Source {
 		case SourcePodStatus, SourceEvent, SourceLog:
@@ -172,7 +172,7 @@ func TestOOMKilledSaysItsExitCode(t *testing.T) {
 // report a failure, and, for events, ones the evidence shows too.
 func suspectCitationProblems(d *Diagnosis) []string {
 	var out []string
-	obs := d.Detail.Observations
+	obs := d.Detail.Observations()
 	shown := map[int]bool{}
 	for _, e := range d.Evidence {
 		for _, i := range e.Observations {

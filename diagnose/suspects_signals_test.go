@@ -168,10 +168,11 @@ func TestMixedLogsExerciseGroups(t *testing.T) {
 				}
 			}
 		}
+		list := d.Detail.Observations()
 		for _, su := range d.Suspects {
 			logs, copies := 0, map[string]bool{}
 			for _, i := range su.Observations {
-				if o := d.Detail.Observations[i]; o.Kind == ObsLogLine {
+				if o := list[i]; o.Kind == ObsLogLine {
 					logs++
 					copies[o.Object.Name] = true
 				}

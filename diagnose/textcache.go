@@ -35,6 +35,21 @@ type textCache struct {
 	// signals, which it gives no signal (logRoom).
 	hits    []logHit
 	groupOf []int32
+	// obs is its room for the observation list of a workload whose log tails are read: the
+	// report keeps the status observations and the tails, not the lines (obsLog).
+	obs []Observation
+}
+
+// obsRoom returns an empty list with room for n observations, the worker's own when it has a
+// cache.
+func (c *textCache) obsRoom(n int) []Observation {
+	if c == nil {
+		return make([]Observation, 0, n)
+	}
+	if cap(c.obs) < n {
+		c.obs = make([]Observation, 0, n)
+	}
+	return c.obs[:0]
 }
 
 // logRoom returns empty lists with room for n log lines and their signals' indexes, the

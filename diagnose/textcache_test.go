@@ -43,7 +43,7 @@ func TestSharedTextsChangeNothing(t *testing.T) {
 			texts := map[string]int{}
 			for i := range want.Workloads {
 				seen := map[string]bool{}
-				for _, o := range want.Workloads[i].Detail.Observations {
+				for _, o := range want.Workloads[i].Detail.Observations() {
 					if o.Kind == ObsLogLine && !seen[o.Text] {
 						seen[o.Text] = true
 						texts[o.Text]++

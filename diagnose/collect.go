@@ -76,7 +76,7 @@ type collectPlan struct {
 	built  []*workload // StatefulSets and DaemonSets, read in planCollect
 	batch  []*workload // CronJobs and Jobs, read in planCollect
 	svcs   *serviceIndex
-	logged map[podKey]bool
+	logged *podFacts
 	podsIn func(ns string, ls *metav1.LabelSelector) []*corev1.Pod
 }
 
@@ -89,7 +89,7 @@ func planCollect(s *snapshot.Snapshot, want func(kind, namespace, name string) b
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		p.svcs = newServiceIndex(s.Services)
-		p.logged = podsWithLogs(s)
+		p.logged = newPodFacts(s)
 	})
 	p.tasks = make([]collectTask, 0, len(s.Deployments))
 	for i, d := range s.Deployments {
@@ -541,6 +541,48 @@ func collectReplicaSet(s *snapshot.Snapshot, rs *appsv1.ReplicaSet) *workload {
 // podKey names a pod in its namespace.
 type podKey struct{ namespace, name string }
 
+// podFacts files which pods the snapshot has log tails and events of, so that a copy without
+// them (most copies) costs a lookup or two, not a lookup per container and two for events.
+type podFacts struct {
+	logs map[podKey]bool
+	// eventUIDs holds the UIDs events name; keyedEvents the pods named by events without a
+	// UID, which EventsFor also returns for a pod of that name.
+	eventUIDs   map[types.UID]bool
+	keyedEvents map[podKey]bool
+}
+
+func newPodFacts(s *snapshot.Snapshot) *podFacts {
+	f := &podFacts{logs: podsWithLogs(s), eventUIDs: make(map[types.UID]bool, len(s.Events))}
+	for _, e := range s.Events {
+		if e.InvolvedObject.UID != "" {
+			f.eventUIDs[e.InvolvedObject.UID] = true
+			continue
+		}
+		if e.InvolvedObject.Kind != "Pod" {
+			continue
+		}
+		ns := e.InvolvedObject.Namespace
+		if ns == "" {
+			ns = e.Namespace // as the snapshot's index files it
+		}
+		if f.keyedEvents == nil {
+			f.keyedEvents = map[podKey]bool{}
+		}
+		f.keyedEvents[podKey{ns, e.InvolvedObject.Name}] = true
+	}
+	return f
+}
+
+// askEveryPodsEvents makes collectShared ask the snapshot for every copy's events: the
+// reference TestPodFactsAsEventsFor holds podFacts to. Set only by that test.
+var askEveryPodsEvents bool
+
+// mayHaveEvents reports whether EventsFor can return events of p: those naming its UID, and
+// those without a UID naming its name.
+func (f *podFacts) mayHaveEvents(p *corev1.Pod) bool {
+	return askEveryPodsEvents || p.UID == "" || f.eventUIDs[p.UID] || f.keyedEvents[podKey{p.Namespace, p.Name}]
+}
+
 // podsWithLogs files the pods the snapshot has a log tail of, so that a copy without one
 // (most copies: sources read the logs of failing copies) costs one lookup, not two per
 // container.
@@ -554,7 +596,7 @@ func podsWithLogs(s *snapshot.Snapshot) map[podKey]bool {
 
 // collectShared fills what every kind gathers the same way once its revisions are known: the
 // copies, their events and logs, claims and Services.
-func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, logged map[podKey]bool, w *workload) {
+func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, pf *podFacts, w *workload) {
 	for _, rev := range w.cls.Revisions {
 		sortPods(rev.Pods)
 		w.Pods = append(w.Pods, rev.Pods...)
@@ -584,13 +626,15 @@ func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, logged map[podKey]b
 	}
 	claims := map[string]bool{}
 	for _, p := range w.Pods {
-		events = append(events, s.EventsFor("Pod", p.Namespace, p.Name, p.UID)...)
+		if pf.mayHaveEvents(p) {
+			events = append(events, s.EventsFor("Pod", p.Namespace, p.Name, p.UID)...)
+		}
 		for _, v := range p.Spec.Volumes {
 			if v.PersistentVolumeClaim != nil {
 				claims[v.PersistentVolumeClaim.ClaimName] = true
 			}
 		}
-		if !logged[podKey{p.Namespace, p.Name}] {
+		if !pf.logs[podKey{p.Namespace, p.Name}] {
 			continue
 		}
 		// By index: a container is large, and copying them per pod showed in profiles.

@@ -229,7 +229,7 @@ func (o *Observation) terminationText() string {
 // observations is a workload's list with its indexes.
 type observations struct {
 	list []Observation
-	// head is list as observe wrote it, before any log line; tails the tails read into list
+	// head is list as observe wrote it, before any log line; read the tails read into list
 	// after it, in order: what the report keeps (obsLog).
 	head []Observation
 	read []logTail

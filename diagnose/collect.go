@@ -61,7 +61,7 @@ func collectWorkloads(s *snapshot.Snapshot) []*workload { return collectSome(s, 
 func collectSome(s *snapshot.Snapshot, want func(kind, namespace, name string) bool) []*workload {
 	p := planCollect(s, want)
 	out := make([]*workload, p.len())
-	forEach(len(out), runtime.GOMAXPROCS(0), func(k int) { out[k] = p.workload(k) })
+	forEach(len(out), runtime.GOMAXPROCS(0), func(k int) { out[k] = p.workload(k, nil) })
 	return out
 }
 
@@ -146,17 +146,17 @@ func planCollect(s *snapshot.Snapshot, want func(kind, namespace, name string) b
 func (p *collectPlan) len() int { return len(p.tasks) + len(p.batch) }
 
 // workload reads the plan's k-th workload; each k is read once, by one worker.
-func (p *collectPlan) workload(k int) *workload {
+func (p *collectPlan) workload(k int, room *workload) *workload {
 	s := p.s
 	var w *workload
 	if k < len(p.tasks) {
 		switch t := p.tasks[k]; t.kind {
 		case taskDeployment:
-			w = collectDeployment(s, s.Deployments[t.i], p.podsIn)
+			w = collectDeployment(s, s.Deployments[t.i], p.podsIn, room)
 		case taskBuilt:
 			w = p.built[t.i]
 		case taskReplicaSet:
-			w = collectReplicaSet(s, s.ReplicaSets[t.i])
+			w = collectReplicaSet(s, s.ReplicaSets[t.i], room)
 		}
 	} else {
 		w = p.batch[k-len(p.tasks)]
@@ -378,8 +378,9 @@ func (idx *labelIndex) candidates(ls *metav1.LabelSelector) []*corev1.Pod {
 	return best
 }
 
-func collectDeployment(s *snapshot.Snapshot, d *appsv1.Deployment, nsPods func(string, *metav1.LabelSelector) []*corev1.Pod) *workload {
-	w := &workload{
+func collectDeployment(s *snapshot.Snapshot, d *appsv1.Deployment, nsPods func(string, *metav1.LabelSelector) []*corev1.Pod, room *workload) *workload {
+	w := inRoom(room)
+	*w = workload{
 		Kind: "Deployment", Namespace: d.Namespace, Name: d.Name, UID: d.UID, Object: d,
 		Declared: replicasOrOne(d.Spec.Replicas),
 		Template: &d.Spec.Template, TemplatePath: specTemplate,
@@ -412,6 +413,14 @@ func collectDeployment(s *snapshot.Snapshot, d *appsv1.Deployment, nsPods func(s
 		}
 	}
 	return w
+}
+
+// inRoom returns room, the worker's workload once the last it read is diagnosed, or a new one.
+func inRoom(room *workload) *workload {
+	if room == nil {
+		return new(workload)
+	}
+	return room
 }
 
 // currentByNumber picks the revision whose number the workload's annotation names, else the newest.
@@ -519,8 +528,9 @@ func collectDaemonSet(s *snapshot.Snapshot, ds *appsv1.DaemonSet) *workload {
 	return w
 }
 
-func collectReplicaSet(s *snapshot.Snapshot, rs *appsv1.ReplicaSet) *workload {
-	w := &workload{
+func collectReplicaSet(s *snapshot.Snapshot, rs *appsv1.ReplicaSet, room *workload) *workload {
+	w := inRoom(room)
+	*w = workload{
 		Kind: "ReplicaSet", Namespace: rs.Namespace, Name: rs.Name, UID: rs.UID, Object: rs,
 		Declared: replicasOrOne(rs.Spec.Replicas),
 		Template: &rs.Spec.Template, TemplatePath: specTemplate,

@@ -18,7 +18,7 @@ const workPerWorker = 64
 // diagnoseAll diagnoses every workload with up to workers goroutines. It returns nil when done
 // closed first; each worker checks done before each workload.
 func diagnoseAll(s *snapshot.Snapshot, ws []*workload, done <-chan struct{}, workers int) []Diagnosis {
-	return diagnoseEach(s, len(ws), func(i int) *workload {
+	return diagnoseEach(s, len(ws), func(i int, _ *workload) *workload {
 		w := ws[i]
 		// The report keeps the diagnosis, not the working state: let it go.
 		ws[i] = nil
@@ -27,15 +27,19 @@ func diagnoseAll(s *snapshot.Snapshot, ws []*workload, done <-chan struct{}, wor
 }
 
 // diagnoseEach diagnoses the workloads get(0) to get(n-1), each got once, by the worker that
-// diagnoses it, with up to workers goroutines. It returns nil when done closed first; each
+// diagnoses it, with up to workers goroutines. get may return room, the worker's own workload,
+// which it hands again once the diagnosis is done. It returns nil when done closed first; each
 // worker checks done before each workload.
-func diagnoseEach(s *snapshot.Snapshot, n int, get func(i int) *workload, done <-chan struct{}, workers int) []Diagnosis {
+func diagnoseEach(s *snapshot.Snapshot, n int, get func(i int, room *workload) *workload, done <-chan struct{}, workers int) []Diagnosis {
 	out := make([]Diagnosis, n)
 	workers = min(workers, (n+workPerWorker-1)/workPerWorker)
 	var next atomic.Int64
 	var canceled atomic.Bool
 	run := func() {
 		texts := &textCache{}
+		// room is where get may read the next workload: the report keeps nothing of the
+		// working state, and a workload is a kilobyte with pointers, one per workload.
+		room := new(workload)
 		for {
 			i := int(next.Add(1) - 1)
 			if i >= n || canceled.Load() {
@@ -45,7 +49,7 @@ func diagnoseEach(s *snapshot.Snapshot, n int, get func(i int) *workload, done <
 				canceled.Store(true)
 				return
 			}
-			w := get(i)
+			w := get(i, room)
 			w.texts = texts
 			out[i] = diagnoseWorkload(s, w)
 		}

@@ -30,6 +30,18 @@ const (
 // never changed once made (Child makes a new one), so every workload shares this one.
 var specTemplate = field.NewPath("spec", "template")
 
+// specTemplateSpec is specTemplate.Child("spec"), shared as specTemplate is: every workload's
+// gap checks and suspect rules start from it.
+var specTemplateSpec = specTemplate.Child("spec")
+
+// specOf is tp.Child("spec"), the shared one under specTemplate.
+func specOf(tp *field.Path) *field.Path {
+	if tp == specTemplate {
+		return specTemplateSpec
+	}
+	return tp.Child("spec")
+}
+
 // revision is one pod template a workload has run, as its controller recorded it: a ReplicaSet
 // of a Deployment, or a ControllerRevision of a StatefulSet or DaemonSet.
 type revision struct {

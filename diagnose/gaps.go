@@ -37,8 +37,9 @@ func newGapRanker(w *workload) *gapFinder {
 	if tp == nil {
 		tp = field.NewPath("spec", "template")
 	}
-	// The gap checks read the spec only; they need no signals.
-	return &gapFinder{ranker: &ranker{w: w, object: w.Kind + "/" + w.Name, tplPath: tp, specPath: tp.Child("spec"), found: map[string]*Suspect{}}}
+	// The gap checks read the spec only; they need no signals, and record no suspect until
+	// one does (record makes found then).
+	return &gapFinder{ranker: &ranker{w: w, object: w.Kind + "/" + w.Name, tplPath: tp, specPath: specOf(tp)}}
 }
 
 // tplString is the template path as field.Path.String writes it.

@@ -157,3 +157,17 @@ func TestDiffLazyPathsAsChild(t *testing.T) {
 		t.Fatalf("only %d of %d cases had more than one change: the mutations do not exercise shared parents", changed, compared)
 	}
 }
+
+// TestSpecOfAsChild: the shared spec path under spec.template is the path Child builds, and
+// any other template path gets its own.
+func TestSpecOfAsChild(t *testing.T) {
+	for _, tp := range []*field.Path{specTemplate, field.NewPath("spec", "template"), field.NewPath("spec", "jobTemplate", "spec", "template")} {
+		got, want := specOf(tp), tp.Child("spec")
+		if !reflect.DeepEqual(got, want) || got.String() != want.String() {
+			t.Errorf("specOf(%s) = %s, want %s", tp, got, want)
+		}
+	}
+	if specOf(specTemplate) != specOf(specTemplate) {
+		t.Error("the spec path under specTemplate is built per call")
+	}
+}

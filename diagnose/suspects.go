@@ -100,7 +100,7 @@ func newRanker(w *workload) *ranker {
 		tp = field.NewPath("spec", "template")
 	}
 	r := &ranker{
-		w: w, object: w.Kind + "/" + w.Name, tplPath: tp, specPath: tp.Child("spec"),
+		w: w, object: w.Kind + "/" + w.Name, tplPath: tp, specPath: specOf(tp),
 		signals: collectSignals(w), ownHosts: map[string]bool{}, found: map[string]*Suspect{},
 	}
 	for _, p := range w.Pods {
@@ -167,6 +167,9 @@ func (r *ranker) record(s Suspect) {
 	}
 	s.Confidence = confidenceOf(s.Score)
 	s.Observations = r.citations()
+	if r.found == nil {
+		r.found = map[string]*Suspect{}
+	}
 	r.found[key] = &s
 }
 

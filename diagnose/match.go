@@ -77,7 +77,8 @@ func (r *ranker) namedInFailure() {
 	walk := func() {
 		walked = true
 		for _, l := range leaves(r.tplPath, r.w.Template) {
-			if l.Text && !isNotConfig(l.Path.String()) {
+			if l.Text && !isNotConfig(l.path) {
+				r.knowPath(l.Path, l.path)
 				candidates = append(candidates, l)
 				valueToks = append(valueToks, valueTokens(l.Value))
 			}
@@ -190,14 +191,14 @@ func (r *ranker) changedFields() {
 		if c.Path == nil {
 			continue
 		}
-		cs := c.Path.String()
-		if pathHasPrefix(cs, r.tplPath.Child("metadata", "labels").String()) {
+		cs := r.pathString(c.Path)
+		if pathHasPrefix(cs, r.pathString(r.tplPath)+".metadata.labels") {
 			// Labels identify copies; they break selection (a rule of its own), not the copies.
 			continue
 		}
 		covered := false
 		for _, s := range r.found {
-			if s.Object == r.object && (pathHasPrefix(s.Path.String(), cs) || pathHasPrefix(cs, s.Path.String())) {
+			if sp := r.pathString(s.Path); s.Object == r.object && (pathHasPrefix(sp, cs) || pathHasPrefix(cs, sp)) {
 				covered = true
 				break
 			}
@@ -206,7 +207,7 @@ func (r *ranker) changedFields() {
 			continue
 		}
 		value := c.Current
-		if v, ok := valueAt(r.tplPath, r.w.Template, c.Path); ok {
+		if v, ok := valueAtText(r.tplPath, r.w.Template, cs); ok {
 			value = v
 		}
 		r.record(Suspect{

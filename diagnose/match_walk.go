@@ -18,7 +18,9 @@ import (
 
 // leaf is one scalar value of an API object with its field path.
 type leaf struct {
-	Path  *field.Path
+	Path *field.Path
+	// path is Path.String(), written by the walk.
+	path  string
 	Value string
 	// Text is true for values written as strings (string fields, IntOrString, Quantity); only
 	// those are matched against what failures name.
@@ -168,7 +170,10 @@ func leaves(root *field.Path, obj any) []leaf {
 		return nil
 	}
 	var out []leaf
-	ps := pathStack{{p: root, built: true}}
+	ps := pathStack{{p: root, built: true, textBuilt: true}}
+	if root != nil {
+		ps[0].text = root.String()
+	}
 	leavesOf(reflect.ValueOf(obj), &ps, &out)
 	return out
 }
@@ -184,7 +189,7 @@ func leavesOf(v reflect.Value, ps *pathStack, out *[]leaf) {
 	}
 	if s, text, ok := scalar(v); ok {
 		if s != "" {
-			*out = append(*out, leaf{Path: ps.path(), Value: s, Text: text})
+			*out = append(*out, leaf{Path: ps.path(), path: ps.text(), Value: s, Text: text})
 		}
 		return
 	}
@@ -234,7 +239,15 @@ func valueAt(root *field.Path, obj any, path *field.Path) (string, bool) {
 	if obj == nil || path == nil {
 		return "", false
 	}
-	want, rest := path.String(), ""
+	return valueAtText(root, obj, path.String())
+}
+
+// valueAtText is valueAt with the path as field.Path.String writes it.
+func valueAtText(root *field.Path, obj any, want string) (string, bool) {
+	if obj == nil {
+		return "", false
+	}
+	rest := ""
 	switch {
 	case root == nil:
 		rest = "." + want

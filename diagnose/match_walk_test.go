@@ -111,7 +111,7 @@ func leavesByWalk(root *field.Path, obj any) []leaf {
 	walkObject(reflect.ValueOf(obj), root, func(p *field.Path, v reflect.Value) bool {
 		if s, text, ok := scalar(v); ok {
 			if s != "" {
-				out = append(out, leaf{Path: p, Value: s, Text: text})
+				out = append(out, leaf{Path: p, path: p.String(), Value: s, Text: text})
 			}
 			return false
 		}
@@ -120,8 +120,8 @@ func leavesByWalk(root *field.Path, obj any) []leaf {
 	return out
 }
 
-// TestLeavesAsWalk holds leaves, which builds a path only for a leaf it keeps, to the full
-// walk, with reflect.DeepEqual and the paths as strings: templates with resource names
+// TestLeavesAsWalk holds leaves, which builds a path and its string only for a leaf it keeps,
+// to the full walk and field.Path.String, with reflect.DeepEqual and the paths as strings: templates with resource names
 // written as fields and as keys, IntOrString and quantities, maps, lists, inline volume
 // sources, byte slices, unset and empty values; a Deployment and a Service at the nil root.
 func TestLeavesAsWalk(t *testing.T) {

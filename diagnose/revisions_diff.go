@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -46,11 +47,13 @@ type pathStack []pathSeg
 // pathSeg is a path segment: a field name, a list index or a map key; p is its path once
 // built (a walk's root may be the nil path).
 type pathSeg struct {
-	kind  pathSegKind
-	built bool
-	name  string
-	index int
-	p     *field.Path
+	kind      pathSegKind
+	built     bool
+	textBuilt bool
+	name      string
+	index     int
+	p         *field.Path
+	text      string // p.String(), once textBuilt
 }
 
 type pathSegKind uint8
@@ -83,6 +86,32 @@ func (ps pathStack) path() *field.Path {
 		s.built = true
 	}
 	return ps[len(ps)-1].p
+}
+
+// text writes the current node's path as field.Path.String does, from the deepest segment
+// already written: a name after a dot (none at a nil root), an index or key in brackets.
+func (ps pathStack) text() string {
+	i := len(ps) - 1
+	for !ps[i].textBuilt {
+		i--
+	}
+	for i++; i < len(ps); i++ {
+		parent, s := &ps[i-1], &ps[i]
+		switch {
+		case s.kind == segChild && s.name != "":
+			if i == 1 && ps[0].p == nil {
+				s.text = s.name
+			} else {
+				s.text = parent.text + "." + s.name
+			}
+		case s.kind == segIndex:
+			s.text = parent.text + "[" + strconv.Itoa(s.index) + "]"
+		default:
+			s.text = parent.text + "[" + s.name + "]"
+		}
+		s.textBuilt = true
+	}
+	return ps[len(ps)-1].text
 }
 
 func (d *diffWalk) change(a, b reflect.Value) {

@@ -37,6 +37,8 @@ func rankSuspects(w *workload) []Suspect {
 
 // ranker gathers suspects for one workload.
 type ranker struct {
+	// paths holds the String of each path the rules asked about (pathString).
+	paths    map[*field.Path]string
 	w        *workload
 	object   string
 	tplPath  *field.Path // spec.template
@@ -130,12 +132,12 @@ func (r *ranker) suspectTemplate(rule RuleID, path *field.Path, base int, reason
 
 // field looks a template field up once per ranker.
 func (r *ranker) field(path *field.Path) *fieldFacts {
-	key := path.String()
+	key := r.pathString(path)
 	if f, ok := r.fields[key]; ok {
 		return f
 	}
 	f := &fieldFacts{}
-	f.value, _ = valueAt(r.tplPath, r.w.Template, path)
+	f.value, _ = valueAtText(r.tplPath, r.w.Template, key)
 	f.previous, f.changed = r.lookupPrevious(key, path)
 	if h := &r.w.cls.history; !f.changed && h.LastServing != nil && h.LastServing == h.Current {
 		// The revision that served is the current one: it held this very value.
@@ -155,11 +157,34 @@ func (r *ranker) suspectObject(rule RuleID, object string, obj any, path *field.
 	r.record(Suspect{Rule: rule, Object: object, Path: path, Value: value, Reason: reason, Score: base})
 }
 
+// pathString is p.String(), written once per path a workload's rules ask about: the rules
+// look the same paths up, record them and compare them with the changes many times over.
+// Paths are never changed once built, so the pointer is the key.
+func (r *ranker) pathString(p *field.Path) string {
+	if p == nil {
+		return p.String()
+	}
+	if s, ok := r.paths[p]; ok {
+		return s
+	}
+	s := p.String()
+	r.knowPath(p, s)
+	return s
+}
+
+// knowPath files s as p's String, written by a walk.
+func (r *ranker) knowPath(p *field.Path, s string) {
+	if r.paths == nil {
+		r.paths = map[*field.Path]string{}
+	}
+	r.paths[p] = s
+}
+
 func (r *ranker) record(s Suspect) {
 	if r.running != nil && !r.running.owns(s.Rule) {
 		r.strays = append(r.strays, s.Rule)
 	}
-	key := s.Object + " " + s.Path.String()
+	key := s.Object + " " + r.pathString(s.Path)
 	if old, ok := r.found[key]; ok {
 		if old.Score >= s.Score {
 			return
@@ -252,7 +277,7 @@ func (r *ranker) lookupPrevious(ps string, path *field.Path) (string, bool) {
 		if c.Path == nil {
 			continue
 		}
-		cs := c.Path.String()
+		cs := r.pathString(c.Path)
 		if pathHasPrefix(cs, ps) || pathHasPrefix(ps, cs) {
 			changed = true
 		}
@@ -261,7 +286,7 @@ func (r *ranker) lookupPrevious(ps string, path *field.Path) (string, bool) {
 		}
 	}
 	if !exact && r.w.PreviousTemplate != nil {
-		prev, _ = valueAt(r.tplPath, r.w.PreviousTemplate, path)
+		prev, _ = valueAtText(r.tplPath, r.w.PreviousTemplate, ps)
 	}
 	return prev, changed
 }

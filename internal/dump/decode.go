@@ -195,6 +195,7 @@ func newFastJSON(skipManaged, plainKeys bool) jsoniter.API {
 	// Every variant decodes strings and optional numbers so (null as the deserializer takes
 	// it); only the plain ones attach the blocks (unmarshal).
 	api.RegisterExtension(&plainStrings{})
+	api.RegisterExtension(&fewerAllocs{api: api})
 	return api
 }
 

@@ -228,6 +228,15 @@ func FuzzDecodeObject(f *testing.F) {
 	f.Add([]byte("{\n    \"metadata\": {\n        \"name\": \"p  \\n  x\",\r\n\t\"labels\": {\n\n            \"a\": \"        \"\n        }\n    },\n    \"spec\": {\"priority\": [\n 1\n]}\n}\n"), uint8(7))
 	f.Add([]byte("{\"metadata\":{\"name\":\"p\",\"creationTimestamp\":{\n  \"a\": 1\n}},\"spec\":{\"overhead\":{\"cpu\":[\n1]}}}"), uint8(7))
 	f.Add([]byte(`{"metadata":{"name":"p","namespace":"n\u0061"},"spec":{"nodeName":"\/n"}}`), uint8(7))
+	// Slices decoded at their exact length, into the array there for a key met twice; maps
+	// with string keys filled from scratch values; IntOrString without its unmarshaler.
+	f.Add([]byte(`{"metadata":{"name":"p","labels":{"a":"1","a":null,"b":"2"},"finalizers":["x","y","z"],"finalizers":["w"]},"spec":{"containers":[{"name":"a","image":"i","env":[{"name":"A","value":"1"},{"name":"B"}]},{"name":"b"}],"containers":[{"name":"c"}],"volumes":[],"tolerations":null},"status":{"conditions":[{"type":"A"},{"type":"B"},{"type":"C"},{"type":"D"},{"type":"E"}]}}`), uint8(3))
+	f.Add([]byte(`{"metadata":{"name":"p","annotations":{}},"spec":{"containers":[{"name":"a","resources":{"limits":{"cpu":"1","cpu":"2","memory":null},"requests":{}},"ports":[{"containerPort":80}],"livenessProbe":{"httpGet":{"port":"http"}},"readinessProbe":{"tcpSocket":{"port":8080}},"startupProbe":{"grpc":{"port":1},"httpGet":{"port":null}}}]}}`), uint8(3))
+	f.Add([]byte(`{"metadata":{"name":"s"},"spec":{"ports":[{"port":80,"targetPort":80},{"port":83,"targetPort":-1},{"port":84,"targetPort":"http"},{"port":85,"targetPort":null},{"port":86,"targetPort":"h","targetPort":7}],"selector":{"app":"a"}}}`), uint8(5))
+	for _, port := range []string{`80.0`, `1e2`, `2147483648`, `-2147483648`, `"h\u0074tp"`, `true`, `{}`, `-0`} {
+		f.Add([]byte(`{"metadata":{"name":"s"},"spec":{"ports":[{"port":80,"targetPort":`+port+`}]}}`), uint8(5))
+	}
+	f.Add([]byte(`{"metadata":{"name":"d"},"spec":{"strategy":{"rollingUpdate":{"maxSurge":"25%","maxUnavailable":0,"maxSurge":null}},"selector":{"matchLabels":{"a":"b"},"matchExpressions":[{"key":"k","operator":"In","values":["1","2"]},{"key":"j","operator":"Exists","values":[]}]}}}`), uint8(8))
 	f.Fuzz(func(t *testing.T, raw []byte, k uint8) {
 		if firstByte(raw) != '{' || !json.Valid(raw) || !utf8.Valid(raw) {
 			// value hands only objects the JSON decoder or the YAML converter produced, of

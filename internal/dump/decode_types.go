@@ -5,6 +5,7 @@ import (
 	"encoding"
 	"encoding/json"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/modern-go/reflect2"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // typeDecoders decode the leaf types every object holds many of (timestamps, quantities) as
@@ -87,9 +89,10 @@ func (managedFieldsChecker) Decode(_ unsafe.Pointer, iter *jsoniter.Iterator) {
 }
 
 var (
-	timeType      = reflect.TypeFor[metav1.Time]()
-	microTimeType = reflect.TypeFor[metav1.MicroTime]()
-	quantityType  = reflect.TypeFor[resource.Quantity]()
+	timeType        = reflect.TypeFor[metav1.Time]()
+	microTimeType   = reflect.TypeFor[metav1.MicroTime]()
+	quantityType    = reflect.TypeFor[resource.Quantity]()
+	intOrStringType = reflect.TypeFor[intstr.IntOrString]()
 )
 
 func (*typeDecoders) CreateDecoder(typ reflect2.Type) jsoniter.ValDecoder {
@@ -100,6 +103,8 @@ func (*typeDecoders) CreateDecoder(typ reflect2.Type) jsoniter.ValDecoder {
 		return timeDecoder(metav1.RFC3339Micro)
 	case quantityType:
 		return quantityDecoder{}
+	case intOrStringType:
+		return intOrStringDecoder{}
 	}
 	return nil
 }
@@ -169,6 +174,57 @@ func (quantityDecoder) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
 		return
 	}
 	*q = parsed
+}
+
+// intOrStringDecoder decodes an intstr.IntOrString (ports of probes and services, a
+// deployment's surge) as its UnmarshalJSON does, without the copy of the value's bytes
+// json-iterator hands an unmarshaler and the two runs of encoding/json it makes on them: a
+// plain string sets Type String and StrVal, an integer of int32 Type Int and IntVal, null Type
+// Int alone; the other field is left as it was. Anything else (an escape, a number
+// encoding/json would not take as an int32) is reported, for the deserializer to decide.
+type intOrStringDecoder struct{}
+
+func (intOrStringDecoder) Decode(ptr unsafe.Pointer, iter *jsoniter.Iterator) {
+	v := (*intstr.IntOrString)(ptr)
+	switch iter.WhatIsNext() {
+	case jsoniter.StringValue:
+		s, ok := plainStringValue(iter)
+		if !ok {
+			return
+		}
+		v.Type = intstr.String
+		if sb, _ := iter.Attachment.(*stringBlocks); sb != nil {
+			v.StrVal = sb.string(s)
+		} else {
+			v.StrVal = string(s)
+		}
+	case jsoniter.NumberValue:
+		n, ok := plainInt32(iter)
+		if !ok {
+			return
+		}
+		v.Type, v.IntVal = intstr.Int, n
+	case jsoniter.NilValue:
+		iter.ReadNil()
+		v.Type = intstr.Int
+	default:
+		iter.ReportError("decode IntOrString", "value left to the deserializer")
+	}
+}
+
+// plainInt32 reads a number as encoding/json reads it into an int32: an integer in range,
+// without fraction or exponent. Anything else is reported on the iterator.
+func plainInt32(iter *jsoniter.Iterator) (int32, bool) {
+	num := iter.ReadNumber()
+	if iter.Error != nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(num), 10, 32)
+	if err != nil {
+		iter.ReportError("decode int32", "number left to the deserializer")
+		return 0, false
+	}
+	return int32(n), true
 }
 
 // plainStrings decodes the strings of text without a backslash (see fastJSONPlain, whose

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 
@@ -507,7 +506,7 @@ func literal(b []byte, i int, lit string) int {
 func (p *parser) splitListItems(s *stream, dec *jsonDecoder, n *int, def schema.GroupVersionKind, known bool, pending *[]pendingItem) error {
 	one := func(raw []byte, off int64, head *headScan) error {
 		it := s.locate(off)
-		it.text, it.item = raw, fmt.Sprintf("items[%d]", *n)
+		it.text, it.item = raw, itemName(*n)
 		*n++
 		if !known {
 			p.deferred = pending

@@ -33,6 +33,25 @@ var protoMagic = []byte("k8s\x00")
 // is decoded.
 var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
+// maxPooledBody bounds the buffers kept in bodies. A list answered from the API server's watch
+// cache comes in one page however large (resourceVersion=0 ignores the limit), so a 20k-pod
+// namespace's pods fill a buffer of a hundred MiB or more, read once per read. Kept in the pool
+// it would stay reachable for two more collections, and the collector counts it as live heap:
+// the first collection after a read set the heap's goal at twice the namespace plus its bodies
+// (716 MiB where the watch held 250-310), and a console under churn grew to that goal before it
+// collected again.
+const maxPooledBody = 4 << 20
+
+// putBody returns a buffer to bodies once its list is decoded, unless it is larger than
+// maxPooledBody: then it is left for the next collection.
+func putBody(buf *bytes.Buffer) {
+	if buf.Cap() > maxPooledBody {
+		return
+	}
+	buf.Reset()
+	bodies.Put(buf)
+}
+
 // fastPageFunc lists one page of a kind as the typed client does, without its two copies of
 // each answer: client-go reads the body with io.ReadAll, which grows a new buffer from 512
 // bytes for every list, and its protobuf decoder copies the list's bytes out of the envelope
@@ -63,10 +82,7 @@ func fastPageFunc[L any, PL interface {
 			return nil, err
 		}
 		buf := bodies.Get().(*bytes.Buffer)
-		defer func() {
-			buf.Reset()
-			bodies.Put(buf)
-		}()
+		defer putBody(buf)
 		_, err = buf.ReadFrom(body)
 		_ = body.Close()
 		if err != nil {

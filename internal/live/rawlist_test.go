@@ -118,3 +118,23 @@ func TestListOptionsMakeTheQueryVersionedParamsMakes(t *testing.T) {
 		}
 	}
 }
+
+// A list body larger than maxPooledBody is not kept for the next list: the pool would hold it
+// through two more collections, counted as live heap (the pods of a 20k-pod namespace fill
+// a buffer of a hundred MiB). One within the bound is reused.
+func TestALargeListBodyIsLeftForTheCollector(t *testing.T) {
+	big := bytes.NewBuffer(make([]byte, 0, 2*maxPooledBody))
+	big.WriteString("k8s\x00")
+	putBody(big)
+	for range 8 {
+		if b := bodies.Get().(*bytes.Buffer); b.Cap() > maxPooledBody {
+			t.Fatalf("the pool handed out a buffer of %d bytes, over its bound of %d", b.Cap(), maxPooledBody)
+		}
+	}
+	small := bytes.NewBuffer(make([]byte, 0, 1024))
+	small.WriteString("k8s\x00")
+	putBody(small)
+	if small.Len() != 0 {
+		t.Error("a buffer returned to the pool keeps its last body")
+	}
+}

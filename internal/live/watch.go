@@ -23,10 +23,6 @@ import (
 // objects within a second, and one snapshot of the result is worth more than dozens of halves.
 const Debounce = 500 * time.Millisecond
 
-// collectAfterRead runs a collection once a watch's informers have taken over from its first
-// read (a variable for the test that counts them).
-var collectAfterRead = goruntime.GC
-
 // retryInterval paces the first read while the server cannot be reached.
 const retryInterval = 2 * time.Second
 
@@ -256,7 +252,7 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 	// again (a 20k-pod namespace: a goal of 716 MiB where 250-310 MiB stay live; VmHWM 785-868
 	// MiB). One collection now sets the goal from what the watch keeps; it costs one mark of
 	// the heap, once per watch.
-	collectAfterRead()
+	s.collectAfterRead()
 
 	logs := newLogCache(first, s.now())
 	// Rebuilds a snapshot for the tails the fetch budget deferred, when nothing else changes;
@@ -365,6 +361,16 @@ func publish(out chan *snapshot.Snapshot, errs chan error, snap *snapshot.Snapsh
 // it (isExpiredError).
 func isExpired(err error) bool {
 	return err != nil && (apierrors.IsResourceExpired(err) || apierrors.IsGone(err))
+}
+
+// collectAfterRead runs a collection once a watch's informers have taken over from its first
+// read.
+func (s *Source) collectAfterRead() {
+	if s.collect != nil {
+		s.collect()
+		return
+	}
+	goruntime.GC()
 }
 
 func (s *Source) retryAfter() time.Duration {

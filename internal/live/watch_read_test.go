@@ -324,12 +324,11 @@ func TestAWatchNeverAnsweredIsReportedWithinTheRequestTimeout(t *testing.T) {
 // reader holds it back and not with each snapshot after.
 func TestAWatchCollectsOnceItsInformersTakeOverFromItsFirstRead(t *testing.T) {
 	var collected atomic.Int32
-	defer func(c func()) { collectAfterRead = c }(collectAfterRead)
-	collectAfterRead = func() { collected.Add(1) }
 	f := &fleet{ns: "shop"}
 	f.crashLoop(f.replicaSet("svc-000", hexOf("0", 10), 1), "Error", 1, 2)
 	client := fake.NewClientset(f.objects()...)
 	src := newForClient(client, Options{Namespaces: []string{"shop"}}, time.Now)
+	src.collect = func() { collected.Add(1) }
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	hold := make(chan struct{})

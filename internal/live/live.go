@@ -58,6 +58,9 @@ type Source struct {
 	now         func() time.Time
 	// retry paces Watch's first read while the server is unreachable; zero means retryInterval.
 	retry time.Duration
+	// collect runs once a watch's informers have taken over from its first read; nil means
+	// runtime.GC (collectAfterRead).
+	collect func()
 	// throttle counts the server's requests to retry later; nil for a fake client.
 	throttle *throttle
 	// shared, when set, shares the lists of cluster-scoped kinds with the other sources of a

@@ -3,7 +3,9 @@ package live
 import (
 	"bytes"
 	"context"
+	goruntime "runtime"
 	"testing"
+	"weak"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -116,5 +118,51 @@ func TestListOptionsMakeTheQueryVersionedParamsMakes(t *testing.T) {
 		if got != want {
 			t.Errorf("%+v:\n got %s\nwant %s", opts, got, want)
 		}
+	}
+}
+
+// A list body larger than maxPooledBody is not kept for the next list: the pool would hold it
+// through two more collections, counted as live heap (the pods of a 20k-pod namespace fill
+// a buffer of a hundred MiB). One within the bound is reused.
+func TestALargeListBodyIsLeftForTheCollector(t *testing.T) {
+	big := bytes.NewBuffer(make([]byte, 0, 2*maxPooledBody))
+	big.WriteString("k8s\x00")
+	putBody(big)
+	for range 8 {
+		if b := bodies.Get().(*bytes.Buffer); b.Cap() > maxPooledBody {
+			t.Fatalf("the pool handed out a buffer of %d bytes, over its bound of %d", b.Cap(), maxPooledBody)
+		}
+	}
+	small := bytes.NewBuffer(make([]byte, 0, 1024))
+	small.WriteString("k8s\x00")
+	putBody(small)
+	if small.Len() != 0 {
+		t.Error("a buffer returned to the pool keeps its last body")
+	}
+}
+
+// The pods of a protobuf list are allocations of their own: a watch keeps the first read's
+// pods, and a pod the informers have replaced must be collectable while the others are kept,
+// not held by one array of the read's pods.
+func TestPodsReadFromAProtobufListAreCollectedApart(t *testing.T) {
+	_, protoBody, n := decodeSeeds(t)
+	if n < 2 {
+		t.Fatalf("the seed has %d pods, want 2 or more", n)
+	}
+	src, set := decodeServer(t)
+	set(protoBody)
+	snap, err := src.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, replaced := snap.Pods[0], weak.Make(snap.Pods[1])
+	snap = nil
+	goruntime.GC()
+	goruntime.GC()
+	if replaced.Value() != nil {
+		t.Error("a pod no one holds is kept alive by another pod of its list")
+	}
+	if kept.Name == "" {
+		t.Error("the kept pod has no name")
 	}
 }

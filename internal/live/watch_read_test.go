@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -315,5 +316,49 @@ func TestAWatchNeverAnsweredIsReportedWithinTheRequestTimeout(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("no error within 5 s for watches the server never answers")
+	}
+}
+
+// A watch collects the heap once, when its informers have taken over from its first read
+// (the read's bodies and the first diagnosis's garbage are dropped by then), not while the
+// reader holds it back and not with each snapshot after.
+func TestAWatchCollectsOnceItsInformersTakeOverFromItsFirstRead(t *testing.T) {
+	var collected atomic.Int32
+	f := &fleet{ns: "shop"}
+	f.crashLoop(f.replicaSet("svc-000", hexOf("0", 10), 1), "Error", 1, 2)
+	client := fake.NewClientset(f.objects()...)
+	src := newForClient(client, Options{Namespaces: []string{"shop"}}, time.Now)
+	src.collect = func() { collected.Add(1) }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hold := make(chan struct{})
+	snaps, errs := src.WatchWith(ctx, snapshot.WatchHooks{Hold: hold})
+	next := func(what string) *snapshot.Snapshot {
+		t.Helper()
+		select {
+		case s := <-snaps:
+			return s
+		case err := <-errs:
+			t.Fatalf("%s: watch error: %v", what, err)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: no snapshot within 10s", what)
+		}
+		return nil
+	}
+	next("first read")
+	time.Sleep(2 * Debounce)
+	if n := collected.Load(); n != 0 {
+		t.Fatalf("%d collections while the reader holds the informers back", n)
+	}
+	close(hold)
+	for i, name := range []string{"late-1", "late-2"} {
+		if _, err := client.AppsV1().Deployments("shop").Create(ctx, deployment("shop", name), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for s := next(name); len(s.Deployments) != 2+i; s = next(name) {
+		}
+	}
+	if n := collected.Load(); n != 1 {
+		t.Fatalf("%d collections over the first read and two snapshots after it, want 1", n)
 	}
 }

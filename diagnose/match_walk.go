@@ -106,8 +106,12 @@ type jsonField struct {
 var jsonFields sync.Map // reflect.Type -> []jsonField
 
 // jsonFieldsOf lists struct type t's exported fields in order, without those JSON skips ("-").
-func jsonFieldsOf(t reflect.Type) []jsonField {
-	if fs, ok := jsonFields.Load(t); ok {
+func jsonFieldsOf(t reflect.Type) []jsonField { return fieldsOf(&jsonFields, t, jsonName) }
+
+// fieldsOf lists struct type t's exported fields in order, each named by name, without those
+// it names "-", once per type in cache.
+func fieldsOf(cache *sync.Map, t reflect.Type, name func(reflect.StructField) (string, bool)) []jsonField {
+	if fs, ok := cache.Load(t); ok {
 		return fs.([]jsonField)
 	}
 	var fs []jsonField
@@ -116,13 +120,13 @@ func jsonFieldsOf(t reflect.Type) []jsonField {
 		if !f.IsExported() {
 			continue
 		}
-		name, inline := jsonName(f)
-		if name == "-" {
+		n, inline := name(f)
+		if n == "-" {
 			continue
 		}
-		fs = append(fs, jsonField{index: i, name: name, inline: inline})
+		fs = append(fs, jsonField{index: i, name: n, inline: inline})
 	}
-	jsonFields.Store(t, fs)
+	cache.Store(t, fs)
 	return fs
 }
 

@@ -193,25 +193,7 @@ func (d *diffWalk) value(a, b reflect.Value) {
 var diffFields sync.Map // reflect.Type -> []jsonField
 
 // diffFieldsOf lists the exported fields of struct type t the diff visits, in order.
-func diffFieldsOf(t reflect.Type) []jsonField {
-	if fs, ok := diffFields.Load(t); ok {
-		return fs.([]jsonField)
-	}
-	var fs []jsonField
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		name, inline := diffFieldName(f)
-		if name == "-" {
-			continue
-		}
-		fs = append(fs, jsonField{index: i, name: name, inline: inline})
-	}
-	diffFields.Store(t, fs)
-	return fs
-}
+func diffFieldsOf(t reflect.Type) []jsonField { return fieldsOf(&diffFields, t, diffFieldName) }
 
 func mapIndex(m, k reflect.Value) reflect.Value {
 	v := m.MapIndex(k)

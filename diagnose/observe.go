@@ -229,9 +229,9 @@ func (o *Observation) terminationText() string {
 // observations is a workload's list with its indexes.
 type observations struct {
 	list []Observation
-	// head is list as observe wrote it, before any log line; read the tails read into list
-	// after it, in order: what the report keeps (obsLog).
-	head []Observation
+	// src is what observe wrote list from, before any log line; read the tails read into
+	// list after it, in order: what the report keeps (obsLog).
+	src  *obsHead
 	read []logTail
 	// byPod[i] is the range of workload.Pods[i]'s status observations in list.
 	byPod []obsRange
@@ -296,11 +296,67 @@ func (w *workload) observe() *observations {
 		return w.obs
 	}
 	o := &observations{w: w}
-	o.refs = make([]ObjectRef, 0, len(w.Pods)+len(w.Events)+len(w.ReplicaSets)+len(w.cls.Revisions)+1)
-	o.self = o.ref(w.Kind, w.Name, w.UID)
-	// The exact count: the list is allocated once and zeroed, so room to spare costs.
-	n := len(w.Events) + len(w.cls.Revisions) + controllerConditions(w)
-	for _, p := range w.Pods {
+	h := newObsHead(w)
+	o.src = h
+	// The list is the worker's room: the report keeps h and the tails, not the list, and a
+	// list of every copy's statuses was a third of the bytes a diagnosis allocated.
+	o.list = w.texts.obsRoom(h.len())
+	h.write(o, w.texts.refRoom(h.refs()))
+	w.obs = o
+	return o
+}
+
+// obsHead is what observe reads to write a workload's list up to its first log line: the
+// report keeps it instead of the list (a few hundred bytes against an observation of 120 per
+// status, condition and event), and Detail.Observations writes the same list out of it again.
+type obsHead struct {
+	kind, name string
+	uid        types.UID
+	object     any
+	pods       []*corev1.Pod
+	// podRevision[i] is the number of pods[i]'s revision, 0 when it has none.
+	podRevision []int64
+	events      []*corev1.Event
+	replicaSets []*appsv1.ReplicaSet
+	revisions   []obsRevision
+}
+
+// obsRevision is what the list records of a revision.
+type obsRevision struct {
+	number  int64
+	created time.Time
+	rs      *appsv1.ReplicaSet
+}
+
+// newObsHead takes what observe reads of w. The slices are w's own: collect makes them anew
+// for every workload, and nothing writes them after.
+func newObsHead(w *workload) *obsHead {
+	h := &obsHead{
+		kind: w.Kind, name: w.Name, uid: w.UID, object: w.Object,
+		pods: w.Pods, events: w.Events, replicaSets: w.ReplicaSets,
+	}
+	if len(w.Pods) > 0 {
+		h.podRevision = make([]int64, len(w.Pods))
+		for i, p := range w.Pods {
+			if r := w.cls.revisionOf.get(p.UID); r != nil {
+				h.podRevision[i] = r.Number
+			}
+		}
+	}
+	if len(w.cls.Revisions) > 0 {
+		h.revisions = make([]obsRevision, len(w.cls.Revisions))
+		for i, rev := range w.cls.Revisions {
+			h.revisions[i] = obsRevision{number: rev.Number, created: rev.Created, rs: rev.ReplicaSet}
+		}
+	}
+	return h
+}
+
+// len is the exact count of the observations write appends: the list is taken once, so room
+// to spare costs.
+func (h *obsHead) len() int {
+	n := len(h.events) + len(h.revisions) + h.controllerConditions()
+	for _, p := range h.pods {
 		n += 1 + len(p.Status.Conditions) + len(p.Status.InitContainerStatuses) + len(p.Status.ContainerStatuses)
 		if p.DeletionTimestamp != nil {
 			n++
@@ -313,15 +369,29 @@ func (w *workload) observe() *observations {
 			}
 		}
 	}
-	o.list = make([]Observation, 0, n)
-	o.byPod = make([]obsRange, len(w.Pods))
-	for i, p := range w.Pods {
+	return n
+}
+
+// refs is how many object references write takes: one for each copy, event, ReplicaSet and
+// revision, and the workload's.
+func (h *obsHead) refs() int {
+	return len(h.pods) + len(h.events) + len(h.replicaSets) + len(h.revisions) + 1
+}
+
+// write appends the copies', events', controller conditions' and revisions' observations to
+// o.list, in that order, and sets o's ranges of them; refs is the room for the objects they
+// point at.
+func (h *obsHead) write(o *observations, refs []ObjectRef) {
+	o.refs = refs
+	o.self = o.ref(h.kind, h.name, h.uid)
+	o.byPod = make([]obsRange, len(h.pods))
+	for i, p := range h.pods {
 		from := int32(len(o.list))
-		o.observePod(p)
+		o.observePod(p, h.podRevision[i])
 		o.byPod[i] = obsRange{from: from, to: int32(len(o.list)), read: true}
 	}
 	o.events.from = int32(len(o.list))
-	for _, e := range w.Events {
+	for _, e := range h.events {
 		o.list = append(o.list, withTimes(Observation{
 			Kind: ObsEvent, Count: eventCount(e),
 			Object: o.ref(e.InvolvedObject.Kind, e.InvolvedObject.Name, e.InvolvedObject.UID),
@@ -331,22 +401,30 @@ func (w *workload) observe() *observations {
 	}
 	o.events.to = int32(len(o.list))
 	o.ctrl.from = int32(len(o.list))
-	o.observeController()
+	o.observeController(h)
 	o.ctrl.to = int32(len(o.list))
-	for _, rev := range w.cls.Revisions {
-		obj := o.ref(w.Kind, w.Name, w.UID)
-		if rev.ReplicaSet != nil {
-			obj = o.ref("ReplicaSet", rev.ReplicaSet.Name, rev.ReplicaSet.UID)
+	for _, rev := range h.revisions {
+		obj := o.ref(h.kind, h.name, h.uid)
+		if rev.rs != nil {
+			obj = o.ref("ReplicaSet", rev.rs.Name, rev.rs.UID)
 		}
-		obj.Revision = rev.Number
-		o.list = append(o.list, withTimes(Observation{Kind: ObsRevisionCreated, Object: obj}, rev.Created, time.Time{}))
+		obj.Revision = rev.number
+		o.list = append(o.list, withTimes(Observation{Kind: ObsRevisionCreated, Object: obj}, rev.created, time.Time{}))
 	}
-	o.head = o.list
-	w.obs = o
-	return o
 }
 
-func (o *observations) observePod(p *corev1.Pod) {
+// list writes the observations out again, as write wrote them for the engine.
+func (h *obsHead) list() []Observation {
+	n := h.len()
+	if n == 0 {
+		return nil
+	}
+	o := &observations{list: make([]Observation, 0, n)}
+	h.write(o, make([]ObjectRef, 0, h.refs()))
+	return o.list
+}
+
+func (o *observations) observePod(p *corev1.Pod, revision int64) {
 	from := len(o.list)
 	// The phase, and the reason and message the kubelet gave it, ride on the creation.
 	o.list = append(o.list, withTimes(Observation{Kind: ObsPodCreated, Status: string(p.Status.Phase), Reason: p.Status.Reason, Text: p.Status.Message}, p.CreationTimestamp.Time, time.Time{}))
@@ -381,9 +459,7 @@ func (o *observations) observePod(p *corev1.Pod) {
 	}
 	// What every observation of the copy shares.
 	obj := o.ref("Pod", p.Name, p.UID)
-	if r := o.w.cls.revisionOf.get(p.UID); r != nil {
-		obj.Revision = r.Number
-	}
+	obj.Revision = revision
 	for k := from; k < len(o.list); k++ {
 		o.list[k].Object = obj
 	}
@@ -397,9 +473,9 @@ func terminatedObservation(cs *corev1.ContainerStatus, t *corev1.ContainerStateT
 }
 
 // controllerConditions counts the conditions observeController reads.
-func controllerConditions(w *workload) int {
+func (h *obsHead) controllerConditions() int {
 	n := 0
-	switch x := w.Object.(type) {
+	switch x := h.object.(type) {
 	case *appsv1.Deployment:
 		n = len(x.Status.Conditions)
 	case *appsv1.StatefulSet:
@@ -409,8 +485,8 @@ func controllerConditions(w *workload) int {
 	case *appsv1.ReplicaSet:
 		n = len(x.Status.Conditions)
 	}
-	for _, rs := range w.ReplicaSets {
-		if rs != w.Object {
+	for _, rs := range h.replicaSets {
+		if rs != h.object {
 			n += len(rs.Status.Conditions)
 		}
 	}
@@ -418,13 +494,12 @@ func controllerConditions(w *workload) int {
 }
 
 // observeController reads the conditions of the workload and of its ReplicaSets.
-func (o *observations) observeController() {
-	w := o.w
+func (o *observations) observeController(h *obsHead) {
 	self := o.self
 	add := func(obj *ObjectRef, typ, status, reason, msg string, at, updated time.Time) {
 		o.list = append(o.list, withTimes(Observation{Kind: ObsControllerCondition, Object: obj, name: typ, Status: status, Reason: reason, Text: msg}, at, updated))
 	}
-	switch x := w.Object.(type) {
+	switch x := h.object.(type) {
 	case *appsv1.Deployment:
 		for _, c := range x.Status.Conditions {
 			add(self, string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, c.LastUpdateTime.Time)
@@ -438,15 +513,15 @@ func (o *observations) observeController() {
 			add(self, string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, time.Time{})
 		}
 	}
-	for _, rs := range w.ReplicaSets {
-		if rs == w.Object {
+	for _, rs := range h.replicaSets {
+		if rs == h.object {
 			continue
 		}
 		for _, c := range rs.Status.Conditions {
 			add(o.ref("ReplicaSet", rs.Name, rs.UID), string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, time.Time{})
 		}
 	}
-	if rs, ok := w.Object.(*appsv1.ReplicaSet); ok {
+	if rs, ok := h.object.(*appsv1.ReplicaSet); ok {
 		for _, c := range rs.Status.Conditions {
 			add(self, string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, time.Time{})
 		}
@@ -505,7 +580,8 @@ func (o *observations) logLines(i int) (from, to int) {
 					lines += len(l.Lines)
 				}
 			}
-			// The worker's room: the report keeps head and the tails, not this list.
+			// The worker's room (observe took it already, unless o is a report's): the
+			// report keeps the head's source and the tails, not this list.
 			o.list = append(o.w.texts.obsRoom(len(o.list)+lines), o.list...)
 		}
 		p := o.w.Pods[i]
@@ -524,7 +600,7 @@ func (o *observations) observeLog(i int32, l *snapshot.ContainerLog) {
 		o.lines = map[string]*lineFacts{}
 	}
 	obj := o.list[o.byPod[i].from].Object
-	o.read = append(o.read, logTail{obj: obj, container: l.Container, previous: l.Previous, lines: l.Lines})
+	o.read = append(o.read, logTail{obj: *obj, container: l.Container, previous: l.Previous, lines: l.Lines})
 	base := len(o.list)
 	o.list = slices.Grow(o.list, len(l.Lines))[:base+len(l.Lines)]
 	prev, prevFacts := o.prevLines, o.prevFacts
@@ -552,25 +628,41 @@ func (o *observations) observeLog(i int32, l *snapshot.ContainerLog) {
 
 // logTail is a tail read into a workload's list: its copy and the container's lines.
 type logTail struct {
-	obj       *ObjectRef
+	// obj is a copy: the list's references are the worker's room.
+	obj       ObjectRef
 	container string
 	previous  bool
 	lines     []string
 }
 
-// obsLog is the observation list a report keeps: head, then each tail's lines, written out
-// only when asked for (Detail.Observations) as observeLog wrote them and settle left them.
+// obsLog is the observation list a report keeps: the source of its head, then each tail's
+// lines, written out only when asked for (Detail.Observations) as observe and observeLog wrote
+// them and settle left them.
 type obsLog struct {
-	head  []Observation
+	head  *obsHead
 	tails []logTail
+	// kept is the list as the engine read it, kept only under keepObservationLists.
+	kept []Observation
 }
 
 // report returns what the report keeps of the list.
 func (o *observations) report() obsLog {
 	if keepObservationLists {
-		return obsLog{head: slices.Clone(o.list), tails: nil}
+		// The list and the objects it points at are the worker's room: copy both.
+		kept := append([]Observation(nil), o.list...)
+		objs := map[*ObjectRef]*ObjectRef{}
+		for i := range kept {
+			if p := kept[i].Object; p != nil {
+				if objs[p] == nil {
+					c := *p
+					objs[p] = &c
+				}
+				kept[i].Object = objs[p]
+			}
+		}
+		return obsLog{kept: kept}
 	}
-	return obsLog{head: o.head, tails: o.read}
+	return obsLog{head: o.src, tails: o.read}
 }
 
 // keepObservationLists makes report keep the list the engine read, log lines and all:
@@ -579,18 +671,22 @@ func (o *observations) report() obsLog {
 var keepObservationLists bool
 
 func (l obsLog) list() []Observation {
-	if len(l.tails) == 0 {
-		return l.head
+	if l.head == nil {
+		return l.kept
 	}
-	n := len(l.head)
+	out := l.head.list()
+	n := len(out)
+	if len(l.tails) == 0 {
+		return out
+	}
 	for _, t := range l.tails {
 		n += len(t.lines)
 	}
-	out := make([]Observation, len(l.head), n)
-	copy(out, l.head)
-	for _, t := range l.tails {
+	out = slices.Grow(out, n-len(out))
+	for i := range l.tails {
+		t := &l.tails[i]
 		for _, line := range t.lines {
-			ob := Observation{Kind: ObsLogLine, Object: t.obj, name: t.container, Last: t.previous, Text: line}
+			ob := Observation{Kind: ObsLogLine, Object: &t.obj, name: t.container, Last: t.previous, Text: line}
 			at, _ := logLineTime(line)
 			ob.setAt(at)
 			out = append(out, ob)

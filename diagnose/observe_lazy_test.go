@@ -45,8 +45,8 @@ func TestLazyLogLinesAsList(t *testing.T) {
 		for i := range got.Workloads {
 			g, w := got.Workloads[i], want.Workloads[i]
 			list := g.Detail.Observations()
-			if !reflect.DeepEqual(list, w.Detail.observations.head) {
-				t.Errorf("%s: %s/%s: the observations written out differ from the list read (%d against %d)", name, g.Kind, g.Name, len(list), len(w.Detail.observations.head))
+			if !reflect.DeepEqual(list, w.Detail.observations.kept) {
+				t.Errorf("%s: %s/%s: the observations written out differ from the list read (%d against %d)", name, g.Kind, g.Name, len(list), len(w.Detail.observations.kept))
 				continue
 			}
 			tails += len(g.Detail.observations.tails)

@@ -35,9 +35,11 @@ type textCache struct {
 	// signals, which it gives no signal (logRoom).
 	hits    []logHit
 	groupOf []int32
-	// obs is its room for the observation list of a workload whose log tails are read: the
-	// report keeps the status observations and the tails, not the lines (obsLog).
-	obs []Observation
+	// obs and refs are its room for a workload's observation list and the objects they
+	// point at: the report keeps what the list is written from and the tails, not the list
+	// (obsLog).
+	obs  []Observation
+	refs []ObjectRef
 }
 
 // obsRoom returns an empty list with room for n observations, the worker's own when it has a
@@ -50,6 +52,18 @@ func (c *textCache) obsRoom(n int) []Observation {
 		c.obs = make([]Observation, 0, n)
 	}
 	return c.obs[:0]
+}
+
+// refRoom returns an empty list with room for n object references, the worker's own when it
+// has a cache.
+func (c *textCache) refRoom(n int) []ObjectRef {
+	if c == nil {
+		return make([]ObjectRef, 0, n)
+	}
+	if cap(c.refs) < n {
+		c.refs = make([]ObjectRef, 0, n)
+	}
+	return c.refs[:0]
 }
 
 // logRoom returns empty lists with room for n log lines and their signals' indexes, the

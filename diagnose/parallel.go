@@ -49,6 +49,7 @@ func diagnoseEach(s *snapshot.Snapshot, n int, get func(i int, room *workload) *
 				canceled.Store(true)
 				return
 			}
+			texts.reset()
 			w := get(i, room)
 			w.texts = texts
 			out[i] = diagnoseWorkload(s, w)

@@ -130,7 +130,7 @@ func collectSignals(w *workload) []*signal {
 	for i, p := range w.Pods {
 		if podNames[p.Name] {
 			idx = append(idx, i)
-			out = append(out, podSignals(obs, i)...)
+			out = podSignals(obs, i, out)
 		}
 	}
 	evs := obs.events
@@ -146,7 +146,7 @@ func collectSignals(w *workload) []*signal {
 			}
 			pod = e.Object.Name
 		}
-		out = append(out, &signal{Reason: e.Reason, Text: e.Text, Source: SourceEvent, Pod: pod, Container: e.Container(), obs: int(k)})
+		out = append(out, w.texts.signal(signal{Reason: e.Reason, Text: e.Text, Source: SourceEvent, Pod: pod, Container: e.Container(), obs: int(k)}))
 	}
 	// The controller's ReplicaFailure condition carries the API server's refusal even when its
 	// FailedCreate events expired or are not in the snapshot.
@@ -156,7 +156,7 @@ func collectSignals(w *workload) []*signal {
 			known = known || s.Text == fc
 		}
 		if !known {
-			out = append(out, &signal{Reason: "FailedCreate", Text: fc, Source: SourceControllerStatus, obs: -1})
+			out = append(out, w.texts.signal(signal{Reason: "FailedCreate", Text: fc, Source: SourceControllerStatus, obs: -1}))
 		}
 	}
 	// Every copy logs the same failures, each with its own time: a failing text is one signal
@@ -170,7 +170,6 @@ func collectSignals(w *workload) []*signal {
 		byKey   map[logKey]int32
 		hits    []logHit
 		groupOf []int32
-		chunk   []signal
 	)
 	obs.sigCall++
 	call := obs.sigCall
@@ -229,11 +228,7 @@ func collectSignals(w *workload) []*signal {
 					}
 				}
 				if g < 0 {
-					if len(chunk) == cap(chunk) {
-						chunk = make([]signal, 0, 16)
-					}
-					chunk = append(chunk, signal{Text: o.Text, Source: SourceLog, Pod: o.Object.Name, Container: o.Container(), obs: int(k)})
-					out = append(out, &chunk[len(chunk)-1])
+					out = append(out, w.texts.signal(signal{Text: o.Text, Source: SourceLog, Pod: o.Object.Name, Container: o.Container(), obs: int(k)}))
 					g = int32(len(out) - 1)
 					switch {
 					case first:
@@ -259,7 +254,7 @@ func collectSignals(w *workload) []*signal {
 		for j := 1; j < len(n); j++ {
 			n[j] += n[j-1]
 		}
-		lines := make([]logHit, len(hits))
+		lines := w.texts.hitRoom(len(hits))
 		for j, g := range groupOf {
 			at := &n[int(g)-firstLog]
 			lines[*at] = hits[j]
@@ -279,7 +274,7 @@ func collectSignals(w *workload) []*signal {
 		out[j].ord = int32(j)
 	}
 	// One token cell per distinct text, all in one slice.
-	cellOf := make(map[string]int32, len(out))
+	cellOf := w.texts.cellIndex(len(out))
 	cell := make([]int32, len(out))
 	for j, s := range out {
 		c, ok := cellOf[s.Text]
@@ -289,7 +284,7 @@ func collectSignals(w *workload) []*signal {
 		}
 		cell[j] = c
 	}
-	cells := make([]tokenCell, len(cellOf))
+	cells := w.texts.cellRoom(len(cellOf))
 	for j, s := range out {
 		c := &cells[cell[j]]
 		if c.text == nil {
@@ -322,8 +317,8 @@ var notFailures = map[string]bool{"ContainerCreating": true, "PodInitializing": 
 
 // podSignals reads the failing container states and the unschedulable condition of copy i:
 // per container its waiting or terminated state, then its last termination.
-func podSignals(obs *observations, i int) []*signal {
-	var out []*signal
+func podSignals(obs *observations, i int, out []*signal) []*signal {
+	room := obs.w.texts
 	base := int(obs.byPod[i].from)
 	list := obs.pod(i)
 	add := func(k int) {
@@ -331,16 +326,16 @@ func podSignals(obs *observations, i int) []*signal {
 		switch o.Kind {
 		case ObsContainerWaiting:
 			if !notFailures[o.Reason] {
-				out = append(out, &signal{Reason: o.Reason, Text: o.Text, Source: SourcePodStatus, Pod: o.Object.Name, Container: o.Container(), obs: base + k})
+				out = append(out, room.signal(signal{Reason: o.Reason, Text: o.Text, Source: SourcePodStatus, Pod: o.Object.Name, Container: o.Container(), obs: base + k}))
 			}
 		case ObsContainerTerminated:
 			if o.Reason == "Completed" || (o.ExitCode == 0 && o.Reason == "") {
 				return
 			}
-			out = append(out, &signal{
+			out = append(out, room.signal(signal{
 				Reason: o.Reason, Text: o.Text, Source: SourcePodStatus, Pod: o.Object.Name,
 				Container: o.Container(), ExitCode: o.ExitCode, obs: base + k,
-			})
+			}))
 		}
 	}
 	for k := 0; k < len(list); k++ {
@@ -359,7 +354,7 @@ func podSignals(obs *observations, i int) []*signal {
 	}
 	for k := range list {
 		if c := &list[k]; c.Kind == ObsConditionChanged && c.Type() == string(corev1.PodScheduled) && c.Status == string(corev1.ConditionFalse) && c.Text != "" {
-			out = append(out, &signal{Reason: c.Reason, Text: c.Text, Source: SourcePodStatus, Pod: c.Object.Name, obs: base + k})
+			out = append(out, room.signal(signal{Reason: c.Reason, Text: c.Text, Source: SourcePodStatus, Pod: c.Object.Name, obs: base + k}))
 		}
 	}
 	return out

@@ -40,6 +40,83 @@ type textCache struct {
 	// (obsLog).
 	obs  []Observation
 	refs []ObjectRef
+	// sigs, lines, cellOf and cells are its room for a workload's signals (collectSignals),
+	// which no diagnosis keeps either: reset empties it before each workload.
+	sigs   signalRoom
+	lines  []logHit
+	cellOf map[string]int32
+	cells  []tokenCell
+}
+
+// signalRoom hands out signals from blocks that are never grown, so a signal stays where it
+// is while the workload's rules hold it, and are reused, workload after workload.
+type signalRoom struct {
+	blocks [][]signal
+	b, n   int
+}
+
+// reset makes the room's signals, lines and cells free for the next workload.
+func (c *textCache) reset() {
+	if c != nil {
+		c.sigs.b, c.sigs.n = 0, 0
+	}
+}
+
+// signal returns a pointer to a copy of s, in the worker's room when it has a cache.
+func (c *textCache) signal(s signal) *signal {
+	if c == nil {
+		p := new(signal)
+		*p = s
+		return p
+	}
+	r := &c.sigs
+	if r.b == len(r.blocks) {
+		r.blocks = append(r.blocks, make([]signal, 64))
+	}
+	p := &r.blocks[r.b][r.n]
+	*p = s
+	if r.n++; r.n == len(r.blocks[r.b]) {
+		r.b, r.n = r.b+1, 0
+	}
+	return p
+}
+
+// hitRoom returns n log lines to write, the worker's own when it has a cache.
+func (c *textCache) hitRoom(n int) []logHit {
+	if c == nil {
+		return make([]logHit, n)
+	}
+	if cap(c.lines) < n {
+		c.lines = make([]logHit, n)
+	}
+	return c.lines[:n]
+}
+
+// cellIndex returns an empty map from a text to its token cell, the worker's own when it has
+// a cache.
+func (c *textCache) cellIndex(n int) map[string]int32 {
+	if c == nil {
+		return make(map[string]int32, n)
+	}
+	// Clearing a map costs its size: one a workload of thousands of texts grew is let go.
+	if c.cellOf == nil || len(c.cellOf) > 512 {
+		c.cellOf = make(map[string]int32, n)
+	}
+	clear(c.cellOf)
+	return c.cellOf
+}
+
+// cellRoom returns n zeroed token cells, the worker's own when it has a cache.
+func (c *textCache) cellRoom(n int) []tokenCell {
+	if c == nil {
+		return make([]tokenCell, n)
+	}
+	if cap(c.cells) < n {
+		c.cells = make([]tokenCell, n)
+	}
+	cells := c.cells[:n]
+	clear(cells)
+	return cells
 }
 
 // obsRoom returns an empty list with room for n observations, the worker's own when it has a

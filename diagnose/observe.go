@@ -573,13 +573,16 @@ func (o *observations) logLines(i int) (from, to int) {
 			// Room for every tail at once: the copies whose logs are read are most often
 			// all of them, and growing the list copies it.
 			o.logsByPod = make(map[string][]*snapshot.ContainerLog, len(o.w.Pods))
-			lines := 0
+			lines, tails := 0, 0
 			for _, l := range o.w.Logs {
 				if l != nil {
 					o.logsByPod[l.Pod] = append(o.logsByPod[l.Pod], l)
 					lines += len(l.Lines)
+					tails++
 				}
 			}
+			// The report keeps the tails read: at their count, not grown one doubling at a time.
+			o.read = make([]logTail, 0, tails)
 			// The worker's room (observe took it already, unless o is a report's): the
 			// report keeps the head's source and the tails, not this list.
 			o.list = append(o.w.texts.obsRoom(len(o.list)+lines), o.list...)
@@ -597,7 +600,7 @@ func (o *observations) logLines(i int) (from, to int) {
 
 func (o *observations) observeLog(i int32, l *snapshot.ContainerLog) {
 	if o.lines == nil {
-		o.lines = map[string]*lineFacts{}
+		o.lines = o.w.texts.lineIndex()
 	}
 	obj := o.list[o.byPod[i].from].Object
 	o.read = append(o.read, logTail{obj: *obj, container: l.Container, previous: l.Previous, lines: l.Lines})

@@ -224,7 +224,7 @@ func (r *ranker) citations() []int {
 				n = max(n, int(h.ord)+1)
 			}
 		}
-		r.ordObs, r.ordCount = make([]int32, n), make([]int32, n)
+		r.ordObs, r.ordCount = r.w.texts.ordRoom(n)
 		for _, sg := range r.signals {
 			r.ordObs[sg.ord] = int32(sg.obs)
 			for _, h := range sg.lines {

@@ -46,6 +46,10 @@ type textCache struct {
 	lines  []logHit
 	cellOf map[string]int32
 	cells  []tokenCell
+	// texts and ords are its room for a workload's log texts (observeLog) and the places of
+	// its signals' lines (citations).
+	texts          map[string]*lineFacts
+	ordObs, ordCnt []int32
 }
 
 // signalRoom hands out signals from blocks that are never grown, so a signal stays where it
@@ -104,6 +108,34 @@ func (c *textCache) cellIndex(n int) map[string]int32 {
 	}
 	clear(c.cellOf)
 	return c.cellOf
+}
+
+// lineIndex returns an empty map from a log text to its facts, the worker's own when it has
+// a cache.
+func (c *textCache) lineIndex() map[string]*lineFacts {
+	if c == nil {
+		return map[string]*lineFacts{}
+	}
+	// As cellIndex: a map grown past a few hundred texts is let go rather than cleared.
+	if c.texts == nil || len(c.texts) > 512 {
+		c.texts = map[string]*lineFacts{}
+	}
+	clear(c.texts)
+	return c.texts
+}
+
+// ordRoom returns two zeroed lists of n places, the worker's own when it has a cache.
+func (c *textCache) ordRoom(n int) ([]int32, []int32) {
+	if c == nil {
+		return make([]int32, n), make([]int32, n)
+	}
+	if cap(c.ordObs) < n {
+		c.ordObs, c.ordCnt = make([]int32, n), make([]int32, n)
+	}
+	obs, cnt := c.ordObs[:n], c.ordCnt[:n]
+	clear(obs)
+	clear(cnt)
+	return obs, cnt
 }
 
 // cellRoom returns n zeroed token cells, the worker's own when it has a cache.

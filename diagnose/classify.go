@@ -66,7 +66,8 @@ func readRollout(w *workload, ref time.Time) rollout {
 			r.InProgress = true
 			r.Reason, r.Message = "ObservedGenerationBehind", fmt.Sprintf("generation %d not yet observed (observedGeneration %d)", o.Generation, o.Status.ObservedGeneration)
 		}
-		for _, c := range o.Status.Conditions {
+		for ix := range o.Status.Conditions {
+			c := &o.Status.Conditions[ix]
 			if c.Type != appsv1.DeploymentProgressing {
 				continue
 			}

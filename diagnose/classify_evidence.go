@@ -261,7 +261,8 @@ func controllerEvidence(b *evidenceBuilder, w *workload) {
 	batchEvidence(b, w)
 	switch o := w.Object.(type) {
 	case *appsv1.Deployment:
-		for _, c := range o.Status.Conditions {
+		for ix := range o.Status.Conditions {
+			c := &o.Status.Conditions[ix]
 			if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionFalse {
 				at := c.LastTransitionTime.Time
 				b.add(SourceControllerStatus, c.Reason, "", c.Message, obj, 1, &at)
@@ -479,7 +480,8 @@ func visibilityEvidence(s *snapshot.Snapshot, b *evidenceBuilder, w *workload) {
 // runningSince is when the copy's most recently started running container started.
 func runningSince(p *corev1.Pod) time.Time {
 	var t time.Time
-	for _, cs := range p.Status.ContainerStatuses {
+	for ix := range p.Status.ContainerStatuses {
+		cs := &p.Status.ContainerStatuses[ix]
 		if r := cs.State.Running; r != nil && r.StartedAt.After(t) {
 			t = r.StartedAt.Time
 		}

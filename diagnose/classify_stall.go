@@ -65,7 +65,8 @@ func probeWindow(pr *corev1.Probe) time.Duration {
 // is not running.
 func runningFor(p *corev1.Pod, ref time.Time) time.Duration {
 	var latest time.Time
-	for _, cs := range p.Status.ContainerStatuses {
+	for ix := range p.Status.ContainerStatuses {
+		cs := &p.Status.ContainerStatuses[ix]
 		if cs.State.Running == nil {
 			return 0
 		}
@@ -198,7 +199,8 @@ func briefReadyOnly(p *corev1.Pod, ref time.Time) bool {
 		return false
 	}
 	age := ref.Sub(p.CreationTimestamp.Time)
-	for _, cs := range p.Status.ContainerStatuses {
+	for ix := range p.Status.ContainerStatuses {
+		cs := &p.Status.ContainerStatuses[ix]
 		if cs.RestartCount == 0 {
 			continue
 		}

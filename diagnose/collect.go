@@ -651,7 +651,8 @@ func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, pf *podFacts, w *wo
 		if pf.mayHaveEvents(p) {
 			events = append(events, s.EventsFor("Pod", p.Namespace, p.Name, p.UID)...)
 		}
-		for _, v := range p.Spec.Volumes {
+		for ix := range p.Spec.Volumes {
+			v := &p.Spec.Volumes[ix]
 			if v.PersistentVolumeClaim != nil {
 				claims[v.PersistentVolumeClaim.ClaimName] = true
 			}

@@ -49,7 +49,8 @@ func readControllerStatus(w *workload) controllerStatus {
 			Observed: st.ObservedGeneration >= o.Generation, Generation: o.Generation,
 			Replicas: st.Replicas, Ready: st.ReadyReplicas, Available: st.AvailableReplicas, Updated: st.UpdatedReplicas,
 		}
-		for _, cond := range st.Conditions {
+		for ix := range st.Conditions {
+			cond := &st.Conditions[ix]
 			if cond.Type == appsv1.DeploymentAvailable && cond.Status == corev1.ConditionFalse {
 				c.Unavailable = joinReason(cond.Reason, cond.Message)
 			}

@@ -40,7 +40,8 @@ func endpoints(s *snapshot.Snapshot, w *workload) serviceView {
 		}
 		v.Known = true
 		for _, es := range slices {
-			for _, ep := range es.Endpoints {
+			for ix := range es.Endpoints {
+				ep := &es.Endpoints[ix]
 				if ep.TargetRef == nil || ep.TargetRef.Kind != "Pod" {
 					continue
 				}
@@ -105,8 +106,10 @@ func exposesAny(p *corev1.Pod, ports []discoveryv1.EndpointPort) bool {
 	if len(ports) == 0 {
 		return true
 	}
-	for _, c := range p.Spec.Containers {
-		for _, cp := range c.Ports {
+	for ix := range p.Spec.Containers {
+		c := &p.Spec.Containers[ix]
+		for jx := range c.Ports {
+			cp := &c.Ports[jx]
 			for _, sp := range ports {
 				if sp.Port != nil && *sp.Port == cp.ContainerPort {
 					return true
@@ -160,10 +163,12 @@ func count(s *snapshot.Snapshot, w *workload, ref time.Time) (youngest, oldest *
 
 func restarts(p *corev1.Pod) int32 {
 	var n int32
-	for _, cs := range p.Status.InitContainerStatuses {
+	for ix := range p.Status.InitContainerStatuses {
+		cs := &p.Status.InitContainerStatuses[ix]
 		n += cs.RestartCount
 	}
-	for _, cs := range p.Status.ContainerStatuses {
+	for ix := range p.Status.ContainerStatuses {
+		cs := &p.Status.ContainerStatuses[ix]
 		n += cs.RestartCount
 	}
 	return n

@@ -431,7 +431,8 @@ func (o *observations) observePod(p *corev1.Pod, revision int64) {
 	if p.DeletionTimestamp != nil {
 		o.list = append(o.list, withTimes(Observation{Kind: ObsPodDeleted}, p.DeletionTimestamp.Time, time.Time{}))
 	}
-	for _, c := range p.Status.Conditions {
+	for ix := range p.Status.Conditions {
+		c := &p.Status.Conditions[ix]
 		kind := ObsConditionChanged
 		if c.Type == corev1.PodReady {
 			kind = ObsReadyChanged
@@ -501,15 +502,18 @@ func (o *observations) observeController(h *obsHead) {
 	}
 	switch x := h.object.(type) {
 	case *appsv1.Deployment:
-		for _, c := range x.Status.Conditions {
+		for ix := range x.Status.Conditions {
+			c := &x.Status.Conditions[ix]
 			add(self, string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, c.LastUpdateTime.Time)
 		}
 	case *appsv1.StatefulSet:
-		for _, c := range x.Status.Conditions {
+		for ix := range x.Status.Conditions {
+			c := &x.Status.Conditions[ix]
 			add(self, string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, time.Time{})
 		}
 	case *appsv1.DaemonSet:
-		for _, c := range x.Status.Conditions {
+		for ix := range x.Status.Conditions {
+			c := &x.Status.Conditions[ix]
 			add(self, string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, time.Time{})
 		}
 	}
@@ -517,12 +521,14 @@ func (o *observations) observeController(h *obsHead) {
 		if rs == h.object {
 			continue
 		}
-		for _, c := range rs.Status.Conditions {
+		for ix := range rs.Status.Conditions {
+			c := &rs.Status.Conditions[ix]
 			add(o.ref("ReplicaSet", rs.Name, rs.UID), string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, time.Time{})
 		}
 	}
 	if rs, ok := h.object.(*appsv1.ReplicaSet); ok {
-		for _, c := range rs.Status.Conditions {
+		for ix := range rs.Status.Conditions {
+			c := &rs.Status.Conditions[ix]
 			add(self, string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, time.Time{})
 		}
 	}

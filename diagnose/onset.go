@@ -216,13 +216,15 @@ func availableAfterRollout(w *workload, rev *revision) string {
 		}
 		return true
 	}
-	for _, c := range d.Status.Conditions {
+	for ix := range d.Status.Conditions {
+		c := &d.Status.Conditions[ix]
 		// A rollout that timed out never completed: old copies kept it Available.
 		if c.Type == appsv1.DeploymentProgressing && c.Reason == reasonTimedOut {
 			return ""
 		}
 	}
-	for _, c := range d.Status.Conditions {
+	for ix := range d.Status.Conditions {
+		c := &d.Status.Conditions[ix]
 		if c.Type != appsv1.DeploymentAvailable || c.Status != corev1.ConditionFalse {
 			continue
 		}
@@ -235,7 +237,8 @@ func availableAfterRollout(w *workload, rev *revision) string {
 	}
 	// The rollout completed with copies that are gone: those failing now came later. Its reason
 	// is set once (lastUpdateTime), and not touched again while the rollout stays complete.
-	for _, c := range d.Status.Conditions {
+	for ix := range d.Status.Conditions {
+		c := &d.Status.Conditions[ix]
 		if c.Type != appsv1.DeploymentProgressing || c.Reason != reasonNewRSAvailable || !strings.Contains(c.Message, `"`+rev.Name+`"`) {
 			continue
 		}

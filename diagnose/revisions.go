@@ -138,7 +138,8 @@ func servedNow(w *workload, rev *revision, ref time.Time) string {
 			return fmt.Sprintf("ReplicaSet %s reports %d available", rs.Name, rs.Status.AvailableReplicas)
 		}
 		if d, ok := w.Object.(*appsv1.Deployment); ok {
-			for _, c := range d.Status.Conditions {
+			for ix := range d.Status.Conditions {
+				c := &d.Status.Conditions[ix]
 				if c.Type == appsv1.DeploymentProgressing && c.Reason == "NewReplicaSetAvailable" && strings.Contains(c.Message, `"`+rs.Name+`"`) {
 					return fmt.Sprintf("Deployment reported NewReplicaSetAvailable for %s", rs.Name)
 				}

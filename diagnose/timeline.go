@@ -181,7 +181,8 @@ func buildTimeline(w *workload, top *Suspect, o onset) []TimelineEntry {
 		}
 	}
 	if isDeployment {
-		for _, c := range d.Status.Conditions {
+		for ix := range d.Status.Conditions {
+			c := &d.Status.Conditions[ix]
 			// The reason can change without the status (Progressing stays True from
 			// ReplicaSetUpdated to NewReplicaSetAvailable): the update is the later moment.
 			at := c.LastTransitionTime.Time

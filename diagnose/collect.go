@@ -468,6 +468,12 @@ func controlledPods(s *snapshot.Snapshot, uid types.UID) []*corev1.Pod {
 		out = make([]*corev1.Pod, 0, len(owned))
 	}
 	for _, p := range owned {
+		// The index files a pod under each owner it names: with one, that owner is uid, and
+		// the pod's controller is uid or none.
+		if len(p.OwnerReferences) == 1 {
+			out = append(out, p)
+			continue
+		}
 		if c := metav1.GetControllerOfNoCopy(p); c == nil || c.UID == uid {
 			out = append(out, p)
 		}

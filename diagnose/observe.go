@@ -295,7 +295,7 @@ func (w *workload) observe() *observations {
 	if w.obs != nil {
 		return w.obs
 	}
-	o := &observations{w: w}
+	o := w.texts.observations(w)
 	h := newObsHead(w)
 	o.src = h
 	// The list is the worker's room: the report keeps h and the tails, not the list, and a
@@ -384,7 +384,11 @@ func (h *obsHead) refs() int {
 func (h *obsHead) write(o *observations, refs []ObjectRef) {
 	o.refs = refs
 	o.self = o.ref(h.kind, h.name, h.uid)
-	o.byPod = make([]obsRange, len(h.pods))
+	var room *textCache // none when a report writes its list out again
+	if o.w != nil {
+		room = o.w.texts
+	}
+	o.byPod = room.byPodRoom(len(h.pods))
 	for i, p := range h.pods {
 		from := int32(len(o.list))
 		o.observePod(p, h.podRevision[i])

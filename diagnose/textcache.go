@@ -50,6 +50,11 @@ type textCache struct {
 	// its signals' lines (citations).
 	texts          map[string]*lineFacts
 	ordObs, ordCnt []int32
+	// obsOf, byPod and gaps are its room for a workload's observations, their ranges by copy,
+	// and the ranker its gap checks use.
+	obsOf observations
+	byPod []obsRange
+	gaps  ranker
 }
 
 // signalRoom hands out signals from blocks that are never grown, so a signal stays where it
@@ -161,6 +166,36 @@ func (c *textCache) obsRoom(n int) []Observation {
 		c.obs = make([]Observation, 0, n)
 	}
 	return c.obs[:0]
+}
+
+// observations returns the workload's empty observations, the worker's own when it has a
+// cache: the report keeps their head's source and tails, not them.
+func (c *textCache) observations(w *workload) *observations {
+	if c == nil {
+		return &observations{w: w}
+	}
+	c.obsOf = observations{w: w}
+	return &c.obsOf
+}
+
+// byPodRoom returns n copies' ranges to write, the worker's own when it has a cache.
+func (c *textCache) byPodRoom(n int) []obsRange {
+	if c == nil {
+		return make([]obsRange, n)
+	}
+	if cap(c.byPod) < n {
+		c.byPod = make([]obsRange, n)
+	}
+	return c.byPod[:n]
+}
+
+// gapRanker returns r in the worker's room when it has a cache.
+func (c *textCache) gapRanker(r ranker) *ranker {
+	if c == nil {
+		return &r
+	}
+	c.gaps = r
+	return &c.gaps
 }
 
 // refRoom returns an empty list with room for n object references, the worker's own when it

@@ -143,9 +143,11 @@ type Detail struct {
 
 // Observations returns the workload's facts as the engine read them, once: what classified it,
 // what the evidence cites (Evidence.Observations and Suspect.Observations are indexes into this
-// list) and what the suspect rules read. The log lines are written out of the tails they were
-// read from on each call: a report of 100,000 copies whose failing ones log 250,000 lines held
-// a 120-byte observation per line, a seventh of what diagnosing them allocated.
+// list) and what the suspect rules read. The list is written out on each call from what it
+// was read from (the copies, events, controller conditions, revisions and log tails the report
+// keeps): a report of 100,000 copies held a 120-byte observation per status, condition, event
+// and log line, and building them in a list of their own was a third of what diagnosing them
+// allocated.
 func (d *Detail) Observations() []Observation { return d.observations.list() }
 
 // Copy is one pod of a workload as a person reads it.

@@ -196,8 +196,8 @@ func TestSyntheticClusterShapes(t *testing.T) {
 }
 
 // BenchmarkDiagnose100kParts runs the engine over BenchmarkDiagnose100k's healthy workloads
-// alone (9,500 of 95,000 copies) and its broken ones alone (500 of 5,000 copies, each logging
-// 50 lines): where the whole op's time goes.
+// alone (9,500 workloads, 95,000 copies) and its broken ones alone (500 workloads, 5,000 copies
+// each logging 50 lines): where the whole op's time goes.
 func BenchmarkDiagnose100kParts(b *testing.B) {
 	for _, part := range []struct {
 		name   string

@@ -265,11 +265,14 @@ func objectsChanged(prev, next *snapshot.Snapshot) (chs []snapshot.Change, ok bo
 	}
 	add := func(kind string) func(o runtime.Object, inNext bool) {
 		return func(o runtime.Object, inNext bool) {
+			m := o.(metav1.Object)
+			c := snapshot.Change{Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}
 			if inNext {
-				chs = append(chs, snapshot.Change{Kind: kind, New: o})
+				c.New = o
 			} else {
-				chs = append(chs, snapshot.Change{Kind: kind, Old: o})
+				c.Old = o
 			}
+			chs = append(chs, c)
 		}
 	}
 	diffObjects(prev.Deployments, next.Deployments, func(o *appsv1.Deployment, inNext bool) { add("Deployment")(o, inNext) })

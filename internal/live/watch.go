@@ -131,6 +131,20 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 			_, _ = transform(o)
 		}
 	}
+	// The tracker starts from the informers' first lists, the read's very objects: the first
+	// snapshot itself when no selector filtered it. Indexed here, before anyone else holds it,
+	// the first snapshot is what the second's index is derived from.
+	seed := first
+	if !s.opts.Selector.Empty() {
+		seed = &snapshot.Snapshot{}
+		for _, j := range jobs {
+			if j.vis == nil {
+				j.kind.add(seed, j.objs)
+			}
+		}
+	}
+	tracker := snapshot.NewTracker(seed)
+	first.Index()
 	publish(out, errs, first)
 
 	dirty := make(chan struct{}, 1)
@@ -140,16 +154,27 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		default:
 		}
 	}
-	// The informers' initial lists are the first read, already published: only what changed
-	// since marks the snapshot dirty.
+	// The informers' initial lists are the first read, already published and tracked: only
+	// what changed since marks the snapshot dirty.
 	handler := cache.ResourceEventHandlerDetailedFuncs{
-		AddFunc: func(_ any, initial bool) {
-			if !initial {
+		AddFunc: func(obj any, _ bool) {
+			if o, ok := obj.(runtime.Object); ok && tracker.Put(o) {
 				mark()
 			}
 		},
-		UpdateFunc: func(any, any) { mark() },
-		DeleteFunc: func(any) { mark() },
+		UpdateFunc: func(_, obj any) {
+			if o, ok := obj.(runtime.Object); ok && tracker.Put(o) {
+				mark()
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if gone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = gone.Obj
+			}
+			if o, ok := obj.(runtime.Object); ok && tracker.Delete(o) {
+				mark()
+			}
+		},
 	}
 	// A reflector whose server refuses connections backs off and retries its watch without
 	// telling its error handler (client-go's isWatchErrorRetriable), so an API server that went
@@ -277,25 +302,27 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		case <-dirty:
 		default:
 		}
-		snap := &snapshot.Snapshot{Namespaces: s.Namespaces(), Source: s.info}
+		// A snapshot its reader has not taken is taken back, so that the next says what
+		// changed since the one the reader has.
+		select {
+		case unread := <-out:
+			tracker.Retract(unread)
+		default:
+		}
+		// The tracker's objects, copied only for the kinds that changed; the index derived
+		// from the last snapshot's with what changed.
+		snap := tracker.Snapshot()
+		snap.Namespaces, snap.Source = s.Namespaces(), s.info
 		for _, v := range visibility {
 			if v.Kind != "pods/log" {
 				snap.Visibility = append(snap.Visibility, v)
 			}
 		}
-		for _, w := range ws {
-			items := w.informer.GetStore().List()
-			objs := make([]runtime.Object, 0, len(items))
-			for _, it := range items {
-				if o, ok := it.(runtime.Object); ok {
-					objs = append(objs, o)
-				}
-			}
-			w.kind.add(snap, objs)
-		}
 		// The server filtered the selectable kinds; the kinds that follow their workloads
-		// (ReplicaSets) are listed whole and kept only with a selected owner.
+		// (ReplicaSets) are listed whole and kept only with a selected owner. Filtered, a
+		// snapshot does not say what changed, and everything after costs the namespace.
 		snap = snap.FilterWorkloads(s.opts.Selector)
+		snap.Index()
 		if wait := s.cachedLogs(ctx, snap, logs); wait > 0 {
 			logRetry.Reset(wait)
 		}

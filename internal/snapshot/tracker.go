@@ -9,10 +9,11 @@ import (
 )
 
 // Change is one object a watch saw added (Old nil), replaced or deleted (New nil) between two
-// snapshots. Kind names the object's entry in Kinds.
+// snapshots, by its kind (its entry in Kinds), namespace and name. Both are nil for an object
+// that came and went in between: a reader that keeps state per object may have seen it.
 type Change struct {
-	Kind     string
-	Old, New runtime.Object
+	Kind, Namespace, Name string
+	Old, New              runtime.Object
 }
 
 // changes is what changed in a Tracker's snapshot since the one numbered since.
@@ -32,6 +33,21 @@ type changes struct {
 func (s *Snapshot) ChangesSince(base *Snapshot) (_ []Change, ok bool) {
 	c := s.changes
 	if c == nil || base == nil || base.changes == nil || c.origin != base.changes.origin || c.since == 0 || c.since != base.seq {
+		return nil, false
+	}
+	return c.objects, true
+}
+
+// ChangesAfter is ChangesSince for a reader that keeps its own state per object and reads the
+// changed objects' names, not what they were: it also says what changed since p when p is a
+// snapshot the Tracker made and took back (Retract), as s's changes then include p's. Its
+// changes may so name objects that did not change since p.
+func (s *Snapshot) ChangesAfter(p *Snapshot) (_ []Change, ok bool) {
+	if chs, ok := s.ChangesSince(p); ok {
+		return chs, true
+	}
+	c := s.changes
+	if c == nil || p == nil || p.changes == nil || c.origin != p.changes.origin || c.since == 0 || c.since != p.changes.since || p.seq >= s.seq {
 		return nil, false
 	}
 	return c.objects, true
@@ -93,21 +109,21 @@ func NewTracker(base *Snapshot) *Tracker {
 	return t
 }
 
-// Put adds obj, or replaces the object of its kind, namespace and name. Objects of kinds a
-// snapshot does not hold are ignored.
-func (t *Tracker) Put(obj runtime.Object) {
+// Put adds obj, or replaces the object of its kind, namespace and name, and reports whether
+// that changed anything. Objects of kinds a snapshot does not hold are ignored.
+func (t *Tracker) Put(obj runtime.Object) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	tk := t.kinds[reflect.TypeOf(obj)]
 	if tk == nil {
-		return
+		return false
 	}
 	m := metaOf(obj)
 	n := objectName{m.GetNamespace(), m.GetName()}
 	var old runtime.Object
 	if i, ok := tk.pos[n]; ok {
 		if old = tk.items[i]; old == obj {
-			return
+			return false
 		}
 		tk.items[i] = nil
 	}
@@ -117,26 +133,29 @@ func (t *Tracker) Put(obj runtime.Object) {
 	tk.pos[n] = len(tk.items)
 	tk.items = append(tk.items, obj)
 	t.changed(tk, n, old)
+	return true
 }
 
-// Delete removes the object of obj's kind, namespace and name.
-func (t *Tracker) Delete(obj runtime.Object) {
+// Delete removes the object of obj's kind, namespace and name, and reports whether there was
+// one.
+func (t *Tracker) Delete(obj runtime.Object) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	tk := t.kinds[reflect.TypeOf(obj)]
 	if tk == nil {
-		return
+		return false
 	}
 	m := metaOf(obj)
 	n := objectName{m.GetNamespace(), m.GetName()}
 	i, ok := tk.pos[n]
 	if !ok {
-		return
+		return false
 	}
 	old := tk.items[i]
 	tk.items[i] = nil
 	delete(tk.pos, n)
 	t.changed(tk, n, old)
+	return true
 }
 
 func (t *Tracker) changed(tk *trackedKind, n objectName, old runtime.Object) {
@@ -162,12 +181,9 @@ func (t *Tracker) Snapshot() *Snapshot {
 	ordered := make([]placed, 0, len(t.pending))
 	for k, old := range t.pending {
 		tk := t.kindNamed(k.Kind)
-		ch := placed{kind: -1, pos: -1, Change: Change{Kind: k.Kind, Old: old}}
+		ch := placed{kind: -1, pos: -1, Change: Change{Kind: k.Kind, Namespace: k.Namespace, Name: k.Name, Old: old}}
 		if i, ok := tk.pos[objectName{k.Namespace, k.Name}]; ok {
 			ch.New, ch.pos = tk.items[i], i
-		}
-		if ch.Old == nil && ch.New == nil {
-			continue // added and deleted since the last snapshot
 		}
 		for j, o := range t.order {
 			if o == tk {
@@ -213,12 +229,8 @@ func (t *Tracker) Retract(s *Snapshot) {
 		return
 	}
 	for _, ch := range s.changes.objects {
-		m := metaOf(ch.New)
-		if ch.New == nil {
-			m = metaOf(ch.Old)
-		}
-		// What changed again since s changed from what before held.
-		t.pending[ObjectKey{Kind: ch.Kind, Namespace: m.GetNamespace(), Name: m.GetName()}] = ch.Old
+		// What changed again since s changed from what the snapshot before it held.
+		t.pending[ObjectKey{Kind: ch.Kind, Namespace: ch.Namespace, Name: ch.Name}] = ch.Old
 	}
 	t.base, t.prev = t.prev, nil
 }

@@ -255,14 +255,20 @@ func checkChanges(t *testing.T, seed uint64, step int, prev, next *Snapshot, chs
 	}
 	got := map[ObjectKey][2]runtime.Object{}
 	for _, c := range chs {
-		o := c.New
-		if o == nil {
-			o = c.Old
-		}
-		m := o.(metav1.Object)
-		k := ObjectKey{Kind: c.Kind, Namespace: m.GetNamespace(), Name: m.GetName()}
+		k := ObjectKey{Kind: c.Kind, Namespace: c.Namespace, Name: c.Name}
 		if _, dup := got[k]; dup {
 			t.Fatalf("seed %d step %d: %v changed twice", seed, step, k)
+		}
+		for _, o := range []runtime.Object{c.Old, c.New} {
+			if m, ok := o.(metav1.Object); ok && (m.GetNamespace() != c.Namespace || m.GetName() != c.Name) {
+				t.Fatalf("seed %d step %d: a change of %v holds %s/%s", seed, step, k, m.GetNamespace(), m.GetName())
+			}
+		}
+		if c.Old == nil && c.New == nil {
+			if _, ok := a[k]; ok {
+				t.Fatalf("seed %d step %d: %v came and went, but the last snapshot held it", seed, step, k)
+			}
+			continue
 		}
 		got[k] = [2]runtime.Object{c.Old, c.New}
 	}

@@ -251,7 +251,7 @@ func (c *trackedChurn) slicesFollow(p *corev1.Pod) {
 // restarts, readiness flips, deletes, copies made again and renamed, copies moving between
 // ReplicaSets, rollouts, orphaned ReplicaSets, events by UID and by name, slices, tails and
 // visibility lines; and every report of the console's incremental diagnosis of those snapshots
-// equals a full diagnosis of the same objects, its rows rows drawn anew.
+// equals a full diagnosis of the same objects, its rows and workload objects those drawn anew.
 func TestChangesSaidByTheTrackerAreTheChangesFound(t *testing.T) {
 	for seed := uint64(1); seed <= 16; seed++ {
 		base := scaleSnapshot(12, 3)
@@ -300,6 +300,8 @@ func TestChangesSaidByTheTrackerAreTheChangesFound(t *testing.T) {
 			}
 			if fresh := datasetOf(rebuilt(s), ds.report); !reflect.DeepEqual(ds.rows, fresh.rows) {
 				t.Fatalf("seed %d step %d: the rows differ from rows drawn anew", seed, step)
+			} else if !reflect.DeepEqual(ds.objects, fresh.objects) {
+				t.Fatalf("seed %d step %d: the workloads' objects taken from the last dataset differ from those found anew", seed, step)
 			}
 			prev = s
 		}

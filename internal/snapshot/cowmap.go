@@ -3,6 +3,8 @@ package snapshot
 import (
 	"hash/maphash"
 	"maps"
+
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // cowMap is a map that a watch's next snapshot derives from its last one's by copying only the
@@ -12,38 +14,55 @@ import (
 // its own per snapshot cost a map of every pod. A map is read-only once derived from.
 type cowMap[K comparable, V any] struct {
 	seed   maphash.Seed
+	hash   func(maphash.Seed, K) uint64
 	shards []map[K]V
 	// own marks the shards this map copied from its parent, which it may write in place.
 	own []bool
 }
 
+// hashUID and hashKey pick shards by a UID, and by an object's name alone: hashing the whole key,
+// as the shard's map hashes it again, made an index a third dearer to build.
+func hashUID(seed maphash.Seed, uid types.UID) uint64 { return maphash.String(seed, string(uid)) }
+
+func hashKey(seed maphash.Seed, k ObjectKey) uint64 { return maphash.String(seed, k.Name) }
+
 // shardSize is about how many entries a shard holds when its map is built; a write copies one.
 const shardSize = 32
 
-// newCOWMap makes a map sized for about n entries.
-func newCOWMap[K comparable, V any](n int) *cowMap[K, V] {
-	shards := 1
-	for shards*shardSize < n {
-		shards *= 2
-	}
-	m := &cowMap[K, V]{seed: maphash.MakeSeed(), shards: make([]map[K]V, shards), own: make([]bool, shards)}
-	per := n/shards + 1
-	for i := range m.shards {
-		m.shards[i] = make(map[K]V, per)
-		m.own[i] = true
-	}
-	return m
+// newCOWMap makes a map of one shard for about n entries, whose keys hash spreads over shards
+// once it is derived from: a map built for one snapshot costs what a plain map does, as most are
+// never derived from (a one-shot diagnosis, a dump).
+func newCOWMap[K comparable, V any](n int, hash func(maphash.Seed, K) uint64) *cowMap[K, V] {
+	return &cowMap[K, V]{hash: hash, shards: []map[K]V{make(map[K]V, n)}, own: []bool{true}}
 }
 
 func (m *cowMap[K, V]) shard(k K) int {
-	return int(maphash.Comparable(m.seed, k) & uint64(len(m.shards)-1))
+	if len(m.shards) == 1 {
+		return 0
+	}
+	return int(m.hash(m.seed, k) & uint64(len(m.shards)-1))
 }
 
 func (m *cowMap[K, V]) get(k K) V { return m.shards[m.shard(k)][k] }
 
-// derive returns a map with m's entries that shares m's shards until it writes them.
+// derive returns a map with m's entries that shares m's shards until it writes them. The first
+// derived from a map of one shard spreads its entries over shards of about shardSize, once.
 func (m *cowMap[K, V]) derive() *cowMap[K, V] {
-	return &cowMap[K, V]{seed: m.seed, shards: append([]map[K]V(nil), m.shards...), own: make([]bool, len(m.shards))}
+	if n := len(m.shards[0]); len(m.shards) == 1 && n > 2*shardSize {
+		shards := 1
+		for shards*shardSize < n {
+			shards *= 2
+		}
+		out := &cowMap[K, V]{seed: maphash.MakeSeed(), hash: m.hash, shards: make([]map[K]V, shards), own: make([]bool, shards)}
+		for i := range out.shards {
+			out.shards[i], out.own[i] = make(map[K]V, n/shards+1), true
+		}
+		for k, v := range m.shards[0] {
+			out.shards[out.shard(k)][k] = v
+		}
+		return out
+	}
+	return &cowMap[K, V]{seed: m.seed, hash: m.hash, shards: append([]map[K]V(nil), m.shards...), own: make([]bool, len(m.shards))}
 }
 
 // writable returns the shard of k, copied first if m shares it.

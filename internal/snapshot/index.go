@@ -79,9 +79,9 @@ func buildIndex(s *Snapshot) *index {
 	// tens of thousands of events was a good part of the cost and of its garbage.
 	ix := &index{
 		byOwner:         map[string]any{},
-		eventsByUID:     cowList[types.UID, *corev1.Event]{newCOWMap[types.UID, []*corev1.Event](len(s.Events))},
-		eventsByKey:     cowList[ObjectKey, *corev1.Event]{newCOWMap[ObjectKey, []*corev1.Event](len(s.Events))},
-		slicesByService: cowList[ObjectKey, *discoveryv1.EndpointSlice]{newCOWMap[ObjectKey, []*discoveryv1.EndpointSlice](len(s.EndpointSlices))},
+		eventsByUID:     cowList[types.UID, *corev1.Event]{newCOWMap[types.UID, []*corev1.Event](len(s.Events), hashUID)},
+		eventsByKey:     cowList[ObjectKey, *corev1.Event]{newCOWMap[ObjectKey, []*corev1.Event](len(s.Events), hashKey)},
+		slicesByService: cowList[ObjectKey, *discoveryv1.EndpointSlice]{newCOWMap[ObjectKey, []*discoveryv1.EndpointSlice](len(s.EndpointSlices), hashKey)},
 	}
 	for i := range Kinds {
 		if k := &Kinds[i]; k.ByOwner {
@@ -107,7 +107,7 @@ func buildIndex(s *Snapshot) *index {
 }
 
 func buildPodsByName(s *Snapshot) *cowMap[ObjectKey, *corev1.Pod] {
-	m := newCOWMap[ObjectKey, *corev1.Pod](len(s.Pods))
+	m := newCOWMap[ObjectKey, *corev1.Pod](len(s.Pods), hashKey)
 	for _, p := range s.Pods {
 		m.set(podKey(p), p)
 	}
@@ -115,7 +115,7 @@ func buildPodsByName(s *Snapshot) *cowMap[ObjectKey, *corev1.Pod] {
 }
 
 func buildReplicaSetsByUID(s *Snapshot) *cowMap[types.UID, *appsv1.ReplicaSet] {
-	m := newCOWMap[types.UID, *appsv1.ReplicaSet](len(s.ReplicaSets))
+	m := newCOWMap[types.UID, *appsv1.ReplicaSet](len(s.ReplicaSets), hashUID)
 	for _, rs := range s.ReplicaSets {
 		m.set(rs.UID, rs)
 	}

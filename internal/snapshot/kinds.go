@@ -153,7 +153,6 @@ func entry[T any, P object[T]](k Kind, slice func(s *Snapshot) *[]P) Kind {
 		},
 		owners: func(s *Snapshot) any {
 			objs := *slice(s)
-			m := cowList[types.UID, P]{newCOWMap[types.UID, []P](len(objs)/4 + 1)}
 			// Two passes: the owners counted, then one array carved into their lists, instead
 			// of each list grown by appends (a watch indexes 20k pods with every snapshot).
 			n := make(map[types.UID]int, len(objs)/4+1)
@@ -164,6 +163,7 @@ func entry[T any, P object[T]](k Kind, slice func(s *Snapshot) *[]P) Kind {
 					total++
 				}
 			}
+			m := cowList[types.UID, P]{newCOWMap[types.UID, []P](len(n), hashUID)}
 			all := make([]P, total)
 			for _, o := range objs {
 				for _, ref := range o.GetOwnerReferences() {

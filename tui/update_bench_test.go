@@ -134,3 +134,33 @@ func BenchmarkWatchUpdate(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkChangedWorkloads is changedWorkloads alone for the updates of BenchmarkWatchUpdate:
+// which workloads one update concerns, the snapshots indexed beforehand.
+func BenchmarkChangedWorkloads(b *testing.B) {
+	for _, pods := range []int{2000, 20000} {
+		b.Run(fmt.Sprintf("pods=%d", pods), func(b *testing.B) {
+			base := scaleSnapshot(pods/5, 5)
+			withServices(base)
+			withPodEvents(base)
+			u := newUpdateChurn(base)
+			tr := snapshot.NewTracker(base)
+			base.Index()
+			prev := base
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				u.next(func(o runtime.Object) { tr.Put(o) })
+				s := tr.Snapshot()
+				s.Namespaces, s.Source, s.ReferenceTime = base.Namespaces, base.Source, base.ReferenceTime
+				s.Index()
+				b.StartTimer()
+				if changedWorkloads(prev, s) == nil {
+					b.Fatal("an update called for a full diagnosis")
+				}
+				prev = s
+			}
+		})
+	}
+}

@@ -96,3 +96,42 @@ func BenchmarkWatchSnapshot(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLogPlan is the log plan alone for the updates of BenchmarkWatchSnapshot: from every
+// pod of the snapshot (failingLogRequests, as every snapshot was planned) or from the planner's
+// candidates and what changed.
+func BenchmarkLogPlan(b *testing.B) {
+	for _, mode := range []string{"scratch", "planner"} {
+		for _, pods := range []int{2000, 20000} {
+			b.Run(fmt.Sprintf("%s/pods=%d", mode, pods), func(b *testing.B) {
+				base := churnedNamespace(pods)
+				tr := snapshot.NewTracker(base)
+				base.Index()
+				var lp logPlanner
+				lp.planFor(base, maxLogRequests)
+				podsNow := append([]*corev1.Pod(nil), base.Pods...)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					b.StopTimer()
+					for j := 0; j < 25; j++ {
+						k := (i*25 + j) * 7 % pods
+						p := podsNow[k].DeepCopy()
+						c := &p.Status.Conditions[0]
+						c.Status = map[corev1.ConditionStatus]corev1.ConditionStatus{corev1.ConditionTrue: corev1.ConditionFalse, corev1.ConditionFalse: corev1.ConditionTrue}[c.Status]
+						podsNow[k] = p
+						tr.Put(p)
+					}
+					s := tr.Snapshot()
+					s.Index()
+					b.StartTimer()
+					if mode == "scratch" {
+						_ = failingLogRequests(s.Pods, s.ReplicaSets, maxLogRequests)
+					} else {
+						_ = lp.planFor(s, maxLogRequests)
+					}
+				}
+			})
+		}
+	}
+}

@@ -55,12 +55,6 @@ func (s *Source) WatchWith(ctx context.Context, hooks snapshot.WatchHooks) (<-ch
 	return out, errs
 }
 
-type watched struct {
-	kind      *kind
-	namespace string
-	informer  cache.SharedIndexInformer
-}
-
 // noWatchList makes a reflector list and then watch, instead of streaming its initial list over
 // a watch (WatchListClient): the first list is answered from the read the watch starts with.
 type noWatchList struct{}
@@ -200,7 +194,7 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		report(fmt.Errorf("build watch client for %s: %w", s.info.Server, err))
 		return
 	}
-	var ws []watched
+	var ws []cache.SharedIndexInformer
 	add := func(j *job) {
 		k, ns := j.kind, j.namespace
 		key := k.Kind + "/" + ns
@@ -230,23 +224,23 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		}
 		inf := cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, noWatchList{}), k.object,
 			cache.SharedIndexInformerOptions{Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}})
-		ws = append(ws, watched{kind: k, namespace: ns, informer: inf})
+		ws = append(ws, inf)
 	}
 	for _, j := range jobs {
 		if j.vis == nil {
 			add(j)
 		}
 	}
-	for _, w := range ws {
-		if err := w.informer.SetTransform(transform); err != nil {
+	for _, inf := range ws {
+		if err := inf.SetTransform(transform); err != nil {
 			report(err)
 		}
-		_ = w.informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+		_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
 			if !isExpired(err) {
 				report(s.fatal(err))
 			}
 		})
-		if _, err := w.informer.AddEventHandler(handler); err != nil {
+		if _, err := inf.AddEventHandler(handler); err != nil {
 			report(err)
 		}
 	}
@@ -263,9 +257,9 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 	var running sync.WaitGroup
 	defer running.Wait()
 	synced := make([]cache.InformerSynced, 0, len(ws))
-	for _, w := range ws {
-		running.Go(func() { w.informer.RunWithContext(ctx) })
-		synced = append(synced, w.informer.HasSynced)
+	for _, inf := range ws {
+		running.Go(func() { inf.RunWithContext(ctx) })
+		synced = append(synced, inf.HasSynced)
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) || ctx.Err() != nil {
 		return

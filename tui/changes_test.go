@@ -148,11 +148,13 @@ func (c *trackedChurn) change() {
 			case 0:
 				hash := fmt.Sprintf("h%d", c.serial)
 				rs := &appsv1.ReplicaSet{
-					ObjectMeta: metav1.ObjectMeta{Name: d.Name + "-" + hash, Namespace: d.Namespace, UID: types.UID("uid-rs-" + hash),
+					ObjectMeta: metav1.ObjectMeta{
+						Name: d.Name + "-" + hash, Namespace: d.Namespace, UID: types.UID("uid-rs-" + hash),
 						Labels:            map[string]string{"app": d.Name, appsv1.DefaultDeploymentUniqueLabelKey: hash},
 						Annotations:       map[string]string{"deployment.kubernetes.io/revision": fmt.Sprint(c.serial)},
 						CreationTimestamp: metav1.NewTime(refTime.Add(-time.Minute)),
-						OwnerReferences:   []metav1.OwnerReference{{Kind: "Deployment", Name: d.Name, UID: d.UID, Controller: ptr.To(true)}}},
+						OwnerReferences:   []metav1.OwnerReference{{Kind: "Deployment", Name: d.Name, UID: d.UID, Controller: ptr.To(true)}},
+					},
 					Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To[int32](1), Selector: d.Spec.Selector, Template: d.Spec.Template},
 				}
 				c.put(rs)
@@ -192,22 +194,28 @@ func (c *trackedChurn) change() {
 			}
 		case 1:
 			if rs := some[appsv1.ReplicaSet](c); rs != nil {
-				c.put(&corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: rs.Name + ".create", Namespace: rs.Namespace},
+				c.put(&corev1.Event{
+					ObjectMeta:     metav1.ObjectMeta{Name: rs.Name + ".create", Namespace: rs.Namespace},
 					InvolvedObject: corev1.ObjectReference{Kind: "ReplicaSet", Namespace: rs.Namespace, Name: rs.Name, UID: rs.UID},
 					Reason:         "FailedCreate", Message: "pods \"x\" is forbidden: exceeded quota", Type: corev1.EventTypeWarning,
-					LastTimestamp: metav1.NewTime(refTime.Add(-time.Minute))})
+					LastTimestamp: metav1.NewTime(refTime.Add(-time.Minute)),
+				})
 			}
 		default:
 			if d := some[appsv1.Deployment](c); d != nil {
-				c.put(&corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: d.Name + ".scaled", Namespace: d.Namespace},
+				c.put(&corev1.Event{
+					ObjectMeta:     metav1.ObjectMeta{Name: d.Name + ".scaled", Namespace: d.Namespace},
 					InvolvedObject: corev1.ObjectReference{Kind: "Deployment", Namespace: d.Namespace, Name: d.Name, UID: d.UID},
-					Reason:         "ScalingReplicaSet", Message: "Scaled up", LastTimestamp: metav1.NewTime(refTime.Add(-time.Minute))})
+					Reason:         "ScalingReplicaSet", Message: "Scaled up", LastTimestamp: metav1.NewTime(refTime.Add(-time.Minute)),
+				})
 			}
 		}
 	case 9: // a tail is read, or read again
 		if p := some[corev1.Pod](c); p != nil {
-			c.logs = append(c.logs, snapshot.ContainerLog{Namespace: p.Namespace, Pod: p.Name, Container: p.Status.ContainerStatuses[0].Name, Previous: true,
-				Lines: []string{fmt.Sprintf("panic: dial tcp 10.96.14.7:5432: connect: connection refused (%d)", c.serial)}})
+			c.logs = append(c.logs, snapshot.ContainerLog{
+				Namespace: p.Namespace, Pod: p.Name, Container: p.Status.ContainerStatuses[0].Name, Previous: true,
+				Lines: []string{fmt.Sprintf("panic: dial tcp 10.96.14.7:5432: connect: connection refused (%d)", c.serial)},
+			})
 			c.logs = dedupeTails(c.logs)
 		}
 	case 10: // the visibility of the logs changes

@@ -87,8 +87,7 @@ func dirtyWorkloads(prev, next *snapshot.Snapshot, chs []snapshot.Change) map[wo
 	dirty := map[key]bool{}
 	all := false
 	owners := func(s *snapshot.Snapshot) func(ns string, ref *metav1.OwnerReference, kind, name string) {
-		var mark func(ns string, ref *metav1.OwnerReference, kind, name string)
-		mark = func(ns string, ref *metav1.OwnerReference, kind, name string) {
+		return func(ns string, ref *metav1.OwnerReference, kind, name string) {
 			if ref == nil {
 				switch kind {
 				case "Deployment", "ReplicaSet":
@@ -112,7 +111,6 @@ func dirtyWorkloads(prev, next *snapshot.Snapshot, chs []snapshot.Change) map[wo
 				all = true
 			}
 		}
-		return mark
 	}
 	markPrev, markNext := owners(prev), owners(next)
 	// A Deployment of which s holds no ReplicaSet takes the copies its selector matches among

@@ -161,20 +161,20 @@ func refLess(a, b workloadRef) bool {
 
 // readRounds takes the picked copies of the plan's workloads, in order, in rounds: every
 // failing workload has one copy read before any has a second, up to the plan's limit.
-func (plan *logPlan) readRounds() {
+func (p *logPlan) readRounds() {
 	for round := 0; ; round++ {
 		more, cut := false, false
-		for _, w := range plan.workloads {
+		for _, w := range p.workloads {
 			if round >= len(w.picked) {
 				continue
 			}
-			if len(plan.reqs)+len(w.picked[round]) > plan.limit {
+			if len(p.reqs)+len(w.picked[round]) > p.limit {
 				// A copy of many containers that does not fit leaves room for the others'
 				// smaller ones in this round.
 				cut = true
 				continue
 			}
-			plan.reqs = append(plan.reqs, w.picked[round]...)
+			p.reqs = append(p.reqs, w.picked[round]...)
 			w.read++
 			more = true
 		}

@@ -24,13 +24,17 @@ func churnedNamespace(pods int) *snapshot.Snapshot {
 	for d := 0; d < pods/10; d++ {
 		name := fmt.Sprintf("service-%05d", d)
 		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "scale", Name: name, UID: types.UID("d-" + name)}}
-		rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "scale", Name: name + "-7d9c5b8f6", UID: types.UID("rs-" + name),
-			OwnerReferences: []metav1.OwnerReference{{Kind: "Deployment", Name: name, UID: dep.UID, Controller: ptr.To(true)}}}}
+		rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{
+			Namespace: "scale", Name: name + "-7d9c5b8f6", UID: types.UID("rs-" + name),
+			OwnerReferences: []metav1.OwnerReference{{Kind: "Deployment", Name: name, UID: dep.UID, Controller: ptr.To(true)}},
+		}}
 		s.Deployments, s.ReplicaSets = append(s.Deployments, dep), append(s.ReplicaSets, rs)
 		for i := 0; i < 10; i++ {
 			p := &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Namespace: "scale", Name: fmt.Sprintf("%s-7d9c5b8f6-%05d", name, i), UID: types.UID(fmt.Sprintf("p-%s-%d", name, i)),
-					OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: ptr.To(true)}}},
+				ObjectMeta: metav1.ObjectMeta{
+					Namespace: "scale", Name: fmt.Sprintf("%s-7d9c5b8f6-%05d", name, i), UID: types.UID(fmt.Sprintf("p-%s-%d", name, i)),
+					OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: ptr.To(true)}},
+				},
 				Spec: corev1.PodSpec{NodeName: "worker-1"},
 				Status: corev1.PodStatus{
 					Phase:             corev1.PodRunning,
@@ -40,12 +44,16 @@ func churnedNamespace(pods int) *snapshot.Snapshot {
 			}
 			if d%10 == 3 {
 				p.Status.Conditions[0].Status = corev1.ConditionFalse
-				p.Status.ContainerStatuses[0] = corev1.ContainerStatus{Name: "app", RestartCount: 7,
+				p.Status.ContainerStatuses[0] = corev1.ContainerStatus{
+					Name: "app", RestartCount: 7,
 					State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
-					LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 1}}}
+					LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 1}},
+				}
 			}
-			e := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "scale", Name: p.Name + ".1", UID: types.UID("e-" + p.Name)},
-				InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "scale", Name: p.Name, UID: p.UID}, Reason: "Started"}
+			e := &corev1.Event{
+				ObjectMeta:     metav1.ObjectMeta{Namespace: "scale", Name: p.Name + ".1", UID: types.UID("e-" + p.Name)},
+				InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "scale", Name: p.Name, UID: p.UID}, Reason: "Started",
+			}
 			s.Pods, s.Events = append(s.Pods, p), append(s.Events, e)
 		}
 	}

@@ -86,15 +86,6 @@ func (m *cowMap[K, V]) del(k K) {
 	}
 }
 
-// len counts the entries; tests only.
-func (m *cowMap[K, V]) len() int {
-	n := 0
-	for _, s := range m.shards {
-		n += len(s)
-	}
-	return n
-}
-
 // each calls f on every entry in no order; tests only.
 func (m *cowMap[K, V]) each(f func(K, V)) {
 	for _, s := range m.shards {

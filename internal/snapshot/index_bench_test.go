@@ -19,16 +19,24 @@ func namespaceOf(pods int) *Snapshot {
 	for d := 0; d < pods/10; d++ {
 		name := fmt.Sprintf("service-%05d", d)
 		dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "scale", Name: name, UID: types.UID("d-" + name)}}
-		rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "scale", Name: name + "-7d9c5b8f6", UID: types.UID("rs-" + name),
-			OwnerReferences: []metav1.OwnerReference{{Kind: "Deployment", Name: name, UID: dep.UID, Controller: ptr.To(true)}}}}
-		es := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "scale", Name: name + "-x1", UID: types.UID("es-" + name),
-			Labels: map[string]string{discoveryv1.LabelServiceName: name}}}
+		rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{
+			Namespace: "scale", Name: name + "-7d9c5b8f6", UID: types.UID("rs-" + name),
+			OwnerReferences: []metav1.OwnerReference{{Kind: "Deployment", Name: name, UID: dep.UID, Controller: ptr.To(true)}},
+		}}
+		es := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{
+			Namespace: "scale", Name: name + "-x1", UID: types.UID("es-" + name),
+			Labels: map[string]string{discoveryv1.LabelServiceName: name},
+		}}
 		s.Deployments, s.ReplicaSets, s.EndpointSlices = append(s.Deployments, dep), append(s.ReplicaSets, rs), append(s.EndpointSlices, es)
 		for i := 0; i < 10; i++ {
-			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "scale", Name: fmt.Sprintf("%s-7d9c5b8f6-%05d", name, i), UID: types.UID(fmt.Sprintf("p-%s-%d", name, i)),
-				OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: ptr.To(true)}}}}
-			e := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "scale", Name: p.Name + ".1", UID: types.UID("e-" + p.Name)},
-				InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "scale", Name: p.Name, UID: p.UID}, Reason: "Started"}
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+				Namespace: "scale", Name: fmt.Sprintf("%s-7d9c5b8f6-%05d", name, i), UID: types.UID(fmt.Sprintf("p-%s-%d", name, i)),
+				OwnerReferences: []metav1.OwnerReference{{Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID, Controller: ptr.To(true)}},
+			}}
+			e := &corev1.Event{
+				ObjectMeta:     metav1.ObjectMeta{Namespace: "scale", Name: p.Name + ".1", UID: types.UID("e-" + p.Name)},
+				InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "scale", Name: p.Name, UID: p.UID}, Reason: "Started",
+			}
 			s.Pods, s.Events = append(s.Pods, p), append(s.Events, e)
 		}
 	}

@@ -68,7 +68,7 @@ type kindOps struct {
 	// from its old version to its new (either nil).
 	owners       func(s *Snapshot) any
 	deriveOwners func(m any) any
-	reown        func(m any, old, new runtime.Object)
+	reown        func(m any, old, next runtime.Object)
 }
 
 // object is what every kind's pointer type is.
@@ -181,14 +181,14 @@ func entry[T any, P object[T]](k Kind, slice func(s *Snapshot) *[]P) Kind {
 		deriveOwners: func(m any) any {
 			return cowList[types.UID, P]{m.(cowList[types.UID, P]).derive()}
 		},
-		reown: func(m any, old, new runtime.Object) {
+		reown: func(m any, old, next runtime.Object) {
 			l := m.(cowList[types.UID, P])
 			if o, ok := old.(P); ok {
 				for _, ref := range o.GetOwnerReferences() {
 					l.removeFrom(ref.UID, o)
 				}
 			}
-			if o, ok := new.(P); ok {
+			if o, ok := next.(P); ok {
 				for _, ref := range o.GetOwnerReferences() {
 					l.appendTo(ref.UID, o)
 				}

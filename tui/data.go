@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strconv"
 	"strings"
@@ -9,8 +10,10 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
@@ -114,39 +117,30 @@ func datasetOf(snap *snapshot.Snapshot, rep *diagnose.Report) *dataset {
 // row of a 20k-pod namespace is such a row.
 func datasetAfter(prev *dataset, snap *snapshot.Snapshot, rep *diagnose.Report) *dataset {
 	snap.Index()
-	ds := &dataset{
-		snap: snap, report: rep, objects: map[workloadKey]workloadObject{},
-		counts: map[diagnose.Shape]int{},
-	}
-	for _, d := range snap.Deployments {
-		ds.objects[workloadKey{"Deployment", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template, ""}
-	}
-	for _, d := range snap.StatefulSets {
-		ds.objects[workloadKey{"StatefulSet", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template, ""}
-	}
-	for _, d := range snap.DaemonSets {
-		ds.objects[workloadKey{"DaemonSet", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template, ""}
-	}
-	for _, d := range snap.ReplicaSets {
-		ds.objects[workloadKey{"ReplicaSet", d.Namespace, d.Name}] = workloadObject{d.UID, &d.Spec.Template, ""}
-	}
-	for _, j := range snap.Jobs {
-		ds.objects[workloadKey{"Job", j.Namespace, j.Name}] = workloadObject{j.UID, &j.Spec.Template, ""}
-	}
-	for _, cj := range snap.CronJobs {
-		ds.objects[workloadKey{"CronJob", cj.Namespace, cj.Name}] = workloadObject{cj.UID, &cj.Spec.JobTemplate.Spec.Template, "spec.jobTemplate.spec.template"}
-	}
+	objects, sameObjects := workloadObjects(prev, snap)
+	ds := &dataset{snap: snap, report: rep, objects: objects, counts: map[diagnose.Shape]int{}}
+	// prev's row of a workload: under churn most rows keep their place, so it is looked for
+	// there first, and a map of prev's rows made only when one is not.
 	var was map[workloadKey]*row
-	if prev != nil && prev.contexts == nil {
-		was = make(map[workloadKey]*row, len(prev.rows))
-		for i := range prev.rows {
-			was[prev.rows[i].key] = &prev.rows[i]
+	prevRow := func(i int, k workloadKey) *row {
+		if prev == nil || prev.contexts != nil {
+			return nil
 		}
+		if i < len(prev.rows) && prev.rows[i].key == k {
+			return &prev.rows[i]
+		}
+		if was == nil {
+			was = make(map[workloadKey]*row, len(prev.rows))
+			for i := range prev.rows {
+				was[prev.rows[i].key] = &prev.rows[i]
+			}
+		}
+		return was[k]
 	}
 	seen := map[string]bool{}
 	ds.rows = make([]row, 0, len(rep.Workloads))
 	// The audit table's order, so both front ends list the same workload first.
-	for _, d := range report.WorstFirst(rep) {
+	for i, d := range report.WorstFirst(rep) {
 		k := workloadKey{d.Kind, d.Namespace, d.Name}
 		if !seen[d.Namespace] {
 			seen[d.Namespace] = true
@@ -154,7 +148,7 @@ func datasetAfter(prev *dataset, snap *snapshot.Snapshot, rep *diagnose.Report) 
 		}
 		ds.counts[d.Shape]++
 		ds.throughput = ds.throughput || d.Throughput != nil
-		if old := was[k]; old != nil && sameCells(old.diag, d) && prev.objects[k].Template == ds.objects[k].Template {
+		if old := prevRow(i, k); old != nil && sameCells(old.diag, d) && (sameObjects || prev.objects[k].Template == ds.objects[k].Template) {
 			r := *old
 			r.diag = d
 			ds.rows = append(ds.rows, r)
@@ -184,6 +178,70 @@ func datasetAfter(prev *dataset, snap *snapshot.Snapshot, rep *diagnose.Report) 
 	sort.Strings(ds.namespaces)
 	ds.multiNS = len(ds.namespaces) > 1
 	return ds
+}
+
+// workloadObjects finds the object of each workload of snap: prev's map when the watch's Tracker
+// says that no workload's object changed since prev's snapshot, a copy of it with the changed
+// ones replaced when few did, a map of every workload of snap otherwise. A map is read-only once
+// made, so datasets share it; same says it is prev's.
+func workloadObjects(prev *dataset, snap *snapshot.Snapshot) (_ map[workloadKey]workloadObject, same bool) {
+	if prev != nil && prev.contexts == nil && prev.snap != nil && prev.objects != nil {
+		if chs, ok := snap.ChangesSince(prev.snap); ok {
+			var changed []snapshot.Change
+			for _, c := range chs {
+				if _, _, ok := workloadObjectOf(c.Old); ok {
+					changed = append(changed, c)
+				} else if _, _, ok := workloadObjectOf(c.New); ok {
+					changed = append(changed, c)
+				}
+			}
+			if len(changed) == 0 {
+				return prev.objects, true
+			}
+			if len(changed) < len(prev.objects)/8 {
+				m := maps.Clone(prev.objects)
+				for _, c := range changed {
+					if k, _, ok := workloadObjectOf(c.Old); ok {
+						delete(m, k)
+					}
+					if k, obj, ok := workloadObjectOf(c.New); ok {
+						m[k] = obj
+					}
+				}
+				return m, false
+			}
+		}
+	}
+	m := map[workloadKey]workloadObject{}
+	for i := range snapshot.Kinds {
+		if k := &snapshot.Kinds[i]; k.Workload {
+			k.Each(snap, func(o runtime.Object) {
+				if k, obj, ok := workloadObjectOf(o); ok {
+					m[k] = obj
+				}
+			})
+		}
+	}
+	return m, false
+}
+
+// workloadObjectOf is o's entry in a dataset's objects, when o is a workload's object.
+func workloadObjectOf(o runtime.Object) (workloadKey, workloadObject, bool) {
+	switch d := o.(type) {
+	case *appsv1.Deployment:
+		return workloadKey{"Deployment", d.Namespace, d.Name}, workloadObject{d.UID, &d.Spec.Template, ""}, true
+	case *appsv1.StatefulSet:
+		return workloadKey{"StatefulSet", d.Namespace, d.Name}, workloadObject{d.UID, &d.Spec.Template, ""}, true
+	case *appsv1.DaemonSet:
+		return workloadKey{"DaemonSet", d.Namespace, d.Name}, workloadObject{d.UID, &d.Spec.Template, ""}, true
+	case *appsv1.ReplicaSet:
+		return workloadKey{"ReplicaSet", d.Namespace, d.Name}, workloadObject{d.UID, &d.Spec.Template, ""}, true
+	case *batchv1.Job:
+		return workloadKey{"Job", d.Namespace, d.Name}, workloadObject{d.UID, &d.Spec.Template, ""}, true
+	case *batchv1.CronJob:
+		return workloadKey{"CronJob", d.Namespace, d.Name}, workloadObject{d.UID, &d.Spec.JobTemplate.Spec.Template, "spec.jobTemplate.spec.template"}, true
+	}
+	return workloadKey{}, workloadObject{}, false
 }
 
 // sameCells reports whether a row drawn from b would read as one drawn from a, of the same

@@ -9,7 +9,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
@@ -59,29 +58,36 @@ func (inc *incremental) next(snap *snapshot.Snapshot, at *time.Time) *dataset {
 // changedWorkloads says which workloads next changed in against prev, or nil when it cannot say
 // (an object of another kind than those followed changed: a Service, a claim, a quota, a node,
 // a revision, a StatefulSet, a Job...; or an EndpointSlice came, went or emptied; or the
-// metrics or the source). An object is
-// unchanged when next holds the very object prev did: the watch rebuilds each snapshot from its
-// informers' stores, which replace an object only when it changes.
+// metrics or the source). The objects that changed are what the watch's Tracker says changed
+// since prev (snapshot.ChangesSince), so that the cost follows the changes; when it does not say
+// (next was not made from prev), those that only one of the two snapshots holds: the watch
+// rebuilds each snapshot from its informers' objects, which are replaced only when they change.
 func changedWorkloads(prev, next *snapshot.Snapshot) func(kind, namespace, name string) bool {
-	for i := range snapshot.Kinds {
-		if k := &snapshot.Kinds[i]; !followed[k.Kind] && !sameKind(k, prev, next) {
+	chs, ok := next.ChangesSince(prev)
+	if !ok {
+		if chs, ok = objectsChanged(prev, next); !ok {
 			return nil
 		}
 	}
-	// The visibility is not compared: Rediagnose reads what changed in it from the last report.
-	if !reflect.DeepEqual(prev.Metrics, next.Metrics) || !reflect.DeepEqual(prev.Source, next.Source) {
+	dirty := dirtyWorkloads(prev, next, chs)
+	if dirty == nil {
 		return nil
 	}
-	type key struct{ kind, namespace, name string }
+	return func(kind, namespace, name string) bool { return dirty[workloadKey{kind, namespace, name}] }
+}
+
+// dirtyWorkloads names the workloads that chs, the objects changed between prev and next, and
+// next's log tails concern; nil when it cannot say.
+func dirtyWorkloads(prev, next *snapshot.Snapshot, chs []snapshot.Change) map[workloadKey]bool {
+	// The visibility is not compared: Rediagnose reads what changed in it from the last report.
+	if prev.Metrics != next.Metrics && !reflect.DeepEqual(prev.Metrics, next.Metrics) || !reflect.DeepEqual(prev.Source, next.Source) {
+		return nil
+	}
+	type key = workloadKey
 	dirty := map[key]bool{}
 	all := false
 	owners := func(s *snapshot.Snapshot) func(ns string, ref *metav1.OwnerReference, kind, name string) {
-		rsByUID := map[types.UID]*appsv1.ReplicaSet{}
-		for _, rs := range s.ReplicaSets {
-			rsByUID[rs.UID] = rs
-		}
-		var mark func(ns string, ref *metav1.OwnerReference, kind, name string)
-		mark = func(ns string, ref *metav1.OwnerReference, kind, name string) {
+		return func(ns string, ref *metav1.OwnerReference, kind, name string) {
 			if ref == nil {
 				switch kind {
 				case "Deployment", "ReplicaSet":
@@ -94,7 +100,7 @@ func changedWorkloads(prev, next *snapshot.Snapshot) func(kind, namespace, name 
 			switch ref.Kind {
 			case "ReplicaSet":
 				dirty[key{"ReplicaSet", ns, ref.Name}] = true
-				if rs := rsByUID[ref.UID]; rs != nil {
+				if rs := s.ReplicaSetByUID(ref.UID); rs != nil {
 					if owner := metav1.GetControllerOf(rs); owner != nil && owner.Kind == "Deployment" {
 						dirty[key{"Deployment", ns, owner.Name}] = true
 					}
@@ -105,69 +111,91 @@ func changedWorkloads(prev, next *snapshot.Snapshot) func(kind, namespace, name 
 				all = true
 			}
 		}
-		return mark
 	}
 	markPrev, markNext := owners(prev), owners(next)
-	// Deployments and ReplicaSets: themselves, and a ReplicaSet its Deployment.
-	diffObjects(prev.Deployments, next.Deployments, func(d *appsv1.Deployment, _ bool) {
-		dirty[key{"Deployment", d.Namespace, d.Name}] = true
-	})
-	diffObjects(prev.ReplicaSets, next.ReplicaSets, func(rs *appsv1.ReplicaSet, inNext bool) {
-		mark := markPrev
-		if inNext {
-			mark = markNext
+	// A Deployment of which s holds no ReplicaSet takes the copies its selector matches among
+	// those a ReplicaSet controls (collect.go NoReplicaSets): a copy whose ReplicaSet s does not
+	// hold, or holds without a Deployment, may be one of them. Rare (a ReplicaSet orphaned or
+	// deleted before its copies), so those Deployments of its namespace are all marked.
+	unowned := func(s *snapshot.Snapshot, p *corev1.Pod) {
+		ref := metav1.GetControllerOfNoCopy(p)
+		if ref == nil || ref.Kind != "ReplicaSet" {
+			return
 		}
-		dirty[key{"ReplicaSet", rs.Namespace, rs.Name}] = true
-		if ref := metav1.GetControllerOf(rs); ref != nil {
-			mark(rs.Namespace, ref, "", "")
+		if rs := s.ReplicaSetByUID(ref.UID); rs != nil {
+			if owner := metav1.GetControllerOfNoCopy(rs); owner != nil && owner.Kind == "Deployment" {
+				return
+			}
 		}
-	})
-	// Pods: their controller.
-	diffObjects(prev.Pods, next.Pods, func(p *corev1.Pod, inNext bool) {
-		mark := markPrev
-		if inNext {
-			mark = markNext
+		for _, d := range s.Deployments {
+			if d.Namespace == p.Namespace && len(s.ReplicaSetsOwnedBy(d.UID)) == 0 {
+				dirty[key{"Deployment", d.Namespace, d.Name}] = true
+			}
 		}
-		mark(p.Namespace, metav1.GetControllerOf(p), "Pod", p.Name)
-	})
-	// Copies named by events, slices and tails: their controllers are marked once all are named,
-	// in one pass over each snapshot's pods, which costs less than a map of every pod by name.
+	}
+	// Copies named by events, slices and tails: their controllers in either snapshot.
 	named := map[[2]string]bool{}
 	podOwner := func(ns, name string) { named[[2]string{ns, name}] = true }
-	// Events: the workload of what they are about.
-	diffObjects(prev.Events, next.Events, func(e *corev1.Event, _ bool) {
-		o := e.InvolvedObject
-		switch o.Kind {
-		case "Pod":
-			podOwner(o.Namespace, o.Name)
-		case "ReplicaSet":
-			dirty[key{"ReplicaSet", o.Namespace, o.Name}] = true
-			markNext(o.Namespace, &metav1.OwnerReference{Kind: "ReplicaSet", Name: o.Name, UID: o.UID}, "", "")
-			markPrev(o.Namespace, &metav1.OwnerReference{Kind: "ReplicaSet", Name: o.Name, UID: o.UID}, "", "")
-		case "Deployment", "StatefulSet", "DaemonSet":
-			dirty[key{o.Kind, o.Namespace, o.Name}] = true
-		default:
-			all = true
+	type sliceKey struct{ namespace, name string }
+	var slicesGone, slicesNew map[sliceKey]*discoveryv1.EndpointSlice
+	for _, c := range chs {
+		for _, side := range []struct {
+			obj    runtime.Object
+			inNext bool
+		}{{c.Old, false}, {c.New, true}} {
+			mark, on := markPrev, prev
+			if side.inNext {
+				mark, on = markNext, next
+			}
+			switch o := side.obj.(type) {
+			case nil:
+			// Deployments and ReplicaSets: themselves, and a ReplicaSet its Deployment.
+			case *appsv1.Deployment:
+				dirty[key{"Deployment", o.Namespace, o.Name}] = true
+			case *appsv1.ReplicaSet:
+				dirty[key{"ReplicaSet", o.Namespace, o.Name}] = true
+				if ref := metav1.GetControllerOf(o); ref != nil {
+					mark(o.Namespace, ref, "", "")
+				}
+			// Pods: their controller.
+			case *corev1.Pod:
+				mark(o.Namespace, metav1.GetControllerOf(o), "Pod", o.Name)
+				unowned(on, o)
+			// Events: the workload of what they are about.
+			case *corev1.Event:
+				io := o.InvolvedObject
+				switch io.Kind {
+				case "Pod":
+					podOwner(io.Namespace, io.Name)
+				case "ReplicaSet":
+					dirty[key{"ReplicaSet", io.Namespace, io.Name}] = true
+					markNext(io.Namespace, &metav1.OwnerReference{Kind: "ReplicaSet", Name: io.Name, UID: io.UID}, "", "")
+					markPrev(io.Namespace, &metav1.OwnerReference{Kind: "ReplicaSet", Name: io.Name, UID: io.UID}, "", "")
+				case "Deployment", "StatefulSet", "DaemonSet":
+					dirty[key{io.Kind, io.Namespace, io.Name}] = true
+				default:
+					all = true
+				}
+			case *discoveryv1.EndpointSlice:
+				if slicesGone == nil {
+					slicesGone, slicesNew = map[sliceKey]*discoveryv1.EndpointSlice{}, map[sliceKey]*discoveryv1.EndpointSlice{}
+				}
+				if side.inNext {
+					slicesNew[sliceKey{o.Namespace, o.Name}] = o
+				} else {
+					slicesGone[sliceKey{o.Namespace, o.Name}] = o
+				}
+			default:
+				return nil // a kind not followed
+			}
 		}
-	})
+	}
 	// EndpointSlices: the workloads of the copies a changed slice lists, before or after. That is
 	// all a change does to the diagnosis (counts.go endpoints reads only a workload's own copies'
 	// endpoints) while the slice stays its Service's and holds endpoints before and after: a
 	// slice that came or went, moved to another Service, or was or became empty changes whether
 	// a Service is known or meant for workloads that have no copy in it (collect.go meantFor).
 	// Readiness flips rewrite slices all the time; without this each was a full diagnosis.
-	type sliceKey struct{ namespace, name string }
-	var slicesGone, slicesNew map[sliceKey]*discoveryv1.EndpointSlice
-	diffObjects(prev.EndpointSlices, next.EndpointSlices, func(es *discoveryv1.EndpointSlice, inNext bool) {
-		if slicesGone == nil {
-			slicesGone, slicesNew = map[sliceKey]*discoveryv1.EndpointSlice{}, map[sliceKey]*discoveryv1.EndpointSlice{}
-		}
-		if inNext {
-			slicesNew[sliceKey{es.Namespace, es.Name}] = es
-		} else {
-			slicesGone[sliceKey{es.Namespace, es.Name}] = es
-		}
-	})
 	for k, was := range slicesGone {
 		now := slicesNew[k]
 		delete(slicesNew, k)
@@ -187,7 +215,8 @@ func changedWorkloads(prev, next *snapshot.Snapshot) func(kind, namespace, name 
 	if len(slicesNew) > 0 {
 		all = true
 	}
-	// Log tails: the copy's workload, when a tail is new, gone or read again.
+	// Log tails: the copy's workload, when a tail is new, gone or read again. The watch reads
+	// the tails of a bounded sample of failing copies, so this is no pass over the namespace.
 	type logKey struct {
 		namespace, pod, container string
 		previous                  bool
@@ -208,22 +237,48 @@ func changedWorkloads(prev, next *snapshot.Snapshot) func(kind, namespace, name 
 	for k := range tails {
 		podOwner(k.namespace, k.pod)
 	}
-	if len(named) > 0 {
-		for _, p := range next.Pods {
-			if named[[2]string{p.Namespace, p.Name}] {
-				markNext(p.Namespace, metav1.GetControllerOf(p), "Pod", p.Name)
-			}
+	for n := range named {
+		if p := next.Pod(n[0], n[1]); p != nil {
+			markNext(p.Namespace, metav1.GetControllerOf(p), "Pod", p.Name)
+			unowned(next, p)
 		}
-		for _, p := range prev.Pods {
-			if named[[2]string{p.Namespace, p.Name}] {
-				markPrev(p.Namespace, metav1.GetControllerOf(p), "Pod", p.Name)
-			}
+		if p := prev.Pod(n[0], n[1]); p != nil {
+			markPrev(p.Namespace, metav1.GetControllerOf(p), "Pod", p.Name)
+			unowned(prev, p)
 		}
 	}
 	if all {
 		return nil
 	}
-	return func(kind, namespace, name string) bool { return dirty[key{kind, namespace, name}] }
+	return dirty
+}
+
+// objectsChanged lists the objects only one of prev and next holds, as changes: ok is false when
+// one of a kind not followed is among them.
+func objectsChanged(prev, next *snapshot.Snapshot) (chs []snapshot.Change, ok bool) {
+	for i := range snapshot.Kinds {
+		if k := &snapshot.Kinds[i]; !followed[k.Kind] && !sameKind(k, prev, next) {
+			return nil, false
+		}
+	}
+	add := func(kind string) func(o runtime.Object, inNext bool) {
+		return func(o runtime.Object, inNext bool) {
+			m := o.(metav1.Object)
+			c := snapshot.Change{Kind: kind, Namespace: m.GetNamespace(), Name: m.GetName()}
+			if inNext {
+				c.New = o
+			} else {
+				c.Old = o
+			}
+			chs = append(chs, c)
+		}
+	}
+	diffObjects(prev.Deployments, next.Deployments, func(o *appsv1.Deployment, inNext bool) { add("Deployment")(o, inNext) })
+	diffObjects(prev.ReplicaSets, next.ReplicaSets, func(o *appsv1.ReplicaSet, inNext bool) { add("ReplicaSet")(o, inNext) })
+	diffObjects(prev.Pods, next.Pods, func(o *corev1.Pod, inNext bool) { add("Pod")(o, inNext) })
+	diffObjects(prev.Events, next.Events, func(o *corev1.Event, inNext bool) { add("Event")(o, inNext) })
+	diffObjects(prev.EndpointSlices, next.EndpointSlices, func(o *discoveryv1.EndpointSlice, inNext bool) { add("EndpointSlice")(o, inNext) })
+	return chs, true
 }
 
 // followed are the kinds whose changes changedWorkloads traces to the workloads they concern;

@@ -74,88 +74,113 @@ func failingLogRequests(pods []*corev1.Pod, rss []*appsv1.ReplicaSet, limit int)
 	for _, rs := range rss {
 		rsByUID[rs.UID] = rs
 	}
-	type candidate struct {
-		pod  *corev1.Pod
-		sig  string
-		reqs []logRequest
-	}
 	byWorkload := map[workloadRef][]candidate{}
 	for _, p := range pods {
-		if p.Spec.NodeName == "" || !failing(p) {
-			continue
+		c, ok := candidateOf(p, func(uid types.UID) *appsv1.ReplicaSet { return rsByUID[uid] })
+		if ok {
+			byWorkload[c.ref] = append(byWorkload[c.ref], c)
 		}
-		reqs := containerLogRequests(p)
-		if len(reqs) == 0 {
-			continue
-		}
-		ref, revision := workloadOf(p, rsByUID)
-		byWorkload[ref] = append(byWorkload[ref], candidate{p, failureSignature(p, revision), reqs})
 	}
 	plan := logPlan{limit: limit}
 	for ref, cands := range byWorkload {
-		groups := map[string][]candidate{}
-		var sigs []string
-		for _, c := range cands {
-			if _, seen := groups[c.sig]; !seen {
-				sigs = append(sigs, c.sig)
-			}
-			groups[c.sig] = append(groups[c.sig], c)
-		}
-		// The commonest way of failing first, then a fixed order, so the same copies are read
-		// from one snapshot to the next and a watch finds their tails cached.
-		sort.Slice(sigs, func(i, j int) bool {
-			if a, b := len(groups[sigs[i]]), len(groups[sigs[j]]); a != b {
-				return a > b
-			}
-			return sigs[i] < sigs[j]
-		})
-		for _, sig := range sigs {
-			g := groups[sig]
-			sort.Slice(g, func(i, j int) bool { return g[i].pod.Name < g[j].pod.Name })
-		}
-		quota := copiesPerWorkload
-		if len(sigs) > 1 {
-			quota = copiesPerMixedWorkload
-		}
-		w := &failingWorkload{ref: ref, copies: len(cands)}
-		for round := 0; len(w.picked) < quota && len(w.picked) < len(cands); round++ {
-			for _, sig := range sigs {
-				if g := groups[sig]; round < len(g) && len(w.picked) < quota {
-					w.picked = append(w.picked, g[round].reqs)
-				}
-			}
-		}
-		plan.workloads = append(plan.workloads, w)
+		plan.workloads = append(plan.workloads, &failingWorkload{ref: ref, copies: len(cands), picked: pickCopies(cands)})
 	}
-	sort.Slice(plan.workloads, func(i, j int) bool {
-		a, b := plan.workloads[i].ref, plan.workloads[j].ref
-		if a.namespace != b.namespace {
-			return a.namespace < b.namespace
+	sort.Slice(plan.workloads, func(i, j int) bool { return refLess(plan.workloads[i].ref, plan.workloads[j].ref) })
+	plan.readRounds()
+	return plan
+}
+
+// candidate is a failing copy whose logs may be read.
+type candidate struct {
+	pod  *corev1.Pod
+	ref  workloadRef
+	sig  string
+	reqs []logRequest
+}
+
+// candidateOf says whether a copy's logs can explain a failure and which, with its workload;
+// rsByUID finds the copy's ReplicaSet.
+func candidateOf(p *corev1.Pod, rsByUID func(types.UID) *appsv1.ReplicaSet) (candidate, bool) {
+	if p.Spec.NodeName == "" || !failing(p) {
+		return candidate{}, false
+	}
+	reqs := containerLogRequests(p)
+	if len(reqs) == 0 {
+		return candidate{}, false
+	}
+	ref, revision := workloadOf(p, rsByUID)
+	return candidate{p, ref, failureSignature(p, revision), reqs}, true
+}
+
+// pickCopies samples one workload's failing copies, one of each way of failing first.
+func pickCopies(cands []candidate) [][]logRequest {
+	groups := map[string][]candidate{}
+	var sigs []string
+	for _, c := range cands {
+		if _, seen := groups[c.sig]; !seen {
+			sigs = append(sigs, c.sig)
 		}
-		if a.kind != b.kind {
-			return a.kind < b.kind
+		groups[c.sig] = append(groups[c.sig], c)
+	}
+	// The commonest way of failing first, then a fixed order, so the same copies are read
+	// from one snapshot to the next and a watch finds their tails cached.
+	sort.Slice(sigs, func(i, j int) bool {
+		if a, b := len(groups[sigs[i]]), len(groups[sigs[j]]); a != b {
+			return a > b
 		}
-		return a.name < b.name
+		return sigs[i] < sigs[j]
 	})
+	for _, sig := range sigs {
+		g := groups[sig]
+		sort.Slice(g, func(i, j int) bool { return g[i].pod.Name < g[j].pod.Name })
+	}
+	quota := copiesPerWorkload
+	if len(sigs) > 1 {
+		quota = copiesPerMixedWorkload
+	}
+	var picked [][]logRequest
+	for round := 0; len(picked) < quota && len(picked) < len(cands); round++ {
+		for _, sig := range sigs {
+			if g := groups[sig]; round < len(g) && len(picked) < quota {
+				picked = append(picked, g[round].reqs)
+			}
+		}
+	}
+	return picked
+}
+
+func refLess(a, b workloadRef) bool {
+	if a.namespace != b.namespace {
+		return a.namespace < b.namespace
+	}
+	if a.kind != b.kind {
+		return a.kind < b.kind
+	}
+	return a.name < b.name
+}
+
+// readRounds takes the picked copies of the plan's workloads, in order, in rounds: every
+// failing workload has one copy read before any has a second, up to the plan's limit.
+func (p *logPlan) readRounds() {
 	for round := 0; ; round++ {
 		more, cut := false, false
-		for _, w := range plan.workloads {
+		for _, w := range p.workloads {
 			if round >= len(w.picked) {
 				continue
 			}
-			if len(plan.reqs)+len(w.picked[round]) > limit {
+			if len(p.reqs)+len(w.picked[round]) > p.limit {
 				// A copy of many containers that does not fit leaves room for the others'
 				// smaller ones in this round.
 				cut = true
 				continue
 			}
-			plan.reqs = append(plan.reqs, w.picked[round]...)
+			p.reqs = append(p.reqs, w.picked[round]...)
 			w.read++
 			more = true
 		}
 		// Strict rounds: a workload's second copy never takes the place of another's first.
 		if !more || cut {
-			return plan
+			return
 		}
 	}
 }
@@ -203,13 +228,13 @@ func containerStatuses(p *corev1.Pod) []corev1.ContainerStatus {
 
 // workloadOf names the copy's workload and its revision (the ReplicaSet, or the controller's
 // revision hash). A ReplicaSet the snapshot does not hold stands for its own workload.
-func workloadOf(p *corev1.Pod, rsByUID map[types.UID]*appsv1.ReplicaSet) (workloadRef, string) {
+func workloadOf(p *corev1.Pod, rsByUID func(types.UID) *appsv1.ReplicaSet) (workloadRef, string) {
 	ref := metav1.GetControllerOf(p)
 	if ref == nil {
 		return workloadRef{p.Namespace, "Pod", p.Name}, ""
 	}
 	if ref.Kind == "ReplicaSet" {
-		if rs := rsByUID[ref.UID]; rs != nil {
+		if rs := rsByUID(ref.UID); rs != nil {
 			if owner := metav1.GetControllerOf(rs); owner != nil && owner.Kind == "Deployment" {
 				return workloadRef{p.Namespace, owner.Kind, owner.Name}, ref.Name
 			}
@@ -479,6 +504,7 @@ const (
 type logCache struct {
 	entries map[logRequest]cachedLog
 	budget  tokenBucket
+	planner logPlanner
 }
 
 type cachedLog struct {
@@ -502,18 +528,20 @@ func newLogCache(first *snapshot.Snapshot, now time.Time) *logCache {
 		reqs[i] = logRequest{l.Namespace, l.Pod, l.Container, l.Previous}
 	}
 	byName := podsByName(first.Pods, reqs)
+	podNamed := func(namespace, name string) *corev1.Pod {
+		return byName[types.NamespacedName{Namespace: namespace, Name: name}]
+	}
 	for i := range first.Logs {
 		l := &first.Logs[i]
 		r := logRequest{l.Namespace, l.Pod, l.Container, l.Previous}
-		if inst, ok := instanceOf(byName, r); ok {
+		if inst, ok := instanceOf(podNamed, r); ok {
 			c.entries[r] = cachedLog{log: l, instance: inst, fetched: now}
 		}
 	}
 	return c
 }
 
-// podsByName finds the pods reqs name: a watch asks with every snapshot, and a map of every pod
-// of a 20k-pod namespace for the few hundred its tails are read from was most of the cost.
+// podsByName finds the pods reqs name, for a snapshot that may not be indexed.
 func podsByName(pods []*corev1.Pod, reqs []logRequest) map[types.NamespacedName]*corev1.Pod {
 	byName := make(map[types.NamespacedName]*corev1.Pod, len(reqs))
 	for _, r := range reqs {
@@ -530,8 +558,8 @@ func podsByName(pods []*corev1.Pod, reqs []logRequest) map[types.NamespacedName]
 
 // instanceOf identifies the container instance whose tail r asks for: the previous instance
 // changes with the restart count only, the current one also when it stops running.
-func instanceOf(byName map[types.NamespacedName]*corev1.Pod, r logRequest) (string, bool) {
-	p := byName[types.NamespacedName{Namespace: r.namespace, Name: r.pod}]
+func instanceOf(podNamed func(namespace, name string) *corev1.Pod, r logRequest) (string, bool) {
+	p := podNamed(r.namespace, r.pod)
 	if p == nil {
 		return "", false
 	}
@@ -560,8 +588,7 @@ func instanceOf(byName map[types.NamespacedName]*corev1.Pod, r logRequest) (stri
 // instance changed. A tail deferred by the budget keeps its older copy meanwhile. It returns how
 // long to wait before building a snapshot again to fetch what was deferred; zero when nothing was.
 func (s *Source) cachedLogs(ctx context.Context, snap *snapshot.Snapshot, c *logCache) time.Duration {
-	plan := failingLogRequests(snap.Pods, snap.ReplicaSets, maxLogRequests)
-	byName := podsByName(snap.Pods, plan.reqs)
+	plan := c.planner.planFor(snap, maxLogRequests)
 	now := s.now()
 	instances := make([]string, len(plan.reqs))
 	var missing, changed []int
@@ -572,7 +599,7 @@ func (s *Source) cachedLogs(ctx context.Context, snap *snapshot.Snapshot, c *log
 		}
 	}
 	for i, r := range plan.reqs {
-		instances[i], _ = instanceOf(byName, r)
+		instances[i], _ = instanceOf(snap.Pod, r)
 		e, ok := c.entries[r]
 		switch {
 		case !ok:

@@ -55,12 +55,6 @@ func (s *Source) WatchWith(ctx context.Context, hooks snapshot.WatchHooks) (<-ch
 	return out, errs
 }
 
-type watched struct {
-	kind      *kind
-	namespace string
-	informer  cache.SharedIndexInformer
-}
-
 // noWatchList makes a reflector list and then watch, instead of streaming its initial list over
 // a watch (WatchListClient): the first list is answered from the read the watch starts with.
 type noWatchList struct{}
@@ -131,6 +125,20 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 			_, _ = transform(o)
 		}
 	}
+	// The tracker starts from the informers' first lists, the read's very objects: the first
+	// snapshot itself when no selector filtered it. Indexed here, before anyone else holds it,
+	// the first snapshot is what the second's index is derived from.
+	seed := first
+	if !s.opts.Selector.Empty() {
+		seed = &snapshot.Snapshot{}
+		for _, j := range jobs {
+			if j.vis == nil {
+				j.kind.add(seed, j.objs)
+			}
+		}
+	}
+	tracker := snapshot.NewTracker(seed)
+	first.Index()
 	publish(out, errs, first)
 
 	dirty := make(chan struct{}, 1)
@@ -140,16 +148,27 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		default:
 		}
 	}
-	// The informers' initial lists are the first read, already published: only what changed
-	// since marks the snapshot dirty.
+	// The informers' initial lists are the first read, already published and tracked: only
+	// what changed since marks the snapshot dirty.
 	handler := cache.ResourceEventHandlerDetailedFuncs{
-		AddFunc: func(_ any, initial bool) {
-			if !initial {
+		AddFunc: func(obj any, _ bool) {
+			if o, ok := obj.(runtime.Object); ok && tracker.Put(o) {
 				mark()
 			}
 		},
-		UpdateFunc: func(any, any) { mark() },
-		DeleteFunc: func(any) { mark() },
+		UpdateFunc: func(_, obj any) {
+			if o, ok := obj.(runtime.Object); ok && tracker.Put(o) {
+				mark()
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if gone, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = gone.Obj
+			}
+			if o, ok := obj.(runtime.Object); ok && tracker.Delete(o) {
+				mark()
+			}
+		},
 	}
 	// A reflector whose server refuses connections backs off and retries its watch without
 	// telling its error handler (client-go's isWatchErrorRetriable), so an API server that went
@@ -175,7 +194,7 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		report(fmt.Errorf("build watch client for %s: %w", s.info.Server, err))
 		return
 	}
-	var ws []watched
+	var ws []cache.SharedIndexInformer
 	add := func(j *job) {
 		k, ns := j.kind, j.namespace
 		key := k.Kind + "/" + ns
@@ -205,23 +224,23 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		}
 		inf := cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, noWatchList{}), k.object,
 			cache.SharedIndexInformerOptions{Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}})
-		ws = append(ws, watched{kind: k, namespace: ns, informer: inf})
+		ws = append(ws, inf)
 	}
 	for _, j := range jobs {
 		if j.vis == nil {
 			add(j)
 		}
 	}
-	for _, w := range ws {
-		if err := w.informer.SetTransform(transform); err != nil {
+	for _, inf := range ws {
+		if err := inf.SetTransform(transform); err != nil {
 			report(err)
 		}
-		_ = w.informer.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
+		_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
 			if !isExpired(err) {
 				report(s.fatal(err))
 			}
 		})
-		if _, err := w.informer.AddEventHandler(handler); err != nil {
+		if _, err := inf.AddEventHandler(handler); err != nil {
 			report(err)
 		}
 	}
@@ -238,9 +257,9 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 	var running sync.WaitGroup
 	defer running.Wait()
 	synced := make([]cache.InformerSynced, 0, len(ws))
-	for _, w := range ws {
-		running.Go(func() { w.informer.RunWithContext(ctx) })
-		synced = append(synced, w.informer.HasSynced)
+	for _, inf := range ws {
+		running.Go(func() { inf.RunWithContext(ctx) })
+		synced = append(synced, inf.HasSynced)
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) || ctx.Err() != nil {
 		return
@@ -277,25 +296,27 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		case <-dirty:
 		default:
 		}
-		snap := &snapshot.Snapshot{Namespaces: s.Namespaces(), Source: s.info}
+		// A snapshot its reader has not taken is taken back, so that the next says what
+		// changed since the one the reader has.
+		select {
+		case unread := <-out:
+			tracker.Retract(unread)
+		default:
+		}
+		// The tracker's objects, copied only for the kinds that changed; the index derived
+		// from the last snapshot's with what changed.
+		snap := tracker.Snapshot()
+		snap.Namespaces, snap.Source = s.Namespaces(), s.info
 		for _, v := range visibility {
 			if v.Kind != "pods/log" {
 				snap.Visibility = append(snap.Visibility, v)
 			}
 		}
-		for _, w := range ws {
-			items := w.informer.GetStore().List()
-			objs := make([]runtime.Object, 0, len(items))
-			for _, it := range items {
-				if o, ok := it.(runtime.Object); ok {
-					objs = append(objs, o)
-				}
-			}
-			w.kind.add(snap, objs)
-		}
 		// The server filtered the selectable kinds; the kinds that follow their workloads
-		// (ReplicaSets) are listed whole and kept only with a selected owner.
+		// (ReplicaSets) are listed whole and kept only with a selected owner. Filtered, a
+		// snapshot does not say what changed, and everything after costs the namespace.
 		snap = snap.FilterWorkloads(s.opts.Selector)
+		snap.Index()
 		if wait := s.cachedLogs(ctx, snap, logs); wait > 0 {
 			logRetry.Reset(wait)
 		}

@@ -52,15 +52,23 @@ type Kind struct {
 
 // kindOps are the operations on one kind's slice of a Snapshot, made by entry for its type.
 type kindOps struct {
-	len    func(s *Snapshot) int
-	each   func(s *Snapshot, f func(runtime.Object))
-	add    func(s *Snapshot, objs []runtime.Object)
+	len  func(s *Snapshot) int
+	each func(s *Snapshot, f func(runtime.Object))
+	add  func(s *Snapshot, objs []runtime.Object)
+	// fill sets the slice to the n objects of the kind among objs; share sets dst's to src's.
+	fill   func(s *Snapshot, objs []runtime.Object, n int)
+	share  func(dst, src *Snapshot)
 	put    func(s *Snapshot, obj runtime.Object, idx int) (int, bool)
 	filter func(dst, src *Snapshot, keep func(namespace string) bool)
 	// filterObjects sets dst's slice to the objects of src's that keep accepts.
 	filterObjects func(dst, src *Snapshot, keep func(metav1.Object) bool)
 	items         func(s *Snapshot, keep func(metav1.Object) bool) any
-	owners        func(s *Snapshot) any
+	// owners indexes the objects by their owners' UIDs (a cowList[types.UID, P]); deriveOwners
+	// derives such an index for the next snapshot, and reown moves one object's entries in it
+	// from its old version to its new (either nil).
+	owners       func(s *Snapshot) any
+	deriveOwners func(m any) any
+	reown        func(m any, old, next runtime.Object)
 }
 
 // object is what every kind's pointer type is.
@@ -88,6 +96,16 @@ func entry[T any, P object[T]](k Kind, slice func(s *Snapshot) *[]P) Kind {
 				}
 			}
 		},
+		fill: func(s *Snapshot, objs []runtime.Object, n int) {
+			out := make([]P, 0, n)
+			for _, o := range objs {
+				if t, ok := o.(P); ok {
+					out = append(out, t)
+				}
+			}
+			*slice(s) = out
+		},
+		share: func(dst, src *Snapshot) { *slice(dst) = *slice(src) },
 		put: func(s *Snapshot, obj runtime.Object, idx int) (int, bool) {
 			t, ok := obj.(P)
 			if !ok {
@@ -134,9 +152,9 @@ func entry[T any, P object[T]](k Kind, slice func(s *Snapshot) *[]P) Kind {
 			return out
 		},
 		owners: func(s *Snapshot) any {
+			objs := *slice(s)
 			// Two passes: the owners counted, then one array carved into their lists, instead
 			// of each list grown by appends (a watch indexes 20k pods with every snapshot).
-			objs := *slice(s)
 			n := make(map[types.UID]int, len(objs)/4+1)
 			total := 0
 			for _, o := range objs {
@@ -145,19 +163,36 @@ func entry[T any, P object[T]](k Kind, slice func(s *Snapshot) *[]P) Kind {
 					total++
 				}
 			}
-			m := make(map[types.UID][]P, len(n))
+			m := cowList[types.UID, P]{newCOWMap[types.UID, []P](len(n), hashUID)}
 			all := make([]P, total)
 			for _, o := range objs {
 				for _, ref := range o.GetOwnerReferences() {
-					l, ok := m[ref.UID]
+					sh := m.shards[m.shard(ref.UID)]
+					l, ok := sh[ref.UID]
 					if !ok {
 						c := n[ref.UID]
 						l, all = all[:0:c], all[c:]
 					}
-					m[ref.UID] = append(l, o)
+					sh[ref.UID] = append(l, o)
 				}
 			}
 			return m
+		},
+		deriveOwners: func(m any) any {
+			return cowList[types.UID, P]{m.(cowList[types.UID, P]).derive()}
+		},
+		reown: func(m any, old, next runtime.Object) {
+			l := m.(cowList[types.UID, P])
+			if o, ok := old.(P); ok {
+				for _, ref := range o.GetOwnerReferences() {
+					l.removeFrom(ref.UID, o)
+				}
+			}
+			if o, ok := next.(P); ok {
+				for _, ref := range o.GetOwnerReferences() {
+					l.appendTo(ref.UID, o)
+				}
+			}
 		},
 	}
 	return k

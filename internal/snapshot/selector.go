@@ -77,6 +77,8 @@ func (s *Snapshot) FilterWorkloads(sel Selector) *Snapshot {
 	}
 	out := *s
 	out.index = nil
+	// What a Tracker says changed is about the whole lists, not the ones kept.
+	out.seq, out.changes = 0, nil
 	kept := map[types.UID]bool{}
 	for i := range Kinds {
 		if k := &Kinds[i]; k.Selectable {

@@ -83,4 +83,8 @@ type Snapshot struct {
 	Metrics *Metrics
 
 	index *index
+	// seq numbers a Tracker's snapshots, changes says what changed since its last one; both
+	// are zero in a snapshot no Tracker made.
+	seq     uint64
+	changes *changes
 }

@@ -101,7 +101,9 @@ func planCollect(s *snapshot.Snapshot, want func(kind, namespace, name string) b
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		p.svcs = newServiceIndex(s.Services)
-		p.logged = newPodFacts(s)
+		if want == nil {
+			p.logged = newPodFacts(s)
+		}
 	})
 	p.tasks = make([]collectTask, 0, len(s.Deployments))
 	for i, d := range s.Deployments {
@@ -151,8 +153,22 @@ func planCollect(s *snapshot.Snapshot, want func(kind, namespace, name string) b
 		return idx.candidates(ls)
 	}
 	wg.Wait()
+	if want != nil {
+		// Rediagnose collects the workloads that changed, most often a few: asking the
+		// snapshot about each of their copies costs less than filing every event and log
+		// tail of the namespace on every update.
+		if p.len() <= fewWorkloads {
+			p.logged = &podFacts{every: true}
+		} else {
+			p.logged = newPodFacts(s)
+		}
+	}
 	return p
 }
+
+// fewWorkloads is how many workloads a plan collects before filing the snapshot's events and
+// logs by copy pays.
+const fewWorkloads = 64
 
 // len is how many workloads the plan holds.
 func (p *collectPlan) len() int { return len(p.tasks) + len(p.batch) }
@@ -572,7 +588,9 @@ type podKey struct{ namespace, name string }
 // podFacts files which pods the snapshot has log tails and events of, so that a copy without
 // them (most copies) costs a lookup or two, not a lookup per container and two for events.
 type podFacts struct {
-	logs map[podKey]bool
+	// every says to ask the snapshot about every copy: nothing is filed.
+	every bool
+	logs  map[podKey]bool
 	// eventUIDs holds the UIDs events name; keyedEvents the pods named by events without a
 	// UID, which EventsFor also returns for a pod of that name.
 	eventUIDs   map[types.UID]bool
@@ -608,7 +626,12 @@ var askEveryPodsEvents bool
 // mayHaveEvents reports whether EventsFor can return events of p: those naming its UID, and
 // those without a UID naming its name.
 func (f *podFacts) mayHaveEvents(p *corev1.Pod) bool {
-	return askEveryPodsEvents || p.UID == "" || f.eventUIDs[p.UID] || f.keyedEvents[podKey{p.Namespace, p.Name}]
+	return askEveryPodsEvents || f.every || p.UID == "" || f.eventUIDs[p.UID] || f.keyedEvents[podKey{p.Namespace, p.Name}]
+}
+
+// mayHaveLogs reports whether the snapshot may hold a log tail of p.
+func (f *podFacts) mayHaveLogs(p *corev1.Pod) bool {
+	return f.every || f.logs[podKey{p.Namespace, p.Name}]
 }
 
 // podsWithLogs files the pods the snapshot has a log tail of, so that a copy without one
@@ -663,7 +686,7 @@ func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, pf *podFacts, w *wo
 				claims[v.PersistentVolumeClaim.ClaimName] = true
 			}
 		}
-		if !pf.logs[podKey{p.Namespace, p.Name}] {
+		if !pf.mayHaveLogs(p) {
 			continue
 		}
 		// By index: a container is large, and copying them per pod showed in profiles.

@@ -66,3 +66,49 @@ func TestWorkerRoomsAsFresh(t *testing.T) {
 		t.Fatal("no signal was written into a worker's room: the cases do not exercise it")
 	}
 }
+
+// A plan of a few workloads (Rediagnose's, after an update) asks the snapshot about every copy's
+// events and logs instead of filing the namespace's: its workloads are collected with the same
+// events and log tails, and diagnosed alike.
+func TestAFewWorkloadsAskForEachCopy(t *testing.T) {
+	cases := map[string]func() *snapshot.Snapshot{
+		"mixed logs":   mixedLogCluster,
+		"dated lines":  datedLogCluster,
+		"synthetic 40": func() *snapshot.Snapshot { return syntheticCluster(40, 10) },
+	}
+	for _, v := range verdictDirs(t) {
+		cases[v.ID] = func() *snapshot.Snapshot { return loadDump(t, v.Dir, loadExpected(t, v.Dir)) }
+	}
+	logged, evented := 0, 0
+	for name, build := range cases {
+		s := build()
+		s.Index()
+		full := collectWorkloads(s)
+		if p := planCollect(s, func(string, string, string) bool { return true }); p.len() > fewWorkloads || !p.logged.every {
+			t.Fatalf("%s: %d workloads are not a few, or the plan filed its copies", name, p.len())
+		}
+		few := collectSome(s, func(string, string, string) bool { return true })
+		if len(few) != len(full) {
+			t.Fatalf("%s: %d workloads, want %d", name, len(few), len(full))
+		}
+		for i := range full {
+			if !reflect.DeepEqual(few[i].Events, full[i].Events) || !reflect.DeepEqual(few[i].Logs, full[i].Logs) {
+				t.Errorf("%s: %s/%s: the events or log tails differ from the filed plan's", name, full[i].Kind, full[i].Name)
+			}
+			if len(full[i].Logs) > 0 {
+				logged++
+			}
+			if len(full[i].Events) > 0 {
+				evented++
+			}
+			got, want := diagnoseWorkload(s, few[i]), diagnoseWorkload(s, full[i])
+			r1, r2 := &Report{Workloads: []Diagnosis{got}}, &Report{Workloads: []Diagnosis{want}}
+			if !reflect.DeepEqual(withListsWrittenOut(r1), withListsWrittenOut(r2)) {
+				t.Errorf("%s: %s/%s is diagnosed otherwise", name, full[i].Kind, full[i].Name)
+			}
+		}
+	}
+	if logged == 0 || evented == 0 {
+		t.Fatalf("%d workloads with log tails, %d with events: the cases do not exercise the lookups", logged, evented)
+	}
+}

@@ -25,36 +25,42 @@ type textFacts struct {
 	pullKind uint8
 }
 
-// textCache is one worker's textFacts by text. A nil cache shares nothing.
+// textCache is one worker's textFacts by text, and its rooms. A nil cache shares nothing.
 type textCache struct {
 	m map[string]*textFacts
-	// facts is the worker's room for a workload's copy facts, which no diagnosis keeps: the
-	// next workload reads its copies into it (copyFacts).
+	workerRoom
+}
+
+// workerRoom is what a worker writes a workload's working state into, workload after
+// workload: no diagnosis keeps any of it (the report keeps an observation list's source and
+// log tails, not the list).
+type workerRoom struct {
+	// facts is the room for a workload's copy facts (copyFacts).
 	facts []copyFacts
-	// hits and groupOf are its room for the log lines collectSignals reads and their
-	// signals, which it gives no signal (logRoom).
-	hits    []logHit
-	groupOf []int32
-	// obs and refs are its room for a workload's observation list and the objects they
-	// point at: the report keeps what the list is written from and the tails, not the list
-	// (obsLog).
-	obs  []Observation
-	refs []ObjectRef
-	// sigs, lines, cellOf and cells are its room for a workload's signals (collectSignals),
-	// which no diagnosis keeps either: reset empties it before each workload.
-	sigs   signalRoom
-	lines  []logHit
-	cellOf map[string]int32
-	cells  []tokenCell
-	// texts and ords are its room for a workload's log texts (observeLog) and the places of
-	// its signals' lines (citations).
-	texts          map[string]*lineFacts
-	ordObs, ordCnt []int32
-	// obsOf, byPod and gaps are its room for a workload's observations, their ranges by copy,
-	// and the ranker its gap checks use.
+	// obs, refs, obsOf and byPod are a workload's observation list, the objects it points at,
+	// the observations themselves and their ranges by copy; texts its log texts (observeLog).
+	obs   []Observation
+	refs  []ObjectRef
 	obsOf observations
 	byPod []obsRange
-	gaps  ranker
+	texts map[string]*lineFacts
+	// gaps is the ranker of its gap checks.
+	gaps ranker
+	signalsRoom
+}
+
+// signalsRoom is where collectSignals and the rules write a workload's signals.
+type signalsRoom struct {
+	// hits and groupOf are the log lines collectSignals reads and their signals (logRoom);
+	// lines the same lines by signal.
+	hits    []logHit
+	groupOf []int32
+	lines   []logHit
+	sigs    signalRoom
+	cellOf  map[string]int32
+	cells   []tokenCell
+	// ordObs and ordCnt are the places of the signals' lines (citations).
+	ordObs, ordCnt []int32
 }
 
 // signalRoom hands out signals from blocks that are never grown, so a signal stays where it
@@ -64,7 +70,8 @@ type signalRoom struct {
 	b, n   int
 }
 
-// reset makes the room's signals, lines and cells free for the next workload.
+// reset makes the room's signals free for the next workload; its other lists are emptied as
+// they are taken.
 func (c *textCache) reset() {
 	if c != nil {
 		c.sigs.b, c.sigs.n = 0, 0

@@ -50,18 +50,20 @@ func newReport(s *snapshot.Snapshot) *Report {
 
 // sortWorkloads orders a report's workloads worst first, then by namespace, name and kind.
 func sortWorkloads(r *Report) {
-	// A diagnosis is large: sort its place, with its severity read once, then move each once.
+	// A diagnosis is large: sort its place, with its severity read once, then move each into
+	// place along the permutation's cycles, without a second list of diagnoses (2.5 MB at
+	// 10,000 workloads).
 	type key struct {
 		severity int
-		d        *Diagnosis
+		at       int
 	}
 	ws := r.Workloads
 	keys := make([]key, len(ws))
 	for i := range ws {
-		keys[i] = key{ws[i].Shape.Severity(), &ws[i]}
+		keys[i] = key{ws[i].Shape.Severity(), i}
 	}
 	slices.SortStableFunc(keys, func(x, y key) int {
-		a, b := x.d, y.d
+		a, b := &ws[x.at], &ws[y.at]
 		if x.severity != y.severity {
 			return cmp.Compare(x.severity, y.severity)
 		}
@@ -73,11 +75,24 @@ func sortWorkloads(r *Report) {
 		}
 		return strings.Compare(a.Kind, b.Kind)
 	})
-	out := make([]Diagnosis, len(ws))
-	for i, k := range keys {
-		out[i] = *k.d
+	// Place i takes the diagnosis at keys[i].at; a place is marked done by at = -1.
+	for i := range keys {
+		if keys[i].at < 0 || keys[i].at == i {
+			continue
+		}
+		held := ws[i]
+		j := i
+		for {
+			from := keys[j].at
+			keys[j].at = -1
+			if from == i {
+				ws[j] = held
+				break
+			}
+			ws[j] = ws[from]
+			j = from
+		}
 	}
-	r.Workloads = out
 }
 
 // diagnoseWorkload runs the passes in order: counts, revisions, copies, rollout, shape, evidence;

@@ -61,7 +61,7 @@ func servedJob(j *batchv1.Job) string {
 // existing its pods still running, serving the pods that succeeded, and restarts adds the pods
 // that failed, each of which the controller replaced.
 func batchCounts(w *workload) {
-	w.ServingPods = uidSet{}
+	clear(w.serving)
 	w.Counts.Serving = 0
 	cur := w.cls.Current
 	if cur == nil {
@@ -69,9 +69,9 @@ func batchCounts(w *workload) {
 		return
 	}
 	var succeeded int32
-	for _, p := range cur.Pods {
-		if p.Status.Phase == corev1.PodSucceeded {
-			w.ServingPods.add(p.UID)
+	for i, r := range w.cls.revAt {
+		if r == cur && w.Pods[i].Status.Phase == corev1.PodSucceeded {
+			w.serving[i] = true
 			succeeded++
 		}
 	}

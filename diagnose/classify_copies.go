@@ -80,8 +80,8 @@ func readCopy(w *workload, i int, ref time.Time) *copyFacts {
 func fillCopy(f *copyFacts, w *workload, i int, ref time.Time) {
 	p := w.Pods[i]
 	*f = copyFacts{
-		Pod: p, Rev: w.cls.revisionOf.get(p.UID), Active: active(p), Ready: podReady(p),
-		Serving: w.ServingPods.has(p.UID), Age: ref.Sub(p.CreationTimestamp.Time), signalObs: -1, lastTerminatedObs: -1, readyObs: -1,
+		Pod: p, Rev: w.cls.revAt[i], Active: active(p), Ready: podReady(p),
+		Serving: w.serving[i], Age: ref.Sub(p.CreationTimestamp.Time), signalObs: -1, lastTerminatedObs: -1, readyObs: -1,
 	}
 	f.Current = f.Rev != nil && f.Rev == w.cls.Current
 	if w.cls.Current == nil {

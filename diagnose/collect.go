@@ -658,13 +658,6 @@ func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, pf *podFacts, w *wo
 		w.CurrentPods = w.cls.Current.Pods
 		w.CurrentRevision = strconv.FormatInt(w.cls.Current.Number, 10)
 	}
-	w.cls.revisionOf = newUIDMap(len(w.Pods))
-	for _, rev := range w.cls.Revisions {
-		for _, p := range rev.Pods {
-			w.cls.revisionOf.set(p.UID, rev)
-		}
-	}
-
 	events := append([]*corev1.Event(nil), s.EventsFor(w.Kind, w.Namespace, w.Name, w.UID)...)
 	for _, rs := range w.ReplicaSets {
 		events = append(events, s.EventsFor("ReplicaSet", rs.Namespace, rs.Name, rs.UID)...)

@@ -22,8 +22,9 @@ type serviceView struct {
 	// Known is false when no Service is meant for the workload, or none of them has an
 	// EndpointSlice in the snapshot: then Ready is the best the engine can see.
 	Known bool
-	// Endpoint holds the copies that are ready endpoints on a port a container exposes.
-	Endpoint uidSet
+	// endpoint[i] says copy i (workload.Pods[i]) is a ready endpoint on a port a container
+	// exposes; nil when no copy is.
+	endpoint []bool
 	// Unexposed names a Service whose ready endpoints are on ports no container exposes.
 	Unexposed string
 }
@@ -45,17 +46,15 @@ func endpoints(s *snapshot.Snapshot, w *workload) serviceView {
 				if ep.TargetRef == nil || ep.TargetRef.Kind != "Pod" {
 					continue
 				}
-				p := find(ep.TargetRef.UID, ep.TargetRef.Name)
-				if p == nil || (ep.Conditions.Ready != nil && !*ep.Conditions.Ready) {
+				i := find(ep.TargetRef.UID, ep.TargetRef.Name)
+				if i < 0 || (ep.Conditions.Ready != nil && !*ep.Conditions.Ready) {
 					continue
 				}
-				if exposesAny(p, es.Ports) {
-					if v.Endpoint.list == nil && v.Endpoint.m == nil {
-						// Room for every copy: growing the list one endpoint at a time
-						// was a tenth of the allocations of counting.
-						v.Endpoint = newUIDSet(len(w.Pods))
+				if exposesAny(w.Pods[i], es.Ports) {
+					if v.endpoint == nil {
+						v.endpoint = w.texts.flagRoom(len(w.Pods))
 					}
-					v.Endpoint.add(p.UID)
+					v.endpoint[i] = true
 				} else if v.Unexposed == "" {
 					v.Unexposed = svc.Name
 				}
@@ -68,35 +67,41 @@ func endpoints(s *snapshot.Snapshot, w *workload) serviceView {
 	return v
 }
 
-// copyFinder returns a lookup of the copy with a UID, else of the copy with a name (the last
-// of the copies with it, as maps filled in order would hold).
-func copyFinder(pods []*corev1.Pod) func(uid types.UID, name string) *corev1.Pod {
+// copyFinder returns a lookup of the index of the copy with a UID, else of the copy with a
+// name (the last of the copies with it, as maps filled in order would hold); -1 when none has
+// either. An empty UID names no copy: a pod without one is found by its name.
+func copyFinder(pods []*corev1.Pod) func(uid types.UID, name string) int {
 	if len(pods) <= smallUIDs {
-		return func(uid types.UID, name string) *corev1.Pod {
-			for i := len(pods) - 1; i >= 0; i-- {
+		return func(uid types.UID, name string) int {
+			for i := len(pods) - 1; uid != "" && i >= 0; i-- {
 				if pods[i].UID == uid {
-					return pods[i]
+					return i
 				}
 			}
 			for i := len(pods) - 1; i >= 0; i-- {
 				if pods[i].Name == name {
-					return pods[i]
+					return i
 				}
 			}
-			return nil
+			return -1
 		}
 	}
-	byUID := make(map[types.UID]*corev1.Pod, len(pods))
-	byName := make(map[string]*corev1.Pod, len(pods))
-	for _, p := range pods {
-		byUID[p.UID] = p
-		byName[p.Name] = p
-	}
-	return func(uid types.UID, name string) *corev1.Pod {
-		if p := byUID[uid]; p != nil {
-			return p
+	byUID := make(map[types.UID]int, len(pods))
+	byName := make(map[string]int, len(pods))
+	for i, p := range pods {
+		if p.UID != "" {
+			byUID[p.UID] = i
 		}
-		return byName[name]
+		byName[p.Name] = i
+	}
+	return func(uid types.UID, name string) int {
+		if i, ok := byUID[uid]; ok && uid != "" {
+			return i
+		}
+		if i, ok := byName[name]; ok {
+			return i
+		}
+		return -1
 	}
 }
 
@@ -120,7 +125,7 @@ func exposesAny(p *corev1.Pod, ports []discoveryv1.EndpointPort) bool {
 	return false
 }
 
-// count fills w.Counts and w.ServingPods, and returns the copy ages.
+// count fills w.Counts and w.serving, and returns the copy ages.
 func count(s *snapshot.Snapshot, w *workload, ref time.Time) (youngest, oldest *int64) {
 	// The ages are kept here and put on the heap once: a pointer to each copy's age would
 	// be an allocation per copy.
@@ -128,16 +133,16 @@ func count(s *snapshot.Snapshot, w *workload, ref time.Time) (youngest, oldest *
 	aged := false
 	view := endpoints(s, w)
 	w.Counts = Counts{Declared: w.Declared}
-	w.ServingPods = newUIDSet(len(w.Pods))
-	for _, p := range w.Pods {
+	w.serving = w.texts.flagRoom(len(w.Pods))
+	for i, p := range w.Pods {
 		if !active(p) {
 			continue
 		}
 		w.Counts.Existing++
 		w.Counts.Restarts += restarts(p)
-		if podReady(p) && (!view.Known || view.Endpoint.has(p.UID)) {
+		if podReady(p) && (!view.Known || (view.endpoint != nil && view.endpoint[i])) {
 			w.Counts.Serving++
-			w.ServingPods.add(p.UID)
+			w.serving[i] = true
 		}
 		age := int64(ref.Sub(p.CreationTimestamp.Time) / time.Second)
 		if age < 0 {

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -103,5 +104,41 @@ func TestServiceOfAnotherComponent(t *testing.T) {
 	got := c.diagnoseOne("cache-replica")
 	if got.Shape != ShapeHealthy || got.Counts.Serving != 2 {
 		t.Errorf("shape %s serving %d, want healthy with 2 serving", got.Shape, got.Counts.Serving)
+	}
+}
+
+// TestEndpointsFindTheirCopies: an endpoint names its copy by UID, else by name (a slice
+// written without UIDs, a pod read without one), in a workload of a few copies (scanned) and
+// of many (looked up); only the copies named serve, and the copy list says which.
+func TestEndpointsFindTheirCopies(t *testing.T) {
+	for _, n := range []int{3, 3 * smallUIDs} {
+		c := newCluster()
+		d := c.deployment("web", int32(n), 1, reasonNewRSAvailable, 24*time.Hour)
+		rs := c.replicaSet(d, 1, int32(n), 24*time.Hour, nil)
+		var pods []*corev1.Pod
+		for i := range n {
+			pods = append(pods, c.pod(rs, fmt.Sprintf("p%03d", i), 24*time.Hour, running(true)))
+		}
+		// The first copy has no UID; the last is named by an endpoint without one.
+		pods[0].UID = ""
+		svc := c.service("web", "web")
+		named := map[*corev1.Pod]bool{pods[0]: true, pods[n-1]: true, pods[1]: true}
+		c.endpointSlice(svc, 8080, named)
+		es := c.s.EndpointSlices[len(c.s.EndpointSlices)-1]
+		for i := range es.Endpoints {
+			if ref := es.Endpoints[i].TargetRef; ref.Name == pods[n-1].Name {
+				ref.UID = ""
+			}
+		}
+		got := c.diagnoseOne("web")
+		if got.Counts.Serving != 3 {
+			t.Errorf("%d copies: serving = %d, want 3", n, got.Counts.Serving)
+		}
+		for _, cp := range got.Detail.Copies {
+			want := cp.Name == pods[0].Name || cp.Name == pods[1].Name || cp.Name == pods[n-1].Name
+			if cp.Serving != want {
+				t.Errorf("%d copies: %s serving = %v, want %v", n, cp.Name, cp.Serving, want)
+			}
+		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -100,6 +102,7 @@ func sortWorkloads(r *Report) {
 func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	ref := s.ReferenceTime
 	w.Snap = s
+	indexRevisions(w)
 	youngest, oldest := count(s, w, ref)
 	if isBatch(w.Kind) {
 		batchCounts(w)
@@ -179,6 +182,41 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	w.obs.settle()
 	d.Detail.observations = w.obs.report()
 	return d
+}
+
+// indexRevisions files each copy's revision by its place in w.Pods, which collectShared
+// wrote as the revisions' copies in order, then those of none: a lookup by UID compared
+// strings for every copy, and took a map beyond a few.
+func indexRevisions(w *workload) {
+	revAt := w.texts.revRoom(len(w.Pods))
+	i := 0
+	for _, rev := range w.cls.Revisions {
+		for _, p := range rev.Pods {
+			if i == len(w.Pods) || w.Pods[i] != p {
+				// Not collectShared's order (a workload put together by hand): by pod.
+				indexRevisionsByPod(w, revAt)
+				return
+			}
+			revAt[i] = rev
+			i++
+		}
+	}
+	clear(revAt[i:])
+	w.cls.revAt = revAt
+}
+
+func indexRevisionsByPod(w *workload, revAt []*revision) {
+	clear(revAt)
+	of := make(map[*corev1.Pod]*revision)
+	for _, rev := range w.cls.Revisions {
+		for _, p := range rev.Pods {
+			of[p] = rev
+		}
+	}
+	for i, p := range w.Pods {
+		revAt[i] = of[p]
+	}
+	w.cls.revAt = revAt
 }
 
 // sortCopies orders copies worst first: not serving before serving, the current revision before

@@ -337,8 +337,8 @@ func newObsHead(w *workload) *obsHead {
 	}
 	if len(w.Pods) > 0 {
 		h.podRevision = make([]int64, len(w.Pods))
-		for i, p := range w.Pods {
-			if r := w.cls.revisionOf.get(p.UID); r != nil {
+		for i, r := range w.cls.revAt {
+			if r != nil {
 				h.podRevision[i] = r.Number
 			}
 		}

@@ -23,7 +23,9 @@ type history struct {
 	// NoReplicaSets: a Deployment whose ReplicaSets the snapshot does not hold; its copies were
 	// found by selector and its revisions are unknown.
 	NoReplicaSets bool
-	revisionOf    uidMap
+	// revAt[i] is the revision of the workload's copy i (workload.Pods[i]), nil for one no
+	// revision accounts for (indexRevisions).
+	revAt []*revision
 }
 
 // defaultProgressDeadline is the Deployment default, also used as the warm-up allowance for

@@ -46,6 +46,11 @@ type workerRoom struct {
 	texts map[string]*lineFacts
 	// gaps is the ranker of its gap checks.
 	gaps ranker
+	// flags and revs hand out a workload's lists by copy (flagRoom, revRoom); nFlags is
+	// how many flags are handed out.
+	flags  []bool
+	nFlags int
+	revs   []*revision
 	signalsRoom
 }
 
@@ -75,7 +80,35 @@ type signalRoom struct {
 func (c *textCache) reset() {
 	if c != nil {
 		c.sigs.b, c.sigs.n = 0, 0
+		c.nFlags = 0
 	}
+}
+
+// flagRoom returns n flags, all false, the worker's own when it has a cache: each call of a
+// workload has flags of its own.
+func (c *textCache) flagRoom(n int) []bool {
+	if c == nil {
+		return make([]bool, n)
+	}
+	if len(c.flags)-c.nFlags < n {
+		// The lists handed out before keep the old block until the next workload.
+		c.flags, c.nFlags = make([]bool, max(4*n, 256)), 0
+	}
+	out := c.flags[c.nFlags : c.nFlags+n : c.nFlags+n]
+	c.nFlags += n
+	clear(out)
+	return out
+}
+
+// revRoom returns room for n copies' revisions, the worker's own when it has a cache.
+func (c *textCache) revRoom(n int) []*revision {
+	if c == nil {
+		return make([]*revision, n)
+	}
+	if cap(c.revs) < n {
+		c.revs = make([]*revision, n)
+	}
+	return c.revs[:n]
 }
 
 // signal returns a pointer to a copy of s, in the worker's room when it has a cache.

@@ -62,9 +62,9 @@ type workload struct {
 	Claims []*corev1.PersistentVolumeClaim
 	// ReplicaSets of a Deployment (or the ownerless ReplicaSet itself).
 	ReplicaSets []*appsv1.ReplicaSet
-	// Counts as classified; ServingPods holds the UIDs of the copies counted as serving.
-	Counts      Counts
-	ServingPods uidSet
+	// Counts as classified; serving[i] says whether copy i (Pods[i]) counts as serving.
+	Counts  Counts
+	serving []bool
 	// Created is the workload's creation time.
 	Created time.Time
 	// obs is the observation list, read once (observe).

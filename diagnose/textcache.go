@@ -51,6 +51,8 @@ type workerRoom struct {
 	flags  []bool
 	nFlags int
 	revs   []*revision
+	// moments is the room of a workload's timeline (timelineRoom).
+	moments []TimelineEntry
 	signalsRoom
 }
 
@@ -98,6 +100,18 @@ func (c *textCache) flagRoom(n int) []bool {
 	c.nFlags += n
 	clear(out)
 	return out
+}
+
+// timelineRoom returns an empty list with room for n moments, the worker's own when it has a
+// cache.
+func (c *textCache) timelineRoom(n int) []TimelineEntry {
+	if c == nil {
+		return make([]TimelineEntry, 0, n)
+	}
+	if cap(c.moments) < n {
+		c.moments = make([]TimelineEntry, 0, n)
+	}
+	return c.moments[:0]
 }
 
 // revRoom returns room for n copies' revisions, the worker's own when it has a cache.
@@ -229,12 +243,12 @@ func (c *textCache) byPodRoom(n int) []obsRange {
 	return c.byPod[:n]
 }
 
-// gapRanker returns r in the worker's room when it has a cache.
-func (c *textCache) gapRanker(r ranker) *ranker {
+// gapRanker returns a ranker to fill, the worker's own when it has a cache. It takes no
+// ranker to copy: a parameter returned by address escapes, and every call would allocate one.
+func (c *textCache) gapRanker() *ranker {
 	if c == nil {
-		return &r
+		return new(ranker)
 	}
-	c.gaps = r
 	return &c.gaps
 }
 

@@ -153,7 +153,9 @@ func buildTimeline(w *workload, top *Suspect, o onset) []TimelineEntry {
 	if isDeployment {
 		n += len(d.Status.Conditions)
 	}
-	out := make([]TimelineEntry, 0, n)
+	// Written in the worker's room and copied out at its length: room for every moment the
+	// workload might have was twice what most have, in every report.
+	out := w.texts.timelineRoom(n)
 	add := func(at time.Time, kind TimelineKind, object, msg string) {
 		if !at.IsZero() {
 			out = append(out, TimelineEntry{At: at.UTC(), Kind: kind, Object: object, Message: msg})
@@ -230,7 +232,7 @@ func buildTimeline(w *workload, top *Suspect, o onset) []TimelineEntry {
 		add(c.At, TimelineDependency, c.Object, msg)
 	}
 	sortTimeline(out)
-	return out
+	return append(make([]TimelineEntry, 0, len(out)), out...)
 }
 
 func sortTimeline(out []TimelineEntry) {

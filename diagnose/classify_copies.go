@@ -1,8 +1,6 @@
 package diagnose
 
 import (
-	"fmt"
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -187,47 +185,6 @@ func (f *copyFacts) setDies(reason, container, msg string, obs int) {
 	if f.Dies == "" && f.NeverStarts == "" {
 		f.Dies, f.Container, f.Message, f.signalObs = reason, container, msg, obs
 	}
-}
-
-// toCopy renders the facts as the copy a person reads.
-func (f *copyFacts) toCopy() Copy {
-	p := f.Pod
-	c := Copy{
-		Name: p.Name, Phase: string(p.Status.Phase), Ready: f.Ready, Serving: f.Serving,
-		Restarts: restarts(p), AgeSeconds: int64(f.Age / time.Second), Node: p.Spec.NodeName,
-	}
-	if f.Rev != nil {
-		c.Revision = strconv.FormatInt(f.Rev.Number, 10)
-	}
-	switch {
-	case p.DeletionTimestamp != nil:
-		c.Reason, c.Message = "Terminating", ""
-	case f.NeverStarts != "":
-		c.Reason, c.Message = f.NeverStarts, withContainer(f.Container, f.Message)
-	case f.Dies != "":
-		c.Reason, c.Message = f.Dies, withContainer(f.Container, f.Message)
-	case !f.Active:
-		c.Reason, c.Message = p.Status.Reason, p.Status.Message
-		if c.Reason == "" {
-			c.Reason = string(p.Status.Phase)
-		}
-	case f.Running && !f.Ready:
-		c.Reason = "NotReady"
-		if rc := readyCondition(p); rc != nil {
-			c.Message = rc.Message
-		}
-	case f.Ready && !f.Serving:
-		c.Reason, c.Message = "NotAnEndpoint", "Ready, but no Service meant for the workload has it as a ready endpoint"
-	case !f.Ready:
-		c.Reason = string(p.Status.Phase)
-	default:
-		c.Reason = "Ready"
-		if f.LastTerminated != nil {
-			since := f.Age - f.LastTerminated.At().Sub(p.CreationTimestamp.Time)
-			c.Message = fmt.Sprintf("last restart %s ago: %s", humanDuration(since), f.LastTerminated.terminationText())
-		}
-	}
-	return c
 }
 
 func withContainer(container, msg string) string {

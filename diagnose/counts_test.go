@@ -76,8 +76,8 @@ func TestCountsExcludeFinishedCopies(t *testing.T) {
 	if got.Counts.Existing != 2 || got.Counts.Serving != 2 {
 		t.Errorf("counts = %+v, want 2 existing, 2 serving", got.Counts)
 	}
-	if len(got.Detail.Copies) != 4 {
-		t.Errorf("copy list has %d entries, want 4", len(got.Detail.Copies))
+	if len(got.Detail.Copies()) != 4 {
+		t.Errorf("copy list has %d entries, want 4", len(got.Detail.Copies()))
 	}
 	if got.YoungestCopySeconds == nil || *got.YoungestCopySeconds != int64(24*time.Hour/time.Second) {
 		t.Errorf("youngest = %v, want %d", got.YoungestCopySeconds, int64(24*time.Hour/time.Second))
@@ -134,7 +134,7 @@ func TestEndpointsFindTheirCopies(t *testing.T) {
 		if got.Counts.Serving != 3 {
 			t.Errorf("%d copies: serving = %d, want 3", n, got.Counts.Serving)
 		}
-		for _, cp := range got.Detail.Copies {
+		for _, cp := range got.Detail.Copies() {
 			want := cp.Name == pods[0].Name || cp.Name == pods[1].Name || cp.Name == pods[n-1].Name
 			if cp.Serving != want {
 				t.Errorf("%d copies: %s serving = %v, want %v", n, cp.Name, cp.Serving, want)

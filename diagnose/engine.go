@@ -168,13 +168,7 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 		d.Revisions = &Revisions{Current: w.CurrentRevision, LastServing: w.LastServingRevision, ChangedPaths: changedPaths(w.Changes)}
 	}
 	d.Detail = &Detail{CurrentRevision: w.CurrentRevision, LastServingRevision: w.LastServingRevision, Changes: w.Changes}
-	if len(w.cls.copies) > 0 {
-		d.Detail.Copies = make([]Copy, 0, len(w.cls.copies))
-	}
-	for _, f := range w.cls.copies {
-		d.Detail.Copies = append(d.Detail.Copies, f.toCopy())
-	}
-	sortCopies(d.Detail.Copies, w.CurrentRevision)
+	d.Detail.copies = newCopyList(w, ref)
 	tp.settle(w, &d)
 	if isBatch(w.Kind) {
 		settleBatch(w, &d)

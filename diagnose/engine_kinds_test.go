@@ -95,7 +95,7 @@ func TestStatefulSetRevisions(t *testing.T) {
 		t.Errorf("revisions = %+v, want %+v", d.Revisions, want)
 	}
 	revs := map[string]string{}
-	for _, cp := range d.Detail.Copies {
+	for _, cp := range d.Detail.Copies() {
 		revs[cp.Name] = cp.Revision
 	}
 	if revs["db-0"] != "1" || revs["db-2"] != "2" {
@@ -137,7 +137,7 @@ func TestDaemonSetNeverStarts(t *testing.T) {
 	if d.Revisions == nil || d.Revisions.Current != "1" || d.Revisions.LastServing != "" {
 		t.Errorf("revisions = %+v, want current 1 and none served", d.Revisions)
 	}
-	for _, cp := range d.Detail.Copies {
+	for _, cp := range d.Detail.Copies() {
 		if cp.Revision != "1" {
 			t.Errorf("copy %s revision = %q, want 1", cp.Name, cp.Revision)
 		}

@@ -310,10 +310,10 @@ func TestEvidenceAggregatesCopies(t *testing.T) {
 	if pull[0].Count != 4 || len(pull[0].Objects) != 4 {
 		t.Errorf("evidence covers %d copies (%v), want 4", pull[0].Count, pull[0].Objects)
 	}
-	if len(got.Detail.Copies) != 4 {
-		t.Errorf("copies = %d, want 4", len(got.Detail.Copies))
+	if len(got.Detail.Copies()) != 4 {
+		t.Errorf("copies = %d, want 4", len(got.Detail.Copies()))
 	}
-	for _, cp := range got.Detail.Copies {
+	for _, cp := range got.Detail.Copies() {
 		if cp.Reason != "ErrImagePull" && cp.Reason != "ImagePullBackOff" {
 			t.Errorf("copy %s reason = %q", cp.Name, cp.Reason)
 		}

@@ -154,7 +154,7 @@ func TestOOMKilledSaysItsExitCode(t *testing.T) {
 				texts = append(texts, e.Message)
 			}
 		}
-		for _, cp := range got.Detail.Copies {
+		for _, cp := range got.Detail.Copies() {
 			texts = append(texts, cp.Message)
 		}
 		for _, s := range texts {

@@ -82,7 +82,7 @@ func TestTheFieldsAWatchTrimsAreNotRead(t *testing.T) {
 	}
 }
 
-// withListsWrittenOut is r with each workload's observations written out as a list: a report
+// withListsWrittenOut is r with each workload's observations and copies written out as lists: a report
 // keeps the objects its lists are written from, and two snapshots whose pods differ only in
 // what the engine does not read are to be diagnosed alike, observations and all.
 func withListsWrittenOut(r *Report) *Report {
@@ -95,6 +95,7 @@ func withListsWrittenOut(r *Report) *Report {
 		}
 		d := *w.Detail
 		d.observations = obsLog{kept: d.Observations()}
+		d.copies = copyList{given: d.Copies()}
 		w.Detail = &d
 	}
 	return &out

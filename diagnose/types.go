@@ -131,14 +131,13 @@ type Diagnosis struct {
 
 // Detail carries what front ends show beyond the report schema.
 type Detail struct {
-	// Copies lists the workload's pods, worst first.
-	Copies []Copy
 	// CurrentRevision and LastServingRevision are the pod templates' revision names.
 	CurrentRevision, LastServingRevision string
 	// Changes lists the fields that differ between the last serving and the current template.
 	Changes []Change
-	// observations holds what Observations returns.
+	// observations holds what Observations returns, copies what Copies returns.
 	observations obsLog
+	copies       copyList
 }
 
 // Observations returns the workload's facts as the engine read them, once: what classified it,

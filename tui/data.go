@@ -360,15 +360,19 @@ func kindShort(kind string) string {
 
 // podsOf returns the copies of a workload, in the engine's order when it listed them.
 func (ds *dataset) podsOf(d *diagnose.Diagnosis) []*corev1.Pod {
-	if d.Detail != nil && len(d.Detail.Copies) > 0 {
+	var copies []diagnose.Copy
+	if d.Detail != nil {
+		copies = d.Detail.Copies()
+	}
+	if len(copies) > 0 {
 		ds.podsOnce.Do(func() {
 			ds.pods = make(map[[2]string]*corev1.Pod, len(ds.snap.Pods))
 			for _, p := range ds.snap.Pods {
 				ds.pods[[2]string{p.Namespace, p.Name}] = p
 			}
 		})
-		out := make([]*corev1.Pod, 0, len(d.Detail.Copies))
-		for _, c := range d.Detail.Copies {
+		out := make([]*corev1.Pod, 0, len(copies))
+		for _, c := range copies {
 			if p := ds.pods[[2]string{d.Namespace, c.Name}]; p != nil {
 				out = append(out, p)
 			}

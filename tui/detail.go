@@ -23,9 +23,13 @@ type copyView struct {
 
 // copiesOf lists a workload's copies: the engine's view when it gave one, else read from pods.
 func (ds *dataset) copiesOf(d *diagnose.Diagnosis, pods []*corev1.Pod) []copyView {
-	if d.Detail != nil && len(d.Detail.Copies) > 0 {
-		out := make([]copyView, len(d.Detail.Copies))
-		for i, c := range d.Detail.Copies {
+	var copies []diagnose.Copy
+	if d.Detail != nil {
+		copies = d.Detail.Copies()
+	}
+	if len(copies) > 0 {
+		out := make([]copyView, len(copies))
+		for i, c := range copies {
 			sec := c.AgeSeconds
 			out[i] = copyView{
 				Name: Sanitize(c.Name), Revision: Sanitize(c.Revision), Phase: Sanitize(c.Phase),

@@ -90,12 +90,16 @@ func PrintExplain(w io.Writer, d *diagnose.Diagnosis) error {
 		}
 	}
 
-	if d.Detail != nil && len(d.Detail.Copies) > 0 {
+	var copies []diagnose.Copy
+	if d.Detail != nil {
+		copies = d.Detail.Copies()
+	}
+	if len(copies) > 0 {
 		ew.printf("\nCopies:\n")
 		tw := tabwriter.NewWriter(ew, 0, 8, 2, ' ', 0)
 		rows := &errWriter{w: tw}
 		rows.printf("  NAME\tREVISION\tPHASE\tREADY\tSERVING\tRESTARTS\tAGE\tREASON\tNODE\n")
-		for _, c := range d.Detail.Copies {
+		for _, c := range copies {
 			age := c.AgeSeconds
 			rows.printf("  %s\t%s\t%s\t%t\t%t\t%d\t%s\t%s\t%s\n", Clean(c.Name), orNone(c.Revision),
 				orNone(c.Phase), c.Ready, c.Serving, c.Restarts, Age(&age), orNone(Clean(c.Reason)), orNone(Clean(c.Node)))

@@ -60,17 +60,16 @@ func ingester() diagnose.Diagnosis {
 			Message: "Recreate lets every copy go unready at once",
 		}},
 		Fix: "kubectl rollout undo deployment/telemetry-ingester --to-revision=1 -n dev-ingester",
-		Detail: &diagnose.Detail{
+		Detail: (&diagnose.Detail{
 			CurrentRevision: "2", LastServingRevision: "1",
 			Changes: []diagnose.Change{{
 				Path:     podSpec.Child("containers").Index(0).Child("env").Index(0).Child("value"),
 				Previous: "telemetry-intake.internal:8443", Current: "telemetry-intake.internal:9443",
 			}},
-			Copies: []diagnose.Copy{
-				{Name: "telemetry-ingester-7d9f8b6c5-2xkqp", Revision: "2", Phase: "Running", AgeSeconds: 1260, Reason: "ReadinessProbeFailed", Node: "kind-worker"},
-				{Name: "telemetry-ingester-7d9f8b6c5-8wz4d", Revision: "2", Phase: "Running", AgeSeconds: 1320, Reason: "ReadinessProbeFailed", Node: "kind-worker2"},
-			},
-		},
+		}).WithCopies([]diagnose.Copy{
+			{Name: "telemetry-ingester-7d9f8b6c5-2xkqp", Revision: "2", Phase: "Running", AgeSeconds: 1260, Reason: "ReadinessProbeFailed", Node: "kind-worker"},
+			{Name: "telemetry-ingester-7d9f8b6c5-8wz4d", Revision: "2", Phase: "Running", AgeSeconds: 1320, Reason: "ReadinessProbeFailed", Node: "kind-worker2"},
+		}),
 	}
 }
 

@@ -48,7 +48,7 @@ func TestPrintReturnsTheWriteError(t *testing.T) {
 
 func TestPrintExplainReturnsTheWriteError(t *testing.T) {
 	d := ingester()
-	if d.Detail == nil || len(d.Detail.Copies) == 0 {
+	if d.Detail == nil || len(d.Detail.Copies()) == 0 {
 		t.Fatal("fixture has no copies table; the tabwriter path would go untested")
 	}
 	var full bytes.Buffer

@@ -145,10 +145,7 @@ func jobCompletions(j *batchv1.Job) int32 {
 
 // withoutJobLabels returns a copy of a pod template without the labels the Job controller adds.
 func withoutJobLabels(t *corev1.PodTemplateSpec) *corev1.PodTemplateSpec {
-	c := t.DeepCopy()
-	for _, l := range jobTemplateLabels {
-		delete(c.Labels, l)
-	}
+	c := templateWithout(t, jobTemplateLabels...)
 	if len(c.Labels) == 0 {
 		c.Labels = nil
 	}

@@ -390,9 +390,7 @@ func (tr *throughputRead) blame(w *workload, d *Diagnosis) {
 	if tr.tied == nil || tr.tied.Template == nil || tr.prev.Template == nil {
 		return
 	}
-	prev, cur := tr.prev.Template.DeepCopy(), tr.tied.Template.DeepCopy()
-	delete(prev.Labels, podTemplateHashLabel)
-	delete(cur.Labels, podTemplateHashLabel)
+	prev, cur := templateWithout(tr.prev.Template, podTemplateHashLabel), templateWithout(tr.tied.Template, podTemplateHashLabel)
 	root := w.TemplatePath
 	if root == nil {
 		root = field.NewPath("spec", "template")

@@ -96,11 +96,10 @@ type collectPlan struct {
 // the snapshot's order, once each.
 func planCollect(s *snapshot.Snapshot, want func(kind, namespace, name string) bool) *collectPlan {
 	take := func(kind, namespace, name string) bool { return want == nil || want(kind, namespace, name) }
-	p := &collectPlan{s: s}
-	// The indexes of Services and of logged pods depend on nothing below: built beside it.
+	p := &collectPlan{s: s, svcs: newServiceIndex(s.ServicesIn)}
+	// The index of logged pods depends on nothing below: built beside it.
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		p.svcs = newServiceIndex(s.Services)
 		if want == nil {
 			p.logged = newPodFacts(s)
 		}
@@ -193,6 +192,40 @@ func (p *collectPlan) workload(k int, room *workload) *workload {
 	return w
 }
 
+// namespace is the namespace of workload k.
+func (p *collectPlan) namespace(k int) string {
+	if k >= len(p.tasks) {
+		return p.batch[k-len(p.tasks)].Namespace
+	}
+	switch t := p.tasks[k]; t.kind {
+	case taskDeployment:
+		return p.s.Deployments[t.i].Namespace
+	case taskBuilt:
+		return p.built[t.i].Namespace
+	default:
+		return p.s.ReplicaSets[t.i].Namespace
+	}
+}
+
+// fileServicesAhead files the Services of the namespaces of the plan's workloads, in their
+// order, on a goroutine of its own, and returns what waits for it to finish. The workers find
+// most namespaces filed already, and one that waits for a namespace being filed gives its
+// core to the filing: filed by the workers alone, the namespace both were reading was filed
+// by one while the other waited.
+func (p *collectPlan) fileServicesAhead() (wait func()) {
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		last := ""
+		for k := range p.len() {
+			if ns := p.namespace(k); k == 0 || ns != last {
+				p.svcs.in(ns)
+				last = ns
+			}
+		}
+	})
+	return wg.Wait
+}
+
 // collectTask is one object of the snapshot that is a workload: its kind and index in the
 // snapshot's list of that kind (or in the workloads read already).
 type collectTask struct {
@@ -208,26 +241,66 @@ const (
 
 // serviceIndex finds the Services that may concern a workload without testing every Service of
 // a namespace against every workload: a Service selecting the workload has all its selector
-// pairs among the pods' labels, so it is filed under one of them.
+// pairs among the pods' labels, so it is filed under one of them. A namespace's Services are
+// filed when a workload of it first asks (in), by the worker that asks: filing every
+// namespace's before the workers started was the longest step no worker shared, and a
+// Rediagnose of a few workloads files only their namespaces.
 type serviceIndex struct {
-	byPair  map[labelPair][]*corev1.Service // the selector's first pair
-	byName  map[labelPair]*corev1.Service   // name (in key)
-	byLabel map[labelPair][]*corev1.Service // app.kubernetes.io/name label value (in key)
-	// firstKeys are the distinct keys byPair files a namespace's Services under: a label of
-	// another key finds nothing there, so a copy is asked for these rather than walked.
-	firstKeys map[string][]string
+	list func(namespace string) []*corev1.Service
+	mu   sync.Mutex
+	nss  map[string]*nsServices
 }
 
-// labelPair is a namespaced key=value; struct keys make lookups allocation-free.
-type labelPair struct{ namespace, key, value string }
+// nsServices is one namespace's Services, filed.
+type nsServices struct {
+	once    sync.Once
+	byPair  map[labelPair][]*corev1.Service // the selector's first pair
+	byName  map[string]*corev1.Service
+	byLabel map[string][]*corev1.Service // app.kubernetes.io/name label value
+	// firstKeys are the distinct keys byPair files the Services under: a label of another key
+	// finds nothing there, so a copy is asked for these rather than walked.
+	firstKeys []string
+}
 
-func newServiceIndex(svcs []*corev1.Service) *serviceIndex {
-	ix := &serviceIndex{byPair: make(map[labelPair][]*corev1.Service, len(svcs)), byName: make(map[labelPair]*corev1.Service, len(svcs)), byLabel: map[labelPair][]*corev1.Service{}, firstKeys: map[string][]string{}}
+// labelPair is a key=value; struct keys make lookups allocation-free.
+type labelPair struct{ key, value string }
+
+// newServiceIndex files the Services list returns for a namespace.
+func newServiceIndex(list func(namespace string) []*corev1.Service) *serviceIndex {
+	return &serviceIndex{list: list, nss: map[string]*nsServices{}}
+}
+
+// serviceIndexOf files svcs, whatever their namespaces.
+func serviceIndexOf(svcs []*corev1.Service) *serviceIndex {
+	byNS := map[string][]*corev1.Service{}
 	for _, svc := range svcs {
-		ix.byName[labelPair{namespace: svc.Namespace, key: svc.Name}] = svc
-		if n := svc.Labels["app.kubernetes.io/name"]; n != "" {
-			k := labelPair{namespace: svc.Namespace, key: n}
-			ix.byLabel[k] = append(ix.byLabel[k], svc)
+		byNS[svc.Namespace] = append(byNS[svc.Namespace], svc)
+	}
+	return newServiceIndex(func(ns string) []*corev1.Service { return byNS[ns] })
+}
+
+// in returns the namespace's Services, filed by the first caller; a caller that asks while
+// they are being filed waits for them.
+func (ix *serviceIndex) in(namespace string) *nsServices {
+	ix.mu.Lock()
+	n := ix.nss[namespace]
+	if n == nil {
+		n = &nsServices{}
+		ix.nss[namespace] = n
+	}
+	ix.mu.Unlock()
+	n.once.Do(func() { n.file(ix.list(namespace)) })
+	return n
+}
+
+func (n *nsServices) file(svcs []*corev1.Service) {
+	n.byPair = make(map[labelPair][]*corev1.Service, len(svcs))
+	n.byName = make(map[string]*corev1.Service, len(svcs))
+	n.byLabel = map[string][]*corev1.Service{}
+	for _, svc := range svcs {
+		n.byName[svc.Name] = svc
+		if l := svc.Labels["app.kubernetes.io/name"]; l != "" {
+			n.byLabel[l] = append(n.byLabel[l], svc)
 		}
 		if len(svc.Spec.Selector) == 0 {
 			continue
@@ -239,13 +312,12 @@ func newServiceIndex(svcs []*corev1.Service) *serviceIndex {
 				first, found = k, true
 			}
 		}
-		pair := labelPair{svc.Namespace, first, svc.Spec.Selector[first]}
-		ix.byPair[pair] = append(ix.byPair[pair], svc)
-		if ks := ix.firstKeys[svc.Namespace]; !slices.Contains(ks, first) {
-			ix.firstKeys[svc.Namespace] = append(ks, first)
+		pair := labelPair{first, svc.Spec.Selector[first]}
+		n.byPair[pair] = append(n.byPair[pair], svc)
+		if !slices.Contains(n.firstKeys, first) {
+			n.firstKeys = append(n.firstKeys, first)
 		}
 	}
-	return ix
 }
 
 // candidates returns, by name, the Services filed under any of the label sets'
@@ -282,13 +354,14 @@ func (ix *serviceIndex) candidates(w *workload) []*corev1.Service {
 			}
 		}
 	}
-	if keys := ix.firstKeys[w.Namespace]; len(keys) <= smallUIDs {
+	n := ix.in(w.Namespace)
+	if keys := n.firstKeys; len(keys) <= smallUIDs {
 		// Few keys file the namespace's Services (most often one, "app"): the template and
 		// each copy are asked for those, and a copy's value its template has was looked up
 		// already. A label of any other key finds nothing in byPair.
 		for _, k := range keys {
 			if v, ok := w.Template.Labels[k]; ok {
-				add(ix.byPair[labelPair{w.Namespace, k, v}]...)
+				add(n.byPair[labelPair{k, v}]...)
 			}
 		}
 		for _, p := range w.Pods {
@@ -300,15 +373,15 @@ func (ix *serviceIndex) candidates(w *workload) []*corev1.Service {
 				if tv, ok := w.Template.Labels[k]; ok && tv == v {
 					continue
 				}
-				add(ix.byPair[labelPair{w.Namespace, k, v}]...)
+				add(n.byPair[labelPair{k, v}]...)
 			}
 		}
 	} else {
-		ix.labelPairs(w, add)
+		n.labelPairs(w, add)
 	}
-	add(ix.byName[labelPair{namespace: w.Namespace, key: w.Name}])
-	if n := w.Template.Labels["app.kubernetes.io/name"]; n != "" {
-		add(ix.byLabel[labelPair{namespace: w.Namespace, key: n}]...)
+	add(n.byName[w.Name])
+	if l := w.Template.Labels["app.kubernetes.io/name"]; l != "" {
+		add(n.byLabel[l]...)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
@@ -316,9 +389,9 @@ func (ix *serviceIndex) candidates(w *workload) []*corev1.Service {
 
 // labelPairs adds the Services filed under any label pair of the template or of a copy,
 // walking their labels: for a namespace whose Services are filed under many keys.
-func (ix *serviceIndex) labelPairs(w *workload, add func(...*corev1.Service)) {
+func (n *nsServices) labelPairs(w *workload, add func(...*corev1.Service)) {
 	for k, v := range w.Template.Labels {
-		add(ix.byPair[labelPair{w.Namespace, k, v}]...)
+		add(n.byPair[labelPair{k, v}]...)
 	}
 	// The pairs a copy has beyond its template's (its revision's hash) are most often its
 	// siblings' too: the first few are remembered, so each is looked up once.
@@ -341,7 +414,7 @@ func (ix *serviceIndex) labelPairs(w *workload, add func(...*corev1.Service)) {
 				done[nDone] = [2]string{k, v}
 				nDone++
 			}
-			add(ix.byPair[labelPair{w.Namespace, k, v}]...)
+			add(n.byPair[labelPair{k, v}]...)
 		}
 	}
 }

@@ -23,6 +23,7 @@ func diagnose(s *snapshot.Snapshot, done <-chan struct{}) *Report {
 	// Each workload is diagnosed by the worker that read it, right after: no worker waits for
 	// the others between reading and diagnosing, and the working state goes as it is done.
 	p := planCollect(s, nil)
+	defer p.fileServicesAhead()()
 	ds := diagnoseEach(s, p.len(), p.workload, done, runtime.GOMAXPROCS(0))
 	if ds == nil && closed(done) {
 		return r

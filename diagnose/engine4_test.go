@@ -167,10 +167,10 @@ func TestServiceCandidatesByFirstKeys(t *testing.T) {
 			}
 			w.Pods = append(w.Pods, p)
 		}
-		ix := newServiceIndex(svcs)
+		ix := serviceIndexOf(svcs)
 		byKeys := ix.candidates(w)
 		// More keys than the copies are asked for: the labels are walked.
-		ix.firstKeys[ns] = make([]string, smallUIDs+1)
+		ix.in(ns).firstKeys = make([]string, smallUIDs+1)
 		walked := ix.candidates(w)
 		if len(byKeys) != len(walked) {
 			t.Fatalf("round %d: %d candidates by keys, %d by walking the labels", round, len(byKeys), len(walked))

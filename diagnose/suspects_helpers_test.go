@@ -69,7 +69,7 @@ func stWorkload(mutate func(t *corev1.PodTemplateSpec)) *workload {
 // case can place a Service in the namespace rather than hand it to the workload.
 func stAttachServices(w *workload) {
 	if w.Snap != nil && len(w.Snap.Services) > 0 {
-		attachServices(w.Snap, newServiceIndex(w.Snap.Services), w)
+		attachServices(w.Snap, serviceIndexOf(w.Snap.Services), w)
 	}
 }
 

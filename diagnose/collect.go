@@ -132,8 +132,11 @@ func planCollect(s *snapshot.Snapshot, want func(kind, namespace, name string) b
 	}
 	for i, rs := range s.ReplicaSets {
 		owned := false
-		for _, o := range rs.OwnerReferences {
-			owned = owned || deployments[o.UID]
+		for j := range rs.OwnerReferences {
+			if deployments[rs.OwnerReferences[j].UID] {
+				owned = true
+				break
+			}
 		}
 		if !owned && take("ReplicaSet", rs.Namespace, rs.Name) {
 			p.tasks = append(p.tasks, collectTask{kind: taskReplicaSet, i: i})

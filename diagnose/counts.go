@@ -34,7 +34,11 @@ type serviceView struct {
 func endpoints(s *snapshot.Snapshot, w *workload) serviceView {
 	var v serviceView
 	find := copyFinder(w.Pods)
-	for _, svc := range w.Services {
+	// The ready endpoints are found first and their copies' ports read after, in a loop of
+	// their own: a copy's container ports are read by nothing else, each read waits on memory,
+	// and in a short loop the reads of the next copies are under way while one waits.
+	ready := w.texts.readyRoom()
+	for si, svc := range w.Services {
 		slices := s.EndpointSlicesFor(svc.Namespace, svc.Name)
 		if len(slices) == 0 {
 			continue
@@ -50,21 +54,32 @@ func endpoints(s *snapshot.Snapshot, w *workload) serviceView {
 				if i < 0 || (ep.Conditions.Ready != nil && !*ep.Conditions.Ready) {
 					continue
 				}
-				if exposesAny(w.Pods[i], es.Ports) {
-					if v.endpoint == nil {
-						v.endpoint = w.texts.flagRoom(len(w.Pods))
-					}
-					v.endpoint[i] = true
-				} else if v.Unexposed == "" {
-					v.Unexposed = svc.Name
-				}
+				ready = append(ready, readyEndpoint{copy: int32(i), service: int32(si), slice: es})
 			}
 		}
 	}
+	for _, r := range ready {
+		if exposesAny(w.Pods[r.copy], r.slice.Ports) {
+			if v.endpoint == nil {
+				v.endpoint = w.texts.flagRoom(len(w.Pods))
+			}
+			v.endpoint[r.copy] = true
+		} else if v.Unexposed == "" {
+			v.Unexposed = w.Services[r.service].Name
+		}
+	}
+	w.texts.keepReadyRoom(ready)
 	if len(w.UnmatchedServices) > 0 {
 		v.Known = true
 	}
 	return v
+}
+
+// readyEndpoint is a ready endpoint of a copy: the copy's index, the Service's index in
+// workload.Services and the slice that lists it.
+type readyEndpoint struct {
+	copy, service int32
+	slice         *discoveryv1.EndpointSlice
 }
 
 // copyFinder returns a lookup of the index of the copy with a UID, else of the copy with a

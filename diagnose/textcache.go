@@ -51,6 +51,8 @@ type workerRoom struct {
 	flags  []bool
 	nFlags int
 	revs   []*revision
+	// ready is the room of a workload's ready endpoints (readyRoom).
+	ready []readyEndpoint
 	// moments is the room of a workload's timeline (timelineRoom).
 	moments []TimelineEntry
 	signalsRoom
@@ -112,6 +114,21 @@ func (c *textCache) timelineRoom(n int) []TimelineEntry {
 		c.moments = make([]TimelineEntry, 0, n)
 	}
 	return c.moments[:0]
+}
+
+// readyRoom returns an empty list of ready endpoints, the worker's own when it has a cache;
+// keepReadyRoom keeps what it grew to for the next workload.
+func (c *textCache) readyRoom() []readyEndpoint {
+	if c == nil {
+		return nil
+	}
+	return c.ready[:0]
+}
+
+func (c *textCache) keepReadyRoom(r []readyEndpoint) {
+	if c != nil {
+		c.ready = r[:0]
+	}
 }
 
 // revRoom returns room for n copies' revisions, the worker's own when it has a cache.

@@ -51,8 +51,10 @@ type workerRoom struct {
 	flags  []bool
 	nFlags int
 	revs   []*revision
-	// ready is the room of a workload's ready endpoints (readyRoom).
+	// ready is the room of a workload's ready endpoints (readyRoom), cites of the log lines
+	// its evidence cites (citeRoom).
 	ready []readyEndpoint
+	cites []lineCite
 	// moments is the room of a workload's timeline (timelineRoom).
 	moments []TimelineEntry
 	signalsRoom
@@ -128,6 +130,22 @@ func (c *textCache) readyRoom() []readyEndpoint {
 func (c *textCache) keepReadyRoom(r []readyEndpoint) {
 	if c != nil {
 		c.ready = r[:0]
+	}
+}
+
+// citeRoom returns an empty list of log lines cited, the worker's own when it has a cache;
+// keepCiteRoom keeps what it grew to for the next workload.
+func (c *textCache) citeRoom() []lineCite {
+	if c == nil {
+		return nil
+	}
+	return c.cites[:0]
+}
+
+func (c *textCache) keepCiteRoom(l []lineCite) {
+	if c != nil {
+		clear(l)
+		c.cites = l[:0]
 	}
 }
 

@@ -27,6 +27,36 @@ type evidenceBuilder struct {
 	// many holds the objects of an item that covers more than smallUIDs of them; a smaller
 	// item's list is scanned (most cover a few copies, and a map each showed in profiles).
 	many map[*Evidence]map[string]bool
+	// items hands out the items of a builder in a worker's room; nil for a builder of its
+	// own, whose items are allocated one by one.
+	items *evidenceItems
+}
+
+// evidenceItems hands out items from blocks that are never grown, so an item stays where it
+// is while the builder holds it, and are reused, workload after workload: list copies the
+// items out.
+type evidenceItems struct {
+	blocks [][]Evidence
+	b, n   int
+}
+
+// newItem returns a pointer to a copy of e.
+func (b *evidenceBuilder) newItem(e Evidence) *Evidence {
+	r := b.items
+	if r == nil {
+		p := new(Evidence)
+		*p = e
+		return p
+	}
+	if r.b == len(r.blocks) {
+		r.blocks = append(r.blocks, make([]Evidence, 16))
+	}
+	p := &r.blocks[r.b][r.n]
+	*p = e
+	if r.n++; r.n == len(r.blocks[r.b]) {
+		r.b, r.n = r.b+1, 0
+	}
+	return p
 }
 
 // cover adds object to the objects the item covers, once.
@@ -123,7 +153,7 @@ func (b *evidenceBuilder) add(src EvidenceSource, kind, key, message, object str
 	k := evidenceKey{src, kind, key}
 	e := b.get(k)
 	if e == nil {
-		e = &Evidence{Kind: kind, Message: message, Source: src, Objects: []string{}}
+		e = b.newItem(Evidence{Kind: kind, Message: message, Source: src, Objects: []string{}})
 		b.put(k, e)
 	}
 	if object != "" {
@@ -175,7 +205,7 @@ func evidenceLess(a, c *Evidence) bool {
 // gatherEvidence lists the signals behind the verdict. Count is never evidence of health, so a
 // met count adds nothing here.
 func gatherEvidence(s *snapshot.Snapshot, w *workload, ref time.Time) []Evidence {
-	b := newEvidence()
+	b := w.texts.evidenceRoom()
 	podEvidence(b, w, ref)
 	controllerEvidence(b, w)
 	serviceEvidence(s, b, w)

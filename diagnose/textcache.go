@@ -55,6 +55,10 @@ type workerRoom struct {
 	// its evidence cites (citeRoom).
 	ready []readyEndpoint
 	cites []lineCite
+	// evidence and evidenceItems are a workload's evidence builder and its items
+	// (evidenceRoom).
+	evidence      evidenceBuilder
+	evidenceItems evidenceItems
 	// moments is the room of a workload's timeline (timelineRoom).
 	moments []TimelineEntry
 	signalsRoom
@@ -147,6 +151,19 @@ func (c *textCache) keepCiteRoom(l []lineCite) {
 		clear(l)
 		c.cites = l[:0]
 	}
+}
+
+// evidenceRoom returns an empty evidence builder, the worker's own when it has a cache: its
+// lists and items are the last workload's, emptied.
+func (c *textCache) evidenceRoom() *evidenceBuilder {
+	if c == nil {
+		return newEvidence()
+	}
+	b := &c.evidence
+	clear(b.vals)
+	*b = evidenceBuilder{keys: b.keys[:0], vals: b.vals[:0], order: b.order[:0], items: &c.evidenceItems}
+	c.evidenceItems.b, c.evidenceItems.n = 0, 0
+	return b
 }
 
 // revRoom returns room for n copies' revisions, the worker's own when it has a cache.

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"strconv"
 	"sync"
 	"time"
@@ -326,37 +327,7 @@ func (n *nsServices) file(svcs []*corev1.Service) {
 // candidates returns, by name, the Services filed under any of the label sets'
 // pairs, under the workload's name, or under its app.kubernetes.io/name.
 func (ix *serviceIndex) candidates(w *workload) []*corev1.Service {
-	// Few Services concern a workload: a list is scanned for the ones already taken, until
-	// it is long enough for a map.
-	var seen map[*corev1.Service]bool
-	var out []*corev1.Service
-	taken := func(svc *corev1.Service) bool {
-		if seen != nil {
-			return seen[svc]
-		}
-		for _, x := range out {
-			if x == svc {
-				return true
-			}
-		}
-		return false
-	}
-	add := func(svcs ...*corev1.Service) {
-		for _, svc := range svcs {
-			if svc == nil || taken(svc) {
-				continue
-			}
-			out = append(out, svc)
-			if seen != nil {
-				seen[svc] = true
-			} else if len(out) > smallUIDs {
-				seen = make(map[*corev1.Service]bool, 2*len(out))
-				for _, x := range out {
-					seen[x] = true
-				}
-			}
-		}
-	}
+	var out serviceSet
 	n := ix.in(w.Namespace)
 	if keys := n.firstKeys; len(keys) <= smallUIDs {
 		// Few keys file the namespace's Services (most often one, "app"): the template and
@@ -364,7 +335,7 @@ func (ix *serviceIndex) candidates(w *workload) []*corev1.Service {
 		// already. A label of any other key finds nothing in byPair.
 		for _, k := range keys {
 			if v, ok := w.Template.Labels[k]; ok {
-				add(n.byPair[labelPair{k, v}]...)
+				out.add(n.byPair[labelPair{k, v}]...)
 			}
 		}
 		for _, p := range w.Pods {
@@ -376,25 +347,57 @@ func (ix *serviceIndex) candidates(w *workload) []*corev1.Service {
 				if tv, ok := w.Template.Labels[k]; ok && tv == v {
 					continue
 				}
-				add(n.byPair[labelPair{k, v}]...)
+				out.add(n.byPair[labelPair{k, v}]...)
 			}
 		}
 	} else {
-		n.labelPairs(w, add)
+		n.labelPairs(w, &out)
 	}
-	add(n.byName[w.Name])
+	out.add(n.byName[w.Name])
 	if l := w.Template.Labels["app.kubernetes.io/name"]; l != "" {
-		add(n.byLabel[l]...)
+		out.add(n.byLabel[l]...)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	// Names are unique in a namespace: no two compare equal.
+	slices.SortFunc(out.list, func(a, b *corev1.Service) int { return strings.Compare(a.Name, b.Name) })
+	return out.list
+}
+
+// serviceSet is the Services taken, each once. Few Services concern a workload: the list is
+// scanned for the ones already taken, until it is long enough for a map.
+type serviceSet struct {
+	list []*corev1.Service
+	seen map[*corev1.Service]bool
+}
+
+func (t *serviceSet) taken(svc *corev1.Service) bool {
+	if t.seen != nil {
+		return t.seen[svc]
+	}
+	return slices.Contains(t.list, svc)
+}
+
+func (t *serviceSet) add(svcs ...*corev1.Service) {
+	for _, svc := range svcs {
+		if svc == nil || t.taken(svc) {
+			continue
+		}
+		t.list = append(t.list, svc)
+		if t.seen != nil {
+			t.seen[svc] = true
+		} else if len(t.list) > smallUIDs {
+			t.seen = make(map[*corev1.Service]bool, 2*len(t.list))
+			for _, x := range t.list {
+				t.seen[x] = true
+			}
+		}
+	}
 }
 
 // labelPairs adds the Services filed under any label pair of the template or of a copy,
 // walking their labels: for a namespace whose Services are filed under many keys.
-func (n *nsServices) labelPairs(w *workload, add func(...*corev1.Service)) {
+func (n *nsServices) labelPairs(w *workload, out *serviceSet) {
 	for k, v := range w.Template.Labels {
-		add(n.byPair[labelPair{k, v}]...)
+		out.add(n.byPair[labelPair{k, v}]...)
 	}
 	// The pairs a copy has beyond its template's (its revision's hash) are most often its
 	// siblings' too: the first few are remembered, so each is looked up once.
@@ -417,7 +420,7 @@ func (n *nsServices) labelPairs(w *workload, add func(...*corev1.Service)) {
 				done[nDone] = [2]string{k, v}
 				nDone++
 			}
-			add(n.byPair[labelPair{k, v}]...)
+			out.add(n.byPair[labelPair{k, v}]...)
 		}
 	}
 }

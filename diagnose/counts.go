@@ -33,7 +33,7 @@ type serviceView struct {
 // workload but selects none of its pods counts as known with no endpoints: its slices are empty.
 func endpoints(s *snapshot.Snapshot, w *workload) serviceView {
 	var v serviceView
-	find := copyFinder(w.Pods)
+	f := newCopyFinder(w.Pods)
 	// The ready endpoints are found first and their copies' ports read after, in a loop of
 	// their own: a copy's container ports are read by nothing else, each read waits on memory,
 	// and in a short loop the reads of the next copies are under way while one waits.
@@ -50,7 +50,7 @@ func endpoints(s *snapshot.Snapshot, w *workload) serviceView {
 				if ep.TargetRef == nil || ep.TargetRef.Kind != "Pod" {
 					continue
 				}
-				i := find(ep.TargetRef.UID, ep.TargetRef.Name)
+				i := f.find(ep.TargetRef.UID, ep.TargetRef.Name)
 				if i < 0 || (ep.Conditions.Ready != nil && !*ep.Conditions.Ready) {
 					continue
 				}
@@ -82,42 +82,52 @@ type readyEndpoint struct {
 	slice         *discoveryv1.EndpointSlice
 }
 
-// copyFinder returns a lookup of the index of the copy with a UID, else of the copy with a
-// name (the last of the copies with it, as maps filled in order would hold); -1 when none has
-// either. An empty UID names no copy: a pod without one is found by its name.
-func copyFinder(pods []*corev1.Pod) func(uid types.UID, name string) int {
+// copyFinder looks up the index of the copy with a UID, else of the copy with a name (the
+// last of the copies with it, as maps filled in order would hold); -1 when none has either. An
+// empty UID names no copy: a pod without one is found by its name. A few copies are scanned.
+type copyFinder struct {
+	pods   []*corev1.Pod
+	byUID  map[types.UID]int
+	byName map[string]int
+}
+
+func newCopyFinder(pods []*corev1.Pod) copyFinder {
+	f := copyFinder{pods: pods}
 	if len(pods) <= smallUIDs {
-		return func(uid types.UID, name string) int {
-			for i := len(pods) - 1; uid != "" && i >= 0; i-- {
-				if pods[i].UID == uid {
-					return i
-				}
-			}
-			for i := len(pods) - 1; i >= 0; i-- {
-				if pods[i].Name == name {
-					return i
-				}
-			}
-			return -1
-		}
+		return f
 	}
-	byUID := make(map[types.UID]int, len(pods))
-	byName := make(map[string]int, len(pods))
+	f.byUID = make(map[types.UID]int, len(pods))
+	f.byName = make(map[string]int, len(pods))
 	for i, p := range pods {
 		if p.UID != "" {
-			byUID[p.UID] = i
+			f.byUID[p.UID] = i
 		}
-		byName[p.Name] = i
+		f.byName[p.Name] = i
 	}
-	return func(uid types.UID, name string) int {
-		if i, ok := byUID[uid]; ok && uid != "" {
-			return i
+	return f
+}
+
+func (f *copyFinder) find(uid types.UID, name string) int {
+	if f.byName == nil {
+		for i := len(f.pods) - 1; uid != "" && i >= 0; i-- {
+			if f.pods[i].UID == uid {
+				return i
+			}
 		}
-		if i, ok := byName[name]; ok {
-			return i
+		for i := len(f.pods) - 1; i >= 0; i-- {
+			if f.pods[i].Name == name {
+				return i
+			}
 		}
 		return -1
 	}
+	if i, ok := f.byUID[uid]; ok && uid != "" {
+		return i
+	}
+	if i, ok := f.byName[name]; ok {
+		return i
+	}
+	return -1
 }
 
 // exposesAny reports whether the pod has a container port among the slice's ports. A slice

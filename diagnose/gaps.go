@@ -39,9 +39,9 @@ func newGapRanker(w *workload) *gapFinder {
 	}
 	// The gap checks read the spec only; they need no signals, and record no suspect until
 	// one does (record makes found then).
-	r := w.texts.gapRanker()
-	*r = ranker{w: w, object: w.Kind + "/" + w.Name, tplPath: tp, specPath: specOf(tp)}
-	return &gapFinder{ranker: r}
+	g := w.texts.gapFinder()
+	*g.ranker = ranker{w: w, object: w.Kind + "/" + w.Name, tplPath: tp, specPath: specOf(tp)}
+	return g
 }
 
 // tplString is the template path as field.Path.String writes it.

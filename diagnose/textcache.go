@@ -44,8 +44,9 @@ type workerRoom struct {
 	obsOf observations
 	byPod []obsRange
 	texts map[string]*lineFacts
-	// gaps is the ranker of its gap checks.
-	gaps ranker
+	// gaps is the ranker of its gap checks, gapFind their finder.
+	gaps    ranker
+	gapFind gapFinder
 	// flags and revs hand out a workload's lists by copy (flagRoom, revRoom); nFlags is
 	// how many flags are handed out.
 	flags  []bool
@@ -295,13 +296,14 @@ func (c *textCache) byPodRoom(n int) []obsRange {
 	return c.byPod[:n]
 }
 
-// gapRanker returns a ranker to fill, the worker's own when it has a cache. It takes no
-// ranker to copy: a parameter returned by address escapes, and every call would allocate one.
-func (c *textCache) gapRanker() *ranker {
+// gapFinder returns a gap finder with no gaps and a ranker to fill, the worker's own when it
+// has a cache.
+func (c *textCache) gapFinder() *gapFinder {
 	if c == nil {
-		return new(ranker)
+		return &gapFinder{ranker: new(ranker)}
 	}
-	return &c.gaps
+	c.gapFind = gapFinder{ranker: &c.gaps}
+	return &c.gapFind
 }
 
 // refRoom returns an empty list with room for n object references, the worker's own when it

@@ -394,6 +394,11 @@ const maxLogSignals = 3
 // logEvidence keeps failure lines from the copies' logs, grouped by their text without
 // timestamps. kubectl's own "Request log error" lines say only that a container never started.
 func logEvidence(b *evidenceBuilder, w *workload) {
+	// A serving copy's log does not explain a failure: a workload whose copies all serve (most
+	// workloads) has nothing to read.
+	if !slices.ContainsFunc(w.cls.copies, func(f *copyFacts) bool { return !f.Serving }) {
+		return
+	}
 	lb := newEvidence()
 	obs := w.observe()
 	// The lines each item was read from are noted in the worker's room and given to the items

@@ -491,7 +491,7 @@ func collectDeployment(s *snapshot.Snapshot, d *appsv1.Deployment, nsPods func(s
 		Kind: "Deployment", Namespace: d.Namespace, Name: d.Name, UID: d.UID, Object: d,
 		Declared: replicasOrOne(d.Spec.Replicas),
 		Template: &d.Spec.Template, TemplatePath: specTemplate,
-		Created: d.CreationTimestamp.Time,
+		Created: d.CreationTimestamp.Time, texts: w.texts,
 	}
 	current := d.Annotations[revisionAnnotation]
 	owned := s.ReplicaSetsOwnedBy(d.UID)
@@ -499,9 +499,11 @@ func collectDeployment(s *snapshot.Snapshot, d *appsv1.Deployment, nsPods func(s
 		w.cls.Revisions = make([]*revision, 0, len(owned))
 		w.ReplicaSets = make([]*appsv1.ReplicaSet, 0, len(owned))
 	}
-	for _, rs := range owned {
+	revs := w.texts.revisionRoom(len(owned))
+	for i, rs := range owned {
 		n, _ := strconv.ParseInt(rs.Annotations[revisionAnnotation], 10, 64)
-		rev := &revision{Number: n, Name: rs.Name, Created: rs.CreationTimestamp.Time, Template: &rs.Spec.Template, ReplicaSet: rs}
+		rev := &revs[i]
+		*rev = revision{Number: n, Name: rs.Name, Created: rs.CreationTimestamp.Time, Template: &rs.Spec.Template, ReplicaSet: rs}
 		rev.Pods = controlledPods(s, rs.UID)
 		w.cls.Revisions = append(w.cls.Revisions, rev)
 		w.ReplicaSets = append(w.ReplicaSets, rs)

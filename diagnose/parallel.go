@@ -50,6 +50,9 @@ func diagnoseEach(s *snapshot.Snapshot, n int, get func(i int, room *workload) *
 				return
 			}
 			texts.reset()
+			// The room carries the worker's rooms into the reading: a kind read into the
+			// room keeps them (collectDeployment), others are given them below.
+			room.texts = texts
 			w := get(i, room)
 			w.texts = texts
 			out[i] = diagnoseWorkload(s, w)

@@ -52,6 +52,8 @@ type workerRoom struct {
 	flags  []bool
 	nFlags int
 	revs   []*revision
+	// revisions are a workload's revisions (revisionRoom).
+	revisions []revision
 	// ready is the room of a workload's ready endpoints (readyRoom), cites of the log lines
 	// its evidence cites (citeRoom).
 	ready []readyEndpoint
@@ -165,6 +167,18 @@ func (c *textCache) evidenceRoom() *evidenceBuilder {
 	*b = evidenceBuilder{keys: b.keys[:0], vals: b.vals[:0], order: b.order[:0], items: &c.evidenceItems}
 	c.evidenceItems.b, c.evidenceItems.n = 0, 0
 	return b
+}
+
+// revisionRoom returns n revisions to write, the worker's own when it has a cache: a
+// workload's revisions are read anew for each (collectDeployment), and nothing keeps them.
+func (c *textCache) revisionRoom(n int) []revision {
+	if c == nil {
+		return make([]revision, n)
+	}
+	if cap(c.revisions) < n {
+		c.revisions = make([]revision, n)
+	}
+	return c.revisions[:n]
 }
 
 // revRoom returns room for n copies' revisions, the worker's own when it has a cache.

@@ -711,6 +711,9 @@ func (l obsLog) list() []Observation {
 // newLineFacts returns new facts of a text of the workload, taken from a block: a workload's
 // failing copies log hundreds of distinct texts (their times differ), one allocation each.
 func (o *observations) newLineFacts(tf *textFacts) *lineFacts {
+	if c := o.w.texts; c != nil {
+		return c.lineFacts(tf)
+	}
 	if len(o.lineBlock) == cap(o.lineBlock) {
 		o.lineBlock = make([]lineFacts, 0, 32)
 	}

@@ -54,6 +54,7 @@ type workerRoom struct {
 	revs   []*revision
 	// revisions are a workload's revisions (revisionRoom).
 	revisions []revision
+	lineFactsRoom
 	// ready is the room of a workload's ready endpoints (readyRoom), cites of the log lines
 	// its evidence cites (citeRoom).
 	ready []readyEndpoint
@@ -94,7 +95,30 @@ func (c *textCache) reset() {
 	if c != nil {
 		c.sigs.b, c.sigs.n = 0, 0
 		c.nFlags = 0
+		c.lineFactsRoom.b, c.lineFactsRoom.n = 0, 0
 	}
+}
+
+// lineFactsRoom hands out a workload's line facts from blocks that are never grown, so facts
+// stay where they are while the workload's observations point at them, and are reused,
+// workload after workload: no report keeps them.
+type lineFactsRoom struct {
+	blocks [][]lineFacts
+	b, n   int
+}
+
+// lineFacts returns new facts of a text, in the worker's room.
+func (c *textCache) lineFacts(tf *textFacts) *lineFacts {
+	r := &c.lineFactsRoom
+	if r.b == len(r.blocks) {
+		r.blocks = append(r.blocks, make([]lineFacts, 256))
+	}
+	p := &r.blocks[r.b][r.n]
+	*p = lineFacts{textFacts: tf}
+	if r.n++; r.n == len(r.blocks[r.b]) {
+		r.b, r.n = r.b+1, 0
+	}
+	return p
 }
 
 // flagRoom returns n flags, all false, the worker's own when it has a cache: each call of a

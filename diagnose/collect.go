@@ -106,10 +106,34 @@ func planCollect(s *snapshot.Snapshot, want func(kind, namespace, name string) b
 		}
 	})
 	p.tasks = make([]collectTask, 0, len(s.Deployments))
+	deployments := make(map[types.UID]bool, len(s.Deployments))
 	for i, d := range s.Deployments {
+		deployments[d.UID] = true
 		if take("Deployment", d.Namespace, d.Name) {
 			p.tasks = append(p.tasks, collectTask{kind: taskDeployment, i: i})
 		}
+	}
+	// A ReplicaSet is a workload of its own unless a Deployment of the snapshot owns it: one
+	// made by hand, or by a controller the engine does not model, is still diagnosed. Each
+	// ReplicaSet is read, and there are more than Deployments: when want asks nothing, they
+	// are read beside the kinds below.
+	var rsTasks []collectTask
+	readReplicaSets := func() {
+		for i, rs := range s.ReplicaSets {
+			owned := false
+			for j := range rs.OwnerReferences {
+				if deployments[rs.OwnerReferences[j].UID] {
+					owned = true
+					break
+				}
+			}
+			if !owned && take("ReplicaSet", rs.Namespace, rs.Name) {
+				rsTasks = append(rsTasks, collectTask{kind: taskReplicaSet, i: i})
+			}
+		}
+	}
+	if want == nil {
+		wg.Go(readReplicaSets)
 	}
 	// StatefulSets and DaemonSets are read here: ControllerRevisionsOwnedBy sorts the
 	// snapshot's own list in place, which two workers must not do at once.
@@ -125,23 +149,9 @@ func planCollect(s *snapshot.Snapshot, want func(kind, namespace, name string) b
 			p.built = append(p.built, collectDaemonSet(s, ds))
 		}
 	}
-	// A ReplicaSet is a workload of its own unless a Deployment of the snapshot owns it: one
-	// made by hand, or by a controller the engine does not model, is still diagnosed.
-	deployments := make(map[types.UID]bool, len(s.Deployments))
-	for _, d := range s.Deployments {
-		deployments[d.UID] = true
-	}
-	for i, rs := range s.ReplicaSets {
-		owned := false
-		for j := range rs.OwnerReferences {
-			if deployments[rs.OwnerReferences[j].UID] {
-				owned = true
-				break
-			}
-		}
-		if !owned && take("ReplicaSet", rs.Namespace, rs.Name) {
-			p.tasks = append(p.tasks, collectTask{kind: taskReplicaSet, i: i})
-		}
+	if want != nil {
+		// want is asked in the snapshot's order, from one goroutine.
+		readReplicaSets()
 	}
 	p.batch = collectBatch(s)
 	// The pods a ReplicaSet controls are filed by namespace and label only when a Deployment
@@ -156,6 +166,7 @@ func planCollect(s *snapshot.Snapshot, want func(kind, namespace, name string) b
 		return idx.candidates(ls)
 	}
 	wg.Wait()
+	p.tasks = append(p.tasks, rsTasks...)
 	if want != nil {
 		// Rediagnose collects the workloads that changed, most often a few: asking the
 		// snapshot about each of their copies costs less than filing every event and log

@@ -142,6 +142,15 @@ func (o *Observation) setSince(t time.Time) {
 	o.sinceSec, o.sinceNsec, o.sinceLoc = obsTimeFrom(t)
 }
 
+// timeLast sets the times of the observation appended last: appended as a literal and timed
+// in place, an observation is written once, where passed through withTimes it was copied
+// twice more (120 bytes, for every status of every copy).
+func (o *observations) timeLast(at, since time.Time) {
+	ob := &o.list[len(o.list)-1]
+	ob.setAt(at)
+	ob.setSince(since)
+}
+
 // withTimes returns ob with its times set: the literals that build observations stay literals.
 func withTimes(ob Observation, at, since time.Time) Observation {
 	ob.setAt(at)
@@ -396,12 +405,13 @@ func (h *obsHead) write(o *observations, refs []ObjectRef) {
 	}
 	o.events.from = int32(len(o.list))
 	for _, e := range h.events {
-		o.list = append(o.list, withTimes(Observation{
+		o.list = append(o.list, Observation{
 			Kind: ObsEvent, Count: eventCount(e),
 			Object: o.ref(e.InvolvedObject.Kind, e.InvolvedObject.Name, e.InvolvedObject.UID),
 			name:   containerOfFieldPath(e.InvolvedObject.FieldPath),
 			Status: e.Type, Reason: e.Reason, Text: e.Message,
-		}, eventTime(e), eventFirst(e)))
+		})
+		o.timeLast(eventTime(e), eventFirst(e))
 	}
 	o.events.to = int32(len(o.list))
 	o.ctrl.from = int32(len(o.list))
@@ -413,7 +423,8 @@ func (h *obsHead) write(o *observations, refs []ObjectRef) {
 			obj = o.ref("ReplicaSet", rev.rs.Name, rev.rs.UID)
 		}
 		obj.Revision = rev.number
-		o.list = append(o.list, withTimes(Observation{Kind: ObsRevisionCreated, Object: obj}, rev.created, time.Time{}))
+		o.list = append(o.list, Observation{Kind: ObsRevisionCreated, Object: obj})
+		o.timeLast(rev.created, time.Time{})
 	}
 }
 
@@ -431,9 +442,11 @@ func (h *obsHead) list() []Observation {
 func (o *observations) observePod(p *corev1.Pod, revision int64) {
 	from := len(o.list)
 	// The phase, and the reason and message the kubelet gave it, ride on the creation.
-	o.list = append(o.list, withTimes(Observation{Kind: ObsPodCreated, Status: string(p.Status.Phase), Reason: p.Status.Reason, Text: p.Status.Message}, p.CreationTimestamp.Time, time.Time{}))
+	o.list = append(o.list, Observation{Kind: ObsPodCreated, Status: string(p.Status.Phase), Reason: p.Status.Reason, Text: p.Status.Message})
+	o.timeLast(p.CreationTimestamp.Time, time.Time{})
 	if p.DeletionTimestamp != nil {
-		o.list = append(o.list, withTimes(Observation{Kind: ObsPodDeleted}, p.DeletionTimestamp.Time, time.Time{}))
+		o.list = append(o.list, Observation{Kind: ObsPodDeleted})
+		o.timeLast(p.DeletionTimestamp.Time, time.Time{})
 	}
 	for ix := range p.Status.Conditions {
 		c := &p.Status.Conditions[ix]
@@ -441,7 +454,8 @@ func (o *observations) observePod(p *corev1.Pod, revision int64) {
 		if c.Type == corev1.PodReady {
 			kind = ObsReadyChanged
 		}
-		o.list = append(o.list, withTimes(Observation{Kind: kind, name: string(c.Type), Status: string(c.Status), Reason: c.Reason, Text: c.Message}, c.LastTransitionTime.Time, time.Time{}))
+		o.list = append(o.list, Observation{Kind: kind, name: string(c.Type), Status: string(c.Status), Reason: c.Reason, Text: c.Message})
+		o.timeLast(c.LastTransitionTime.Time, time.Time{})
 	}
 	for g, css := range [2][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
 		init := g == 0
@@ -456,7 +470,8 @@ func (o *observations) observePod(p *corev1.Pod, revision int64) {
 			case s.Waiting != nil:
 				o.list = append(o.list, Observation{Kind: ObsContainerWaiting, Init: init, name: cs.Name, Ready: cs.Ready, Count: cs.RestartCount, Reason: s.Waiting.Reason, Text: s.Waiting.Message})
 			case s.Running != nil:
-				o.list = append(o.list, withTimes(Observation{Kind: ObsContainerRunning, Init: init, name: cs.Name, Ready: cs.Ready, Count: cs.RestartCount}, time.Time{}, s.Running.StartedAt.Time))
+				o.list = append(o.list, Observation{Kind: ObsContainerRunning, Init: init, name: cs.Name, Ready: cs.Ready, Count: cs.RestartCount})
+				o.timeLast(time.Time{}, s.Running.StartedAt.Time)
 			case s.Terminated != nil:
 				o.list = append(o.list, terminatedObservation(cs, s.Terminated, false, init))
 			}
@@ -502,7 +517,8 @@ func (h *obsHead) controllerConditions() int {
 func (o *observations) observeController(h *obsHead) {
 	self := o.self
 	add := func(obj *ObjectRef, typ, status, reason, msg string, at, updated time.Time) {
-		o.list = append(o.list, withTimes(Observation{Kind: ObsControllerCondition, Object: obj, name: typ, Status: status, Reason: reason, Text: msg}, at, updated))
+		o.list = append(o.list, Observation{Kind: ObsControllerCondition, Object: obj, name: typ, Status: status, Reason: reason, Text: msg})
+		o.timeLast(at, updated)
 	}
 	switch x := h.object.(type) {
 	case *appsv1.Deployment:

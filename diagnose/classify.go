@@ -45,7 +45,7 @@ type rollout struct {
 	// Reason and Message of the Progressing condition, when there is one, and when it was last
 	// written.
 	Reason, Message string
-	Since           *time.Time
+	Since           time.Time
 }
 
 // Reasons of the Deployment Progressing condition (pkg/controller/deployment/util).
@@ -72,10 +72,7 @@ func readRollout(w *workload, ref time.Time) rollout {
 				continue
 			}
 			r.Reason, r.Message = c.Reason, c.Message
-			if !c.LastUpdateTime.IsZero() {
-				t := c.LastUpdateTime.Time
-				r.Since = &t
-			}
+			r.Since = c.LastUpdateTime.Time
 			switch c.Reason {
 			case reasonTimedOut:
 				r.TimedOut, r.InProgress = true, false

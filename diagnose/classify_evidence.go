@@ -280,9 +280,10 @@ func podHasEvidence(f *copyFacts) bool {
 
 func controllerEvidence(b *evidenceBuilder, w *workload) {
 	obj := w.Kind + "/" + w.Name
-	r := w.cls.rollout
+	r := &w.cls.rollout
 	if r.Reason != "" && r.Reason != reasonNewRSAvailable {
-		b.add(SourceControllerStatus, r.Reason, "", r.Message, obj, 1, r.Since)
+		// add takes no time for a zero one, as for none.
+		b.add(SourceControllerStatus, r.Reason, "", r.Message, obj, 1, &r.Since)
 	}
 	if w.cls.failedCreate != "" {
 		b.add(SourceControllerStatus, "FailedCreate", "", w.cls.failedCreate, obj, 1, nil)

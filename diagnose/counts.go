@@ -182,7 +182,8 @@ func count(s *snapshot.Snapshot, w *workload, ref time.Time) (youngest, oldest *
 		aged = true
 	}
 	if aged {
-		youngest, oldest = &young, &old
+		ages := &[2]int64{young, old}
+		youngest, oldest = &ages[0], &ages[1]
 	}
 	w.cls.serviceKnown = view.Known
 	w.cls.unexposedService = view.Unexposed

@@ -117,11 +117,16 @@ func (r *ranker) selects(svc *corev1.Service) bool {
 
 // matchedServices select the workload's template.
 func (r *ranker) matchedServices() []*corev1.Service {
-	var out []*corev1.Service
-	for _, s := range r.serviceCandidates() {
+	// The candidates are a list of their own: filtered in place.
+	cands := r.serviceCandidates()
+	out := cands[:0]
+	for _, s := range cands {
 		if r.selects(s) {
 			out = append(out, s)
 		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

@@ -4,8 +4,8 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"strings"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 

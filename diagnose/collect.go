@@ -97,7 +97,7 @@ type collectPlan struct {
 // the snapshot's order, once each.
 func planCollect(s *snapshot.Snapshot, want func(kind, namespace, name string) bool) *collectPlan {
 	take := func(kind, namespace, name string) bool { return want == nil || want(kind, namespace, name) }
-	p := &collectPlan{s: s, svcs: newServiceIndex(s.ServicesIn)}
+	p := &collectPlan{s: s, svcs: newServiceIndex(s)}
 	// The index of logged pods depends on nothing below: built beside it.
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -259,8 +259,12 @@ const (
 // pairs among the pods' labels, so it is filed under one of them. A namespace's Services are
 // filed when a workload of it first asks (in), by the worker that asks: filing every
 // namespace's before the workers started was the longest step no worker shared, and a
-// Rediagnose of a few workloads files only their namespaces.
+// Rediagnose of a few workloads files only their namespaces. The snapshot keeps what is filed
+// (ServicesFiled) for as long as the Services are unchanged: a watch's next snapshot files no
+// namespace again.
 type serviceIndex struct {
+	snap *snapshot.Snapshot
+	// list, mu and nss file Services given as a list (serviceIndexOf), for tests.
 	list func(namespace string) []*corev1.Service
 	mu   sync.Mutex
 	nss  map[string]*nsServices
@@ -280,9 +284,14 @@ type nsServices struct {
 // labelPair is a key=value; struct keys make lookups allocation-free.
 type labelPair struct{ key, value string }
 
-// newServiceIndex files the Services list returns for a namespace.
-func newServiceIndex(list func(namespace string) []*corev1.Service) *serviceIndex {
-	return &serviceIndex{list: list, nss: map[string]*nsServices{}}
+// newServiceIndex files the snapshot's Services.
+func newServiceIndex(s *snapshot.Snapshot) *serviceIndex { return &serviceIndex{snap: s} }
+
+// fileServices is nsServices.file as ServicesFiled takes it.
+func fileServices(svcs []*corev1.Service) any {
+	n := &nsServices{}
+	n.file(svcs)
+	return n
 }
 
 // serviceIndexOf files svcs, whatever their namespaces.
@@ -291,12 +300,15 @@ func serviceIndexOf(svcs []*corev1.Service) *serviceIndex {
 	for _, svc := range svcs {
 		byNS[svc.Namespace] = append(byNS[svc.Namespace], svc)
 	}
-	return newServiceIndex(func(ns string) []*corev1.Service { return byNS[ns] })
+	return &serviceIndex{list: func(ns string) []*corev1.Service { return byNS[ns] }, nss: map[string]*nsServices{}}
 }
 
 // in returns the namespace's Services, filed by the first caller; a caller that asks while
 // they are being filed waits for them.
 func (ix *serviceIndex) in(namespace string) *nsServices {
+	if ix.snap != nil {
+		return ix.snap.ServicesFiled(namespace, fileServices).(*nsServices)
+	}
 	ix.mu.Lock()
 	n := ix.nss[namespace]
 	if n == nil {

@@ -41,9 +41,12 @@ type index struct {
 	podsByName          atomic.Pointer[cowMap[ObjectKey, *corev1.Pod]]
 	replicaSetsByUID    atomic.Pointer[cowMap[types.UID, *appsv1.ReplicaSet]]
 	servicesByNamespace map[string][]*corev1.Service
-	pvcs                map[ObjectKey]*corev1.PersistentVolumeClaim
-	quotasByNamespace   map[string][]*corev1.ResourceQuota
-	nodes               map[string]*corev1.Node
+	// servicesFiled holds, per namespace, what the engine filed of its Services
+	// (ServicesFiled); it goes with servicesByNamespace, and is made anew with it.
+	servicesFiled     *sync.Map
+	pvcs              map[ObjectKey]*corev1.PersistentVolumeClaim
+	quotasByNamespace map[string][]*corev1.ResourceQuota
+	nodes             map[string]*corev1.Node
 	// logs is made on first use: a watch indexes a snapshot before it reads its log tails,
 	// for which it looks its pods up here.
 	logs     map[logKey]*ContainerLog
@@ -133,6 +136,7 @@ func lazily[T any](p *atomic.Pointer[T], build func() *T) *T {
 }
 
 func (ix *index) indexServices(s *Snapshot) {
+	ix.servicesFiled = new(sync.Map)
 	ix.servicesByNamespace = map[string][]*corev1.Service{}
 	for _, svc := range s.Services {
 		ix.servicesByNamespace[svc.Namespace] = append(ix.servicesByNamespace[svc.Namespace], svc)
@@ -211,6 +215,7 @@ func (ix *index) derive(s *Snapshot, chs []Change) *index {
 		eventsByKey:         cowList[ObjectKey, *corev1.Event]{ix.eventsByKey.derive()},
 		slicesByService:     cowList[ObjectKey, *discoveryv1.EndpointSlice]{ix.slicesByService.derive()},
 		servicesByNamespace: ix.servicesByNamespace,
+		servicesFiled:       ix.servicesFiled,
 		pvcs:                ix.pvcs,
 		quotasByNamespace:   ix.quotasByNamespace,
 		nodes:               ix.nodes,
@@ -341,6 +346,33 @@ func (s *Snapshot) EventsFor(kind, namespace, name string, uid types.UID) []*cor
 // ServicesIn returns the Services of a namespace.
 func (s *Snapshot) ServicesIn(namespace string) []*corev1.Service {
 	return s.ix().servicesByNamespace[namespace]
+}
+
+// filed is one namespace's entry of servicesFiled.
+type filed struct {
+	once sync.Once
+	v    any
+}
+
+// ForgetServicesFiled drops what ServicesFiled kept: for a benchmark that diagnoses one
+// snapshot again and again and is to pay for the filing each time, as a one-shot diagnosis of
+// a new snapshot does.
+func (s *Snapshot) ForgetServicesFiled() { s.ix().servicesFiled = new(sync.Map) }
+
+// ServicesFiled returns what file makes of the namespace's Services (ServicesIn), made once for
+// as long as they are unchanged: a snapshot a Tracker derived from the last one, no Service
+// having changed, shares what the last one filed, so a console's update files no namespace
+// again. A caller that asks while another files the namespace waits for it. It has one caller,
+// the engine: what is filed is whatever its file makes.
+func (s *Snapshot) ServicesFiled(namespace string, file func([]*corev1.Service) any) any {
+	ix := s.ix()
+	e, ok := ix.servicesFiled.Load(namespace)
+	if !ok {
+		e, _ = ix.servicesFiled.LoadOrStore(namespace, &filed{})
+	}
+	f := e.(*filed)
+	f.once.Do(func() { f.v = file(ix.servicesByNamespace[namespace]) })
+	return f.v
 }
 
 // EndpointSlicesFor returns the EndpointSlices of a Service.

@@ -66,17 +66,7 @@ func sortWorkloads(r *Report) {
 		keys[i] = key{ws[i].Shape.Severity(), i}
 	}
 	slices.SortStableFunc(keys, func(x, y key) int {
-		a, b := &ws[x.at], &ws[y.at]
-		if x.severity != y.severity {
-			return cmp.Compare(x.severity, y.severity)
-		}
-		if a.Namespace != b.Namespace {
-			return strings.Compare(a.Namespace, b.Namespace)
-		}
-		if a.Name != b.Name {
-			return strings.Compare(a.Name, b.Name)
-		}
-		return strings.Compare(a.Kind, b.Kind)
+		return compareWorkloads(&ws[x.at], &ws[y.at], x.severity, y.severity)
 	})
 	// Place i takes the diagnosis at keys[i].at; a place is marked done by at = -1.
 	for i := range keys {
@@ -96,6 +86,20 @@ func sortWorkloads(r *Report) {
 			j = from
 		}
 	}
+}
+
+// compareWorkloads is the report's order of a and b, whose shapes' severities are sa and sb.
+func compareWorkloads(a, b *Diagnosis, sa, sb int) int {
+	if sa != sb {
+		return cmp.Compare(sa, sb)
+	}
+	if a.Namespace != b.Namespace {
+		return strings.Compare(a.Namespace, b.Namespace)
+	}
+	if a.Name != b.Name {
+		return strings.Compare(a.Name, b.Name)
+	}
+	return strings.Compare(a.Kind, b.Kind)
 }
 
 // diagnoseWorkload runs the passes in order: counts, revisions, copies, rollout, shape, evidence;

@@ -27,25 +27,50 @@ func Rediagnose(prev *Report, s *snapshot.Snapshot, changed func(kind, namespace
 		return Diagnose(s)
 	}
 	type key struct{ kind, namespace, name string }
-	had := make(map[key]*Diagnosis, len(prev.Workloads))
+	had := make(map[key]int, len(prev.Workloads))
 	for i := range prev.Workloads {
 		d := &prev.Workloads[i]
-		had[key{d.Kind, d.Namespace, d.Name}] = d
+		had[key{d.Kind, d.Namespace, d.Name}] = i
 	}
 	s.Index()
 	r := newReport(s)
 	vis := visibilityChanges(prev.Visibility, s.Visibility)
-	var kept []*Diagnosis
+	keptAt := make([]bool, len(prev.Workloads))
+	nKept := 0
 	nvOf := map[string][]Evidence{}
 	fresh := collectSome(s, func(kind, namespace, name string) bool {
-		if d := had[key{kind, namespace, name}]; d != nil && !changed(kind, namespace, name) && vis(namespace) != visibilityCounts {
-			kept = append(kept, d)
+		if i, ok := had[key{kind, namespace, name}]; ok && !changed(kind, namespace, name) && vis(namespace) != visibilityCounts {
+			keptAt[i] = true
+			nKept++
 			return false
 		}
 		return true
 	})
-	r.Workloads = make([]Diagnosis, 0, len(fresh)+len(kept))
-	for _, d := range kept {
+	diagnosed := &Report{Workloads: make([]Diagnosis, 0, len(fresh))}
+	for _, w := range fresh {
+		diagnosed.Workloads = append(diagnosed.Workloads, diagnoseWorkload(s, w))
+	}
+	sortWorkloads(diagnosed)
+	// prev is in the report's order, so the kept diagnoses, taken in its order, are too: they
+	// are merged with the few diagnosed again rather than all sorted once more, which cost
+	// as much as the rest of an update at 2,000 workloads. A prev out of order is sorted.
+	r.Workloads = make([]Diagnosis, 0, len(fresh)+nKept)
+	next, ordered := diagnosed.Workloads, true
+	var last *Diagnosis
+	for i := range prev.Workloads {
+		if !keptAt[i] {
+			continue
+		}
+		d := &prev.Workloads[i]
+		sev := d.Shape.Severity()
+		if last != nil && compareWorkloads(last, d, last.Shape.Severity(), sev) > 0 {
+			ordered = false
+		}
+		last = d
+		for len(next) > 0 && compareWorkloads(&next[0], d, next[0].Shape.Severity(), sev) < 0 {
+			r.Workloads = append(r.Workloads, next[0])
+			next = next[1:]
+		}
 		r.Workloads = append(r.Workloads, *d)
 		if vis(d.Namespace) == visibilityEvidenceOnly {
 			w := &r.Workloads[len(r.Workloads)-1]
@@ -57,13 +82,13 @@ func Rediagnose(prev *Report, s *snapshot.Snapshot, changed func(kind, namespace
 			w.Evidence = rewriteVisibility(w.Evidence, nv)
 		}
 	}
-	for _, w := range fresh {
-		r.Workloads = append(r.Workloads, diagnoseWorkload(s, w))
-	}
+	r.Workloads = append(r.Workloads, next...)
 	for i := range r.Workloads {
 		r.Summary[r.Workloads[i].Shape]++
 	}
-	sortWorkloads(r)
+	if !ordered {
+		sortWorkloads(r)
+	}
 	return r
 }
 

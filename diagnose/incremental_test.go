@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"reflect"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -92,6 +93,21 @@ func TestRediagnoseEqualsAFullDiagnosis(t *testing.T) {
 				t.Error("no changed workload's diagnosis changed: the comparison proves nothing")
 			}
 		})
+	}
+}
+
+// Rediagnose merges the kept diagnoses, in prev's order, with those made again: a prev out of
+// the report's order (a caller's own) still gives the report a full diagnosis gives.
+func TestRediagnoseOfAPrevOutOfOrder(t *testing.T) {
+	prev := syntheticCluster(60, 10)
+	before := Diagnose(prev)
+	slices.Reverse(before.Workloads)
+	next, changed := changedCopies(prev, 8)
+	got := Rediagnose(before, next, func(kind, namespace, name string) bool {
+		return kind == "Deployment" && changed[namespace+"/"+name]
+	})
+	if want := Diagnose(next); !reflect.DeepEqual(got, want) {
+		t.Fatal("incremental report of a reversed prev differs from a full diagnosis")
 	}
 }
 

@@ -27,36 +27,19 @@ type evidenceBuilder struct {
 	// many holds the objects of an item that covers more than smallUIDs of them; a smaller
 	// item's list is scanned (most cover a few copies, and a map each showed in profiles).
 	many map[*Evidence]map[string]bool
-	// items hands out the items of a builder in a worker's room; nil for a builder of its
-	// own, whose items are allocated one by one.
-	items *evidenceItems
-}
-
-// evidenceItems hands out items from blocks that are never grown, so an item stays where it
-// is while the builder holds it, and are reused, workload after workload: list copies the
-// items out.
-type evidenceItems struct {
-	blocks [][]Evidence
-	b, n   int
+	// items hands out the items of a builder in a worker's room (list copies them out); nil
+	// for a builder of its own, whose items are allocated one by one.
+	items *blockRoom[Evidence]
 }
 
 // newItem returns a pointer to a copy of e.
 func (b *evidenceBuilder) newItem(e Evidence) *Evidence {
-	r := b.items
-	if r == nil {
+	if b.items == nil {
 		p := new(Evidence)
 		*p = e
 		return p
 	}
-	if r.b == len(r.blocks) {
-		r.blocks = append(r.blocks, make([]Evidence, 16))
-	}
-	p := &r.blocks[r.b][r.n]
-	*p = e
-	if r.n++; r.n == len(r.blocks[r.b]) {
-		r.b, r.n = r.b+1, 0
-	}
-	return p
+	return b.items.put(e, 16)
 }
 
 // cover adds object to the objects the item covers, once.

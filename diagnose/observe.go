@@ -728,7 +728,7 @@ func (l obsLog) list() []Observation {
 // failing copies log hundreds of distinct texts (their times differ), one allocation each.
 func (o *observations) newLineFacts(tf *textFacts) *lineFacts {
 	if c := o.w.texts; c != nil {
-		return c.lineFacts(tf)
+		return c.newLineFacts(tf)
 	}
 	if len(o.lineBlock) == cap(o.lineBlock) {
 		o.lineBlock = make([]lineFacts, 0, 32)

@@ -54,7 +54,8 @@ type workerRoom struct {
 	revs   []*revision
 	// revisions are a workload's revisions (revisionRoom).
 	revisions []revision
-	lineFactsRoom
+	// lineFacts are a workload's log texts' facts (lineFacts).
+	lineFacts blockRoom[lineFacts]
 	// ready is the room of a workload's ready endpoints (readyRoom), cites of the log lines
 	// its evidence cites (citeRoom).
 	ready []readyEndpoint
@@ -62,7 +63,7 @@ type workerRoom struct {
 	// evidence and evidenceItems are a workload's evidence builder and its items
 	// (evidenceRoom).
 	evidence      evidenceBuilder
-	evidenceItems evidenceItems
+	evidenceItems blockRoom[Evidence]
 	// moments is the room of a workload's timeline (timelineRoom).
 	moments []TimelineEntry
 	signalsRoom
@@ -75,50 +76,51 @@ type signalsRoom struct {
 	hits    []logHit
 	groupOf []int32
 	lines   []logHit
-	sigs    signalRoom
+	sigs    blockRoom[signal]
 	cellOf  map[string]int32
 	cells   []tokenCell
 	// ordObs and ordCnt are the places of the signals' lines (citations).
 	ordObs, ordCnt []int32
 }
 
-// signalRoom hands out signals from blocks that are never grown, so a signal stays where it
-// is while the workload's rules hold it, and are reused, workload after workload.
-type signalRoom struct {
-	blocks [][]signal
+// blockRoom hands out values from blocks that are never grown, so a value stays where it is
+// while the workload holds it (signals its rules hold, facts its observations point at,
+// evidence items its builder holds), and are reused, workload after workload: no report
+// keeps them.
+type blockRoom[T any] struct {
+	blocks [][]T
 	b, n   int
 }
 
-// reset makes the room's signals free for the next workload; its other lists are emptied as
-// they are taken.
-func (c *textCache) reset() {
-	if c != nil {
-		c.sigs.b, c.sigs.n = 0, 0
-		c.nFlags = 0
-		c.lineFactsRoom.b, c.lineFactsRoom.n = 0, 0
-	}
-}
-
-// lineFactsRoom hands out a workload's line facts from blocks that are never grown, so facts
-// stay where they are while the workload's observations point at them, and are reused,
-// workload after workload: no report keeps them.
-type lineFactsRoom struct {
-	blocks [][]lineFacts
-	b, n   int
-}
-
-// lineFacts returns new facts of a text, in the worker's room.
-func (c *textCache) lineFacts(tf *textFacts) *lineFacts {
-	r := &c.lineFactsRoom
+// put returns a pointer to a copy of v; a new block holds size values.
+func (r *blockRoom[T]) put(v T, size int) *T {
 	if r.b == len(r.blocks) {
-		r.blocks = append(r.blocks, make([]lineFacts, 256))
+		r.blocks = append(r.blocks, make([]T, size))
 	}
 	p := &r.blocks[r.b][r.n]
-	*p = lineFacts{textFacts: tf}
+	*p = v
 	if r.n++; r.n == len(r.blocks[r.b]) {
 		r.b, r.n = r.b+1, 0
 	}
 	return p
+}
+
+// free makes every value free for the next workload.
+func (r *blockRoom[T]) free() { r.b, r.n = 0, 0 }
+
+// reset makes the room's values free for the next workload; its lists are emptied as they are
+// taken.
+func (c *textCache) reset() {
+	if c != nil {
+		c.sigs.free()
+		c.nFlags = 0
+		c.lineFacts.free()
+	}
+}
+
+// newLineFacts returns new facts of a text, in the worker's room.
+func (c *textCache) newLineFacts(tf *textFacts) *lineFacts {
+	return c.lineFacts.put(lineFacts{textFacts: tf}, 256)
 }
 
 // flagRoom returns n flags, all false, the worker's own when it has a cache: each call of a
@@ -189,7 +191,7 @@ func (c *textCache) evidenceRoom() *evidenceBuilder {
 	b := &c.evidence
 	clear(b.vals)
 	*b = evidenceBuilder{keys: b.keys[:0], vals: b.vals[:0], order: b.order[:0], items: &c.evidenceItems}
-	c.evidenceItems.b, c.evidenceItems.n = 0, 0
+	c.evidenceItems.free()
 	return b
 }
 
@@ -223,16 +225,7 @@ func (c *textCache) signal(s signal) *signal {
 		*p = s
 		return p
 	}
-	r := &c.sigs
-	if r.b == len(r.blocks) {
-		r.blocks = append(r.blocks, make([]signal, 64))
-	}
-	p := &r.blocks[r.b][r.n]
-	*p = s
-	if r.n++; r.n == len(r.blocks[r.b]) {
-		r.b, r.n = r.b+1, 0
-	}
-	return p
+	return c.sigs.put(s, 64)
 }
 
 // hitRoom returns n log lines to write, the worker's own when it has a cache.

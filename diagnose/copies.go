@@ -26,7 +26,7 @@ type copyList struct {
 	current string
 }
 
-// copyRow is the engine's reading of one copy: which of toCopy's cases it is and the flags
+// copyRow is the engine's reading of one copy: the case its reason comes from and the flags
 // that are not the pod's own.
 type copyRow struct {
 	what           copyCase

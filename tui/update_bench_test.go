@@ -106,13 +106,8 @@ func BenchmarkWatchUpdate(b *testing.B) {
 				rediag:   diagnose.Rediagnose,
 				now:      func() time.Time { return clock },
 			}
-			base := scaleSnapshot(pods/5, 5)
-			withServices(base)
-			withPodEvents(base)
-			u := newUpdateChurn(base)
-			tr := snapshot.NewTracker(base)
-			base.Index()
-			inc.next(base, nil)
+			bed := newUpdateBed(pods)
+			inc.next(bed.base, nil)
 			full = 0
 			b.ReportAllocs()
 			var cpu time.Duration
@@ -122,10 +117,7 @@ func BenchmarkWatchUpdate(b *testing.B) {
 					cpu, full = 0, 0
 				}
 				b.StopTimer()
-				u.next(func(o runtime.Object) { tr.Put(o) })
-				s := tr.Snapshot()
-				s.Namespaces, s.Source, s.ReferenceTime = base.Namespaces, base.Source, base.ReferenceTime
-				s.Index()
+				s := bed.next()
 				b.StartTimer()
 				start := cpuTime()
 				inc.next(s, nil)
@@ -143,23 +135,15 @@ func BenchmarkWatchUpdate(b *testing.B) {
 func BenchmarkChangedWorkloads(b *testing.B) {
 	for _, pods := range []int{2000, 20000} {
 		b.Run(fmt.Sprintf("pods=%d", pods), func(b *testing.B) {
-			base := scaleSnapshot(pods/5, 5)
-			withServices(base)
-			withPodEvents(base)
-			u := newUpdateChurn(base)
-			tr := snapshot.NewTracker(base)
-			base.Index()
-			prev := base
+			bed := newUpdateBed(pods)
+			prev := bed.base
 			b.ReportAllocs()
 			for i := -warmup; i < b.N; i++ {
 				if i == 0 {
 					b.ResetTimer()
 				}
 				b.StopTimer()
-				u.next(func(o runtime.Object) { tr.Put(o) })
-				s := tr.Snapshot()
-				s.Namespaces, s.Source, s.ReferenceTime = base.Namespaces, base.Source, base.ReferenceTime
-				s.Index()
+				s := bed.next()
 				b.StartTimer()
 				if changedWorkloads(prev, s) == nil {
 					b.Fatal("an update called for a full diagnosis")
@@ -168,6 +152,32 @@ func BenchmarkChangedWorkloads(b *testing.B) {
 			}
 		})
 	}
+}
+
+// updateBed is the namespace of the update benchmarks, of pods copies five to a Deployment with
+// their Services and events, and its churn fed to a Tracker.
+type updateBed struct {
+	base *snapshot.Snapshot
+	u    *updateChurn
+	tr   *snapshot.Tracker
+}
+
+func newUpdateBed(pods int) *updateBed {
+	base := scaleSnapshot(pods/5, 5)
+	withServices(base)
+	withPodEvents(base)
+	bed := &updateBed{base: base, u: newUpdateChurn(base), tr: snapshot.NewTracker(base)}
+	base.Index()
+	return bed
+}
+
+// next makes one update and returns its snapshot, indexed as the watch hands it on.
+func (bed *updateBed) next() *snapshot.Snapshot {
+	bed.u.next(func(o runtime.Object) { bed.tr.Put(o) })
+	s := bed.tr.Snapshot()
+	s.Namespaces, s.Source, s.ReferenceTime = bed.base.Namespaces, bed.base.Source, bed.base.ReferenceTime
+	s.Index()
+	return s
 }
 
 // warmup is how many updates a benchmark of updates makes before it measures: the first index

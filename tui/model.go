@@ -88,7 +88,11 @@ type Model struct {
 	// seq numbers loads; only the latest one's result is shown.
 	seq, seqNext int
 	source       snapshot.Source
-	loadErr      error
+	// switched is true once the source is not the first one (n switched namespace). It is a
+	// flag, not a comparison of sources: a Source may be a value of an uncomparable type (a
+	// dump.Source holds funcs), and comparing two of those panics.
+	switched bool
+	loadErr  error
 	// refreshing is true while a refresh runs over data already shown.
 	refreshing bool
 

@@ -613,3 +613,33 @@ func TestGoldenError80x24(t *testing.T) {
 	m.Update(loadedMsg{gen: m.gen, seq: m.seq, err: errors.New(`read dump "cluster/": telemetry/pods.json: line 41: unexpected end of JSON input`)})
 	golden.RequireEqual(t, []byte(seen(m)))
 }
+
+// funcSource is a Source of an uncomparable type, as dump.Source is (its options hold funcs).
+type funcSource struct {
+	read func(context.Context) (*snapshot.Snapshot, error)
+}
+
+func (s funcSource) Snapshot(ctx context.Context) (*snapshot.Snapshot, error) { return s.read(ctx) }
+
+// A console must start on any Source: telling whether it still reads its first one (the one
+// Options.Watch follows) once compared the two, which panics for an uncomparable type.
+func TestSourceOfAnUncomparableType(t *testing.T) {
+	snap, _ := fixture()
+	src := funcSource{read: func(context.Context) (*snapshot.Snapshot, error) { return snap, nil }}
+	watch := func(context.Context, snapshot.WatchHooks) (<-chan *snapshot.Snapshot, <-chan error) { return nil, nil }
+	for _, tc := range []struct {
+		name    string
+		watch   WatchFunc
+		watched bool
+	}{{"without a watch", nil, false}, {"with a watch", watch, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := New(context.Background(), Options{Source: src, Watch: tc.watch}, testStyles(), func() time.Time { return refTime })
+			if m.Init() == nil {
+				t.Fatal("Init started nothing")
+			}
+			if got := m.watchFunc() != nil; got != tc.watched {
+				t.Errorf("watched: %v, want %v", got, tc.watched)
+			}
+		})
+	}
+}

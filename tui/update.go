@@ -198,7 +198,7 @@ func (m *Model) onWatch(msg watchMsg) tea.Cmd {
 // watchFunc returns how the current source is watched, or nil: the first source through
 // Options.Watch (which may add to what the source says), another through its own watch.
 func (m *Model) watchFunc() WatchFunc {
-	if m.source == m.opts.Source && m.opts.Watch != nil {
+	if !m.switched && m.opts.Watch != nil {
 		return m.opts.Watch
 	}
 	if w, ok := m.source.(Watcher); ok {
@@ -372,7 +372,7 @@ func (m *Model) switchNamespace(ns string) tea.Cmd {
 	m.stopWatch()
 	m.live = liveStatus{}
 	m.gen++
-	m.source = src
+	m.source, m.switched = src, true
 	m.opts.Namespaces = []string{ns}
 	m.opts.AllNamespaces = false
 	m.data = nil

@@ -161,7 +161,7 @@ func datasetAfter(prev *dataset, snap *snapshot.Snapshot, rep *diagnose.Report) 
 			namespace: Sanitize(d.Namespace),
 			workload:  kindShort(d.Kind) + "/" + Sanitize(d.Name),
 			name:      Sanitize(d.Name),
-			copies:    fmt.Sprintf("%d/%d", d.Counts.Existing, d.Counts.Declared),
+			copies:    strconv.Itoa(int(d.Counts.Existing)) + "/" + strconv.Itoa(int(d.Counts.Declared)),
 			serving:   strconv.Itoa(int(d.Counts.Serving)),
 			youngest:  report.Age(d.YoungestCopySeconds),
 			restarts:  strconv.Itoa(int(d.Counts.Restarts)),
@@ -170,8 +170,12 @@ func datasetAfter(prev *dataset, snap *snapshot.Snapshot, rep *diagnose.Report) 
 		if d.Throughput != nil {
 			r.throughput = throughputCell(d.Throughput)
 		}
-		// The audit table names suspects through the same function, so both read alike.
-		r.suspect = orDash(report.ShortSuspectIn(d, ds.objects[k].Template))
+		// The audit table names suspects through the same function, so both read alike. Most
+		// rows have no suspect, and need not look their template up.
+		r.suspect = "-"
+		if len(d.Suspects) > 0 {
+			r.suspect = orDash(report.ShortSuspectIn(d, ds.objects[k].Template))
+		}
 		r.filterText = r.namespace + "/" + Sanitize(d.Name)
 		ds.rows = append(ds.rows, r)
 	}
@@ -212,7 +216,20 @@ func workloadObjects(prev *dataset, snap *snapshot.Snapshot) (_ map[workloadKey]
 			}
 		}
 	}
-	m := map[workloadKey]workloadObject{}
+	return allWorkloadObjects(snap), false
+}
+
+// allWorkloadObjects maps every workload object of snap. It is made for each snapshot the
+// console diagnoses whole (a dump's, a watch's first) before its rows can show, so the map is
+// sized up front: growing it was half its cost at 20,000 pods.
+func allWorkloadObjects(snap *snapshot.Snapshot) map[workloadKey]workloadObject {
+	n := 0
+	for i := range snapshot.Kinds {
+		if k := &snapshot.Kinds[i]; k.Workload {
+			n += k.Len(snap)
+		}
+	}
+	m := make(map[workloadKey]workloadObject, n)
 	for i := range snapshot.Kinds {
 		if k := &snapshot.Kinds[i]; k.Workload {
 			k.Each(snap, func(o runtime.Object) {
@@ -222,7 +239,7 @@ func workloadObjects(prev *dataset, snap *snapshot.Snapshot) (_ map[workloadKey]
 			})
 		}
 	}
-	return m, false
+	return m
 }
 
 // workloadObjectOf is o's entry in a dataset's objects, when o is a workload's object.

@@ -86,11 +86,17 @@ func buildIndex(s *Snapshot) *index {
 		eventsByKey:     cowList[ObjectKey, *corev1.Event]{newCOWMap[ObjectKey, []*corev1.Event](len(s.Events), hashKey)},
 		slicesByService: cowList[ObjectKey, *discoveryv1.EndpointSlice]{newCOWMap[ObjectKey, []*discoveryv1.EndpointSlice](len(s.EndpointSlices), hashKey)},
 	}
-	for i := range Kinds {
-		if k := &Kinds[i]; k.ByOwner {
-			ix.byOwner[k.Kind] = k.ops.owners(s)
+	// The owners' tables on one processor, the rest on another: a dump's or a watch's first
+	// snapshot is indexed before anything can be diagnosed, and both halves only read s.
+	owners := make([]any, len(Kinds))
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := range Kinds {
+			if k := &Kinds[i]; k.ByOwner {
+				owners[i] = k.ops.owners(s)
+			}
 		}
-	}
+	})
 	for _, e := range s.Events {
 		if e.InvolvedObject.UID != "" {
 			ix.eventsByUID.appendOwned(e.InvolvedObject.UID, e)
@@ -106,6 +112,12 @@ func buildIndex(s *Snapshot) *index {
 	ix.indexPVCs(s)
 	ix.indexQuotas(s)
 	ix.indexNodes(s)
+	wg.Wait()
+	for i := range Kinds {
+		if k := &Kinds[i]; k.ByOwner {
+			ix.byOwner[k.Kind] = owners[i]
+		}
+	}
 	return ix
 }
 

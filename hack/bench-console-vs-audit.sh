@@ -112,6 +112,7 @@ for ((i = 1; i <= pairs; i++)); do
 	echo "$aw $cw" >>"$work/walls"
 	printf '%-5s %-22s %-22s %.2f  (load %s)\n' "$i" "$aw s/$ac s/$ar MiB" "$cw s/$cc s/$cr MiB" "$(echo "$cw / $aw" | bc -l)" "$(cut -d' ' -f1 /proc/loadavg)"
 done
-median() { sort -n | awk '{v[NR] = $1} END {printf "%.2f", v[int((NR + 1) / 2)]}'; }
+# The middle value, or the mean of the two middle ones when the count is even.
+median() { sort -n | awk '{v[NR] = $1} END {m = int((NR + 1) / 2); printf "%.2f", NR % 2 ? v[m] : (v[m] + v[m + 1]) / 2}'; }
 echo "median: audit $(cut -d' ' -f1 "$work/walls" | median) s, console $(cut -d' ' -f2 "$work/walls" | median) s," \
 	"console/audit per pair $(awk '{print $2 / $1}' "$work/walls" | median)"

@@ -123,7 +123,10 @@ func scalegenDump(b *testing.B) string {
 func median(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
-	return s[(len(s)-1)/2]
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
 }
 
 // untilDiagnosed is the console's model that says when its complete diagnosis is on screen

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/bubbles/spinner"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 	appsv1 "k8s.io/api/apps/v1"
@@ -271,4 +272,52 @@ func cpuTime() time.Duration {
 
 func reportCPU(b *testing.B, cpu time.Duration) {
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
+}
+
+// readingModel is a console whose first read of a 2,000-Deployment namespace has listed the
+// workloads (rows without shapes) and goes on reading pods, at 200x50 as in
+// BenchmarkConsoleVsAudit.
+func readingModel(tb testing.TB) *Model {
+	tb.Helper()
+	snap := scaleSnapshot(2000, 10)
+	early := &snapshot.Snapshot{ReferenceTime: refTime, Namespaces: snap.Namespaces, Deployments: snap.Deployments}
+	clock := refTime
+	m := New(context.Background(), Options{Source: staticSource{snap: snap}, SourceLabel: "dump"},
+		colourStyles(), func() time.Time { clock = clock.Add(50 * time.Millisecond); return clock })
+	m.Update(windowSize(200, 50))
+	m.setData(rowsDataset(early, nil))
+	return m
+}
+
+// BenchmarkReadingFrame is one frame the console draws while its first read runs with the rows
+// listed: a progress report or a spinner tick, then View. The read is on the other processor
+// meanwhile, 20 such frames a second, so each frame's cost is taken from the read.
+func BenchmarkReadingFrame(b *testing.B) {
+	m := readingModel(b)
+	counts := map[string]int{"Deployment": 2000, "ReplicaSet": 2000, "Pod": 0}
+	tick := m.spinner.Tick().(spinner.TickMsg)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i%2 == 0 {
+			counts["Pod"] += 1000
+			m.counted("pods", counts["Pod"], counts)
+		} else {
+			m.Update(tick)
+		}
+		_ = m.View()
+	}
+}
+
+// BenchmarkEarlyRows is the rows the console lists from the workloads of a 2,000-Deployment
+// namespace before their copies are read.
+func BenchmarkEarlyRows(b *testing.B) {
+	snap := scaleSnapshot(2000, 10)
+	early := &snapshot.Snapshot{ReferenceTime: refTime, Namespaces: snap.Namespaces,
+		Deployments: snap.Deployments, ReplicaSets: snap.ReplicaSets}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_ = rowsDataset(early, nil)
+	}
 }

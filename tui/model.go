@@ -80,6 +80,12 @@ type Model struct {
 
 	spinner  spinner.Model
 	progress string
+	// fitted is the body View fitted to the terminal last, and its lines.
+	fitted struct {
+		body  string
+		width int
+		lines []string
+	}
 	// reading is the read under way before the first picture: when it began and what it has
 	// counted, for the progress line.
 	reading readProgress

@@ -40,28 +40,45 @@ func (m *Model) View() string {
 			body = m.workloads.View()
 		}
 	}
-	return m.fit(m.headerLines() + "\n" + body + "\n" + m.footer())
+	return m.fit(m.headerLines(), body, m.footer())
 }
 
-// fit cuts the frame to the terminal, so no line wraps and nothing scrolls off.
-func (m *Model) fit(frame string) string {
-	lines := strings.Split(frame, "\n")
-	footer := lines[len(lines)-1]
-	if len(lines) > m.height {
-		lines = append(lines[:max(m.height-1, 0)], footer)
+// fit cuts the frame to the terminal, so no line wraps and nothing scrolls off: the footer's
+// last line is the screen's last, the lines above it are cut to the height or padded to it.
+func (m *Model) fit(header, body, footer string) string {
+	if m.height <= 0 {
+		return ""
 	}
-	for len(lines) < m.height {
-		lines = append(lines[:len(lines)-1], "", footer)
+	lines := make([]string, 0, m.height+4)
+	lines = append(lines, m.fitWidth(strings.Split(header, "\n"))...)
+	lines = append(lines, m.fitBody(body)...)
+	foot := m.fitWidth(strings.Split(footer, "\n"))
+	lines = append(lines, foot[:len(foot)-1]...)
+	lines = lines[:min(len(lines), m.height-1)]
+	for len(lines) < m.height-1 {
+		lines = append(lines, "")
 	}
+	return strings.Join(append(lines, foot[len(foot)-1]), "\n")
+}
+
+// fitBody is fitWidth of the body's lines, kept for the next frame: the body is most of the
+// screen and mostly the same string again (the table between two spinner ticks).
+func (m *Model) fitBody(body string) []string {
+	if m.fitted.lines == nil || body != m.fitted.body || m.width != m.fitted.width {
+		m.fitted.body, m.fitted.width = body, m.width
+		m.fitted.lines = m.fitWidth(strings.Split(body, "\n"))
+	}
+	return m.fitted.lines
+}
+
+// fitWidth cuts each line to the terminal's width, in place.
+func (m *Model) fitWidth(lines []string) []string {
 	for i, l := range lines {
 		if ansi.StringWidth(l) > m.width {
 			lines[i] = ansi.Truncate(l, m.width, "…")
 		}
 	}
-	if m.height <= 0 {
-		return ""
-	}
-	return strings.Join(lines[:m.height], "\n")
+	return lines
 }
 
 func (m *Model) headerLines() string {

@@ -45,6 +45,45 @@ type workloadsScreen struct {
 
 	cols       []column
 	shortBadge bool
+	// layouts counts layout's runs: cols is laid out again in place.
+	layouts int
+
+	// drawn is the table View drew last and what it drew it from. While a read runs the
+	// spinner and the progress line redraw the screen some 20 times a second over the same
+	// rows, and the table was three quarters of each frame.
+	drawn struct {
+		from tableInputs
+		view string
+	}
+}
+
+// tableInputs is everything View reads. rows and visible are replaced, never changed in place,
+// so their first elements tell them apart; the key holds them, so no new slice reuses their
+// memory while it is kept.
+type tableInputs struct {
+	rows                          *row
+	nRows                         int
+	visible                       *int
+	nVisible                      int
+	cursor, offset, width, height int
+	layouts                       int
+	filter, contextFilter         string
+	hideHealthy                   bool
+}
+
+func (s *workloadsScreen) inputs() tableInputs {
+	in := tableInputs{
+		nRows: len(s.rows), nVisible: len(s.visible), cursor: s.cursor, offset: s.offset,
+		width: s.width, height: s.height, layouts: s.layouts, filter: s.filter.Value(),
+		contextFilter: s.contextFilter, hideHealthy: s.hideHealthy,
+	}
+	if len(s.rows) > 0 {
+		in.rows = &s.rows[0]
+	}
+	if len(s.visible) > 0 {
+		in.visible = &s.visible[0]
+	}
+	return in
 }
 
 func newWorkloadsScreen(c common) workloadsScreen {
@@ -230,6 +269,7 @@ func (f filterSource) Len() int            { return len(f.idx) }
 
 // layout chooses the columns that fit the width, dropping the least telling first.
 func (s *workloadsScreen) layout() {
+	s.layouts++
 	s.shortBadge = s.width < 110
 	badgeW := 17
 	if s.shortBadge {
@@ -362,6 +402,15 @@ func (s *workloadsScreen) layout() {
 
 // View draws the table: a header line and the visible rows only.
 func (s *workloadsScreen) View() string {
+	in := s.inputs()
+	if s.drawn.view != "" && s.drawn.from == in {
+		return s.drawn.view
+	}
+	s.drawn.from, s.drawn.view = in, s.draw()
+	return s.drawn.view
+}
+
+func (s *workloadsScreen) draw() string {
 	var b strings.Builder
 	b.Grow((s.height + 1) * (s.width + 32))
 	badgeW := 17

@@ -18,7 +18,8 @@ import (
 // headerHeight is the number of header lines above every screen.
 const headerHeight = 2
 
-// View draws the whole screen. It is pure: it reads the model and does no I/O.
+// View draws the whole screen. It does no I/O and changes nothing the screen shows; it keeps
+// the table and its fitted lines for the next frame (workloadsScreen.drawn, Model.fitted).
 func (m *Model) View() string {
 	var body string
 	switch m.state {

@@ -302,12 +302,35 @@ func serviceEvidence(s *snapshot.Snapshot, b *evidenceBuilder, w *workload) {
 				svc.Name, selectorString(svc.Spec.Selector), selectorString(w.Template.Labels)),
 			"Service/"+svc.Name, 1, nil)
 	}
+	// One item for all the workload's Services without slices: it is one gap in what was read
+	// (a dump without EndpointSlices lacks every one of them), and a workload that many Services
+	// select had as many items saying the same, which buried its other evidence.
+	var unsliced []string
 	for _, svc := range w.Services {
 		if len(s.EndpointSlicesFor(svc.Namespace, svc.Name)) == 0 {
-			b.add(SourceVisibility, "NoEndpointSlices", svc.Name,
-				fmt.Sprintf("no EndpointSlice of Service %s in the snapshot; Ready copies were counted as serving", svc.Name),
-				"Service/"+svc.Name, 1, nil)
+			unsliced = append(unsliced, svc.Name)
 		}
+	}
+	if len(unsliced) == 0 {
+		return
+	}
+	sortStrings(unsliced)
+	e := b.add(SourceVisibility, "NoEndpointSlices", "", noSlicesMessage(unsliced), "", int32(len(unsliced)), nil)
+	for _, name := range unsliced {
+		b.cover(e, "Service/"+name)
+	}
+}
+
+// noSlicesMessage says which Services had no EndpointSlice, naming at most three.
+func noSlicesMessage(names []string) string {
+	const tail = " in the snapshot; Ready copies were counted as serving"
+	switch n := len(names); {
+	case n == 1:
+		return "no EndpointSlice of Service " + names[0] + tail
+	case n <= 3:
+		return "no EndpointSlice of Services " + strings.Join(names[:n-1], ", ") + " and " + names[n-1] + tail
+	default:
+		return "no EndpointSlice of " + strconv.Itoa(n) + " Services (" + strings.Join(names[:3], ", ") + ", …)" + tail
 	}
 }
 

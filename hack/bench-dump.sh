@@ -7,8 +7,9 @@
 #     namespace, each workload's objects consistent, a tenth broken the usual ways), the dump of
 #     issue 12;
 #   - DIR and STREAM: TestWriteScaleDump's 20 namespaces in the cluster-info dump layout and as one
-#     file, built from dev-mixed objects mixed across workloads (every Service selects half its
-#     namespace, so the report is 15 times larger): the stress case, and the one -n is timed on.
+#     file, built from dev-mixed objects mixed across workloads (every workload is selected by
+#     every Service of its namespace, so the report is 3 times larger): the stress case, and the
+#     one -n is timed on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${1:-bin/kubectl-diagnose}

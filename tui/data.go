@@ -281,8 +281,9 @@ func rowsDataset(snap *snapshot.Snapshot, at *time.Time) *dataset {
 		snap.ReferenceTime = *at
 	}
 	// Sized up front: at 2,000 workloads growing the map and the rows was most of the cost.
-	n := len(snap.Deployments) + len(snap.StatefulSets) + len(snap.DaemonSets) + len(snap.ReplicaSets) +
-		len(snap.CronJobs) + len(snap.Jobs)
+	// ReplicaSets and Jobs are left out: most belong to a Deployment or CronJob (ten revisions
+	// a Deployment would size it ten times over), and the few rows of their own append.
+	n := len(snap.Deployments) + len(snap.StatefulSets) + len(snap.DaemonSets) + len(snap.CronJobs)
 	ds := &dataset{
 		snap: snap, report: &diagnose.Report{ReferenceTime: snap.ReferenceTime, Source: snap.Source},
 		objects: make(map[workloadKey]workloadObject, n), rows: make([]row, 0, n),

@@ -9,13 +9,14 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // floorChildEnv makes a run of this test binary read the dump it names and print what the
 // read cost the collector (see readForFloor): "floor=PATH" reads as ever, "nofloor=PATH"
-// without the heap floor.
+// without the heap floor, "limit=PATH" under a memory limit (far above what it needs).
 const floorChildEnv = "KUBEDIAGNOSE_FLOOR_CHILD"
 
 func TestMain(m *testing.M) {
@@ -30,8 +31,11 @@ func TestMain(m *testing.M) {
 // read and the peak resident memory in kB.
 func readForFloor(v string) int {
 	mode, path, _ := strings.Cut(v, "=")
-	if mode == "nofloor" {
+	switch mode {
+	case "nofloor":
 		maxHeapFloor = 0
+	case "limit":
+		debug.SetMemoryLimit(8 << 30)
 	}
 	sample := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
 	metrics.Read(sample)
@@ -90,7 +94,8 @@ func raceBuild() bool {
 // the cycle the floor itself starts and at most two more (under the race detector, whose
 // pools make garbage). The floor's pages are never touched, so the peak resident memory stays
 // where it was; that is compared without the race detector (make test-unit runs this test
-// both ways), as its garbage stands longer with the floor.
+// both ways), as its garbage stands longer with the floor. Under a memory limit no floor is
+// held: the limit would count it.
 func TestReadHoldsAHeapFloor(t *testing.T) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		t.Skip("peak resident memory is read from /proc")
@@ -108,7 +113,11 @@ func TestReadHoldsAHeapFloor(t *testing.T) {
 	}
 	child := func(mode string) (cycles, rssKB int64) {
 		cmd := exec.Command(os.Args[0], "-test.run", "^$")
-		cmd.Env = append(os.Environ(), floorChildEnv+"="+mode+"="+dir)
+		// The collector's settings are the runtime's defaults, whatever the caller's.
+		cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool {
+			return strings.HasPrefix(kv, "GOGC=") || strings.HasPrefix(kv, "GOMEMLIMIT=")
+		})
+		cmd.Env = append(cmd.Env, floorChildEnv+"="+mode+"="+dir)
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
@@ -126,12 +135,17 @@ func TestReadHoldsAHeapFloor(t *testing.T) {
 	}
 	without, rssWithout := child("nofloor")
 	with, rssWith := child("floor")
-	t.Logf("%d bytes of JSON: %d cycles and %d kB peak without the floor, %d and %d kB with it", size, without, rssWithout, with, rssWith)
+	limited, _ := child("limit")
+	t.Logf("%d bytes of JSON: %d cycles and %d kB peak without the floor, %d and %d kB with it, %d cycles under a memory limit",
+		size, without, rssWithout, with, rssWith, limited)
 	if with > 3 {
 		t.Errorf("the read ran %d collector cycles with the floor, want at most 3", with)
 	}
 	if without < 2*with {
 		t.Errorf("without the floor the read ran %d cycles, with it %d: the floor did not halve them", without, with)
+	}
+	if limited < 2*with {
+		t.Errorf("under a memory limit the read ran %d cycles, with the floor %d: the floor was held under the limit", limited, with)
 	}
 	if raceBuild() {
 		return

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -311,9 +313,12 @@ var (
 // before which the default would have collected it; as the objects kept are about the dump's
 // size, that is the peak the default reaches by the read's end anyway (no higher peak RSS
 // was measured on dumps with and without logs; BENCHMARKS.md). The floor is never written,
-// so its pages cost no resident memory. Nil below minHeapFloor.
+// so its pages cost no resident memory. Nil below minHeapFloor, and under a memory limit
+// (GOMEMLIMIT, which serve's Deployment sets from its limit): the limit counts the floor as
+// heap, so it would make the collector run sooner, not later (a 600 MiB limit read the
+// 277 MB dump 20% slower with it).
 func heapFloor(size int64) []byte {
-	if size < minHeapFloor {
+	if size < minHeapFloor || debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		return nil
 	}
 	return make([]byte, min(size, maxHeapFloor))

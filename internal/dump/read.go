@@ -303,20 +303,18 @@ var (
 	maxHeapFloor int64 = 1 << 30
 )
 
-// heapFloor is held while a dump of size bytes of objects (logs not counted) is read, so
-// that the collector's goal starts at twice the dump rather than at 4 MB. A read keeps most of
-// what it allocates (the objects are the snapshot), so the collector's pace found nothing to
-// free in the dozen cycles it ran while the heap grew to the dump's size, each marking the
-// whole heap so far: a fifth of the read's CPU on a 277 MB dump. With the floor the read
-// runs one cycle, for the floor itself, at its start. What the read does not keep (split
-// buffers, log lines past the tails kept) may now stand until the heap is twice the dump,
-// before which the default would have collected it; as the objects kept are about the dump's
-// size, that is the peak the default reaches by the read's end anyway (no higher peak RSS
-// was measured on dumps with and without logs; BENCHMARKS.md). The floor is never written,
-// so its pages cost no resident memory. Nil below minHeapFloor, and under a memory limit
-// (GOMEMLIMIT, which serve's Deployment sets from its limit): the limit counts the floor as
-// heap, so it would make the collector run sooner, not later (a 600 MiB limit read the
-// 277 MB dump 20% slower with it).
+// heapFloor is held while a dump of size bytes (a directory's files of objects, its logs not
+// counted; a single file whole) is read, so that the collector's goal starts at twice the dump
+// rather than at 4 MB. A read keeps most of what it allocates (the objects are the snapshot),
+// so the collector found little to free in the ten cycles it ran while the heap grew to the
+// dump's size, each marking everything read so far (0.45 s of marking in the last two of a
+// 277 MB dump's). With the floor the read runs the floor's own cycle, at its start, and about
+// one more near its end. What the read does not keep (split buffers, log lines past the tails
+// kept) may now stand until the heap is twice the dump: 1.5-3.5% more peak RSS on dumps with
+// and without logs (BENCHMARKS.md). The floor is never written, so its pages cost no resident
+// memory. Nil below minHeapFloor, and under a memory limit (GOMEMLIMIT, which serve's
+// Deployment sets from its limit): the limit counts the floor as heap, so it would make the
+// collector run sooner, not later (a 600 MiB limit read the 277 MB dump 20% slower with it).
 func heapFloor(size int64) []byte {
 	if size < minHeapFloor || debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		return nil

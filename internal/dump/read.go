@@ -311,8 +311,11 @@ var (
 // 277 MB dump's). With the floor the read runs the floor's own cycle, at its start, and about
 // one more near its end. What the read does not keep (split buffers, log lines past the tails
 // kept) may now stand until the heap is twice the dump: 1.5-3.5% more peak RSS on dumps with
-// and without logs (BENCHMARKS.md). The floor is never written, so its pages cost no resident
-// memory. Nil below minHeapFloor, and under a memory limit (GOMEMLIMIT, which serve's
+// and without logs (BENCHMARKS.md). The goal the read's last cycle set counts the floor until
+// the next cycle, so a process that goes on allocating after the read (serve --dump without a
+// memory limit) may let up to the floor's size more stand once, before its first cycle after
+// it; a command that diagnoses once and exits, or the console, allocates far less than that.
+// The floor is never written, so its pages cost no resident memory. Nil below minHeapFloor, and under a memory limit (GOMEMLIMIT, which serve's
 // Deployment sets from its limit): the limit counts the floor as heap, so it would make the
 // collector run sooner, not later (a 600 MiB limit read the 277 MB dump 20% slower with it).
 func heapFloor(size int64) []byte {

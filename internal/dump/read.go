@@ -315,7 +315,9 @@ var (
 // the next cycle, so a process that goes on allocating after the read (serve --dump without a
 // memory limit) may let up to the floor's size more stand once, before its first cycle after
 // it; a command that diagnoses once and exits, or the console, allocates far less than that.
-// The floor is never written, so its pages cost no resident memory. Nil below minHeapFloor, and under a memory limit (GOMEMLIMIT, which serve's
+// (Letting the floor go right after a collection of its own, so that the read's last cycle
+// does not count it, cost 10% more peak RSS.) The floor is never written, so its pages cost no
+// resident memory. Nil below minHeapFloor, and under a memory limit (GOMEMLIMIT, which serve's
 // Deployment sets from its limit): the limit counts the floor as heap, so it would make the
 // collector run sooner, not later (a 600 MiB limit read the 277 MB dump 20% slower with it).
 func heapFloor(size int64) []byte {

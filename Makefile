@@ -32,11 +32,8 @@ test: e2e-assets test-unit ## run every test: unit (-race), console (teatest + t
 		$$($(GO) list ./... | grep $(foreach p,$(SYSTEM_PKGS),-e $(p)))
 
 .PHONY: test-unit
-# The heap floor's test compares peak memory, which only a build without the race detector
-# shows as the commands have it, so it runs once more without.
 test-unit: ## run the tests that need no control plane or terminal, with the race detector
 	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v $(foreach p,$(SYSTEM_PKGS),-e $(p)))
-	$(GO) test -count=1 -run '^TestReadHoldsAHeapFloor$$' ./internal/dump
 
 .PHONY: bench
 bench: ## run the Go benchmarks

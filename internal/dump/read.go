@@ -318,8 +318,8 @@ var (
 // dump's size, each marking everything read so far (0.45 s of marking in the last two of a
 // 277 MB dump's). With the floor the read runs the floor's own cycle, at its start, and about
 // one more near its end. What the read does not keep (split buffers, log lines past the tails
-// kept) may now stand until the heap is twice the dump: 1.5-3.5% more peak RSS on dumps with
-// and without logs (BENCHMARKS.md). The goal the read's last cycle set counts the floor until
+// kept) may now stand until the heap is twice the dump: with the first piece's zeroing, 5-8%
+// more peak RSS on dumps with and without logs (BENCHMARKS.md). The goal the read's last cycle set counts the floor until
 // the next cycle, so a process that goes on allocating after the read (serve --dump without a
 // memory limit) may let up to the floor's size more stand once, before its first cycle after
 // it; a command that diagnoses once and exits, or the console, allocates far less than that.

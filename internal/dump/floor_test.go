@@ -18,7 +18,8 @@ import (
 
 // floorChildEnv makes a run of this test binary read the dump it names and print what the
 // read cost the collector (see readForFloor): "floor=PATH" reads as ever, "nofloor=PATH"
-// without the heap floor, "limit=PATH" under a memory limit (far above what it needs).
+// without the heap floor, "limit=PATH" under a memory limit (far above what it needs),
+// "freed=PATH" with a floor after 8 MB were used and freed.
 const floorChildEnv = "KUBEDIAGNOSE_FLOOR_CHILD"
 
 func TestMain(m *testing.M) {
@@ -103,7 +104,7 @@ func residentKB() (int64, error) {
 // limit would count it. The dump is read as a directory and as one file.
 func TestReadHoldsAHeapFloor(t *testing.T) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
-		t.Skip("peak resident memory is read from /proc")
+		t.Skip("the resident memory is read from /proc")
 	}
 	dir := filepath.Join(t.TempDir(), "dump")
 	if err := Write(dir, scaleSnapshot(t, 200, 100, 0), false); err != nil {

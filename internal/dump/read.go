@@ -303,7 +303,7 @@ var (
 	// minHeapFloor is the smallest dump worth one: below it the collector's cycles while the
 	// heap grows are a few milliseconds.
 	minHeapFloor int64 = 16 << 20
-	// maxHeapFloor bounds the floor's address space: its pages are never touched, but a
+	// maxHeapFloor bounds the floor's address space: its pages are not resident, but a
 	// machine that does not overcommit must still grant them.
 	maxHeapFloor int64 = 1 << 30
 	// floorSet, when set, is called once a read has its floor (or found it needs none): the
@@ -316,21 +316,23 @@ var (
 // rather than at 4 MB. A read keeps most of what it allocates (the objects are the snapshot),
 // so the collector found little to free in the ten cycles it ran while the heap grew to the
 // dump's size, each marking everything read so far (0.45 s of marking in the last two of a
-// 277 MB dump's). With the floor the read runs the floor's own cycle, at its start, and about
-// one more near its end. What the read does not keep (split buffers, log lines past the tails
-// kept) may now stand until the heap is twice the dump: with the first piece's zeroing, 5-8%
-// more peak RSS on dumps with and without logs (BENCHMARKS.md). The goal the read's last cycle set counts the floor until
-// the next cycle, so a process that goes on allocating after the read (serve --dump without a
-// memory limit) may let up to the floor's size more stand once, before its first cycle after
-// it; a command that diagnoses once and exits, or the console, allocates far less than that.
-// (Letting the floor go right after a collection of its own, so that the read's last cycle
-// does not count it, cost 10% more peak RSS.) Nothing writes the floor, so its pages cost no
-// resident memory, unless the allocator zeroes them (see its pieces below). Nil below
-// minHeapFloor, and under a memory limit (GOMEMLIMIT, which serve's Deployment sets from its
-// limit): the limit counts the floor as heap, so it would make the collector run sooner, not
-// later (a 600 MiB limit read the 277 MB dump 20% slower with it).
-// Nil on Windows too, which commits a heap's pages whether they are touched or not: there the
-// floor would be charged against the commit limit, and a failed commit ends the process.
+// 277 MB dump's). With the floor the read runs the floor's own cycles (one or two, over the
+// few megabytes the process holds) and about one more near its end. What the read does not
+// keep (split buffers, log lines past the tails kept) may now stand until the heap is twice
+// the dump: with the first piece's zeroing, 5-8% more peak RSS on dumps with and without logs
+// (BENCHMARKS.md). The goal the read's last cycle set counts the floor until the next cycle,
+// so a process that goes on allocating after the read (serve --dump without a memory limit)
+// may let up to the floor's size more stand once, before its first cycle after it; a command
+// that diagnoses once and exits, or the console, allocates far less than that. (Letting the
+// floor go right after a collection of its own, so that the read's last cycle does not count
+// it, cost 10% more peak RSS.) Nothing writes the floor, so its pages cost no resident memory,
+// unless the allocator zeroes them (see its pieces below).
+//
+// Nil below minHeapFloor, and under a memory limit (GOMEMLIMIT, which serve's Deployment sets
+// from its limit): the limit counts the floor as heap, so it would make the collector run
+// sooner, not later (a 600 MiB limit read the 277 MB dump 20% slower with it). Nil on Windows
+// too, which commits a heap's pages whether they are touched or not: there the floor would be
+// charged against the commit limit, and a failed commit ends the process.
 func heapFloor(size int64) [][]byte {
 	if size < minHeapFloor || debug.SetMemoryLimit(-1) != math.MaxInt64 || runtime.GOOS == "windows" {
 		return nil

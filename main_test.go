@@ -17,7 +17,7 @@ import (
 
 // binary is the kubectl-diagnose under test: $KUBEDIAGNOSE_BIN (to run these tests against
 // another build), else this module built once.
-func binary(t *testing.T) string {
+func binary(t testing.TB) string {
 	t.Helper()
 	if b := os.Getenv("KUBEDIAGNOSE_BIN"); b != "" {
 		return b

@@ -300,37 +300,53 @@ func serviceEvidence(s *snapshot.Snapshot, b *evidenceBuilder, w *workload) {
 		b.add(SourceService, "SelectorMatchesNoCopy", svc.Name,
 			fmt.Sprintf("Service %s selects %s, which matches none of the workload's copies (template labels %s)",
 				svc.Name, selectorString(svc.Spec.Selector), selectorString(w.Template.Labels)),
-			"Service/"+svc.Name, 1, nil)
+			w.texts.serviceRef(svc), 1, nil)
 	}
 	// One item for all the workload's Services without slices: it is one gap in what was read
 	// (a dump without EndpointSlices lacks every one of them), and a workload that many Services
 	// select had as many items saying the same, which buried its other evidence.
-	var unsliced []string
-	for _, svc := range w.Services {
+	var unsliced []*corev1.Service
+	for i, svc := range w.Services {
 		if len(s.EndpointSlicesFor(svc.Namespace, svc.Name)) == 0 {
-			unsliced = append(unsliced, svc.Name)
+			if unsliced == nil {
+				unsliced = make([]*corev1.Service, 0, len(w.Services)-i)
+			}
+			unsliced = append(unsliced, svc)
 		}
 	}
 	if len(unsliced) == 0 {
 		return
 	}
-	sortStrings(unsliced)
+	slices.SortFunc(unsliced, func(a, b *corev1.Service) int { return strings.Compare(a.Name, b.Name) })
 	e := b.add(SourceVisibility, "NoEndpointSlices", "", noSlicesMessage(unsliced), "", int32(len(unsliced)), nil)
-	for _, name := range unsliced {
-		b.cover(e, "Service/"+name)
+	if len(e.Objects) > 0 {
+		for _, svc := range unsliced {
+			b.cover(e, w.texts.serviceRef(svc))
+		}
+		return
+	}
+	// A workload has each of its Services once, so no Service is covered twice: the objects are
+	// written at their count, without cover's set (a workload that a hundred Services select
+	// made one, and grew the list seven times).
+	e.Objects = make([]string, len(unsliced))
+	for i, svc := range unsliced {
+		e.Objects[i] = w.texts.serviceRef(svc)
 	}
 }
 
-// noSlicesMessage says which Services had no EndpointSlice, naming at most three.
-func noSlicesMessage(names []string) string {
+// noSlicesMessage says which Services (in name order) had no EndpointSlice, naming at most
+// three.
+func noSlicesMessage(svcs []*corev1.Service) string {
 	const tail = " in the snapshot; Ready copies were counted as serving"
-	switch n := len(names); {
+	switch n := len(svcs); {
 	case n == 1:
-		return "no EndpointSlice of Service " + names[0] + tail
-	case n <= 3:
-		return "no EndpointSlice of Services " + strings.Join(names[:n-1], ", ") + " and " + names[n-1] + tail
+		return "no EndpointSlice of Service " + svcs[0].Name + tail
+	case n == 2:
+		return "no EndpointSlice of Services " + svcs[0].Name + " and " + svcs[1].Name + tail
+	case n == 3:
+		return "no EndpointSlice of Services " + svcs[0].Name + ", " + svcs[1].Name + " and " + svcs[2].Name + tail
 	default:
-		return "no EndpointSlice of " + strconv.Itoa(n) + " Services (" + strings.Join(names[:3], ", ") + ", …)" + tail
+		return "no EndpointSlice of " + strconv.Itoa(n) + " Services (" + svcs[0].Name + ", " + svcs[1].Name + ", " + svcs[2].Name + ", …)" + tail
 	}
 }
 

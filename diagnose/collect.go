@@ -350,7 +350,7 @@ func (n *nsServices) file(svcs []*corev1.Service) {
 // candidates returns, by name, the Services filed under any of the label sets'
 // pairs, under the workload's name, or under its app.kubernetes.io/name.
 func (ix *serviceIndex) candidates(w *workload) []*corev1.Service {
-	var out serviceSet
+	out := serviceSet{room: w.texts}
 	n := ix.in(w.Namespace)
 	if keys := n.firstKeys; len(keys) <= smallUIDs {
 		// Few keys file the namespace's Services (most often one, "app"): the template and
@@ -386,10 +386,12 @@ func (ix *serviceIndex) candidates(w *workload) []*corev1.Service {
 }
 
 // serviceSet is the Services taken, each once. Few Services concern a workload: the list is
-// scanned for the ones already taken, until it is long enough for a map.
+// scanned for the ones already taken, until it is long enough for a map, the worker's
+// (textCache.serviceSeen), emptied for the set.
 type serviceSet struct {
 	list []*corev1.Service
 	seen map[*corev1.Service]bool
+	room *textCache
 }
 
 func (t *serviceSet) taken(svc *corev1.Service) bool {
@@ -400,6 +402,10 @@ func (t *serviceSet) taken(svc *corev1.Service) bool {
 }
 
 func (t *serviceSet) add(svcs ...*corev1.Service) {
+	if t.list == nil && len(svcs) > 0 {
+		// The first Services added are most often all there will be.
+		t.list = make([]*corev1.Service, 0, len(svcs))
+	}
 	for _, svc := range svcs {
 		if svc == nil || t.taken(svc) {
 			continue
@@ -408,7 +414,7 @@ func (t *serviceSet) add(svcs ...*corev1.Service) {
 		if t.seen != nil {
 			t.seen[svc] = true
 		} else if len(t.list) > smallUIDs {
-			t.seen = make(map[*corev1.Service]bool, 2*len(t.list))
+			t.seen = t.room.serviceSeen()
 			for _, x := range t.list {
 				t.seen[x] = true
 			}
@@ -827,12 +833,16 @@ func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, pf *podFacts, w *wo
 func attachServices(s *snapshot.Snapshot, svcs *serviceIndex, w *workload) {
 	tmplLabels := labels.Set(w.Template.Labels)
 	w.NearbyServices = svcs.candidates(w)
-	for _, svc := range w.NearbyServices {
+	for i, svc := range w.NearbyServices {
 		if len(svc.Spec.Selector) == 0 {
 			continue
 		}
 		switch {
 		case setSelects(svc.Spec.Selector, tmplLabels) || selectsAny(svc.Spec.Selector, w.Pods):
+			if w.Services == nil {
+				// Room for the rest: the Services near a workload most often select it.
+				w.Services = make([]*corev1.Service, 0, len(w.NearbyServices)-i)
+			}
 			w.Services = append(w.Services, svc)
 		case meantFor(s, svc, w):
 			w.UnmatchedServices = append(w.UnmatchedServices, svc)

@@ -1,6 +1,10 @@
 package diagnose
 
-import "time"
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
 
 // Many workloads log the very same texts (one image behind several Deployments, every client
 // of a dependency that is down). What a text says does not depend on the workload that logged
@@ -66,6 +70,10 @@ type workerRoom struct {
 	evidenceItems blockRoom[Evidence]
 	// moments is the room of a workload's timeline (timelineRoom).
 	moments []TimelineEntry
+	// svcRefs are the Services' references the worker has cited (serviceRef), svcSeen the
+	// set of a workload's Services long enough for a map (serviceSeen).
+	svcRefs map[*corev1.Service]string
+	svcSeen map[*corev1.Service]bool
 	signalsRoom
 }
 
@@ -387,4 +395,36 @@ func (c *textCache) get(text string) *textFacts {
 	f := &textFacts{}
 	c.m[text] = f
 	return f
+}
+
+// serviceRef returns "Service/<name>" of svc, made once by the worker: the Services of a
+// namespace are cited by many of its workloads (a hundred each in a namespace whose Services
+// all select all its copies), in items the reports keep.
+func (c *textCache) serviceRef(svc *corev1.Service) string {
+	if c == nil {
+		return "Service/" + svc.Name
+	}
+	if ref, ok := c.svcRefs[svc]; ok {
+		return ref
+	}
+	if c.svcRefs == nil {
+		c.svcRefs = map[*corev1.Service]string{}
+	}
+	ref := "Service/" + svc.Name
+	c.svcRefs[svc] = ref
+	return ref
+}
+
+// serviceSeen returns the worker's set of Services, emptied, for the one serviceSet at a time
+// that outgrows its list; without a cache, a set of its own.
+func (c *textCache) serviceSeen() map[*corev1.Service]bool {
+	if c == nil {
+		return map[*corev1.Service]bool{}
+	}
+	if c.svcSeen == nil {
+		c.svcSeen = map[*corev1.Service]bool{}
+	} else {
+		clear(c.svcSeen)
+	}
+	return c.svcSeen
 }

@@ -338,12 +338,12 @@ func serviceEvidence(s *snapshot.Snapshot, b *evidenceBuilder, w *workload) {
 // three.
 func noSlicesMessage(svcs []*corev1.Service) string {
 	const tail = " in the snapshot; Ready copies were counted as serving"
-	switch n := len(svcs); {
-	case n == 1:
+	switch n := len(svcs); n {
+	case 1:
 		return "no EndpointSlice of Service " + svcs[0].Name + tail
-	case n == 2:
+	case 2:
 		return "no EndpointSlice of Services " + svcs[0].Name + " and " + svcs[1].Name + tail
-	case n == 3:
+	case 3:
 		return "no EndpointSlice of Services " + svcs[0].Name + ", " + svcs[1].Name + " and " + svcs[2].Name + tail
 	default:
 		return "no EndpointSlice of " + strconv.Itoa(n) + " Services (" + svcs[0].Name + ", " + svcs[1].Name + ", " + svcs[2].Name + ", …)" + tail

@@ -126,7 +126,7 @@ func (b *evidenceBuilder) put(k evidenceKey, e *Evidence) {
 func (b *evidenceBuilder) addObserved(obs int, src EvidenceSource, kind, key, message, object string, count int32, at *time.Time) *Evidence {
 	e := b.add(src, kind, key, message, object, count, at)
 	if obs >= 0 {
-		e.Observations = append(e.Observations, obs)
+		e.Observations = append(e.Observations, int32(obs))
 	}
 	return e
 }
@@ -488,17 +488,17 @@ type lineCite struct {
 }
 
 // citesOf returns the lines cites notes for e, in order.
-func citesOf(e *Evidence, cites []lineCite) []int {
+func citesOf(e *Evidence, cites []lineCite) []int32 {
 	n := 0
 	for _, c := range cites {
 		if c.item == e {
 			n++
 		}
 	}
-	out := make([]int, 0, n)
+	out := make([]int32, 0, n)
 	for _, c := range cites {
 		if c.item == e {
-			out = append(out, int(c.obs))
+			out = append(out, c.obs)
 		}
 	}
 	return out

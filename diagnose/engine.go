@@ -115,7 +115,7 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	w.findServing()
 	w.diffRevisions()
 	w.observe()
-	w.cls.copies = make([]*copyFacts, len(w.Pods))
+	w.cls.copies = w.texts.copyRefs(len(w.Pods))
 	facts := w.texts.copyFacts(len(w.Pods))
 	for i := range w.Pods {
 		fillCopy(&facts[i], w, i, ref)

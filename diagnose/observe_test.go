@@ -30,8 +30,8 @@ func citationProblems(d *Diagnosis) []string {
 		}
 		var count int32
 		for _, i := range e.Observations {
-			if i < 0 || i >= len(obs) {
-				out = append(out, e.Kind+" cites observation "+strconv.Itoa(i)+" of "+strconv.Itoa(len(obs)))
+			if i < 0 || int(i) >= len(obs) {
+				out = append(out, e.Kind+" cites observation "+strconv.Itoa(int(i))+" of "+strconv.Itoa(len(obs)))
 				continue
 			}
 			o := &obs[i]
@@ -173,7 +173,7 @@ func TestOOMKilledSaysItsExitCode(t *testing.T) {
 func suspectCitationProblems(d *Diagnosis) []string {
 	var out []string
 	obs := d.Detail.Observations()
-	shown := map[int]bool{}
+	shown := map[int32]bool{}
 	for _, e := range d.Evidence {
 		for _, i := range e.Observations {
 			shown[i] = true
@@ -184,8 +184,8 @@ func suspectCitationProblems(d *Diagnosis) []string {
 			out = append(out, string(s.Rule)+" "+pathString(s)+" cites no observation")
 		}
 		for _, i := range s.Observations {
-			if i < 0 || i >= len(obs) {
-				out = append(out, string(s.Rule)+" cites observation "+strconv.Itoa(i)+" of "+strconv.Itoa(len(obs)))
+			if i < 0 || int(i) >= len(obs) {
+				out = append(out, string(s.Rule)+" cites observation "+strconv.Itoa(int(i))+" of "+strconv.Itoa(len(obs)))
 				continue
 			}
 			o := &obs[i]

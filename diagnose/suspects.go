@@ -201,8 +201,8 @@ func (r *ranker) record(s Suspect) {
 // citations are the observations the signals being read were read from, in the order a
 // signal per log line would cite them: by ord, which the reading lists (built in the order of
 // r.signals) follow, a signal listed twice citing each of its lines twice in a row.
-func (r *ranker) citations() []int {
-	var out []int
+func (r *ranker) citations() []int32 {
+	var out []int32
 	grouped := false
 	for _, sg := range r.reading {
 		grouped = grouped || len(sg.lines) > 1
@@ -210,7 +210,7 @@ func (r *ranker) citations() []int {
 	if r.single || !grouped {
 		for _, sg := range r.reading {
 			if sg.obs >= 0 {
-				out = append(out, sg.obs)
+				out = append(out, int32(sg.obs))
 			}
 		}
 		return out
@@ -244,7 +244,7 @@ func (r *ranker) citations() []int {
 		}
 		cited += len(sg.lines)
 	}
-	out = make([]int, 0, cited)
+	out = make([]int32, 0, cited)
 	for ord, c := range r.ordCount {
 		if c == 0 {
 			continue
@@ -252,7 +252,7 @@ func (r *ranker) citations() []int {
 		r.ordCount[ord] = 0
 		if obs := r.ordObs[ord]; obs >= 0 {
 			for ; c > 0; c-- {
-				out = append(out, int(obs))
+				out = append(out, obs)
 			}
 		}
 	}

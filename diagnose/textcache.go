@@ -39,8 +39,10 @@ type textCache struct {
 // workload: no diagnosis keeps any of it (the report keeps an observation list's source and
 // log tails, not the list).
 type workerRoom struct {
-	// facts is the room for a workload's copy facts (copyFacts).
-	facts []copyFacts
+	// facts is the room for a workload's copy facts (copyFacts), factRefs for the list of
+	// them (copyRefs).
+	facts    []copyFacts
+	factRefs []*copyFacts
 	// obs, refs, obsOf and byPod are a workload's observation list, the objects it points at,
 	// the observations themselves and their ranges by copy; texts its log texts (observeLog).
 	obs   []Observation
@@ -379,6 +381,18 @@ func (c *textCache) copyFacts(n int) []copyFacts {
 		c.facts = make([]copyFacts, n)
 	}
 	return c.facts[:n]
+}
+
+// copyRefs returns room for n pointers to a workload's copy facts, the worker's own when it
+// has a cache: the list lives as long as the facts it points into (copyFacts).
+func (c *textCache) copyRefs(n int) []*copyFacts {
+	if c == nil {
+		return make([]*copyFacts, n)
+	}
+	if cap(c.factRefs) < n {
+		c.factRefs = make([]*copyFacts, n)
+	}
+	return c.factRefs[:n]
 }
 
 // get returns the facts of text, new ones the first time.

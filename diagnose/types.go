@@ -187,7 +187,7 @@ type Suspect struct {
 	Score int `json:"-"`
 	// Observations are the indexes in Detail.Observations of the facts the rule read to name
 	// the field; empty for a rule that reads the spec alone.
-	Observations []int `json:"-"`
+	Observations []int32 `json:"-"`
 }
 
 // MarshalJSON writes the path in field.Path notation.
@@ -221,7 +221,7 @@ type Evidence struct {
 	LastSeen *time.Time `json:"lastSeen"`
 	// Observations are the indexes in Detail.Observations of the facts the item was read
 	// from; empty for items the engine derives (revision history, visibility).
-	Observations []int `json:"-"`
+	Observations []int32 `json:"-"`
 }
 
 // Revisions names the current revision, the last that served, and what changed between them.

@@ -129,15 +129,6 @@ func (m metricsSource) Snapshot(ctx context.Context) (*snapshot.Snapshot, error)
 	return snap, nil
 }
 
-// liveWatch adds the Prometheus readings to a live watch when a Prometheus is configured.
-func (m *MetricsOptions) liveWatch(watch func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error)) (func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error), error) {
-	wrap, err := m.liveWrap()
-	if err != nil {
-		return nil, err
-	}
-	return wrap(watch), nil
-}
-
 // liveWrap returns what adds the Prometheus readings to a live watch: the watch itself when no
 // Prometheus is configured.
 func (m *MetricsOptions) liveWrap() (func(func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error)) func(ctx context.Context) (<-chan *snapshot.Snapshot, <-chan error), error) {

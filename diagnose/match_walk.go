@@ -251,11 +251,8 @@ func valueAtText(root *field.Path, obj any, want string) (string, bool) {
 	if obj == nil {
 		return "", false
 	}
-	rest := ""
-	switch {
-	case root == nil:
-		rest = "." + want
-	default:
+	rest := "." + want
+	if root != nil {
 		prefix := root.String()
 		if !pathHasPrefix(want, prefix) {
 			return "", false

@@ -572,16 +572,6 @@ func (o *observations) podObservations(name string) []Observation {
 // eventList returns the event observations, oldest first.
 func (o *observations) eventList() []Observation { return o.list[o.events.from:o.events.to] }
 
-// index returns the position of ob in the list (ob must point into it).
-func (o *observations) index(ob *Observation) int {
-	for i := range o.list {
-		if &o.list[i] == ob {
-			return i
-		}
-	}
-	return -1
-}
-
 // logLines returns the log-line observations of workload.Pods[i], reading its tails (current
 // and previous container, in the order collected) the first time they are asked for. The
 // list may grow: callers index it afresh after a call.

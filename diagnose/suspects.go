@@ -138,7 +138,7 @@ func (r *ranker) field(path *field.Path) *fieldFacts {
 	}
 	f := &fieldFacts{}
 	f.value, _ = valueAtText(r.tplPath, r.w.Template, key)
-	f.previous, f.changed = r.lookupPrevious(key, path)
+	f.previous, f.changed = r.lookupPrevious(key)
 	if h := &r.w.cls.history; !f.changed && h.LastServing != nil && h.LastServing == h.Current {
 		// The revision that served is the current one: it held this very value.
 		f.previous = f.value
@@ -269,9 +269,9 @@ func (r *ranker) previous(path *field.Path) (string, bool) {
 	return f.previous, f.changed
 }
 
-// lookupPrevious reads the previous value and the change from the revision diff; ps is
-// path.String().
-func (r *ranker) lookupPrevious(ps string, path *field.Path) (string, bool) {
+// lookupPrevious reads the previous value and the change from the revision diff of the field
+// whose path.String() is ps.
+func (r *ranker) lookupPrevious(ps string) (string, bool) {
 	changed, prev, exact := false, "", false
 	for _, c := range r.w.Changes {
 		if c.Path == nil {

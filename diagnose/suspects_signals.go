@@ -295,13 +295,6 @@ func collectSignals(w *workload) []*signal {
 	return out
 }
 
-func podNameOf(e *corev1.Event) string {
-	if e.InvolvedObject.Kind == "Pod" {
-		return e.InvolvedObject.Name
-	}
-	return ""
-}
-
 // containerOfFieldPath reads the container name from an event's fieldPath
 // ("spec.containers{web}", "spec.initContainers{migrate}").
 func containerOfFieldPath(fp string) string {

@@ -273,7 +273,7 @@ func judgeFall(w *workload, m *snapshot.MetricSeries, tr *throughputRead) {
 // earlier one, and that earlier one; nil when there is none. The first revision is not a
 // rollout: nothing changed, the workload was created.
 func rolloutAt(w *workload, onset time.Time) (*revision, *revision) {
-	revs := w.cls.history.Revisions
+	revs := w.cls.Revisions
 	for i := len(revs) - 1; i >= 1; i-- {
 		c := revs[i].Created
 		if !c.After(onset) && onset.Sub(c) <= RolloutTie {

@@ -3,6 +3,7 @@ package dump
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"hash/maphash"
 	"io"
 	"runtime"
@@ -249,7 +250,7 @@ func unmarshal(api jsoniter.API, raw []byte, obj any, plain bool) error {
 	iter.Attachment = sb
 	iter.ReadVal(obj)
 	// What Unmarshal does after ReadVal.
-	if iter.WhatIsNext() == jsoniter.InvalidValue && iter.Error == io.EOF {
+	if iter.WhatIsNext() == jsoniter.InvalidValue && errors.Is(iter.Error, io.EOF) {
 		return nil
 	}
 	if iter.Error != nil {

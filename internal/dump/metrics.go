@@ -51,8 +51,10 @@ func (w *writer) metrics(s *snapshot.Snapshot) {
 	}
 	doc := metricsDoc{APIVersion: metricsGVK.GroupVersion().String(), Kind: metricsGVK.Kind, Source: s.Metrics.Source, Queries: []metricQuery{}}
 	for _, m := range s.Metrics.Series {
-		q := metricQuery{Role: m.Role, Origin: m.Origin, Template: m.Template, Query: m.Query, Unit: m.Unit,
-			Start: m.Start.UTC(), End: m.End.UTC(), Step: m.Step.String(), Result: m.Result}
+		q := metricQuery{
+			Role: m.Role, Origin: m.Origin, Template: m.Template, Query: m.Query, Unit: m.Unit,
+			Start: m.Start.UTC(), End: m.End.UTC(), Step: m.Step.String(), Result: m.Result,
+		}
 		q.Workload.Kind, q.Workload.Namespace, q.Workload.Name = m.Workload.Kind, m.Workload.Namespace, m.Workload.Name
 		doc.Queries = append(doc.Queries, q)
 	}

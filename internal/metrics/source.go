@@ -255,8 +255,10 @@ func (rd *reading) one(ctx context.Context, cancel context.CancelFunc, c candida
 		rd.mu.Lock()
 		defer rd.mu.Unlock()
 		p.done = true // a refused query is not retried with the next candidate: it was the team's own
-		rd.vis = append(rd.vis, snapshot.Visibility{Kind: VisibilityKind, Namespace: p.key.Namespace,
-			Reason: fmt.Sprintf("%s query of %s/%s refused: %v", c.role, strings.ToLower(p.key.Kind), p.key.Name, err)})
+		rd.vis = append(rd.vis, snapshot.Visibility{
+			Kind: VisibilityKind, Namespace: p.key.Namespace,
+			Reason: fmt.Sprintf("%s query of %s/%s refused: %v", c.role, strings.ToLower(p.key.Kind), p.key.Name, err),
+		})
 	default:
 		rd.fail(cancel, err)
 	}
@@ -315,8 +317,10 @@ func (rd *reading) found(p *pending, c candidate, q string, raw json.RawMessage)
 }
 
 func (s *Source) unreachable(err error) snapshot.Visibility {
-	return snapshot.Visibility{Kind: VisibilityKind,
-		Reason: fmt.Sprintf("%s: %v; throughput and backlog not read", s.cfg.URL, err)}
+	return snapshot.Visibility{
+		Kind:   VisibilityKind,
+		Reason: fmt.Sprintf("%s: %v; throughput and backlog not read", s.cfg.URL, err),
+	}
 }
 
 func (s *Source) instant(ctx context.Context, q string, at time.Time) (model.Value, error) {

@@ -25,8 +25,8 @@ type Section struct {
 }
 
 // ReportList is the json and yaml document of a fleet audit: one Report per context, in the
-// order the contexts were named (--all-contexts: sorted).
-type ReportList struct {
+// order the contexts were named (--all-contexts: sorted). It is named for the document's kind.
+type ReportList struct { //nolint:revive // the kind's name, as Kubernetes names a kind's list
 	APIVersion string             `json:"apiVersion"`
 	Kind       string             `json:"kind"`
 	Items      []*diagnose.Report `json:"items"`

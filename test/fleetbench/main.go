@@ -168,7 +168,7 @@ func run(ctx context.Context, planes, per, deploys int, replicas int32, runs int
 		if err != nil {
 			return err
 		}
-		defer p.Close()
+		defer func() { _ = p.Close() }()
 		for _, kc := range []*clientcmdapi.Config{direct, proxied} {
 			c := *admin.Clusters[ac.Cluster]
 			kc.Clusters[cluster] = &c

@@ -129,7 +129,7 @@ func (st *settler) condStatus(t corev1.PodConditionType) corev1.ConditionStatus 
 	switch t {
 	case corev1.PodReady, corev1.ContainersReady:
 		for _, c := range st.w.ctrs {
-			if !(c.running && c.started && c.ready) {
+			if !c.running || !c.started || !c.ready {
 				return corev1.ConditionFalse
 			}
 		}

@@ -254,8 +254,10 @@ func (g *dumpGen) workload(w Workload) {
 		d.Status.UnavailableReplicas = 0
 	}
 	cond := func(t appsv1.DeploymentConditionType, s corev1.ConditionStatus, reason, msg string, at time.Time) appsv1.DeploymentCondition {
-		return appsv1.DeploymentCondition{Type: t, Status: s, Reason: reason, Message: msg,
-			LastUpdateTime: metav1.NewTime(at), LastTransitionTime: metav1.NewTime(at)}
+		return appsv1.DeploymentCondition{
+			Type: t, Status: s, Reason: reason, Message: msg,
+			LastUpdateTime: metav1.NewTime(at), LastTransitionTime: metav1.NewTime(at),
+		}
 	}
 	last := g.applied(w.Revisions)
 	deadline := last.Add(time.Duration(g.opts.ProgressDeadlineSeconds) * time.Second)

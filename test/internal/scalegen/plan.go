@@ -142,7 +142,7 @@ func upstream(w Workload) string {
 
 // World is what the simulated nodes see for these workloads: every component's 1.0 and 1.1
 // images, and which upstreams answer.
-func World(opts Options) *kubeletsim.World {
+func World(_ Options) *kubeletsim.World {
 	world := kubeletsim.NewWorld()
 	for _, c := range components {
 		prog := kubeletsim.Program{

@@ -275,7 +275,10 @@ func waitOpened(pid int, path string, exited <-chan error) error {
 		}
 		select {
 		case err := <-exited:
-			return fmt.Errorf("exited (%v) before it was seen reading %s", err, path)
+			if err == nil {
+				return fmt.Errorf("exited with status 0 before it was seen reading %s", path)
+			}
+			return fmt.Errorf("exited before it was seen reading %s: %w", path, err)
 		case <-deadline:
 			return fmt.Errorf("never opened %s in 30 s", path)
 		case <-time.After(time.Millisecond):

@@ -180,6 +180,7 @@ func runWatch(t *testing.T, timeout time.Duration, open func() (*openedSource, e
 	return runWatchContext(t, ctx, open, argv...)
 }
 
+//nolint:revive // t first, as every test helper takes it
 func runWatchContext(t *testing.T, ctx context.Context, open func() (*openedSource, error), argv ...string) (string, string, error) {
 	t.Helper()
 	streams, _, out, errOut := genericiooptions.NewTestIOStreams()

@@ -339,7 +339,7 @@ func TestFleetProgressCountsContexts(t *testing.T) {
 		t.Fatal(err)
 	}
 	var line bytes.Buffer
-	reads := p.audit.Source.readFleet(context.Background(), func(name string) (*openedSource, error) {
+	reads := p.audit.Source.readFleet(context.Background(), func(string) (*openedSource, error) {
 		return nil, errors.New("refused")
 	}, time.Now, &line)
 	if len(reads) != 3 {

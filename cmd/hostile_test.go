@@ -26,10 +26,14 @@ func TestFailOnCannotPassWhenWorkloadsWereNotListed(t *testing.T) {
 		failOn    []string
 		want      string // "" for no error; a *FailOnError for "exit 3"
 	}{
-		{name: "a refused workload kind fails --fail-on", output: "json", vis: []snapshot.Visibility{forbidden}, workloads: []diagnose.Diagnosis{healthy}, failOn: []string{"broken"},
-			want: "--fail-on cannot pass: could not list StatefulSets in namespace dev-web (see the warnings above)"},
-		{name: "also with nothing to list in a table", output: "table", vis: []snapshot.Visibility{forbidden}, failOn: []string{"broken"},
-			want: "--fail-on cannot pass: could not list StatefulSets in namespace dev-web (see the warnings above)"},
+		{
+			name: "a refused workload kind fails --fail-on", output: "json", vis: []snapshot.Visibility{forbidden}, workloads: []diagnose.Diagnosis{healthy}, failOn: []string{"broken"},
+			want: "--fail-on cannot pass: could not list StatefulSets in namespace dev-web (see the warnings above)",
+		},
+		{
+			name: "also with nothing to list in a table", output: "table", vis: []snapshot.Visibility{forbidden}, failOn: []string{"broken"},
+			want: "--fail-on cannot pass: could not list StatefulSets in namespace dev-web (see the warnings above)",
+		},
 		{name: "a match still exits 3", output: "json", vis: []snapshot.Visibility{forbidden}, workloads: []diagnose.Diagnosis{broken}, failOn: []string{"broken"}, want: "exit 3"},
 		{name: "a refused kind that is not a workload does not", output: "json", vis: []snapshot.Visibility{events}, workloads: []diagnose.Diagnosis{healthy}, failOn: []string{"broken"}},
 		{name: "without --fail-on the partial report is the answer", output: "json", vis: []snapshot.Visibility{forbidden}, workloads: []diagnose.Diagnosis{healthy}},

@@ -39,13 +39,15 @@ queries:
 				t.Errorf("Config = %+v, want nil", m.Config)
 			}
 		}},
-		{name: "url, token and TLS", argv: "audit --prometheus https://prom:9090 --prometheus-bearer-token-file /run/token --prometheus-timeout 3s --prometheus-ca-file /ca.pem --prometheus-server-name prom.internal",
+		{
+			name: "url, token and TLS", argv: "audit --prometheus https://prom:9090 --prometheus-bearer-token-file /run/token --prometheus-timeout 3s --prometheus-ca-file /ca.pem --prometheus-server-name prom.internal",
 			check: func(t *testing.T, m *MetricsOptions) {
 				c := m.Config
 				if c == nil || c.URL != "https://prom:9090" || c.BearerTokenFile != "/run/token" || c.Timeout != 3*time.Second || c.TLS.CAFile != "/ca.pem" || c.TLS.ServerName != "prom.internal" {
 					t.Errorf("Config = %+v", c)
 				}
-			}},
+			},
+		},
 		{name: "the config file, a flag laid over it", argv: "audit --metrics-config " + cfgFile + " --prometheus-window 10m", check: func(t *testing.T, m *MetricsOptions) {
 			c := m.Config
 			if c == nil || c.URL != "http://prometheus.monitoring:9090" || c.Timeout != 4*time.Second || c.Window != 10*time.Minute || len(c.Rules) != 1 || c.Rules[0].ThroughputUnit != "readings/s" {

@@ -44,7 +44,7 @@ func emptyAPIServer(t *testing.T, before func(w http.ResponseWriter, r *http.Req
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":"4711"},"items":[]}`+"\n", k[0], k[1])
+		_, _ = fmt.Fprintf(w, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":"4711"},"items":[]}`+"\n", k[0], k[1])
 	}))
 	t.Cleanup(srv.Close)
 	kubeconfig := filepath.Join(t.TempDir(), "config")

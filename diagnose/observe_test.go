@@ -53,7 +53,7 @@ func citationProblems(d *Diagnosis) []string {
 				if o.Object.Kind != "Pod" {
 					out = append(out, e.Kind+" pod-status item cites "+o.Object.String())
 				}
-				if o.Reason != "" && o.Kind != ObsReadyChanged && o.Reason != e.Kind && !(e.Kind == "ImagePullBackOff" && o.Reason == "ErrImagePull") && !(e.Kind == "Terminated" && o.Reason == "") {
+				if o.Reason != "" && o.Kind != ObsReadyChanged && o.Reason != e.Kind && (e.Kind != "ImagePullBackOff" || o.Reason != "ErrImagePull") && (e.Kind != "Terminated" || o.Reason != "") {
 					out = append(out, e.Kind+" pod-status item cites "+o.Kind.String()+" "+o.Reason)
 				}
 				count++

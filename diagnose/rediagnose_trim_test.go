@@ -36,8 +36,10 @@ func withStatusResources(s *snapshot.Snapshot) (*snapshot.Snapshot, int) {
 					}
 					cs.Resources = c.Resources.DeepCopy()
 					for _, m := range c.VolumeMounts {
-						cs.VolumeMounts = append(cs.VolumeMounts, corev1.VolumeMountStatus{Name: m.Name, MountPath: m.MountPath, ReadOnly: m.ReadOnly,
-							RecursiveReadOnly: ptr(corev1.RecursiveReadOnlyDisabled)})
+						cs.VolumeMounts = append(cs.VolumeMounts, corev1.VolumeMountStatus{
+							Name: m.Name, MountPath: m.MountPath, ReadOnly: m.ReadOnly,
+							RecursiveReadOnly: ptr(corev1.RecursiveReadOnlyDisabled),
+						})
 					}
 					cs.User = &corev1.ContainerUser{Linux: &corev1.LinuxContainerUser{UID: 0, GID: 0, SupplementalGroups: []int64{0}}}
 					filled++

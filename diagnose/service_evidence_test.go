@@ -20,14 +20,22 @@ func TestServicesWithoutSlicesAreOneItem(t *testing.T) {
 		unsliced    []string
 		wantMessage string
 	}{
-		{name: "five Services select the workload, none has a slice", unsliced: []string{"web-e", "web-a", "web-c", "web-b", "web-d"},
-			wantMessage: "no EndpointSlice of 5 Services (web-a, web-b, web-c, …) in the snapshot; Ready copies were counted as serving"},
-		{name: "two Services have slices, two have none", sliced: []string{"web", "web-admin"}, unsliced: []string{"web-metrics", "web-canary"},
-			wantMessage: "no EndpointSlice of Services web-canary and web-metrics in the snapshot; Ready copies were counted as serving"},
-		{name: "three Services, none has a slice", unsliced: []string{"web-metrics", "web", "web-canary"},
-			wantMessage: "no EndpointSlice of Services web, web-canary and web-metrics in the snapshot; Ready copies were counted as serving"},
-		{name: "one Service, no slice", unsliced: []string{"web"},
-			wantMessage: "no EndpointSlice of Service web in the snapshot; Ready copies were counted as serving"},
+		{
+			name: "five Services select the workload, none has a slice", unsliced: []string{"web-e", "web-a", "web-c", "web-b", "web-d"},
+			wantMessage: "no EndpointSlice of 5 Services (web-a, web-b, web-c, …) in the snapshot; Ready copies were counted as serving",
+		},
+		{
+			name: "two Services have slices, two have none", sliced: []string{"web", "web-admin"}, unsliced: []string{"web-metrics", "web-canary"},
+			wantMessage: "no EndpointSlice of Services web-canary and web-metrics in the snapshot; Ready copies were counted as serving",
+		},
+		{
+			name: "three Services, none has a slice", unsliced: []string{"web-metrics", "web", "web-canary"},
+			wantMessage: "no EndpointSlice of Services web, web-canary and web-metrics in the snapshot; Ready copies were counted as serving",
+		},
+		{
+			name: "one Service, no slice", unsliced: []string{"web"},
+			wantMessage: "no EndpointSlice of Service web in the snapshot; Ready copies were counted as serving",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -313,8 +313,10 @@ func BenchmarkReadingFrame(b *testing.B) {
 // namespace before their copies are read.
 func BenchmarkEarlyRows(b *testing.B) {
 	snap := scaleSnapshot(2000, 10)
-	early := &snapshot.Snapshot{ReferenceTime: refTime, Namespaces: snap.Namespaces,
-		Deployments: snap.Deployments, ReplicaSets: snap.ReplicaSets}
+	early := &snapshot.Snapshot{
+		ReferenceTime: refTime, Namespaces: snap.Namespaces,
+		Deployments: snap.Deployments, ReplicaSets: snap.ReplicaSets,
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -144,8 +144,10 @@ func (c *churn) advance() *snapshot.Snapshot {
 		if cs.LastTerminationState.Terminated.Reason == "Error" {
 			line = "panic: dial tcp 10.96.14.7:5432: connect: connection refused"
 		}
-		tail := snapshot.ContainerLog{Namespace: p.Namespace, Pod: p.Name, Container: cs.Name, Previous: true,
-			Lines: []string{stamp(refTime, c.step) + " " + line}}
+		tail := snapshot.ContainerLog{
+			Namespace: p.Namespace, Pod: p.Name, Container: cs.Name, Previous: true,
+			Lines: []string{stamp(refTime, c.step) + " " + line},
+		}
 		replaced := false
 		for i := range s.Logs {
 			if l := &s.Logs[i]; l.Namespace == p.Namespace && l.Pod == p.Name && l.Previous {
@@ -307,8 +309,10 @@ func TestVisibilityChangesInOneNamespaceKeepTheOthersDiagnosis(t *testing.T) {
 	}
 	c.extra = func(step int, s *snapshot.Snapshot) {
 		if step%3 == 0 {
-			s.Logs = append(s.Logs, snapshot.ContainerLog{Namespace: crashing.Namespace, Pod: crashing.Name, Container: crashing.Spec.Containers[0].Name,
-				Previous: true, Lines: []string{stamp(refTime, step) + " level=error msg=\"config: missing INGEST_ENDPOINT\""}})
+			s.Logs = append(s.Logs, snapshot.ContainerLog{
+				Namespace: crashing.Namespace, Pod: crashing.Name, Container: crashing.Spec.Containers[0].Name,
+				Previous: true, Lines: []string{stamp(refTime, step) + " level=error msg=\"config: missing INGEST_ENDPOINT\""},
+			})
 			s.Logs = dedupeTails(s.Logs)
 		}
 		if step >= 4 && step < 8 {
@@ -316,8 +320,10 @@ func TestVisibilityChangesInOneNamespaceKeepTheOthersDiagnosis(t *testing.T) {
 				"read no log of %d failing workloads, over the bound of 200 log requests per read: Deployment/service-00003, Deployment/service-00013", 2+step%2)})
 		}
 		if step == 6 || step == 7 {
-			s.Visibility = append(s.Visibility, snapshot.Visibility{Kind: "Pod", Namespace: "payments",
-				Reason: `forbidden: User "oncall" cannot list resource "pods" in API group "" in the namespace "payments"`})
+			s.Visibility = append(s.Visibility, snapshot.Visibility{
+				Kind: "Pod", Namespace: "payments",
+				Reason: `forbidden: User "oncall" cannot list resource "pods" in API group "" in the namespace "payments"`,
+			})
 		}
 	}
 	eng := replay(t, c, 12)

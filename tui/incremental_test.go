@@ -113,8 +113,10 @@ func TestAWatchSnapshotIsDiagnosedInFullWhenItCannotTellWhatChanged(t *testing.T
 	inc.next(prev, nil)
 
 	next := rebuilt(prev)
-	next.Services = append(next.Services, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "telemetry", UID: types.UID("uid-svc-shop")},
-		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "service-00003"}}})
+	next.Services = append(next.Services, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: "telemetry", UID: types.UID("uid-svc-shop")},
+		Spec:       corev1.ServiceSpec{Selector: map[string]string{"app": "service-00003"}},
+	})
 	inc.next(next, nil)
 	if eng.full != 2 || eng.partial != 0 {
 		t.Errorf("a new Service: %d full and %d incremental diagnoses, want 2 and 0", eng.full, eng.partial)

@@ -27,10 +27,14 @@ func TestThroughputCell(t *testing.T) {
 		want string
 	}{
 		{"no section", nil, "-"},
-		{"stopped", &diagnose.Throughput{Unit: "readings/s", Current: &zero,
-			Samples: samplesOf(1240, 1240, 1240, 1240, 1240, 1240, 1240, 1240, 0, 0, 0, 0, 0, 0, 0, 0)}, "████▁▁▁▁ 0/s"},
-		{"halved, fewer samples than cells", &diagnose.Throughput{Unit: "/s", Current: &half,
-			Samples: samplesOf(120, 120, 60)}, "██▄ 60/s"},
+		{"stopped", &diagnose.Throughput{
+			Unit: "readings/s", Current: &zero,
+			Samples: samplesOf(1240, 1240, 1240, 1240, 1240, 1240, 1240, 1240, 0, 0, 0, 0, 0, 0, 0, 0),
+		}, "████▁▁▁▁ 0/s"},
+		{"halved, fewer samples than cells", &diagnose.Throughput{
+			Unit: "/s", Current: &half,
+			Samples: samplesOf(120, 120, 60),
+		}, "██▄ 60/s"},
 		{"a large number", &diagnose.Throughput{Unit: "requests/s", Current: ptrTo(1240.0), Samples: samplesOf(1240)}, "█ 1.2k/s"},
 	}
 	for _, tt := range tests {

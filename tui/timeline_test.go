@@ -308,8 +308,10 @@ func TestTimelineSaysTheMetricsWereNotRead(t *testing.T) {
 		t.Errorf("no notice where the throughput strip stands:\n%s", v)
 	}
 	v = seen(timelineModelWith(t, 100, 30, func(s *snapshot.Snapshot) {
-		s.Visibility = append(s.Visibility, snapshot.Visibility{Kind: metrics.VisibilityKind, Namespace: "other",
-			Reason: "throughput query of deployment/other refused: bad_data: parse error"})
+		s.Visibility = append(s.Visibility, snapshot.Visibility{
+			Kind: metrics.VisibilityKind, Namespace: "other",
+			Reason: "throughput query of deployment/other refused: bad_data: parse error",
+		})
 	}))
 	if strings.Contains(v, "out      not read") {
 		t.Errorf("another workload's refused query is shown as this one's:\n%s", v)

@@ -184,7 +184,7 @@ func consoleOnce(path string) (sideRun, error) {
 
 func auditOnce(path string) (sideRun, error) {
 	start, startCPU := time.Now(), cpuTime()
-	progress := func(what string, n int) { fmt.Fprintf(io.Discard, "\rreading %s… %d", what, n) }
+	progress := func(what string, n int) { _, _ = fmt.Fprintf(io.Discard, "\rreading %s… %d", what, n) }
 	snap, err := dump.Source{Path: path}.SnapshotWithProgress(context.Background(), progress)
 	if err != nil {
 		return sideRun{}, err

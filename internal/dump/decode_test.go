@@ -188,7 +188,7 @@ func TestDecodeObjectSkipsManagedFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := svc.(*corev1.Service).ManagedFields; len(got) != 1 || got[0].Manager != "kubectl" || got[0].Time == nil || string(got[0].FieldsV1.Raw) != `{"f:spec":{"f:selector":{}}}` {
+	if got := svc.(*corev1.Service).ManagedFields; len(got) != 1 || got[0].Manager != "kubectl" || got[0].Time == nil || got[0].FieldsV1.GetRawString() != `{"f:spec":{"f:selector":{}}}` {
 		t.Errorf("service's managedFields decoded as %+v", got)
 	}
 	if _, err := decodeObject([]byte(`{"metadata":{"name":"p","managedFields":[{"time":"now"}]}}`), schema.GroupVersionKind{Version: "v1", Kind: "Pod"}); err == nil {

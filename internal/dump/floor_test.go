@@ -48,7 +48,6 @@ func readForFloor(v string) int {
 			junk[i] = 1
 		}
 		runtime.KeepAlive(junk)
-		junk = nil
 		runtime.GC()
 	}
 	// Counted from the floor on: making it may start a cycle or two over the few megabytes

@@ -32,13 +32,13 @@ func copyTree(t *testing.T, files map[string][]byte, src, prefix string) {
 	}
 }
 
-// replaceOnce replaces the first old in data, failing the test when there is none.
-func replaceOnce(t *testing.T, data []byte, old, new string) []byte {
+// replaceOnce replaces the first old in data with repl, failing the test when there is none.
+func replaceOnce(t *testing.T, data []byte, old, repl string) []byte {
 	t.Helper()
 	if !bytes.Contains(data, []byte(old)) {
 		t.Fatalf("fixture: %q not found", old)
 	}
-	return bytes.Replace(bytes.Clone(data), []byte(old), []byte(new), 1)
+	return bytes.Replace(bytes.Clone(data), []byte(old), []byte(repl), 1)
 }
 
 // readBoth reads dir with one parser and with several, on more processors than the machine may
@@ -281,7 +281,7 @@ func TestMergeStopsWhereOneFileAfterTheOtherStops(t *testing.T) {
 // not when more input or the end of the stream arrives.
 func TestReadReportsABadObjectWhileTheStreamStaysOpen(t *testing.T) {
 	pr, pw := io.Pipe()
-	defer pw.Close()
+	defer func() { _ = pw.Close() }()
 	go func() {
 		// The spaces carry the item past the bytes the stream holds back at a chunk's end
 		// (what may be a log block's START line).

@@ -212,7 +212,6 @@ func BenchmarkReadScale(b *testing.B) {
 			b.ReportAllocs()
 			var kept *snapshot.Snapshot
 			for b.Loop() {
-				kept = nil
 				s, err := ReadContext(b.Context(), c.path, nil, c.opts)
 				if err != nil {
 					b.Fatal(err)

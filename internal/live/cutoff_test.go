@@ -18,7 +18,7 @@ import (
 // the stream is reset (INTERNAL_ERROR), over HTTP/1.1 the connection is closed mid-body.
 func cutOffList(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprint(w, `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[{"metadata":{"name":"a"`)
+	_, _ = fmt.Fprint(w, `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[{"metadata":{"name":"a"`)
 	w.(http.Flusher).Flush()
 	panic(http.ErrAbortHandler)
 }

@@ -87,7 +87,7 @@ func decodeServer(tb testing.TB) (*Source, func([]byte)) {
 				return
 			}
 			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprintf(w, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":"7"},"items":[]}`, gv[1], gv[0])
+			_, _ = fmt.Fprintf(w, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":"7"},"items":[]}`, gv[1], gv[0])
 		}
 	}))
 	tb.Cleanup(srv.Close)

@@ -77,7 +77,7 @@ func forbiddenStatus(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusForbidden)
-	fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"%s is forbidden: User \"system:anonymous\" cannot list resource \"%s\" in API group \"%s\" in the namespace \"telemetry\"","reason":"Forbidden","details":{"group":%q,"kind":%q},"code":403}`+"\n",
+	_, _ = fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"%s is forbidden: User \"system:anonymous\" cannot list resource \"%s\" in API group \"%s\" in the namespace \"telemetry\"","reason":"Forbidden","details":{"group":%q,"kind":%q},"code":403}`+"\n",
 		qualified, resource, group, group, resource)
 }
 
@@ -98,7 +98,7 @@ func TestHostileServersFailTheReadInOneLine(t *testing.T) {
 			name: "HTML page to every request",
 			handler: func(w http.ResponseWriter, _ *http.Request) {
 				w.Header().Set("Content-Type", "text/html; charset=utf-8")
-				fmt.Fprint(w, "<html><body>It works!</body></html>\n")
+				_, _ = fmt.Fprint(w, "<html><body>It works!</body></html>\n")
 			},
 			want: []string{"is not a Kubernetes API server", "text/html"},
 		},
@@ -107,7 +107,7 @@ func TestHostileServersFailTheReadInOneLine(t *testing.T) {
 			name: "200 JSON to every request",
 			handler: func(w http.ResponseWriter, _ *http.Request) {
 				w.Header().Set("Content-Type", "application/json")
-				fmt.Fprint(w, `{"status":"ok"}`+"\n")
+				_, _ = fmt.Fprint(w, `{"status":"ok"}`+"\n")
 			},
 			want: []string{"is not a Kubernetes API server: it answered the list of", "with no resourceVersion"},
 		},
@@ -117,7 +117,7 @@ func TestHostileServersFailTheReadInOneLine(t *testing.T) {
 			handler: func(w http.ResponseWriter, _ *http.Request) {
 				w.Header().Set("Content-Type", "text/html")
 				w.WriteHeader(http.StatusInternalServerError)
-				fmt.Fprint(w, "<html>\n<head><title>500 Internal Server Error</title></head>\n<body>\n<center><h1>500 Internal Server Error</h1></center>\n</body>\n</html>\n")
+				_, _ = fmt.Fprint(w, "<html>\n<head><title>500 Internal Server Error</title></head>\n<body>\n<center><h1>500 Internal Server Error</h1></center>\n</body>\n</html>\n")
 			},
 			want: []string{"read from http://", "an error on the server", "has prevented the request from succeeding"},
 		},

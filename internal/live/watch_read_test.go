@@ -245,7 +245,7 @@ func (a *apiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
-	fmt.Fprintf(w, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":"1044"},"items":[]}`, k.Kind+"List", gv)
+	_, _ = fmt.Fprintf(w, `{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":"1044"},"items":[]}`, k.Kind+"List", gv)
 }
 
 func (a *apiServer) watchCounts() map[string]int {
@@ -355,7 +355,9 @@ func TestAWatchCollectsOnceItsInformersTakeOverFromItsFirstRead(t *testing.T) {
 		if _, err := client.AppsV1().Deployments("shop").Create(ctx, deployment("shop", name), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		for s := next(name); len(s.Deployments) != 2+i; s = next(name) {
+		// Snapshots of the watch before it saw this Create are passed over.
+		for s := next(name); len(s.Deployments) != 2+i; {
+			s = next(name)
 		}
 	}
 	if n := collected.Load(); n != 1 {

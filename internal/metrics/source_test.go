@@ -148,7 +148,7 @@ func TestReadRealPrometheus(t *testing.T) {
 // visibility entry, and the read returns within a timeout or so, not one per workload.
 func TestReadUnreachable(t *testing.T) {
 	var calls atomic.Int32
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	slow := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
 		select {
 		case <-r.Context().Done():
@@ -310,11 +310,11 @@ func TestReadHostileServer(t *testing.T) {
 		handler http.HandlerFunc
 		want    string
 	}{
-		{"not JSON", func(w http.ResponseWriter, r *http.Request) {
+		{"not JSON", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write([]byte(`<html>login</html>`))
 		}, "throughput and backlog not read"},
-		{"an answer without end", func(w http.ResponseWriter, r *http.Request) {
+		{"an answer without end", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write([]byte(`{"status":"success","data":{"resultType":"vector","result":[`))
 			chunk := []byte(strings.Repeat(`{"metric":{},"value":[1,"1"]},`, 1<<12))

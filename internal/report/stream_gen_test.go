@@ -190,11 +190,11 @@ func (g *reportGen) path() *field.Path {
 
 // fill sets v, which must be settable, and everything under it.
 func (g *reportGen) fill(v reflect.Value) {
-	switch t := v.Type(); {
-	case t == timeType:
+	switch v.Type() {
+	case timeType:
 		v.Set(reflect.ValueOf(g.time()))
 		return
-	case t == pathType:
+	case pathType:
 		v.Set(reflect.ValueOf(g.path()))
 		return
 	}

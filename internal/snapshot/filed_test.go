@@ -17,8 +17,10 @@ func TestServicesFiledWhileUnchanged(t *testing.T) {
 		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: name, UID: types.UID("svc-" + name)}}
 	}
 	pod := func(i int, phase corev1.PodPhase) *corev1.Pod {
-		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: fmt.Sprintf("p%d", i), UID: types.UID(fmt.Sprintf("pod-%d", i))},
-			Status: corev1.PodStatus{Phase: phase}}
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: fmt.Sprintf("p%d", i), UID: types.UID(fmt.Sprintf("pod-%d", i))},
+			Status:     corev1.PodStatus{Phase: phase},
+		}
 	}
 	base := &Snapshot{Services: []*corev1.Service{svc("web"), svc("api")}}
 	// Enough objects that a change or two is derived, not built again.

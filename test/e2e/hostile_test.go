@@ -57,7 +57,7 @@ func forbidEverything(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusForbidden)
-	fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"%s is forbidden: User \"system:anonymous\" cannot list resource \"%s\" in API group \"%s\" in the namespace \"default\"","reason":"Forbidden","details":{"group":%q,"kind":%q},"code":403}`+"\n",
+	_, _ = fmt.Fprintf(w, `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"%s is forbidden: User \"system:anonymous\" cannot list resource \"%s\" in API group \"%s\" in the namespace \"default\"","reason":"Forbidden","details":{"group":%q,"kind":%q},"code":403}`+"\n",
 		qualified, resource, group, group, resource)
 }
 
@@ -75,18 +75,22 @@ func TestServersThatAreNotAnAPIServerExit1(t *testing.T) {
 		// A web server's catch-all page, and a JSON health endpoint answering every path.
 		{"HTML page to every request", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			fmt.Fprint(w, "<html><body>It works!</body></html>\n")
+			_, _ = fmt.Fprint(w, "<html><body>It works!</body></html>\n")
 		}, "is not a Kubernetes API server: serializer for text/html"},
 		{"200 JSON to every request", func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", "application/json")
-			fmt.Fprint(w, `{"status":"ok"}`+"\n")
+			_, _ = fmt.Fprint(w, `{"status":"ok"}`+"\n")
 		}, "is not a Kubernetes API server: it answered the list of"},
 		// A proxy in front of the API server refusing everything as text/plain.
-		{"plain 403 to every request", func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "Forbidden", http.StatusForbidden) },
-			"cannot list any workload in namespace default: Error from server (Forbidden): Forbidden"},
+		{
+			"plain 403 to every request", func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "Forbidden", http.StatusForbidden) },
+			"cannot list any workload in namespace default: Error from server (Forbidden): Forbidden",
+		},
 		// kube-apiserver's refusal for an identity with no grant.
-		{"Forbidden status to every request", forbidEverything,
-			`cannot list any workload in namespace default: Error from server (Forbidden): deployments.apps is forbidden: User "system:anonymous" cannot list resource "deployments"`},
+		{
+			"Forbidden status to every request", forbidEverything,
+			`cannot list any workload in namespace default: Error from server (Forbidden): deployments.apps is forbidden: User "system:anonymous" cannot list resource "deployments"`,
+		},
 	}
 	for _, s := range servers {
 		t.Run(s.name, func(t *testing.T) {
@@ -184,7 +188,7 @@ func newProxy(t *testing.T, namespace string, before func(w http.ResponseWriter,
 	rp.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: false}
 	// An API server that has gone away: the proxy drops the connection, as a load balancer
 	// with no backend does, instead of answering for the API server.
-	rp.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
+	rp.ErrorHandler = func(w http.ResponseWriter, _ *http.Request, err error) {
 		if hj, ok := w.(http.Hijacker); ok {
 			if c, _, herr := hj.Hijack(); herr == nil {
 				_ = c.Close()
@@ -272,7 +276,7 @@ func TestAPIServerStopsMidList(t *testing.T) {
 					controllersBack(t, ns, fmt.Sprintf("canary-%d", i))
 				}
 			})
-			p = newProxy(t, ns, func(w http.ResponseWriter, r *http.Request) bool {
+			p = newProxy(t, ns, func(_ http.ResponseWriter, r *http.Request) bool {
 				if !strings.HasSuffix(r.URL.Path, "/pods") {
 					return false
 				}

@@ -22,8 +22,10 @@ func TestRolloutGateWaitsForOutput(t *testing.T) {
 	e := newEnv(t, gateWorld())
 	e.create(t, annotated(ingester("flowing", 2, reachableIntake), false), true)
 	e.create(t, annotated(ingester("silent", 2, reachableIntake), false), true)
-	drv := &rateDriver{e: e, exp: exp, rates: map[string]func(int) float64{}, growth: map[string]float64{},
-		hashes: map[string][]string{}, seen: map[string]string{}}
+	drv := &rateDriver{
+		e: e, exp: exp, rates: map[string]func(int) float64{}, growth: map[string]float64{},
+		hashes: map[string][]string{}, seen: map[string]string{},
+	}
 	drv.set("flowing", func(int) float64 { return 40 })
 	// Revision 2 of silent is Ready but accepts nothing.
 	drv.set("silent", func(rev int) float64 {

@@ -214,8 +214,10 @@ func TestThroughputOnALiveCluster(t *testing.T) {
 	e.create(t, annotated(ingester("queue", 2, reachableIntake), true), true)
 	e.create(t, ingester("plain", 2, reachableIntake), true)
 
-	drv := &rateDriver{e: e, exp: exp, rates: map[string]func(int) float64{}, growth: map[string]float64{"queue": 40},
-		hashes: map[string][]string{}, seen: map[string]string{}}
+	drv := &rateDriver{
+		e: e, exp: exp, rates: map[string]func(int) float64{}, growth: map[string]float64{"queue": 40},
+		hashes: map[string][]string{}, seen: map[string]string{},
+	}
 	drv.set("idle", func(int) float64 { return 0 })
 	drv.set("feeder", func(int) float64 { return 50 })
 	// Revision 1's copies ingest 60/s each; revision 2's, 25/s: the rollout halves the output.

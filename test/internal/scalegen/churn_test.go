@@ -175,7 +175,7 @@ func TestChurnWritesRestartsAndReadinessAsTheKubeletDoes(t *testing.T) {
 					t.Errorf("%s: restarted from %+v", name, pc.State)
 				case lt == nil || lt.ContainerID != pc.ContainerID || !lt.StartedAt.Equal(&pc.State.Running.StartedAt):
 					t.Errorf("%s: lastState.terminated %+v is not the previous instance %s", name, lt, pc.ContainerID)
-				case !(lt.ExitCode == 137 && lt.Reason == "OOMKilled") && !(lt.ExitCode == 1 && lt.Reason == "Error"):
+				case (lt.ExitCode != 137 || lt.Reason != "OOMKilled") && (lt.ExitCode != 1 || lt.Reason != "Error"):
 					t.Errorf("%s: exit %d %s", name, lt.ExitCode, lt.Reason)
 				case cc.ContainerID == pc.ContainerID:
 					t.Errorf("%s: the restarted container kept its ID", name)

@@ -199,3 +199,50 @@ func auditOnce(path string) (sideRun, error) {
 	}
 	return sideRun{time.Since(start), cpuTime() - startCPU}, nil
 }
+
+// BenchmarkAuditPhases splits what both sides of BenchmarkConsoleVsAudit do on the scalegen
+// dump into its phases, wall and CPU time each: the read (the same reader for both), the
+// engine, the audit's JSON report and the console's dataset of its rows. What one side does
+// and the other does not (the report, the dataset, the console's program) is all either can
+// gain on the other: the read and the engine are the same work. The ops run one after another
+// in this process, so each starts on the last one's garbage, unlike a command.
+func BenchmarkAuditPhases(b *testing.B) {
+	path := scalegenDump(b)
+	type phase struct {
+		unit      string
+		wall, cpu []float64
+	}
+	phases := []*phase{{unit: "read"}, {unit: "diagnose"}, {unit: "json"}, {unit: "dataset"}}
+	for i := 0; i < b.N; i++ {
+		var marks []sideRun
+		mark := func() { marks = append(marks, sideRun{time.Duration(time.Now().UnixNano()), cpuTime()}) }
+		mark()
+		snap, err := dump.Source{Path: path}.SnapshotWithProgress(context.Background(), func(string, int) {})
+		if err != nil {
+			b.Fatal(err)
+		}
+		mark()
+		rep := diagnose.Diagnose(snap)
+		mark()
+		p, err := report.NewPrinter("json", report.Options{Templates: report.TemplatesOf(snap)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := p.PrintReport(io.Discard, rep); err != nil {
+			b.Fatal(err)
+		}
+		mark()
+		if ds := datasetOf(snap, rep); len(ds.rows) != len(rep.Workloads) {
+			b.Fatalf("%d rows of %d workloads", len(ds.rows), len(rep.Workloads))
+		}
+		mark()
+		for j, ph := range phases {
+			ph.wall = append(ph.wall, (marks[j+1].wall - marks[j].wall).Seconds())
+			ph.cpu = append(ph.cpu, (marks[j+1].cpu - marks[j].cpu).Seconds())
+		}
+	}
+	for _, ph := range phases {
+		b.ReportMetric(median(ph.wall), ph.unit+"-s")
+		b.ReportMetric(median(ph.cpu), ph.unit+"-cpu-s")
+	}
+}

@@ -205,16 +205,22 @@ func (c *textCache) evidenceRoom() *evidenceBuilder {
 	return b
 }
 
+// sized returns n values of room, the first n of *room, which is made anew when it holds
+// fewer; the values are as the last workload left them.
+func sized[T any](room *[]T, n int) []T {
+	if cap(*room) < n {
+		*room = make([]T, n)
+	}
+	return (*room)[:n]
+}
+
 // revisionRoom returns n revisions to write, the worker's own when it has a cache: a
 // workload's revisions are read anew for each (collectDeployment), and nothing keeps them.
 func (c *textCache) revisionRoom(n int) []revision {
 	if c == nil {
 		return make([]revision, n)
 	}
-	if cap(c.revisions) < n {
-		c.revisions = make([]revision, n)
-	}
-	return c.revisions[:n]
+	return sized(&c.revisions, n)
 }
 
 // revRoom returns room for n copies' revisions, the worker's own when it has a cache.
@@ -222,10 +228,7 @@ func (c *textCache) revRoom(n int) []*revision {
 	if c == nil {
 		return make([]*revision, n)
 	}
-	if cap(c.revs) < n {
-		c.revs = make([]*revision, n)
-	}
-	return c.revs[:n]
+	return sized(&c.revs, n)
 }
 
 // signal returns a pointer to a copy of s, in the worker's room when it has a cache.
@@ -377,10 +380,7 @@ func (c *textCache) copyFacts(n int) []copyFacts {
 	if c == nil {
 		return make([]copyFacts, n)
 	}
-	if cap(c.facts) < n {
-		c.facts = make([]copyFacts, n)
-	}
-	return c.facts[:n]
+	return sized(&c.facts, n)
 }
 
 // copyRefs returns room for n pointers to a workload's copy facts, the worker's own when it
@@ -389,10 +389,7 @@ func (c *textCache) copyRefs(n int) []*copyFacts {
 	if c == nil {
 		return make([]*copyFacts, n)
 	}
-	if cap(c.factRefs) < n {
-		c.factRefs = make([]*copyFacts, n)
-	}
-	return c.factRefs[:n]
+	return sized(&c.factRefs, n)
 }
 
 // get returns the facts of text, new ones the first time.

@@ -214,8 +214,12 @@ func BenchmarkAuditPhases(b *testing.B) {
 	}
 	phases := []*phase{{unit: "read"}, {unit: "diagnose"}, {unit: "json"}, {unit: "dataset"}}
 	for i := 0; i < b.N; i++ {
-		var marks []sideRun
-		mark := func() { marks = append(marks, sideRun{time.Duration(time.Now().UnixNano()), cpuTime()}) }
+		type moment struct {
+			at  time.Time
+			cpu time.Duration
+		}
+		var marks []moment
+		mark := func() { marks = append(marks, moment{time.Now(), cpuTime()}) }
 		mark()
 		snap, err := dump.Source{Path: path}.SnapshotWithProgress(context.Background(), func(string, int) {})
 		if err != nil {
@@ -237,7 +241,7 @@ func BenchmarkAuditPhases(b *testing.B) {
 		}
 		mark()
 		for j, ph := range phases {
-			ph.wall = append(ph.wall, (marks[j+1].wall - marks[j].wall).Seconds())
+			ph.wall = append(ph.wall, marks[j+1].at.Sub(marks[j].at).Seconds())
 			ph.cpu = append(ph.cpu, (marks[j+1].cpu - marks[j].cpu).Seconds())
 		}
 	}

@@ -346,7 +346,7 @@ func heapFloor(size int64) [][]byte {
 	// free memory takes the run at the heap's end, and the rest starts past everything used.
 	// What the first piece has zeroed was the process's already, mostly still resident.
 	//
-	// That bet lost in about 1 read of 8 (under the race detector): the rest began right
+	// That bet lost in about 1 read of 12 (under the race detector): the rest began right
 	// after the first piece, past every page resident before, and was zeroed whole, always
 	// when the first cycle of the read began while the pieces were made. Memory past the
 	// first piece had been used and freed in between (the cycle's own work, or the sweep the
@@ -355,9 +355,9 @@ func heapFloor(size int64) [][]byte {
 	// given back are zero when they come back, and the allocator does not zero a span made
 	// only of such pages, wherever it lies. Then no cycle may start while the pieces are made.
 	// The collection marks the few megabytes a command holds before its first read (100 reads
-	// of 100 kept the floor unwritten, and the 277 MB dump's audit took as long); a process
-	// that holds more (a console's reload, fleet's reads side by side) is not made to mark it
-	// all again for a floor, and takes the bet as before.
+	// of 100 kept the floor unwritten; the audit of a 277 MB dump took as long, with 2% more
+	// peak RSS: BENCHMARKS.md); a process that holds more (a console's reload, fleet's reads
+	// side by side) is not made to mark it all again for a floor, and takes the bet as before.
 	floorMu.Lock()
 	defer floorMu.Unlock()
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}

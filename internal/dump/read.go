@@ -355,9 +355,10 @@ func heapFloor(size int64) [][]byte {
 	// given back are zero when they come back, and the allocator does not zero a span made
 	// only of such pages, wherever it lies. Then no cycle may start while the pieces are made.
 	// The collection marks the few megabytes a command holds before its first read (100 reads
-	// of 100 kept the floor unwritten; the audit of a 277 MB dump took as long, with 2% more
-	// peak RSS: BENCHMARKS.md); a process that holds more (a console's reload, fleet's reads
-	// side by side) is not made to mark it all again for a floor, and takes the bet as before.
+	// of 100 kept the floor unwritten; the audit of a 277 MB dump took as long, at the same
+	// peak anonymous memory: BENCHMARKS.md); a process that holds more (a console's reload,
+	// fleet's reads side by side) is not made to mark it all again for a floor, and makes it
+	// without that collection.
 	floorMu.Lock()
 	defer floorMu.Unlock()
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}

@@ -346,19 +346,18 @@ func heapFloor(size int64) [][]byte {
 	// free memory takes the run at the heap's end, and the rest starts past everything used.
 	// What the first piece has zeroed was the process's already, mostly still resident.
 	//
-	// That bet lost in about 1 read of 12 (under the race detector): the rest began right
-	// after the first piece, past every page resident before, and was zeroed whole, always
-	// when the first cycle of the read began while the pieces were made. Memory past the
+	// That bet lost in about 1 read of 12 under the race detector (1 of 150 without): the rest
+	// began right after the first piece, past every page resident before, and was zeroed whole,
+	// always when the first cycle of the read began while the pieces were made. Memory past the
 	// first piece had been used and freed in between (the cycle's own work, or the sweep the
 	// allocator does before it places a piece), so the count no longer held. So, first, a
-	// collection that finishes its sweep and returns all free memory to the system: pages
-	// given back are zero when they come back, and the allocator does not zero a span made
-	// only of such pages, wherever it lies. Then no cycle may start while the pieces are made.
-	// The collection marks the few megabytes a command holds before its first read (100 reads
-	// of 100 kept the floor unwritten; the audit of a 277 MB dump took as long, at the same
-	// peak anonymous memory: BENCHMARKS.md); a process that holds more (a console's reload,
-	// fleet's reads side by side) is not made to mark it all again for a floor, and makes it
-	// without that collection.
+	// collection that finishes its sweep and returns all free memory to the system: pages given
+	// back are zero when they come back, and the allocator does not zero a span made only of such
+	// pages, wherever it lies. Then no cycle may start while the pieces are made. The collection
+	// marks the few megabytes a command holds before its first read (100 reads of 100 kept the
+	// floor unwritten; the audit of a 277 MB dump took as long, at the same peak anonymous memory:
+	// BENCHMARKS.md); a process that holds more (a console's reload, fleet's reads side by side)
+	// is not made to mark it all again for a floor, and makes it without that collection.
 	floorMu.Lock()
 	defer floorMu.Unlock()
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}

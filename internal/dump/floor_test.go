@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"runtime/metrics"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -184,5 +186,30 @@ func TestReadHoldsAHeapFloor(t *testing.T) {
 		if g.grew > g.most {
 			t.Errorf("the resident memory grew by %d kB in the making of a %d kB floor: its pages were written", g.grew, size/1024)
 		}
+	}
+}
+
+// TestHeapFloorGivesTheCollectorBack makes floors one after another and side by side and checks
+// that the collector runs at the pace it had before: each floor is made with it off, and a
+// floor that left it off would let a long-running process (serve, the console) grow unbounded.
+// The floor test above would not see that: fewer cycles pass its bounds.
+func TestHeapFloorGivesTheCollectorBack(t *testing.T) {
+	if debug.SetMemoryLimit(-1) != math.MaxInt64 || runtime.GOOS == "windows" {
+		t.Skip("no floor is held under a memory limit or on Windows")
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(150))
+	if f := heapFloor(minHeapFloor); len(f) == 0 {
+		t.Fatal("no floor made for a dump of the smallest size that gets one")
+	}
+	if got := debug.SetGCPercent(150); got != 150 {
+		t.Fatalf("after a floor the collector's percent is %d, want 150 as before", got)
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() { runtime.KeepAlive(heapFloor(minHeapFloor)) })
+	}
+	wg.Wait()
+	if got := debug.SetGCPercent(150); got != 150 {
+		t.Fatalf("after four floors side by side the collector's percent is %d, want 150", got)
 	}
 }

@@ -114,9 +114,10 @@ func dirtyWorkloads(prev, next *snapshot.Snapshot, chs []snapshot.Change) map[wo
 	}
 	markPrev, markNext := owners(prev), owners(next)
 	// A Deployment of which s holds no ReplicaSet takes the copies its selector matches among
-	// those a ReplicaSet controls (diagnose/collect_kinds.go NoReplicaSets): a copy whose ReplicaSet s does not
-	// hold, or holds without a Deployment, may be one of them. Rare (a ReplicaSet orphaned or
-	// deleted before its copies), so those Deployments of its namespace are all marked.
+	// those a ReplicaSet controls (collect_kinds.go NoReplicaSets): a copy whose ReplicaSet s
+	// does not hold, or holds without a Deployment, may be one of them. Rare (a ReplicaSet
+	// orphaned or deleted before its copies), so those Deployments of its namespace are all
+	// marked.
 	unowned := func(s *snapshot.Snapshot, p *corev1.Pod) {
 		ref := metav1.GetControllerOfNoCopy(p)
 		if ref == nil || ref.Kind != "ReplicaSet" {
@@ -194,8 +195,9 @@ func dirtyWorkloads(prev, next *snapshot.Snapshot, chs []snapshot.Change) map[wo
 	// all a change does to the diagnosis (counts.go endpoints reads only a workload's own copies'
 	// endpoints) while the slice stays its Service's and holds endpoints before and after: a
 	// slice that came or went, moved to another Service, or was or became empty changes whether
-	// a Service is known or meant for workloads that have no copy in it (diagnose/collect_services.go meantFor).
-	// Readiness flips rewrite slices all the time; without this each was a full diagnosis.
+	// a Service is known or meant for workloads that have no copy in it (collect_services.go
+	// meantFor). Readiness flips rewrite slices all the time; without this each was a full
+	// diagnosis.
 	for k, was := range slicesGone {
 		now := slicesNew[k]
 		delete(slicesNew, k)

@@ -239,7 +239,7 @@ func batchEvidence(b *evidenceBuilder, w *workload) {
 	if bf == nil {
 		return
 	}
-	obj := w.Kind + "/" + w.Name
+	obj := w.object()
 	if c := bf.finished; c != nil && c.Type != batchv1.JobComplete && c.Type != batchv1.JobSuccessCriteriaMet {
 		at := c.LastTransitionTime.Time
 		b.add(SourceControllerStatus, c.Reason, "", c.Message, "Job/"+bf.run.Name, 1, &at)

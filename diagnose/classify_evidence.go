@@ -262,7 +262,7 @@ func podHasEvidence(f *copyFacts) bool {
 }
 
 func controllerEvidence(b *evidenceBuilder, w *workload) {
-	obj := w.Kind + "/" + w.Name
+	obj := w.object()
 	r := &w.cls.rollout
 	if r.Reason != "" && r.Reason != reasonNewRSAvailable {
 		// add takes no time for a zero one, as for none.
@@ -506,7 +506,7 @@ func citesOf(e *Evidence, cites []lineCite) []int32 {
 
 func revisionEvidence(b *evidenceBuilder, w *workload) {
 	h := &w.cls.history
-	obj := w.Kind + "/" + w.Name
+	obj := w.object()
 	switch {
 	case w.Kind == "Job":
 		// A Job has one template: its conditions say how it ended, there is nothing to compare.

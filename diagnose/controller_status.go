@@ -242,7 +242,7 @@ func withControllerWord(w *workload, headline string) string {
 // controllerStatusEvidence records the counts a controller-status verdict rests on, and the
 // copies a partial snapshot leaves out.
 func controllerStatusEvidence(b *evidenceBuilder, w *workload) {
-	obj := w.Kind + "/" + w.Name
+	obj := w.object()
 	st := &w.cls
 	c := st.ctrl
 	if st.sight.byController() {

@@ -40,7 +40,7 @@ func newGapRanker(w *workload) *gapFinder {
 	// The gap checks read the spec only; they need no signals, and record no suspect until
 	// one does (record makes found then).
 	g := w.texts.gapFinder()
-	*g.ranker = ranker{w: w, object: w.Kind + "/" + w.Name, tplPath: tp, specPath: specOf(tp)}
+	*g.ranker = ranker{w: w, object: w.object(), tplPath: tp, specPath: specOf(tp)}
 	return g
 }
 

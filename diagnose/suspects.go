@@ -102,7 +102,7 @@ func newRanker(w *workload) *ranker {
 		tp = field.NewPath("spec", "template")
 	}
 	r := &ranker{
-		w: w, object: w.Kind + "/" + w.Name, tplPath: tp, specPath: specOf(tp),
+		w: w, object: w.object(), tplPath: tp, specPath: specOf(tp),
 		signals: collectSignals(w), ownHosts: map[string]bool{}, found: map[string]*Suspect{},
 	}
 	for _, p := range w.Pods {

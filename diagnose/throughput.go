@@ -260,7 +260,7 @@ func judgeFall(w *workload, m *snapshot.MetricSeries, tr *throughputRead) {
 		kind = "ThroughputZero"
 	}
 	w.Evidence = append(w.Evidence, Evidence{
-		Kind: kind, Message: msg, Source: SourceMetrics, Objects: []string{w.Kind + "/" + w.Name},
+		Kind: kind, Message: msg, Source: SourceMetrics, Objects: []string{w.object()},
 		Count: int32(len(m.Samples) - k),
 	})
 	if w.Shape == ShapeHealthy && (k > 0 || m.Origin != snapshot.OriginDefault) {
@@ -306,7 +306,7 @@ func judgeBacklog(w *workload, m *snapshot.MetricSeries, tr *throughputRead) {
 	tr.report.Capacity = &Capacity{From: first, To: last, OverSeconds: int64(over.Seconds()), Message: msg}
 	w.Evidence = append(w.Evidence, Evidence{
 		Kind: "BacklogRising", Message: msg + fmt.Sprintf(" (query from %s: %s)", m.Origin, m.Query), Source: SourceMetrics,
-		Objects: []string{w.Kind + "/" + w.Name}, Count: int32(len(v)),
+		Objects: []string{w.object()}, Count: int32(len(v)),
 	})
 }
 
@@ -340,7 +340,7 @@ func (tr *throughputRead) settle(w *workload, d *Diagnosis) {
 	if tr.gap {
 		svc := w.Services[0].Name
 		d.SignalGaps = append(d.SignalGaps, SignalGap{
-			Object: w.Kind + "/" + w.Name, Path: "metadata.annotations[" + annotationThroughput + "]",
+			Object: w.object(), Path: "metadata.annotations[" + annotationThroughput + "]",
 			Message: fmt.Sprintf("served through Service %s, but no throughput query (annotation, metrics config or the common request counters) finds a series: the count is all anyone gets", svc),
 		})
 	}
@@ -400,7 +400,7 @@ func (tr *throughputRead) blame(w *workload, d *Diagnosis) {
 	paths := []string{}
 	for _, c := range changes {
 		d.Suspects = append(d.Suspects, Suspect{
-			Rule: RuleChangedField, Object: w.Kind + "/" + w.Name, Path: c.Path, Value: c.Current, PreviousValue: c.Previous,
+			Rule: RuleChangedField, Object: w.object(), Path: c.Path, Value: c.Current, PreviousValue: c.Previous,
 			Confidence: ConfidenceMedium,
 			Reason: fmt.Sprintf("revision %d changed it; the output fell from %s to %s after it rolled out",
 				tr.tied.Number, withUnit(*t.Baseline, t.Unit), withUnit(*t.Current, t.Unit)),

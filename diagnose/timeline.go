@@ -161,7 +161,7 @@ func buildTimeline(w *workload, top *Suspect, o onset) []TimelineEntry {
 			out = append(out, TimelineEntry{At: at.UTC(), Kind: kind, Object: object, Message: msg})
 		}
 	}
-	self := w.Kind + "/" + w.Name
+	self := w.object()
 	// Built for every workload, healthy ones too: plain concatenation, one allocation a message.
 	for _, rev := range h.Revisions {
 		obj := self
@@ -278,7 +278,7 @@ func onsetEvidence(w *workload, top *Suspect, cause Cause, o onset) *Evidence {
 	if at.IsZero() {
 		at = fell
 	}
-	e := Evidence{Kind: "Onset", Message: strings.Join(parts, "; "), Source: SourceRevisionHistory, Objects: []string{w.Kind + "/" + w.Name}, Count: 1}
+	e := Evidence{Kind: "Onset", Message: strings.Join(parts, "; "), Source: SourceRevisionHistory, Objects: []string{w.object()}, Count: 1}
 	if !at.IsZero() {
 		e.LastSeen = &at
 	}

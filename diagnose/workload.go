@@ -76,4 +76,16 @@ type workload struct {
 	cls classState
 
 	Snap *snapshot.Snapshot
+
+	// objectRef is object's "Kind/Name", made once: the evidence, the suspect rules, the gap
+	// checks and the timeline each cited the workload by a string of their own.
+	objectRef string
+}
+
+// object is the workload as evidence and suspects cite it: "Deployment/checkout".
+func (w *workload) object() string {
+	if w.objectRef == "" {
+		w.objectRef = w.Kind + "/" + w.Name
+	}
+	return w.objectRef
 }

@@ -60,6 +60,8 @@ type workerRoom struct {
 	revs   []*revision
 	// revisions are a workload's revisions (revisionRoom).
 	revisions []revision
+	// events are a workload's events with their times, to sort (eventRoom).
+	events []datedEvent
 	// lineFacts are a workload's log texts' facts (lineFacts).
 	lineFacts blockRoom[lineFacts]
 	// ready is the room of a workload's ready endpoints (readyRoom), cites of the log lines
@@ -221,6 +223,14 @@ func (c *textCache) revisionRoom(n int) []revision {
 		return make([]revision, n)
 	}
 	return sized(&c.revisions, n)
+}
+
+// eventRoom returns room for n dated events, the worker's own when it has a cache.
+func (c *textCache) eventRoom(n int) []datedEvent {
+	if c == nil {
+		return make([]datedEvent, n)
+	}
+	return sized(&c.events, n)
 }
 
 // revRoom returns room for n copies' revisions, the worker's own when it has a cache.

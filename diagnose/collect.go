@@ -278,9 +278,7 @@ func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, pf *podFacts, w *wo
 	}
 	claims := map[string]bool{}
 	for _, p := range w.Pods {
-		if pf.mayHaveEvents(p) {
-			events = append(events, s.EventsFor("Pod", p.Namespace, p.Name, p.UID)...)
-		}
+		events = pf.appendEvents(s, events, p)
 		for ix := range p.Spec.Volumes {
 			v := &p.Spec.Volumes[ix]
 			if v.PersistentVolumeClaim != nil {

@@ -2,7 +2,6 @@ package diagnose
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
@@ -10,23 +9,22 @@ import (
 // podKey names a pod in its namespace.
 type podKey struct{ namespace, name string }
 
-// podFacts files which pods the snapshot has log tails and events of, so that a copy without
-// them (most copies) costs a lookup or two, not a lookup per container and two for events.
+// podFacts files which pods the snapshot has log tails of, and which it has events of that
+// name them without a UID, so that a copy costs one lookup for its events (by its UID) and
+// one for its logs, not a lookup per container and two for events.
 type podFacts struct {
 	// every says to ask the snapshot about every copy: nothing is filed.
 	every bool
 	logs  map[podKey]bool
-	// eventUIDs holds the UIDs events name; keyedEvents the pods named by events without a
-	// UID, which EventsFor also returns for a pod of that name.
-	eventUIDs   map[types.UID]bool
+	// keyedEvents are the pods named by events without a UID, which EventsFor also returns
+	// for a pod of that name.
 	keyedEvents map[podKey]bool
 }
 
 func newPodFacts(s *snapshot.Snapshot) *podFacts {
-	f := &podFacts{logs: podsWithLogs(s), eventUIDs: make(map[types.UID]bool, len(s.Events))}
+	f := &podFacts{logs: podsWithLogs(s)}
 	for _, e := range s.Events {
 		if e.InvolvedObject.UID != "" {
-			f.eventUIDs[e.InvolvedObject.UID] = true
 			continue
 		}
 		if e.InvolvedObject.Kind != "Pod" {
@@ -48,10 +46,15 @@ func newPodFacts(s *snapshot.Snapshot) *podFacts {
 // reference TestPodFactsAsEventsFor holds podFacts to. Set only by that test.
 var askEveryPodsEvents bool
 
-// mayHaveEvents reports whether EventsFor can return events of p: those naming its UID, and
-// those without a UID naming its name.
-func (f *podFacts) mayHaveEvents(p *corev1.Pod) bool {
-	return askEveryPodsEvents || f.every || p.UID == "" || f.eventUIDs[p.UID] || f.keyedEvents[podKey{p.Namespace, p.Name}]
+// appendEvents appends what EventsFor returns for p to events. A copy with a UID that no
+// event names without one has only the events naming its UID: one lookup, where a filed set
+// of the UIDs events name cost one more for every copy that has events, and its filing a map
+// entry per event on every diagnosis.
+func (f *podFacts) appendEvents(s *snapshot.Snapshot, events []*corev1.Event, p *corev1.Pod) []*corev1.Event {
+	if askEveryPodsEvents || f.every || p.UID == "" || f.keyedEvents[podKey{p.Namespace, p.Name}] {
+		return append(events, s.EventsFor("Pod", p.Namespace, p.Name, p.UID)...)
+	}
+	return append(events, s.EventsOfUID(p.UID)...)
 }
 
 // mayHaveLogs reports whether the snapshot may hold a log tail of p.

@@ -335,6 +335,11 @@ func (s *Snapshot) ControllerRevisionsOwnedBy(uid types.UID) []*appsv1.Controlle
 	return crs
 }
 
+// EventsOfUID returns the events whose involved object has uid, whatever its kind and name:
+// what EventsFor returns for an object with that UID when no event names it without a UID.
+// The list is the index's: not to be changed.
+func (s *Snapshot) EventsOfUID(uid types.UID) []*corev1.Event { return s.ix().eventsByUID.get(uid) }
+
 // EventsFor returns the events whose involved object is the given one, matched by UID and, for
 // events written without a UID, by kind, namespace and name.
 func (s *Snapshot) EventsFor(kind, namespace, name string, uid types.UID) []*corev1.Event {

@@ -266,19 +266,19 @@ func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, pf *podFacts, w *wo
 		w.CurrentPods = w.cls.Current.Pods
 		w.CurrentRevision = strconv.FormatInt(w.cls.Current.Number, 10)
 	}
-	events := append([]*corev1.Event(nil), s.EventsFor(w.Kind, w.Namespace, w.Name, w.UID)...)
+	events := pf.appendEvents(s, nil, w.Kind, w.Namespace, w.Name, w.UID)
 	for _, rs := range w.ReplicaSets {
-		events = append(events, s.EventsFor("ReplicaSet", rs.Namespace, rs.Name, rs.UID)...)
+		events = pf.appendEvents(s, events, "ReplicaSet", rs.Namespace, rs.Name, rs.UID)
 	}
 	for _, rev := range w.cls.Revisions {
 		if j := rev.Job; j != nil && j.UID != w.UID {
-			events = append(events, s.EventsFor("Job", j.Namespace, j.Name, j.UID)...)
+			events = pf.appendEvents(s, events, "Job", j.Namespace, j.Name, j.UID)
 		}
 		events = append(events, rev.GonePodEvents...)
 	}
 	claims := map[string]bool{}
 	for _, p := range w.Pods {
-		events = pf.appendEvents(s, events, p)
+		events = pf.appendEvents(s, events, "Pod", p.Namespace, p.Name, p.UID)
 		for ix := range p.Spec.Volumes {
 			v := &p.Spec.Volumes[ix]
 			if v.PersistentVolumeClaim != nil {
@@ -316,7 +316,7 @@ func collectShared(s *snapshot.Snapshot, svcs *serviceIndex, pf *podFacts, w *wo
 	for _, n := range names {
 		if pvc := s.PersistentVolumeClaim(w.Namespace, n); pvc != nil {
 			w.Claims = append(w.Claims, pvc)
-			events = append(events, s.EventsFor("PersistentVolumeClaim", pvc.Namespace, pvc.Name, pvc.UID)...)
+			events = pf.appendEvents(s, events, "PersistentVolumeClaim", pvc.Namespace, pvc.Name, pvc.UID)
 		}
 	}
 	w.Events = dedupeEvents(withoutNotes(events), w.texts)

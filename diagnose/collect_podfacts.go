@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
@@ -9,16 +10,17 @@ import (
 // podKey names a pod in its namespace.
 type podKey struct{ namespace, name string }
 
-// podFacts files which pods the snapshot has log tails of, and which it has events of that
-// name them without a UID, so that a copy costs one lookup for its events (by its UID) and
-// one for its logs, not a lookup per container and two for events.
+// podFacts files which pods the snapshot has log tails of, and which objects events name
+// without a UID, so that a copy costs one lookup for its events (by its UID) and one for its
+// logs, not a lookup per container and two for events; the workload and its ReplicaSets one
+// for their events too.
 type podFacts struct {
 	// every says to ask the snapshot about every copy: nothing is filed.
 	every bool
 	logs  map[podKey]bool
-	// keyedEvents are the pods named by events without a UID, which EventsFor also returns
-	// for a pod of that name.
-	keyedEvents map[podKey]bool
+	// keyedEvents are the objects named by events without a UID, which EventsFor also returns
+	// for an object of that kind and name; nil in most snapshots.
+	keyedEvents map[snapshot.ObjectKey]bool
 }
 
 func newPodFacts(s *snapshot.Snapshot) *podFacts {
@@ -27,34 +29,31 @@ func newPodFacts(s *snapshot.Snapshot) *podFacts {
 		if e.InvolvedObject.UID != "" {
 			continue
 		}
-		if e.InvolvedObject.Kind != "Pod" {
-			continue
-		}
 		ns := e.InvolvedObject.Namespace
 		if ns == "" {
 			ns = e.Namespace // as the snapshot's index files it
 		}
 		if f.keyedEvents == nil {
-			f.keyedEvents = map[podKey]bool{}
+			f.keyedEvents = map[snapshot.ObjectKey]bool{}
 		}
-		f.keyedEvents[podKey{ns, e.InvolvedObject.Name}] = true
+		f.keyedEvents[snapshot.ObjectKey{Kind: e.InvolvedObject.Kind, Namespace: ns, Name: e.InvolvedObject.Name}] = true
 	}
 	return f
 }
 
-// askEveryPodsEvents makes collectShared ask the snapshot for every copy's events: the
+// askEveryPodsEvents makes collectShared ask EventsFor for the events of every object: the
 // reference TestPodFactsAsEventsFor holds podFacts to. Set only by that test.
 var askEveryPodsEvents bool
 
-// appendEvents appends what EventsFor returns for p to events. A copy with a UID that no
-// event names without one has only the events naming its UID: one lookup, where a filed set
-// of the UIDs events name cost one more for every copy that has events, and its filing a map
-// entry per event on every diagnosis.
-func (f *podFacts) appendEvents(s *snapshot.Snapshot, events []*corev1.Event, p *corev1.Pod) []*corev1.Event {
-	if askEveryPodsEvents || f.every || p.UID == "" || f.keyedEvents[podKey{p.Namespace, p.Name}] {
-		return append(events, s.EventsFor("Pod", p.Namespace, p.Name, p.UID)...)
+// appendEvents appends what EventsFor returns for an object to events. An object with a UID
+// that no event names without one has only the events naming its UID: one lookup, where
+// EventsFor takes two and a list of its own (and a set of the UIDs events name, filed on every
+// diagnosis, cost a third for every copy that had events).
+func (f *podFacts) appendEvents(s *snapshot.Snapshot, events []*corev1.Event, kind, namespace, name string, uid types.UID) []*corev1.Event {
+	if askEveryPodsEvents || f.every || uid == "" || f.keyedEvents[snapshot.ObjectKey{Kind: kind, Namespace: namespace, Name: name}] {
+		return append(events, s.EventsFor(kind, namespace, name, uid)...)
 	}
-	return append(events, s.EventsOfUID(p.UID)...)
+	return append(events, s.EventsOfUID(uid)...)
 }
 
 // mayHaveLogs reports whether the snapshot may hold a log tail of p.

@@ -12,13 +12,24 @@ import (
 // eventfulCluster has copies whose events name them in every way the snapshot's index files
 // them: by UID, by name without a UID (with and without the involved object's namespace), an
 // earlier copy of the same name with another UID, a copy's UID under another kind and name,
-// and copies without a UID.
+// and copies without a UID; and Deployments and ReplicaSets named without a UID or under
+// another UID.
 func eventfulCluster() *snapshot.Snapshot {
 	c := newCluster()
 	for n := range 4 {
 		name := fmt.Sprintf("evented-%d", n)
 		d := c.deployment(name, 6, 1, reasonNewRSAvailable, 48*time.Hour)
 		rs := c.replicaSet(d, 1, 6, 48*time.Hour, nil)
+		// The workload and its ReplicaSet named without a UID, and the workload's name under
+		// another UID (an earlier Deployment of the name).
+		switch n {
+		case 1:
+			c.event("Deployment", d.Name, "", "Warning", "FailedCreate", "odd: a Deployment event without a UID", 1, time.Minute)
+		case 2:
+			c.event("ReplicaSet", rs.Name, "", "Warning", "FailedCreate", `pods "`+rs.Name+`-x" is forbidden: exceeded quota: compute`, 4, time.Minute)
+		case 3:
+			c.event("Deployment", d.Name, c.nextUID(), "Normal", "ScalingReplicaSet", "Scaled up replica set "+rs.Name+" to 6", 1, 72*time.Hour)
+		}
 		for j := range 6 {
 			state := running(true)
 			if (j+n)%3 == 0 {

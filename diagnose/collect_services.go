@@ -113,18 +113,21 @@ func (ix *serviceIndex) candidates(w *workload) []*corev1.Service {
 		// Few keys file the namespace's Services (most often one, "app"): the template and
 		// each copy are asked for those, and a copy's value its template has was looked up
 		// already. A label of any other key finds nothing in byPair.
-		for _, k := range keys {
+		// The template's values are looked up once, not again for every copy.
+		var tmpl [smallUIDs]struct {
+			v  string
+			ok bool
+		}
+		for i, k := range keys {
 			if v, ok := w.Template.Labels[k]; ok {
+				tmpl[i].v, tmpl[i].ok = v, true
 				out.add(n.byPair[labelPair{k, v}]...)
 			}
 		}
 		for _, p := range w.Pods {
-			for _, k := range keys {
+			for i, k := range keys {
 				v, ok := p.Labels[k]
-				if !ok {
-					continue
-				}
-				if tv, ok := w.Template.Labels[k]; ok && tv == v {
+				if !ok || (tmpl[i].ok && tmpl[i].v == v) {
 					continue
 				}
 				out.add(n.byPair[labelPair{k, v}]...)

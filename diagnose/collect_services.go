@@ -111,9 +111,9 @@ func (ix *serviceIndex) candidates(w *workload) []*corev1.Service {
 	n := ix.in(w.Namespace)
 	if keys := n.firstKeys; len(keys) <= smallUIDs {
 		// Few keys file the namespace's Services (most often one, "app"): the template and
-		// each copy are asked for those, and a copy's value its template has was looked up
-		// already. A label of any other key finds nothing in byPair.
-		// The template's values are looked up once, not again for every copy.
+		// each copy are asked for those, the template's values once (tmpl), and a copy's
+		// value its template has is not looked up again. A label of any other key finds
+		// nothing in byPair.
 		var tmpl [smallUIDs]struct {
 			v  string
 			ok bool

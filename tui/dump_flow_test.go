@@ -124,6 +124,31 @@ func TestFlowDumpConsoleListsRowsBeforeTheirShapesAndTakesKeysMeanwhile(t *testi
 	}
 }
 
+// With no key typed while a dump is read, the diagnosed rows open on the worst workload: the
+// rows listed meanwhile are in name order, and the first of them (batch-exporter, healthy) is
+// not the one an on-call engineer must see first (recommender, progressing). The page holds
+// one row, so a selection kept on batch-exporter would hide recommender.
+func TestFlowDumpConsoleOpensOnTheWorstWorkloadWhenNoRowWasPicked(t *testing.T) {
+	g := newGatedDump(t, mixedDump)
+	m := New(context.Background(), Options{Source: g, SourceLabel: "dump", AllNamespaces: true}, testStyles(), func() time.Time { return refTime })
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(140, m.chromeHeight()+2))
+	close(g.start)
+	waitFor(t, tm, "batch-exporter")
+	g.release()
+	waitFor(t, tm, "recommender")
+	tm.Type("q")
+	fm := tm.FinalModel(t, teatest.WithFinalTimeout(15*time.Second)).(*Model)
+	if fm.data == nil || fm.data.partial {
+		t.Fatal("the console ended without the diagnosed dump")
+	}
+	if sel := fm.workloads.Selected(); sel == nil || sel.key.Name != "recommender" || fm.workloads.offset != 0 {
+		t.Fatalf("selection %+v at offset %d, want recommender, the worst, at the top", sel, fm.workloads.offset)
+	}
+	if s := seen(fm); !strings.Contains(s, "recommender") || strings.Contains(s, "batch-exporter") {
+		t.Fatalf("the screen should hold recommender alone:\n%s", s)
+	}
+}
+
 // q while a dump is read quits at once and abandons the read.
 func TestFlowDumpConsoleQuitsAtOnceWhileReading(t *testing.T) {
 	g := newGatedDump(t, mixedDump)

@@ -337,6 +337,7 @@ func (m *Model) openSelected() tea.Cmd {
 		// A row listed before its copies were read has no diagnosis yet.
 		return m.showToast("still reading: " + m.readingLine())
 	}
+	m.workloads.picked = true
 	m.openContext = r.context
 	m.diagnosis.Open(m.data.part(r.context), r.diag)
 	m.screen = screenDiagnosis
@@ -379,6 +380,8 @@ func (m *Model) switchNamespace(ns string) tea.Cmd {
 	m.state = stateLoading
 	m.screen = screenWorkloads
 	m.progress = ""
+	// A row picked in the last namespace picks none in this one.
+	m.workloads.picked = false
 	return tea.Batch(m.read(), m.spinner.Tick)
 }
 

@@ -21,8 +21,9 @@ type column struct {
 	value func(*row) string
 }
 
-// workloadsScreen lists workloads worst first. It keeps the selection by workload, not by
-// position, so a refresh that reorders rows keeps the same workload selected.
+// workloadsScreen lists workloads worst first. Once a person has picked a row it keeps the
+// selection by workload, not by position, so a refresh that reorders rows keeps the same
+// workload selected; until then the selection stays on the first row, the worst workload.
 type workloadsScreen struct {
 	common
 	width, height int
@@ -32,6 +33,11 @@ type workloadsScreen struct {
 	visible []int
 	cursor  int
 	offset  int
+	// picked says a person has moved the selection or opened a row. Until then no row was
+	// chosen: the rows listed while a read runs are in name order, and keeping their first
+	// row selected once the diagnosis sorted the worst above it held the screen on healthy
+	// rows with every broken one out of sight.
+	picked  bool
 	multiNS bool
 	// throughput shows the THROUGHPUT column: metrics were read.
 	throughput bool
@@ -102,7 +108,8 @@ func (s *workloadsScreen) SetSize(w, h int) {
 	s.clamp()
 }
 
-// SetRows shows a new dataset's rows, keeping the selected workload and the scroll position.
+// SetRows shows a new dataset's rows, keeping the selected workload and the scroll position
+// once a row was picked, else showing the first rows with the first selected.
 func (s *workloadsScreen) SetRows(ds *dataset) {
 	var sel *rowID
 	if r := s.Selected(); r != nil {
@@ -119,6 +126,11 @@ func (s *workloadsScreen) SetRows(ds *dataset) {
 	s.throughput = ds.throughput
 	s.layout()
 	s.applyFilter()
+	if !s.picked {
+		s.cursor, s.offset = 0, 0
+		s.clamp()
+		return
+	}
 	s.cursor, s.offset = prevCursor, prevOffset
 	if sel != nil {
 		for i, ri := range s.visible {
@@ -200,6 +212,7 @@ func (s *workloadsScreen) Update(msg tea.KeyMsg) tea.Cmd {
 func (s *workloadsScreen) Scroll(delta int) { s.move(delta) }
 
 func (s *workloadsScreen) move(delta int) {
+	s.picked = true
 	s.cursor += delta
 	s.clamp()
 }

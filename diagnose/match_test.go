@@ -141,6 +141,16 @@ func TestFailureLine(t *testing.T) {
 		{`Request log error: container "worker" in pod "report-worker-774b5c5947-c8j8l" is waiting to start: CreateContainerConfigError`, false},
 		{`2026-11-24 10:20:35.120  INFO 1 --- [main] o.s.b.w.embedded.tomcat.TomcatWebServer : Tomcat started on port(s): 8080`, false},
 		{`2026-11-24 10:20:35.120 ERROR 1 --- [main] o.s.boot.SpringApplication : Application run failed`, true},
+		// Lines with no level that still say the program cannot go on: Go's log.Fatal, a Python
+		// exception's last line, a Java exception, sh -u.
+		{`2026/11/24 10:20:35 DATABASE_URL is not set`, true},
+		{`KeyError: 'DATABASE_URL'`, true},
+		{`java.lang.IllegalArgumentException: Could not resolve placeholder 'DB_HOST' in value "${DB_HOST}"`, true},
+		{`/entrypoint.sh: line 4: UPSTREAM_URL: unbound variable`, true},
+		{`panic: API_TOKEN must be set`, true},
+		{`could not connect to server: Connection refused`, true},
+		// A name that holds "error" is no failure.
+		{`{"msg":"stats","no_error_count":3}`, false},
 	}
 	for _, tt := range tests {
 		if got := failureLine(tt.line); got != tt.want {

@@ -132,6 +132,11 @@ func fix(w *workload, shape Shape, cause Cause, top *Suspect) string {
 			s += ": " + hint
 		}
 		return s
+	case top.Rule == RuleEnvVarUnset && top.Variable != "" && top.PreviousValue == "":
+		if strings.HasSuffix(path, ".envFrom") {
+			return fmt.Sprintf("add variable %s to the ConfigMap or Secret that %s %s reads, or to the container's env", top.Variable, top.Object, path)
+		}
+		return fmt.Sprintf("add variable %s to %s %s", top.Variable, top.Object, path)
 	case top.PreviousValue != "" && top.PreviousValue != top.Value:
 		return fmt.Sprintf("set %s %s back to %s (now %s)", top.Object, path, quoteValue(top.PreviousValue), quoteValue(top.Value))
 	default:

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -13,13 +14,14 @@ const (
 // namedFamily is the general rule: it matches what failures name against every string of the template.
 var namedFamily = family{
 	name:   "named",
-	detect: func(r *ranker) { r.namedInFailure(); r.namedVariables() },
+	detect: func(r *ranker) { r.namedInFailure(); r.namedVariables(); r.unsetVariables() },
 	rules: []RuleInfo{
 		{
 			RuleNamedInFailure, "A field holds an endpoint, host, port, path, flag or variable that the failure names",
 			"host:port, URL, path, flag or variable name in failing events, container states and log lines",
 			"Check the value against what the failure says; fix the field if it is wrong, else the named dependency.", true,
 		},
+		envVarUnsetInfo,
 	},
 }
 
@@ -158,7 +160,9 @@ func (r *ranker) namedVariables() {
 	}
 	for _, c := range r.containers() {
 		for j, e := range c.c.Env {
-			sigs := named[e.Name]
+			// A line names the variables of the container that logged it: a sidecar that sets
+			// the same name is not the one that failed.
+			sigs := r.loggedIn(named[e.Name], c)
 			if len(sigs) == 0 {
 				continue
 			}
@@ -182,6 +186,17 @@ func (r *ranker) namedVariables() {
 			r.suspectTemplate(RuleNamedInFailure, p, strengthHost, reason)
 		}
 	}
+}
+
+// loggedIn keeps the signals that came from container c, or that do not say which container.
+func (r *ranker) loggedIn(sigs []*signal, c containerRef) []*signal {
+	var out []*signal
+	for _, s := range sigs {
+		if slices.ContainsFunc(r.containersOf(s), func(o containerRef) bool { return o.c == c.c }) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // changedFields adds the fields the failing revision changed that no rule implicated, below

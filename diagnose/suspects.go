@@ -122,12 +122,17 @@ func newRanker(w *workload) *ranker {
 // suspectTemplate records a template field as a suspect. base is the rule's score before the
 // changed-field bonus.
 func (r *ranker) suspectTemplate(rule RuleID, path *field.Path, base int, reason string) {
+	r.record(r.templateSuspect(rule, path, base, reason))
+}
+
+// templateSuspect is the suspect suspectTemplate records, for a rule that adds to it.
+func (r *ranker) templateSuspect(rule RuleID, path *field.Path, base int, reason string) Suspect {
 	f := r.field(path)
 	score := base
 	if f.changed {
 		score += scoreChanged
 	}
-	r.record(Suspect{Rule: rule, Object: r.object, Path: path, Value: f.value, PreviousValue: f.previous, Reason: reason, Score: score})
+	return Suspect{Rule: rule, Object: r.object, Path: path, Value: f.value, PreviousValue: f.previous, Reason: reason, Score: score}
 }
 
 // field looks a template field up once per ranker.

@@ -188,6 +188,9 @@ type Suspect struct {
 	// Observations are the indexes in Detail.Observations of the facts the rule read to name
 	// the field; empty for a rule that reads the spec alone.
 	Observations []int32 `json:"-"`
+	// Variable is the variable an env-var-unset suspect says the program lacks, for short
+	// names and the fix; the reason says it too.
+	Variable string `json:"-"`
 }
 
 // MarshalJSON writes the path in field.Path notation.

@@ -351,6 +351,34 @@ func TestShortSuspectUsesValueAndTemplateNames(t *testing.T) {
 	}
 }
 
+// An env-var-unset suspect is named by the variable the program lacks, which its path (the
+// env list, envFrom, an entry the revision removed) does not hold; names are cleaned.
+func TestShortSuspectOfAnUnsetVariable(t *testing.T) {
+	ctr := podSpec.Child("containers").Index(0)
+	tests := []struct {
+		name           string
+		path           *field.Path
+		variable, prev string
+		want           string
+	}{
+		{"env", ctr.Child("env"), "DATABASE_URL", "", "env DATABASE_URL unset"},
+		{"envFrom", ctr.Child("envFrom"), "DATABASE_URL", "", "envFrom: DATABASE_URL unset"},
+		{"entry removed", ctr.Child("env").Index(2), "DATABASE_URL", `{"name":"DATABASE_URL","value":"x"}`, "env DATABASE_URL removed"},
+		{"init container", podSpec.Child("initContainers").Index(0).Child("env"), "MIGRATE_DSN", "", "init env MIGRATE_DSN unset"},
+		{"cleaned", ctr.Child("env"), "EVIL\x1b[2J\u202eNAME", "", "env EVILNAME unset"},
+		{"no variable: by the path", ctr.Child("env"), "", "", "env"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := ingester()
+			d.Suspects = []diagnose.Suspect{{Rule: diagnose.RuleEnvVarUnset, Object: d.Kind + "/" + d.Name, Path: tt.path, Variable: tt.variable, PreviousValue: tt.prev}}
+			if got := ShortSuspectIn(&d, ingesterTemplate()); got != tt.want {
+				t.Errorf("ShortSuspectIn(%s) = %q, want %q", tt.path, got, tt.want)
+			}
+		})
+	}
+}
+
 // TestWorstFirstPutsTheBiggestOutageFirst: within a shape, the workload missing more serving
 // copies comes first, whatever its namespace; the console lists rows in the same order.
 func TestWorstFirstPutsTheBiggestOutageFirst(t *testing.T) {

@@ -56,6 +56,9 @@ func shortName(d *diagnose.Diagnosis, s *diagnose.Suspect, tmpl *corev1.PodTempl
 	if len(segs) == 0 {
 		return ""
 	}
+	if s.Rule == diagnose.RuleEnvVarUnset && s.Variable != "" {
+		return unsetName(segs, s)
+	}
 	if segs[0].name == "spec" {
 		segs = segs[1:]
 	}
@@ -70,6 +73,24 @@ func shortName(d *diagnose.Diagnosis, s *diagnose.Suspect, tmpl *corev1.PodTempl
 		return "volumeClaimTemplate " + lastField(segs)
 	}
 	return lastField(segs)
+}
+
+// unsetName names an env-var-unset suspect by its variable: `env DATABASE_URL unset`, `env
+// DATABASE_URL removed` (the failing revision took the entry out), `envFrom: API_KEY unset`.
+func unsetName(segs []segment, s *diagnose.Suspect) string {
+	n := "env " + s.Variable + " unset"
+	switch {
+	case segs[len(segs)-1].name == "envFrom":
+		n = "envFrom: " + s.Variable + " unset"
+	case s.PreviousValue != "":
+		n = "env " + s.Variable + " removed"
+	}
+	for _, sg := range segs {
+		if sg.name == "initContainers" {
+			return "init " + n
+		}
+	}
+	return n
 }
 
 func podSpecOf(t *corev1.PodTemplateSpec) *corev1.PodSpec {

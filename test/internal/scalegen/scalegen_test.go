@@ -23,6 +23,7 @@ type report struct {
 		Cause    string `json:"cause"`
 		Counts   struct{ Declared, Existing, Serving int32 }
 		Suspects []struct {
+			Rule   string `json:"rule"`
 			Object string `json:"object"`
 			Path   string `json:"path"`
 		} `json:"suspects"`
@@ -93,6 +94,17 @@ func TestLoadAndDumpDiagnoseAlike(t *testing.T) {
 		if lw.Shape != wantShape[w.Fault] {
 			t.Errorf("%s (fault %q, %d revisions): live shape %s, want %s", w.Name, w.Fault, w.Revisions, lw.Shape, wantShape[w.Fault])
 		}
+		if w.Fault == scalegen.FaultCrash {
+			// The program says DATABASE_URL is not set: the first revision never had it in
+			// its env, the second took it out.
+			want := "env-var-unset Deployment/" + w.Name + " spec.template.spec.containers[0].env"
+			if w.Revisions == 2 {
+				want += "[2]"
+			}
+			if got := lw.Rule + " " + lw.Suspect; got != want || lw.Cause != "spec" {
+				t.Errorf("%s (%d revisions): first suspect %q, cause %s; want %q, spec", w.Name, w.Revisions, got, lw.Cause, want)
+			}
+		}
 		ow, ok := offline[w.Name]
 		if !ok {
 			t.Errorf("%s: not in the dump's report", w.Name)
@@ -110,6 +122,7 @@ func TestLoadAndDumpDiagnoseAlike(t *testing.T) {
 // verdict is one workload's verdict in comparable form.
 type verdict struct {
 	Shape, Cause, Suspect   string
+	Rule                    string
 	Declared, Existing, Srv int32
 }
 
@@ -133,6 +146,7 @@ func audit(t *testing.T, bin string, args ...string) map[string]verdict {
 		v := verdict{Shape: w.Shape, Cause: w.Cause, Declared: w.Counts.Declared, Existing: w.Counts.Existing, Srv: w.Counts.Serving}
 		if len(w.Suspects) > 0 {
 			v.Suspect = w.Suspects[0].Object + " " + w.Suspects[0].Path
+			v.Rule = w.Suspects[0].Rule
 		}
 		out[w.Name] = v
 	}

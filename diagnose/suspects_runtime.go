@@ -15,6 +15,7 @@ import (
 // The runtime rules. IDs are stable: scripts and the documentation refer to them.
 const (
 	RuleCommandNotFound RuleID = "command-not-found"
+	RuleExecFormat      RuleID = "exec-format"
 	RuleMemoryLimit     RuleID = "memory-limit"
 	RuleMemoryBelowHeap RuleID = "memory-limit-below-heap"
 )
@@ -28,6 +29,11 @@ var runtimeFamily = family{
 			RuleCommandNotFound, "command names an executable the image does not have",
 			"StartError/RunContainerError `exec: \"x\": executable file not found in $PATH`",
 			"Correct command/args, or use an image that contains the executable.", false,
+		},
+		{
+			RuleExecFormat, "The image's executable is built for another CPU architecture than the node's",
+			"`exec /PATH: exec format error` (runc) in the container's log or termination message",
+			"Use an image built for the node's architecture (a multi-arch image), or keep the pods on nodes of the image's (nodeSelector kubernetes.io/arch).", true,
 		},
 		{
 			RuleMemoryLimit, "The memory limit is below what the container uses",
@@ -93,6 +99,12 @@ func (r *ranker) runtimeRules() {
 	for _, s := range r.signals {
 		if s.Reason == "OOMKilled" {
 			oom[s.Container] = append(oom[s.Container], s)
+			s.explained = true
+			continue
+		}
+		if strings.Contains(s.Text, "exec format error") {
+			r.read(s)
+			r.execFormat(s)
 			s.explained = true
 			continue
 		}
@@ -200,6 +212,47 @@ func (r *ranker) executable(name string, s *signal) {
 				"the image's entrypoint "+name+" is missing from the image")
 		}
 	}
+}
+
+// An executable the kernel cannot run: runc's init calls execve on the entrypoint once the
+// container has started, and ENOEXEC comes back as `exec /usr/local/bin/app: exec format error`
+// on the container's stderr (runc 1.1 and later; before, `standard_init_linux.go:228: exec user
+// process caused: exec format error`). A binary built for another CPU architecture is the
+// usual cause; a script without a #! line is the other.
+var reExecFormat = regexp.MustCompile(`exec (\S+): exec format error`)
+
+// execFormat suspects the image of the container that could not run its executable, and says
+// which architecture the copy's node has.
+func (r *ranker) execFormat(s *signal) {
+	what := "its executable"
+	if m := reExecFormat.FindStringSubmatch(s.Text); m != nil {
+		what = m[1]
+	}
+	reason := "the kernel cannot run " + what + " (exec format error): it is built for another CPU architecture"
+	if arch := r.nodeArch(s.Pod); arch != "" {
+		reason += " than the node's " + arch
+	}
+	reason += ", or is a script without a #! line"
+	for _, c := range r.containersOf(s) {
+		r.suspectTemplate(RuleExecFormat, c.path.Child("image"), scoreCertain, reason+"; image "+c.c.Image)
+	}
+}
+
+// nodeArch is the architecture of the node the copy named pod runs on, "" when the snapshot
+// does not hold it.
+func (r *ranker) nodeArch(pod string) string {
+	if r.w.Snap == nil {
+		return ""
+	}
+	for _, p := range r.w.Pods {
+		if p.Name != pod || p.Spec.NodeName == "" {
+			continue
+		}
+		if n := r.w.Snap.Node(p.Spec.NodeName); n != nil {
+			return n.Status.NodeInfo.Architecture
+		}
+	}
+	return ""
 }
 
 // Probe failures. The kubelet's prober (pkg/kubelet/prober/prober.go) records Unhealthy events

@@ -149,6 +149,7 @@ func TestFailureLine(t *testing.T) {
 		{`/entrypoint.sh: line 4: UPSTREAM_URL: unbound variable`, true},
 		{`panic: API_TOKEN must be set`, true},
 		{`could not connect to server: Connection refused`, true},
+		{`2026/11/24 10:20:35 open /var/lib/api/cache.db: read-only file system`, true},
 		// A name that holds "error" is no failure.
 		{`{"msg":"stats","no_error_count":3}`, false},
 	}

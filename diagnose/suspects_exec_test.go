@@ -98,3 +98,76 @@ func TestExecFormatReasonNamesTheNodesArchitecture(t *testing.T) {
 		})
 	}
 }
+
+// readOnly sets the container's readOnlyRootFilesystem.
+func readOnly(w *workload) {
+	yes := true
+	w.Template.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{ReadOnlyRootFilesystem: &yes}
+}
+
+// EROFS as programs print it: Go's os.PathError, nginx's mkdir() with errno 30, Python's OSError,
+// Node's EROFS error, Java's FileSystemException.
+func TestRankSuspectsReadOnlyFilesystem(t *testing.T) {
+	const ro = c0 + ".securityContext.readOnlyRootFilesystem"
+	runSuspectCases(t, []suspectCase{
+		{
+			name: "Go, no volume where it writes: readOnlyRootFilesystem",
+			setup: func(w *workload) {
+				w.Shape = ShapeStartsAndDies
+				readOnly(w)
+				stTerminated(w, "Error", 1, "")
+				stLog(w, "2026/11/24 10:20:35 open /var/lib/api/cache.db: read-only file system")
+			},
+			rule: RuleReadOnlyFS, path: ro,
+		},
+		{
+			name: "nginx with an emptyDir elsewhere: still the root filesystem",
+			setup: func(w *workload) {
+				w.Shape = ShapeStartsAndDies
+				readOnly(w)
+				w.Template.Spec.Volumes = []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+				w.Template.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}}
+				stTerminated(w, "Error", 1, "")
+				stLog(w, `2026/11/24 10:20:35 [emerg] 1#1: mkdir() "/var/cache/nginx/client_temp" failed (30: Read-only file system)`,
+					`nginx: [emerg] mkdir() "/var/cache/nginx/client_temp" failed (30: Read-only file system)`)
+			},
+			rule: RuleReadOnlyFS, path: ro,
+			absent: []string{c0 + ".volumeMounts[0].mountPath"},
+		},
+		{
+			name: "Python under a read-only mount: the mount, not the root filesystem",
+			setup: func(w *workload) {
+				w.Shape = ShapeStartsAndDies
+				readOnly(w)
+				w.Template.Spec.Volumes = []corev1.Volume{{Name: "logs", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+				w.Template.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "logs", MountPath: "/app/logs", ReadOnly: true}}
+				stTerminated(w, "Error", 1, "")
+				stLog(w, `Traceback (most recent call last):`, `OSError: [Errno 30] Read-only file system: '/app/logs/api.log'`)
+			},
+			rule: RuleReadOnlyFS, path: c0 + ".volumeMounts[0].readOnly",
+			absent: []string{ro},
+		},
+		{
+			name: "Node writing into a ConfigMap volume, always read-only",
+			setup: func(w *workload) {
+				w.Shape = ShapeStartsAndDies
+				w.Template.Spec.Volumes = []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "api-config"},
+				}}}}
+				w.Template.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "config", MountPath: "/app/config"}}
+				stTerminated(w, "Error", 1, "")
+				stLog(w, `Error: EROFS: read-only file system, open '/app/config/settings.json'`)
+			},
+			rule: RuleReadOnlyFS, path: c0 + ".volumeMounts[0].mountPath",
+		},
+		{
+			name: "a writable root filesystem is no suspect of this rule",
+			setup: func(w *workload) {
+				w.Shape = ShapeStartsAndDies
+				stTerminated(w, "Error", 1, "")
+				stLog(w, `java.nio.file.FileSystemException: /tmp/tomcat.8080.123: Read-only file system`)
+			},
+			absent: []string{ro}, anyTop: true,
+		},
+	})
+}

@@ -359,7 +359,7 @@ var (
 	reKVLevel    = regexp.MustCompile(`(?:^|\s)(?:level|lvl|severity)=([A-Za-z]+)`)
 	reWordLevel  = regexp.MustCompile(`(?:^|[\s\[|])(ERROR|FATAL|PANIC|CRITICAL|SEVERE|WARN|WARNING|error|fatal|crit|emerg|alert|warn)(?:[\]\s:|]|$)`)
 	reKlogError  = regexp.MustCompile(`^[EWF]\d{4} \d{2}:\d{2}:\d{2}`)
-	reFailureKey = regexp.MustCompile(`(?i)\b([a-z]*error|errors?:|failed|failure|fatal|panic|[a-z]*exception|traceback|refused|denied|unauthorized|forbidden|timed out|timeout|no such host|not found|unreachable|cannot|can't|could not|unable|invalid|flag provided but not defined|unknown flag|unrecognized arguments?|reset by peer|broken pipe|not set|unbound variable|must be set)\b`)
+	reFailureKey = regexp.MustCompile(`(?i)\b([a-z]*error|errors?:|failed|failure|fatal|panic|[a-z]*exception|traceback|refused|denied|unauthorized|forbidden|timed out|timeout|no such host|not found|unreachable|cannot|can't|could not|unable|invalid|flag provided but not defined|unknown flag|unrecognized arguments?|reset by peer|broken pipe|not set|unbound variable|must be set|read-only file system)\b`)
 )
 
 // failureLine reports whether a log line reports a failure. A line that states its level is

@@ -208,6 +208,7 @@ func TestShortSuspect(t *testing.T) {
 		{"cpu request", "", ctr.Child("resources", "requests").Key("cpu"), false, "cpu request"},
 		{"readiness path", "", ctr.Child("readinessProbe", "httpGet", "path"), false, "readiness probe path"},
 		{"liveness port", "", ctr.Child("livenessProbe", "httpGet", "port"), false, "liveness probe port"},
+		{"container security setting", "", ctr.Child("securityContext", "readOnlyRootFilesystem"), false, "readOnlyRootFilesystem"},
 		{"command", "", ctr.Child("command"), false, "command"},
 		{"args element", "", ctr.Child("args").Index(2), false, "args"},
 		{"init container image", "", podSpec.Child("initContainers").Index(0).Child("image"), false, "init image"},

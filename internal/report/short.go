@@ -221,6 +221,12 @@ func containerFieldName(segs []segment, c *corev1.Container, value string) strin
 			return f
 		}
 		return "ports"
+	case "securityContext":
+		// readOnlyRootFilesystem, runAsNonRoot: the setting says enough.
+		if f := lastField(segs[1:]); f != "" {
+			return f
+		}
+		return "securityContext"
 	}
 	return segs[0].name
 }

@@ -16,7 +16,6 @@ import (
 const (
 	RuleCommandNotFound RuleID = "command-not-found"
 	RuleExecFormat      RuleID = "exec-format"
-	RuleReadOnlyFS      RuleID = "read-only-filesystem"
 	RuleMemoryLimit     RuleID = "memory-limit"
 	RuleMemoryBelowHeap RuleID = "memory-limit-below-heap"
 )
@@ -36,11 +35,7 @@ var runtimeFamily = family{
 			"`exec /PATH: exec format error` (runc) in the container's log or termination message",
 			"Use an image built for the node's architecture (a multi-arch image), or keep the pods on nodes of the image's (nodeSelector kubernetes.io/arch).", true,
 		},
-		{
-			RuleReadOnlyFS, "The container writes where its spec makes the filesystem read-only",
-			"`read-only file system` (EROFS) naming a path on the root filesystem under readOnlyRootFilesystem, or under a read-only mount",
-			"Mount a writable volume (an emptyDir) where the container writes, or make that filesystem writable.", false,
-		},
+
 		{
 			RuleMemoryLimit, "The memory limit is below what the container uses",
 			"OOMKilled (exit code 137)",
@@ -108,13 +103,6 @@ func (r *ranker) runtimeRules() {
 			s.explained = true
 			continue
 		}
-		if strings.Contains(s.Text, "ead-only file system") {
-			r.read(s)
-			if r.readOnlyFS(s) {
-				s.explained = true
-			}
-			continue
-		}
 		if strings.Contains(s.Text, "exec format error") {
 			r.read(s)
 			r.execFormat(s)
@@ -157,21 +145,7 @@ var reHeapFlag = regexp.MustCompile(`(?:^|\s)-Xm([sx])(\d+)([kKmMgGtT]?)\b`)
 // heapAboveLimit finds a heap flag in the container's args, command or env values that asks
 // for at least the memory limit: the spec contradicts itself, whatever the input.
 func (r *ranker) heapAboveLimit(c containerRef, limitPath *field.Path, limit int64) {
-	type valued struct {
-		path  *field.Path
-		value string
-	}
-	var fields []valued
-	for i, a := range c.c.Command {
-		fields = append(fields, valued{c.path.Child("command").Index(i), a})
-	}
-	for i, a := range c.c.Args {
-		fields = append(fields, valued{c.path.Child("args").Index(i), a})
-	}
-	for i, e := range c.c.Env {
-		fields = append(fields, valued{c.path.Child("env").Index(i).Child("value"), e.Value})
-	}
-	for _, f := range fields {
+	for _, f := range valuedFields(c) {
 		for _, m := range reHeapFlag.FindAllStringSubmatch(f.value, -1) {
 			heap := heapBytes(m[2], m[3])
 			if heap < limit {
@@ -249,85 +223,6 @@ func (r *ranker) execFormat(s *signal) {
 	for _, c := range r.containersOf(s) {
 		r.suspectTemplate(RuleExecFormat, c.path.Child("image"), scoreCertain, reason+"; image "+c.c.Image)
 	}
-}
-
-// readOnlyFS reads a write refused with EROFS ("open /tmp/x: read-only file system", nginx's
-// "(30: Read-only file system)", Python's "[Errno 30] Read-only file system: '/app/logs'")
-// and names the field that made the path read-only: the mount it is under when that mount is
-// read-only (readOnly, or a ConfigMap, Secret, downward API or projected volume, which are
-// always), else readOnlyRootFilesystem when it is set. It reports whether it named one.
-func (r *ranker) readOnlyFS(s *signal) bool {
-	path := ""
-	for _, t := range s.tokens() {
-		if t.Kind == tokPath {
-			path = t.Path
-			break
-		}
-	}
-	named := false
-	for _, c := range r.containersOf(s) {
-		if path != "" {
-			if j := mountOf(c.c, path); j >= 0 {
-				m := c.c.VolumeMounts[j]
-				mp := c.path.Child("volumeMounts").Index(j)
-				switch kind := r.alwaysReadOnly(m.Name); {
-				case m.ReadOnly:
-					r.suspectTemplate(RuleReadOnlyFS, mp.Child("readOnly"), scoreCertain,
-						"the container writes "+path+", under volume "+m.Name+" mounted read-only at "+m.MountPath)
-					named = true
-				case kind != "":
-					r.suspectTemplate(RuleReadOnlyFS, mp.Child("mountPath"), scoreLikely,
-						"the container writes "+path+", under "+m.MountPath+", where volume "+m.Name+" is a "+kind+" volume, which is always read-only")
-					named = true
-				}
-				// A writable mount: the write failed for another reason.
-				continue
-			}
-		}
-		if sc := c.c.SecurityContext; sc != nil && sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem {
-			where := "the container writes to its root filesystem"
-			if path != "" {
-				where = "the container writes " + path + ", on its root filesystem (no volume is mounted there)"
-			}
-			r.suspectTemplate(RuleReadOnlyFS, c.path.Child("securityContext", "readOnlyRootFilesystem"), scoreCertain,
-				where+", which readOnlyRootFilesystem makes read-only")
-			named = true
-		}
-	}
-	return named
-}
-
-// mountOf returns the index of the container's mount that holds path (the deepest), or -1.
-func mountOf(c *corev1.Container, path string) int {
-	best, depth := -1, -1
-	for j, m := range c.VolumeMounts {
-		mp := strings.TrimSuffix(m.MountPath, "/")
-		if (path == mp || strings.HasPrefix(path, mp+"/")) && len(mp) > depth {
-			best, depth = j, len(mp)
-		}
-	}
-	return best
-}
-
-// alwaysReadOnly names the kind of the pod's volume when the kubelet always mounts it
-// read-only, "" otherwise.
-func (r *ranker) alwaysReadOnly(volume string) string {
-	for _, v := range r.w.Template.Spec.Volumes {
-		if v.Name != volume {
-			continue
-		}
-		switch {
-		case v.ConfigMap != nil:
-			return "ConfigMap"
-		case v.Secret != nil:
-			return "Secret"
-		case v.DownwardAPI != nil:
-			return "downward API"
-		case v.Projected != nil:
-			return "projected"
-		}
-	}
-	return ""
 }
 
 // nodeArch is the architecture of the node the copy named pod runs on, "" when the snapshot

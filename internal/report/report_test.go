@@ -209,6 +209,7 @@ func TestShortSuspect(t *testing.T) {
 		{"readiness path", "", ctr.Child("readinessProbe", "httpGet", "path"), false, "readiness probe path"},
 		{"liveness port", "", ctr.Child("livenessProbe", "httpGet", "port"), false, "liveness probe port"},
 		{"container security setting", "", ctr.Child("securityContext", "readOnlyRootFilesystem"), false, "readOnlyRootFilesystem"},
+		{"pod security setting", "", podSpec.Child("securityContext", "fsGroup"), false, "fsGroup"},
 		{"command", "", ctr.Child("command"), false, "command"},
 		{"args element", "", ctr.Child("args").Index(2), false, "args"},
 		{"init container image", "", podSpec.Child("initContainers").Index(0).Child("image"), false, "init image"},

@@ -142,6 +142,10 @@ func podSpecName(segs []segment, spec *corev1.PodSpec, value string) string {
 			}
 		}
 		return "affinity"
+	case "securityContext":
+		if f := lastField(segs[1:]); f != "" {
+			return f
+		}
 	}
 	return segs[0].name
 }

@@ -73,7 +73,7 @@ func (r *ranker) appRules() {
 		default:
 			if m := reCredentials.FindStringSubmatch(s.Text); m != nil {
 				r.read(s)
-				r.credentialsRejected(s, firstNonEmpty(m[1:]...))
+				r.credentialsRejected(s, m[0], firstNonEmpty(m[1:]...))
 				s.explained = true
 			}
 		}
@@ -312,15 +312,17 @@ func valuedFields(c containerRef) []valued {
 // 'app'@'10.244.1.7' (using password: YES)`, Redis's `WRONGPASS invalid username-password pair`,
 // MongoDB's `Authentication failed.`, RabbitMQ's `ACCESS_REFUSED - Login was refused`. A
 // logfmt or JSON line escapes the quotes around PostgreSQL's user.
-var reCredentials = regexp.MustCompile(`password authentication failed for user \\?"([^"\\]+)|Access denied for user '([^']+)'@\S+ \(using password: YES\)|WRONGPASS invalid username-password pair|\bAuthentication failed\b|ACCESS_REFUSED - Login was refused`)
+var reCredentials = regexp.MustCompile(`password authentication failed for user \\?"([^"\\]+)\\?"|Access denied for user '([^']+)'@\S+ \(using password: YES\)|WRONGPASS invalid username-password pair|\bAuthentication failed\b|ACCESS_REFUSED - Login was refused`)
 
 // reSecretName picks the variables that carry a secret by their names.
 var reSecretName = regexp.MustCompile(`(?i)(?:PASSWORD|PASSWD|_PASS$|SECRET|TOKEN|CREDENTIAL|API_?KEY|AUTH)`)
 
 // credentialsRejected suspects the variable that passes the password or token, and the one
 // holding the user the server names.
-func (r *ranker) credentialsRejected(s *signal, user string) {
-	said := "the server rejects the container's credentials: " + clip(s.Text, 160)
+func (r *ranker) credentialsRejected(s *signal, said, user string) {
+	// The phrase the server wrote, not the line's head: a client library puts the host, the
+	// database and its own words before it.
+	said = "the server rejects the container's credentials (" + strings.ReplaceAll(said, `\"`, `"`) + ")"
 	for _, c := range r.containersOf(s) {
 		for j, e := range c.c.Env {
 			p := c.path.Child("env").Index(j)

@@ -268,8 +268,8 @@ func TestAppRuleReasons(t *testing.T) {
 			w.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "DB_PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 				LocalObjectReference: corev1.LocalObjectReference{Name: "orders-db"}, Key: "password",
 			}}}}
-			stLog(w, `FATAL: password authentication failed for user "orders"`)
-		}, "DB_PASSWORD comes from key password of Secret orders-db (its data is not read)"},
+			stLog(w, `level=fatal msg="connect" error="failed to connect to `+"`"+`user=orders database=orders`+"`"+`: 10.96.41.7:5432 (orders-db.shop.svc): failed SASL auth: FATAL: password authentication failed for user \"orders\" (SQLSTATE 28P01)"`)
+		}, `the server rejects the container's credentials (password authentication failed for user "orders"); DB_PASSWORD comes from key password of Secret orders-db (its data is not read)`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			w := stWorkload(nil)

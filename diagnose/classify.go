@@ -331,13 +331,16 @@ func churn(w *workload, ref time.Time) string {
 	if cur == nil || w.Counts.Existing == 0 || ref.Sub(cur.Created) < churnOld {
 		return ""
 	}
-	finished := 0
+	finished, evicted := 0, 0
 	for _, f := range w.cls.copies {
 		if f.Active && f.Age > churnYoung {
 			return ""
 		}
 		if !f.Active {
 			finished++
+		}
+		if f.Dies == reasonEvicted {
+			evicted++
 		}
 	}
 	var created int32
@@ -350,6 +353,11 @@ func churn(w *workload, ref time.Time) string {
 	if finished == 0 && created <= w.Declared {
 		return ""
 	}
-	return fmt.Sprintf("every copy is younger than %s while revision %d is %s old: the count keeps returning to target by replacing copies",
+	s := fmt.Sprintf("every copy is younger than %s while revision %d is %s old: the count keeps returning to target by replacing copies",
 		humanDuration(churnYoung), cur.Number, humanDuration(ref.Sub(cur.Created)))
+	if evicted > 0 {
+		// Said by the kubelet, not guessed from ages: the replaced copies were evicted.
+		s += fmt.Sprintf(" the kubelet evicted (%d in the snapshot)", evicted)
+	}
+	return s
 }

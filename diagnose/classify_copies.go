@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -118,6 +119,12 @@ func fillCopy(f *copyFacts, w *workload, i int, ref time.Time) {
 		}
 		f.readContainer(o, lt, base+k, ref)
 		lt = nil
+	}
+	if p.Status.Phase == corev1.PodFailed && p.Status.Reason == reasonEvicted {
+		// The kubelet evicted the copy and says why; its containers' states
+		// (ContainerStatusUnknown, exit 137) are what the eviction left, not a failure of theirs.
+		f.NeverStarts = ""
+		f.Dies, f.Container, f.Message, f.signalObs = reasonEvicted, "", strings.TrimSpace(p.Status.Message), base
 	}
 	if f.NeverStarts == "" && p.Spec.NodeName == "" && p.Status.Phase == corev1.PodPending {
 		for k := range list {

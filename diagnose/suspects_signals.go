@@ -317,6 +317,11 @@ func podSignals(obs *observations, i int, out []*signal) []*signal {
 	add := func(k int) {
 		o := &list[k]
 		switch o.Kind {
+		case ObsPodCreated:
+			// The kubelet evicted the copy: its message says which resource and limit.
+			if o.Status == string(corev1.PodFailed) && o.Reason == reasonEvicted {
+				out = append(out, room.signal(signal{Reason: o.Reason, Text: o.Text, Source: SourcePodStatus, Pod: o.Object.Name, obs: base + k}))
+			}
 		case ObsContainerWaiting:
 			if !notFailures[o.Reason] {
 				out = append(out, room.signal(signal{Reason: o.Reason, Text: o.Text, Source: SourcePodStatus, Pod: o.Object.Name, Container: o.Container(), obs: base + k}))

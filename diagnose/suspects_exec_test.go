@@ -3,6 +3,7 @@ package diagnose
 import (
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -96,5 +97,52 @@ func TestExecFormatReasonNamesTheNodesArchitecture(t *testing.T) {
 				t.Errorf("fix %q does not say how to keep the pods on nodes of the image's architecture", fix(w, w.Shape, CauseSpec, &got[0]))
 			}
 		})
+	}
+}
+
+// A container that exits 0 in a Deployment: CrashLoopBackOff after Completed, with no message to
+// read. The command that runs to completion is the suspect, else the args the image's
+// entrypoint is given, else the image; a Job's container is meant to complete.
+func TestProcessEnds(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		mutate       func(*corev1.Container)
+		path, reason string
+	}{
+		{
+			"a one-shot command", func(c *corev1.Container) { c.Command = []string{"/bin/sh", "-c", "echo migrating; ./migrate"} },
+			"spec.template.spec.containers[0].command", "its command /bin/sh -c echo migrating; ./migrate runs to completion",
+		},
+		{
+			"args that print and return", func(c *corev1.Container) { c.Args = []string{"--version"} },
+			"spec.template.spec.containers[0].args", "given args --version, runs to completion",
+		},
+		{"the image's own entrypoint", nil, "spec.template.spec.containers[0].image", "the image's own entrypoint runs to completion"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCluster()
+			d := c.deployment("web", 2, 1, "NewReplicaSetAvailable", 2*time.Hour)
+			if tt.mutate != nil {
+				tt.mutate(&d.Spec.Template.Spec.Containers[0])
+			}
+			rs := c.replicaSet(d, 1, 2, 2*time.Hour, nil)
+			c.pod(rs, "a", 30*time.Minute, crashLooping("Completed", 0, 9))
+			c.pod(rs, "b", 30*time.Minute, crashLooping("Completed", 0, 9))
+			got := c.diagnoseOne("web")
+			if len(got.Suspects) == 0 || got.Suspects[0].Rule != RuleProcessEnds || got.Suspects[0].Path.String() != tt.path ||
+				!strings.Contains(got.Suspects[0].Reason, tt.reason) || !strings.Contains(got.Suspects[0].Reason, "on 2 copies") {
+				t.Fatalf("suspects %+v\nwant process-ends at %s saying %q", got.Suspects, tt.path, tt.reason)
+			}
+		})
+	}
+	// An exit code other than 0 is a failure with its own rules, and says nothing of this one.
+	c := newCluster()
+	d := c.deployment("web", 2, 1, "NewReplicaSetAvailable", 2*time.Hour)
+	rs := c.replicaSet(d, 1, 2, 2*time.Hour, nil)
+	c.pod(rs, "a", 30*time.Minute, crashLooping("Error", 1, 9))
+	for _, s := range c.diagnoseOne("web").Suspects {
+		if s.Rule == RuleProcessEnds {
+			t.Errorf("process-ends on a copy that exits 1: %+v", s)
+		}
 	}
 }

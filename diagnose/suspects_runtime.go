@@ -16,6 +16,7 @@ import (
 const (
 	RuleCommandNotFound RuleID = "command-not-found"
 	RuleExecFormat      RuleID = "exec-format"
+	RuleProcessEnds     RuleID = "process-ends"
 	RuleMemoryLimit     RuleID = "memory-limit"
 	RuleMemoryBelowHeap RuleID = "memory-limit-below-heap"
 )
@@ -36,6 +37,11 @@ var runtimeFamily = family{
 			"Use an image built for the node's architecture (a multi-arch image), or keep the pods on nodes of the image's (nodeSelector kubernetes.io/arch).", true,
 		},
 
+		{
+			RuleProcessEnds, "The container's process ends on its own, and the workload's controller restarts it",
+			"CrashLoopBackOff after `Completed` (exit code 0) in a Deployment, StatefulSet, DaemonSet or ReplicaSet",
+			"Run the server in the foreground (not a daemon, not a one-shot script); a task that runs to completion is a Job's.", false,
+		},
 		{
 			RuleMemoryLimit, "The memory limit is below what the container uses",
 			"OOMKilled (exit code 137)",
@@ -118,6 +124,7 @@ func (r *ranker) runtimeRules() {
 			s.explained = true
 		}
 	}
+	r.processEnds()
 	for _, c := range r.containers() {
 		sigs := oom[c.c.Name]
 		if len(sigs) == 0 {
@@ -135,6 +142,43 @@ func (r *ranker) runtimeRules() {
 		r.suspectTemplate(RuleMemoryLimit, limitPath, scoreCertain, reason)
 		if !limit.IsZero() {
 			r.heapAboveLimit(c, limitPath, limit.Value())
+		}
+	}
+}
+
+// processEnds reads copies whose container completed (exit code 0) and was restarted: the
+// failure has no message at all (podSignals skips a clean exit), yet a server that returns is
+// the spec's doing, its command or its image's entrypoint. A batch kind's container is meant to.
+func (r *ranker) processEnds() {
+	if isBatch(r.w.Kind) {
+		return
+	}
+	ended := map[string]int{}
+	for _, f := range r.w.cls.copies {
+		lt := f.LastTerminated
+		if f.Dies == "" || !f.Current || lt == nil || lt.Init || lt.ExitCode != 0 || lt.Reason != "Completed" {
+			continue
+		}
+		ended[lt.Container()]++
+	}
+	for _, c := range r.containers() {
+		n := ended[c.c.Name]
+		if n == 0 {
+			continue
+		}
+		copies := "1 copy"
+		if n > 1 {
+			copies = strconv.Itoa(n) + " copies"
+		}
+		said := "container " + c.c.Name + " ends on its own (Completed, exit code 0) on " + copies +
+			" and is restarted: a " + r.w.Kind + "'s container must keep running in the foreground"
+		switch {
+		case len(c.c.Command) > 0:
+			r.suspectTemplate(RuleProcessEnds, c.path.Child("command"), scoreLikely, said+"; its command "+clip(strings.Join(c.c.Command, " "), 80)+" runs to completion")
+		case len(c.c.Args) > 0:
+			r.suspectTemplate(RuleProcessEnds, c.path.Child("args"), scoreLikely, said+"; the image's entrypoint, given args "+clip(strings.Join(c.c.Args, " "), 80)+", runs to completion")
+		default:
+			r.suspectTemplate(RuleProcessEnds, c.path.Child("image"), scoreLikely, said+"; the image's own entrypoint runs to completion")
 		}
 	}
 }

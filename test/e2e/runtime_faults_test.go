@@ -19,6 +19,7 @@ const (
 	catalogImage = "registry.example.com/shop/catalog:5.2.0"
 	ordersImage  = "registry.example.com/shop/orders:1.9.0"
 	ledgerImage  = "registry.example.com/shop/ledger:0.8.0"
+	migrateImage = "registry.example.com/shop/migrate:2.2.0"
 )
 
 // TestRuntimeFaultsOnALiveCluster runs copies that exit for a reason only their own output
@@ -26,7 +27,8 @@ const (
 // (runc 1.3's init prints the exec error and exits 255), a write that readOnlyRootFilesystem
 // refuses (Go's os.PathError for EROFS), a variable the env does not set, a JVM out of the heap
 // its -Xmx allows, a database refusing the password (pgx's error), a non-root user writing a
-// host path without fsGroup. The audit names the field to fix in each, and says why.
+// host path without fsGroup, a one-shot command that completes. The audit names the field to
+// fix in each, and says why.
 func TestRuntimeFaultsOnALiveCluster(t *testing.T) {
 	t.Parallel()
 	w := kubeletsim.NewWorld().
@@ -55,6 +57,9 @@ func TestRuntimeFaultsOnALiveCluster(t *testing.T) {
 			ExitAfter: 200 * time.Millisecond, ExitCode: 1,
 			ExitLogs: []string{`level=fatal msg="open ledger" error="open /data/ledger.db: permission denied"`},
 		}})
+	w.SetImage(migrateImage, kubeletsim.Image{Program: kubeletsim.Program{
+		Logs: []string{"applied 3 migrations"}, ExitAfter: 200 * time.Millisecond, ExitCode: 0,
+	}})
 	e := newEnv(t, w)
 	if _, err := e.cs.CoreV1().Secrets(e.ns).Create(context.Background(), &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "orders-db"}, StringData: map[string]string{"password": "rotated-elsewhere"},
@@ -82,6 +87,10 @@ func TestRuntimeFaultsOnALiveCluster(t *testing.T) {
 		HostPath: &corev1.HostPathVolumeSource{Path: "/srv/ledger"},
 	}}}
 	e.create(t, ledger, false)
+	// A migration run as a Deployment: it completes, and the controller starts it again.
+	e.create(t, deployment("migrate", migrateImage, 1, func(c *corev1.Container) {
+		c.Command = []string{"/app/migrate", "up"}
+	}), false)
 	e.create(t, deployment("api", armImage, 2, nil), false)
 	e.create(t, deployment("cache", cacheImage, 2, func(c *corev1.Container) {
 		yes := true
@@ -93,7 +102,7 @@ func TestRuntimeFaultsOnALiveCluster(t *testing.T) {
 	for _, name := range []string{"api", "cache", "mailer"} {
 		e.waitPods(t, name, 2, "restarted", restarted)
 	}
-	for _, name := range []string{"catalog", "orders", "ledger"} {
+	for _, name := range []string{"catalog", "orders", "ledger", "migrate"} {
 		e.waitPods(t, name, 1, "restarted", restarted)
 	}
 
@@ -106,6 +115,7 @@ func TestRuntimeFaultsOnALiveCluster(t *testing.T) {
 		{name: "catalog", shape: "starts-and-dies", cause: "unknown", suspect: "spec.template.spec.containers[0].env[0].value"},
 		{name: "orders", shape: "starts-and-dies", cause: "unknown", suspect: "spec.template.spec.containers[0].env[2].valueFrom.secretKeyRef.key"},
 		{name: "ledger", shape: "starts-and-dies", cause: "spec", suspect: "spec.template.spec.securityContext.fsGroup"},
+		{name: "migrate", shape: "starts-and-dies", cause: "spec", suspect: "spec.template.spec.containers[0].command"},
 	}
 	r := eventuallyAudit(t, 90*time.Second, cp.AdminKubeconfig(), []string{"-n", e.ns}, want...)
 	for name, words := range map[string][]string{
@@ -115,6 +125,7 @@ func TestRuntimeFaultsOnALiveCluster(t *testing.T) {
 		"catalog": {"Java heap space", "-Xmx64m caps it"},
 		"orders":  {"password authentication failed", "key password of Secret orders-db"},
 		"ledger":  {"runs as 1000", "/data/ledger.db", "hostPath /srv/ledger", "no fsGroup"},
+		"migrate": {"Completed, exit code 0", "/app/migrate up runs to completion"},
 	} {
 		d := r.find("Deployment", name)
 		if d == nil || len(d.Suspects) == 0 {

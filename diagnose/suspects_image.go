@@ -11,6 +11,7 @@ const (
 	RuleImageInvalidName  RuleID = "image-invalid-name"
 	RuleImagePullAuth     RuleID = "image-pull-auth"
 	RuleImageRegistryDown RuleID = "image-registry-unreachable"
+	RuleImageRateLimited  RuleID = "image-pull-rate-limited"
 )
 
 // imageFamily reads the kubelet's pull errors.
@@ -38,6 +39,11 @@ var imageFamily = family{
 			"ErrImagePull with `no such host`, `i/o timeout` or `connection refused` to the registry",
 			"If the registry host did not change, fix the registry or the network path to it; the spec is not at fault.", true,
 		},
+		{
+			RuleImageRateLimited, "Registry throttles the pulls",
+			"ErrImagePull with `429 Too Many Requests` or `toomanyrequests` (Docker Hub's pull rate limit)",
+			"Pull with credentials (imagePullSecrets: authenticated pulls get a higher limit) or from a mirror; the spec is not at fault.", true,
+		},
 	},
 }
 
@@ -56,6 +62,7 @@ var (
 	reImageMissing = regexp.MustCompile(`(?i)\bnot found\b|manifest unknown|name unknown|code = NotFound`)
 	reImageNetwork = regexp.MustCompile(`(?i)no such host|i/o timeout|connection refused|network is unreachable|no route to host|tls handshake timeout|connection reset by peer|context deadline exceeded|x509: `)
 	reImageInvalid = regexp.MustCompile(`couldn't parse image name|invalid reference format`)
+	reImageLimited = regexp.MustCompile(`(?i)429 Too Many Requests|toomanyrequests|pull rate limit`)
 )
 
 func isPullSignal(s *signal) bool {
@@ -99,6 +106,10 @@ func (r *ranker) imageRules() {
 					"the registry refused to serve "+c.c.Image+" without credentials; the pod has no pull secret that it accepts")
 				r.suspectTemplate(RuleImagePullAuth, r.specPath.Child("serviceAccountName"), scorePossible,
 					"pull secrets can also come from the pod's ServiceAccount")
+			case kind == pullLimited:
+				reason := "the registry " + registryHost(c.c.Image) + " throttles pulls of " + c.c.Image + " (" + reImageLimited.FindString(s.Text) + ")"
+				r.suspectTemplate(RuleImageRateLimited, r.specPath.Child("imagePullSecrets"), scoreLikely, reason+": authenticated pulls get a higher limit")
+				r.suspectTemplate(RuleImageRateLimited, imgPath, scorePossible, reason+": a mirror or pull-through cache avoids the limit")
 			case kind == pullMissing:
 				r.suspectTemplate(RuleImageNotFound, imgPath, scoreCertain, "the registry has no image "+c.c.Image)
 			case kind == pullNetwork:
@@ -127,12 +138,16 @@ const (
 	pullAuth
 	pullMissing
 	pullNetwork
+	pullLimited
 )
 
 func pullKindOf(text string) uint8 {
 	switch {
 	case reImageInvalid.MatchString(text):
 		return pullInvalid
+	case reImageLimited.MatchString(text):
+		// Before the credentials: a throttled anonymous pull is answered 429, not 401.
+		return pullLimited
 	case reImageAuth.MatchString(text):
 		return pullAuth
 	case reImageMissing.MatchString(text):

@@ -57,10 +57,11 @@ var runtimeFamily = family{
 
 // The probe rules. IDs are stable: scripts and the documentation refer to them.
 const (
-	RuleProbePort       RuleID = "probe-port"
-	RuleProbePath       RuleID = "probe-path"
-	RuleLivenessTimeout RuleID = "liveness-timeout"
-	RuleLivenessStartup RuleID = "liveness-timeout-at-start"
+	RuleProbePort        RuleID = "probe-port"
+	RuleProbePath        RuleID = "probe-path"
+	RuleLivenessTimeout  RuleID = "liveness-timeout"
+	RuleReadinessTimeout RuleID = "readiness-timeout"
+	RuleLivenessStartup  RuleID = "liveness-timeout-at-start"
 )
 
 // probeFamily checks probe ports and reads probe failures.
@@ -82,6 +83,11 @@ var probeFamily = family{
 			RuleLivenessTimeout, "The liveness probe times out and the kubelet restarts a container that used to answer in time",
 			"`Liveness probe failed: ... context deadline exceeded` on copies that start and die, in a workload that served",
 			"Raise timeoutSeconds or failureThreshold, or add a startupProbe for slow starts.", true,
+		},
+		{
+			RuleReadinessTimeout, "The readiness probe gets no answer in time: the copies run but never serve",
+			"`Readiness probe failed: ... context deadline exceeded` (or `command timed out`) on copies that run, live but idle",
+			"Raise timeoutSeconds if the health check is slow by design; else find what the application waits on (its logs).", true,
 		},
 		{
 			RuleLivenessStartup, "The liveness probe times out and kills a container that never served: it starts slower than the probe allows",
@@ -428,6 +434,13 @@ func (r *ranker) probePortFailure(c containerRef, p probeRef, out string) bool {
 	if declared, known := declaresPort(c.c, port); !declared && known {
 		r.suspectTemplate(RuleProbePort, pp, scoreLikely,
 			fmt.Sprintf("the %s probe fails (%s) on port %s, which container %s does not declare", lower, clip(out, 120), port.String(), c.c.Name))
+		return true
+	}
+	if p.kind == "Readiness" && r.w.Shape == ShapeLiveButIdle && reProbeTimeout.MatchString(out) {
+		// The container runs and answers nothing in time: a check slower than its timeout, or
+		// an application stuck on what it depends on, which its logs name (the general rule's).
+		r.suspectTemplate(RuleReadinessTimeout, p.path.Child("timeoutSeconds"), scoreLikely-10,
+			fmt.Sprintf("the readiness probe times out (%s), so no copy serves; timeoutSeconds is %d", clip(out, 120), max(p.probe.TimeoutSeconds, 1)))
 		return true
 	}
 	if p.kind == "Liveness" && r.w.Shape == ShapeStartsAndDies && reProbeTimeout.MatchString(out) {

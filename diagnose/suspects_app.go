@@ -99,7 +99,7 @@ func (r *ranker) readOnlyFS(s *signal) bool {
 			if j := mountOf(c.c, path); j >= 0 {
 				m := c.c.VolumeMounts[j]
 				mp := c.path.Child("volumeMounts").Index(j)
-				switch kind := r.alwaysReadOnly(m.Name); {
+				switch kind, _ := r.volumeKinds(m.Name); {
 				case m.ReadOnly:
 					r.suspectTemplate(RuleReadOnlyFS, mp.Child("readOnly"), scoreCertain,
 						"the container writes "+path+", under volume "+m.Name+" mounted read-only at "+m.MountPath)
@@ -138,25 +138,30 @@ func mountOf(c *corev1.Container, path string) int {
 	return best
 }
 
-// alwaysReadOnly names the kind of the pod's volume when the kubelet always mounts it
-// read-only, "" otherwise.
-func (r *ranker) alwaysReadOnly(volume string) string {
+// volumeKinds say what a pod's volume is, for the rules that read a write refused on it:
+// readOnly names the kind when the kubelet always mounts it read-only (read-only-filesystem's),
+// owned when its files keep an owner of their own (volume-permission's); "" otherwise.
+func (r *ranker) volumeKinds(volume string) (readOnly, owned string) {
 	for _, v := range r.w.Template.Spec.Volumes {
 		if v.Name != volume {
 			continue
 		}
 		switch {
 		case v.ConfigMap != nil:
-			return "ConfigMap"
+			return "ConfigMap", ""
 		case v.Secret != nil:
-			return "Secret"
+			return "Secret", ""
 		case v.DownwardAPI != nil:
-			return "downward API"
+			return "downward API", ""
 		case v.Projected != nil:
-			return "projected"
+			return "projected", ""
+		case v.PersistentVolumeClaim != nil:
+			return "", "PersistentVolumeClaim " + v.PersistentVolumeClaim.ClaimName
+		case v.HostPath != nil:
+			return "", "hostPath " + v.HostPath.Path
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // firstPath is the first absolute path a signal names, "" when it names none.
@@ -214,7 +219,7 @@ func (r *ranker) volumePermission(s *signal) bool {
 			continue
 		}
 		m := c.c.VolumeMounts[j]
-		kind := r.ownedVolume(m.Name)
+		_, kind := r.volumeKinds(m.Name)
 		uid, nonRoot := r.runsAsNonRoot(c.c)
 		if kind == "" || !nonRoot {
 			continue
@@ -225,23 +230,6 @@ func (r *ranker) volumePermission(s *signal) bool {
 		named = true
 	}
 	return named
-}
-
-// ownedVolume names the kind of the pod's volume when its files keep an owner of their own
-// (a claim, a host path), "" otherwise.
-func (r *ranker) ownedVolume(volume string) string {
-	for _, v := range r.w.Template.Spec.Volumes {
-		if v.Name != volume {
-			continue
-		}
-		switch {
-		case v.PersistentVolumeClaim != nil:
-			return "PersistentVolumeClaim " + v.PersistentVolumeClaim.ClaimName
-		case v.HostPath != nil:
-			return "hostPath " + v.HostPath.Path
-		}
-	}
-	return ""
 }
 
 // reJVMHeap matches the JVM's heap exhaustion (java.lang.OutOfMemoryError's message), not its

@@ -52,7 +52,7 @@ func (f *family) owns(id RuleID) bool {
 // detectors run: on equal scores the suspect recorded first for a field stands, so the specific
 // families come before the general rule and the changed-field rule.
 var families = []*family{
-	&imageFamily, &configFamily, &controllerFamily, &scheduleFamily, &schedulingFamily, &runtimeFamily,
+	&imageFamily, &configFamily, &controllerFamily, &admissionFamily, &scheduleFamily, &schedulingFamily, &runtimeFamily,
 	&appFamily, &evictionFamily, &probeFamily, &serviceFamily, &namedFamily, &changedFamily,
 }
 

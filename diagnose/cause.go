@@ -39,6 +39,12 @@ func decideCause(w *workload, shape Shape, top *Suspect) Cause {
 	if implicatedByChange(w, top) && !dependencyDespiteChange(top) {
 		return CauseSpec
 	}
+	if top.Rule == RuleVolumeMultiAttach {
+		// Its fields (replicas, the rollout strategy) make no revision, so the history cannot
+		// date them; and the spec contradicts itself whatever changed: copies on two nodes
+		// cannot share a volume that attaches to one.
+		return CauseSpec
+	}
 	if h.LastServing != nil && h.LastServing == h.Current {
 		return CauseDependency
 	}

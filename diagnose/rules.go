@@ -53,7 +53,7 @@ func (f *family) owns(id RuleID) bool {
 // families come before the general rule and the changed-field rule.
 var families = []*family{
 	&imageFamily, &configFamily, &controllerFamily, &admissionFamily, &scheduleFamily, &schedulingFamily, &runtimeFamily,
-	&appFamily, &evictionFamily, &probeFamily, &serviceFamily, &namedFamily, &changedFamily,
+	&appFamily, &evictionFamily, &attachFamily, &probeFamily, &serviceFamily, &namedFamily, &changedFamily,
 }
 
 // rules is the flat catalogue, derived once from families.

@@ -222,6 +222,8 @@ func TestShortSuspect(t *testing.T) {
 		{"service targetPort", "Service/api-gateway", field.NewPath("spec", "ports").Index(0).Child("targetPort"), false, "Service targetPort"},
 		{"quota", "ResourceQuota/compute", field.NewPath("spec", "hard").Key("pods"), false, "ResourceQuota hard[pods]"},
 		{"workload field outside the template", "", field.NewPath("spec", "minReadySeconds"), false, "minReadySeconds"},
+		{"a type says whose", "", field.NewPath("spec", "strategy", "type"), false, "strategy type"},
+		{"a pod security type", "", podSpec.Child("securityContext", "seccompProfile", "type"), false, "seccompProfile type"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -289,6 +289,10 @@ func lastField(segs []segment) string {
 		if segs[i].name == "" {
 			continue
 		}
+		if segs[i].name == "type" && i > 0 && segs[i-1].name != "" && segs[i].sub == "" {
+			// "type" alone says nothing: strategy type, seccompProfile type.
+			return segs[i-1].name + " type"
+		}
 		if segs[i].sub != "" {
 			if _, isIndex := segs[i].index(); !isIndex {
 				return segs[i].name + "[" + segs[i].sub + "]"

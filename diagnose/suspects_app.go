@@ -70,7 +70,7 @@ func (r *ranker) appRules() {
 				r.jvmHeap(s)
 				s.explained = true
 			}
-		default:
+		case mayRejectCredentials(s.Text):
 			if m := reCredentials.FindStringSubmatch(s.Text); m != nil {
 				r.read(s)
 				r.credentialsRejected(s, m[0], firstNonEmpty(m[1:]...))
@@ -301,6 +301,13 @@ func valuedFields(c containerRef) []valued {
 // MongoDB's `Authentication failed.`, RabbitMQ's `ACCESS_REFUSED - Login was refused`. A
 // logfmt or JSON line escapes the quotes around PostgreSQL's user.
 var reCredentials = regexp.MustCompile(`password authentication failed for user \\?"([^"\\]+)\\?"|Access denied for user '([^']+)'@\S+ \(using password: YES\)|WRONGPASS invalid username-password pair|\bAuthentication failed\b|ACCESS_REFUSED - Login was refused`)
+
+// mayRejectCredentials is the literal part of reCredentials, tested first: the expression on
+// every failing line of every broken workload was a third of the engine's time.
+func mayRejectCredentials(text string) bool {
+	return strings.Contains(text, "authentication failed") || strings.Contains(text, "Authentication failed") ||
+		strings.Contains(text, "Access denied for user") || strings.Contains(text, "WRONGPASS") || strings.Contains(text, "ACCESS_REFUSED")
+}
 
 // reSecretName picks the variables that carry a secret by their names.
 var reSecretName = regexp.MustCompile(`(?i)(?:PASSWORD|PASSWD|_PASS$|SECRET|TOKEN|CREDENTIAL|API_?KEY|AUTH)`)

@@ -203,7 +203,7 @@ func failureLineByRegexp(line string) bool {
 	if reKlogError.MatchString(line) || reWordLevel.MatchString(line) {
 		return true
 	}
-	return reFailureKey.MatchString(line)
+	return reFailureKey.MatchString(line) || reFailureMore.MatchString(line)
 }
 
 func FuzzFailureLinePrefilter(f *testing.F) {

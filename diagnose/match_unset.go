@@ -38,9 +38,12 @@ var goesOn = regexp.MustCompile(`(?i)\b(?:using (?:the )?defaults?|defaulting|di
 // name as a word with those words right after or right before it, in a line that is no warning
 // and does not say the program goes on without it.
 func saysUnset(text, name string) bool {
-	if warningOnly(text) || goesOn.MatchString(text) {
-		return false
-	}
+	return namedUnset(text, name) && !warningOnly(text) && !goesOn.MatchString(text)
+}
+
+// namedUnset reports whether the name occurs as a word with words saying it is unset right
+// after or right before it.
+func namedUnset(text, name string) bool {
 	for from := 0; ; {
 		i := strings.Index(text[from:], name)
 		if i < 0 {

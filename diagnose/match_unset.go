@@ -105,7 +105,10 @@ func (r *ranker) unsetVariables() {
 			if k == len(found) {
 				found = append(found, unset{name: t.Text})
 			}
-			found[k].sigs = append(found[k].sigs, s)
+			// A line may name it twice (Spring's "placeholder 'DB_HOST' in value \"${DB_HOST}\"").
+			if sigs := found[k].sigs; len(sigs) == 0 || sigs[len(sigs)-1] != s {
+				found[k].sigs = append(sigs, s)
+			}
 		}
 	}
 	// A program that exits for want of a variable says so last; one that runs on (live but

@@ -86,13 +86,7 @@ func (r *ranker) appRules() {
 // read-only (readOnly, or a ConfigMap, Secret, downward API or projected volume, which are
 // always), else readOnlyRootFilesystem when it is set. It reports whether it named one.
 func (r *ranker) readOnlyFS(s *signal) bool {
-	path := ""
-	for _, t := range s.tokens() {
-		if t.Kind == tokPath {
-			path = t.Path
-			break
-		}
-	}
+	path := firstPath(s)
 	named := false
 	for _, c := range r.containersOf(s) {
 		if path != "" {

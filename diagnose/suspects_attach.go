@@ -59,40 +59,57 @@ func (r *ranker) attachRules() {
 		}
 		// Whose copies hold it: this revision's (too many copies), an older one's (a rollout
 		// that overlaps them), or none left (an old copy's node has not let go yet).
-		current, older := 0, 0
+		var current, older, others []string
 		for _, h := range holders {
-			for _, f := range r.w.cls.copies {
-				if f.Pod.Name == h {
-					if f.Current {
-						current++
-					} else {
-						older++
-					}
-				}
+			switch f := r.copyNamed(h); {
+			case f == nil:
+				others = append(others, h)
+			case f.Current:
+				current = append(current, h)
+			default:
+				older = append(older, h)
 			}
 		}
 		said := "volume " + volume + " attaches to one node at a time"
 		d, isDeployment := r.w.Object.(*appsv1.Deployment)
 		rolling := isDeployment && d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType
+		claim := scorePossible
 		switch {
-		case current > 0 || len(holders) > 0 && older == 0 && r.w.Declared > 1:
+		case len(current) > 0:
 			r.suspectObject(RuleVolumeMultiAttach, r.object, r.w.Object, field.NewPath("spec", "replicas"), scoreCertain,
-				said+", and "+strconv.Itoa(int(r.w.Declared))+" copies share it: "+strings.Join(holders, ", ")+" already uses it")
-		case rolling:
-			r.suspectObject(RuleVolumeMultiAttach, r.object, r.w.Object, field.NewPath("spec", "strategy", "type"), scoreCertain,
-				said+": the rolling update starts the new copy while the old one still holds it"+heldBy(holders)+"; Recreate stops the old copy first")
-		}
-		if isDeployment && rolling && current > 0 {
-			r.suspectObject(RuleVolumeMultiAttach, r.object, r.w.Object, field.NewPath("spec", "strategy", "type"), scorePossible,
-				said+": with one copy, a rolling update still overlaps the old and new copy; Recreate stops the old one first")
+				said+", and "+strconv.Itoa(int(r.w.Declared))+" copies share it: "+strings.Join(current, ", ")+" already uses it")
+			if rolling {
+				r.suspectObject(RuleVolumeMultiAttach, r.object, r.w.Object, field.NewPath("spec", "strategy", "type"), scorePossible,
+					said+": with one copy, a rolling update still overlaps the old and new copy; Recreate stops the old one first")
+			}
+		case len(older) > 0 || len(holders) == 0:
+			// An older revision's copy holds it, or none is left and its node has not let go.
+			if rolling {
+				r.suspectObject(RuleVolumeMultiAttach, r.object, r.w.Object, field.NewPath("spec", "strategy", "type"), scoreCertain,
+					said+": the rolling update starts the new copy while the old one still holds it"+heldBy(older)+"; Recreate stops the old copy first")
+			}
+		default:
+			// Pods of another workload hold it: the claim is shared between workloads.
+			claim = scoreCertain
+			said += ", and pods of another workload use it: " + strings.Join(others, ", ")
 		}
 		for j, v := range r.w.Template.Spec.Volumes {
 			if v.PersistentVolumeClaim != nil {
-				r.suspectTemplate(RuleVolumeMultiAttach, r.specPath.Child("volumes").Index(j).Child("persistentVolumeClaim", "claimName"), scorePossible,
-					said+": every copy mounts claim "+v.PersistentVolumeClaim.ClaimName)
+				r.suspectTemplate(RuleVolumeMultiAttach, r.specPath.Child("volumes").Index(j).Child("persistentVolumeClaim", "claimName"), claim,
+					said+"; every copy mounts claim "+v.PersistentVolumeClaim.ClaimName)
 			}
 		}
 	}
+}
+
+// copyNamed is the workload's copy of that name, nil when it has none.
+func (r *ranker) copyNamed(name string) *copyFacts {
+	for _, f := range r.w.cls.copies {
+		if f.Pod.Name == name {
+			return f
+		}
+	}
+	return nil
 }
 
 func heldBy(holders []string) string {

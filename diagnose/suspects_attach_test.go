@@ -66,6 +66,24 @@ func TestVolumeMultiAttach(t *testing.T) {
 			}
 		}
 	})
+	t.Run("another workload's pod holds it: the claim", func(t *testing.T) {
+		c := newCluster()
+		d := c.deployment("db", 1, 1, "NewReplicaSetAvailable", 2*time.Hour)
+		withClaim(d)
+		rs := c.replicaSet(d, 1, 1, 2*time.Hour, nil)
+		waits := c.pod(rs, "b", 20*time.Minute, waiting("ContainerCreating", ""))
+		attachWaits(c, waits, "Volume is already used by pod(s) backup-7c9f6d8b5-q2w3e")
+		got := c.diagnoseOne("db")
+		if len(got.Suspects) == 0 || got.Suspects[0].Path.String() != "spec.template.spec.volumes[0].persistentVolumeClaim.claimName" ||
+			!strings.Contains(got.Suspects[0].Reason, "pods of another workload use it: backup-7c9f6d8b5-q2w3e") {
+			t.Fatalf("suspects %+v, want the claim first, shared with backup", got.Suspects)
+		}
+		for _, s := range got.Suspects {
+			if p := s.Path.String(); p == "spec.replicas" || p == "spec.strategy.type" {
+				t.Errorf("%s is a suspect, though no copy of this workload holds the volume", p)
+			}
+		}
+	})
 	t.Run("no copy left holds it, the old node has not let go: the strategy", func(t *testing.T) {
 		c := newCluster()
 		d := c.deployment("db", 1, 2, "ReplicaSetUpdated", 2*time.Hour)

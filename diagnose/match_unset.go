@@ -32,7 +32,7 @@ var (
 
 // goesOn matches a line that says the program carries on without the variable: "SENTRY_DSN not
 // set, error reporting disabled" is not why a workload fails.
-var goesOn = regexp.MustCompile(`(?i)\b(?:using (?:the )?defaults?|defaulting|disabled|disabling|skipping|skipped|ignored|ignoring|optional|falling back|fallback|will retry)\b`)
+var goesOn = regexp.MustCompile(`(?i)\b(?:using|defaults? to|defaulting|assuming|disabled|disabling|skipping|skipped|ignored|ignoring|optional|falling back|fallback|will retry)\b`)
 
 // saysUnset reports whether text says the program lacks the variable name: an occurrence of the
 // name as a word with those words right after or right before it, in a line that is no warning

@@ -39,6 +39,8 @@ func TestSaysUnset(t *testing.T) {
 		{`WARN: CACHE_URL missing`, "CACHE_URL", false},
 		{`level=error msg="SENTRY_DSN not set, error reporting disabled"`, "SENTRY_DSN", false},
 		{`METRICS_PORT not set, using default 9090`, "METRICS_PORT", false},
+		{`level=error msg="CONFIG_PATH is not set, using /etc/app/config.yaml"`, "CONFIG_PATH", false},
+		{`LOG_FORMAT unset; defaults to json`, "LOG_FORMAT", false},
 		// A longer name that holds the name is another variable.
 		{`OLD_DATABASE_URL is not set`, "DATABASE_URL", false},
 		{`DATABASE_URL_RO is not set`, "DATABASE_URL", false},

@@ -125,19 +125,12 @@ func (r *ranker) limitRange(text string) bool {
 	named := false
 	for _, m := range reLimitRange.FindAllStringSubmatch(text, -1) {
 		bound, res, per, enforced, which, got := m[1], m[2], m[3], m[4], m[5], strings.TrimSpace(m[6])
-		section := "requests"
-		if which == "limit" {
-			section = "limits"
-		}
+		section := which + "s"
 		said := "a LimitRange refuses the copies: " + bound + " " + res + " per " + per + " is " + enforced + ", but the " + which + " is " + got
 		want, err := resource.ParseQuantity(got)
 		var matched, set []containerRef
 		for _, c := range r.containers() {
-			rl := c.c.Resources.Requests
-			if section == "limits" {
-				rl = c.c.Resources.Limits
-			}
-			if q, ok := rl[corev1.ResourceName(res)]; ok {
+			if q, ok := resourcesOf(c.c, section)[corev1.ResourceName(res)]; ok {
 				set = append(set, c)
 				if err == nil && q.Cmp(want) == 0 {
 					matched = append(matched, c)
@@ -154,16 +147,9 @@ func (r *ranker) limitRange(text string) bool {
 	}
 	for _, m := range reLimitUnset.FindAllStringSubmatch(text, -1) {
 		bound, res, per, enforced, which := m[1], m[2], m[3], m[4], m[5]
-		section := "requests"
-		if which == "limit" {
-			section = "limits"
-		}
+		section := which + "s"
 		for _, c := range r.containers() {
-			rl := c.c.Resources.Requests
-			if section == "limits" {
-				rl = c.c.Resources.Limits
-			}
-			if _, ok := rl[corev1.ResourceName(res)]; !ok {
+			if _, ok := resourcesOf(c.c, section)[corev1.ResourceName(res)]; !ok {
 				r.suspectTemplate(RuleLimitRange, resourcePath(c.path.Child("resources", section), res), scoreCertain,
 					"a LimitRange refuses the copies: "+bound+" "+res+" per "+per+" is "+enforced+", and container "+c.c.Name+" sets no "+which)
 				named = true
@@ -171,4 +157,12 @@ func (r *ranker) limitRange(text string) bool {
 		}
 	}
 	return named
+}
+
+// resourcesOf is the container's requests or limits, as section names them.
+func resourcesOf(c *corev1.Container, section string) corev1.ResourceList {
+	if section == "limits" {
+		return c.Resources.Limits
+	}
+	return c.Resources.Requests
 }

@@ -121,11 +121,7 @@ func (r *ranker) quotaSuspect(rn, reason string) {
 	}
 	var set []sized
 	for _, c := range r.containers() {
-		rl := c.c.Resources.Limits
-		if section == "requests" {
-			rl = c.c.Resources.Requests
-		}
-		if q, ok := rl[corev1.ResourceName(name)]; ok {
+		if q, ok := resourcesOf(c.c, section)[corev1.ResourceName(name)]; ok {
 			set = append(set, sized{c, q})
 		}
 	}

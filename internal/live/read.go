@@ -43,6 +43,8 @@ type job struct {
 	// started from this read answers its informer's first list with them.
 	rv       string
 	listType reflect.Type
+	// trim is done to each object as it arrives; nil strips managedFields alone.
+	trim func(obj any)
 }
 
 // Snapshot lists every kind the tool reads in parallel, then fetches the log tails of failing
@@ -58,7 +60,7 @@ func (s *Source) Snapshot(ctx context.Context) (*snapshot.Snapshot, error) {
 // its spinner. progress is called from one goroutine at a time, never after this returns, and
 // must not block; nil reports nothing.
 func (s *Source) SnapshotWithProgress(ctx context.Context, progress func(what string, n int)) (*snapshot.Snapshot, error) {
-	snap, _, err := s.read(ctx, progress, nil)
+	snap, _, err := s.read(ctx, progress, nil, nil)
 	return snap, err
 }
 
@@ -66,13 +68,18 @@ func (s *Source) SnapshotWithProgress(ctx context.Context, progress func(what st
 // hands rows, when set, a snapshot of the row kinds alone (kind.rows) as soon as they are listed:
 // a console can show the workloads while pods, events and logs are still being read. rows is
 // called at most once, from one of the read's goroutines, before read returns; it must not block.
-func (s *Source) read(ctx context.Context, progress func(what string, n int), rows func(*snapshot.Snapshot)) (*snapshot.Snapshot, []*job, error) {
+// trim, when set, is done to every object in place of stripping its managedFields, in the
+// goroutine that lists its kind: it may be called from several at once.
+func (s *Source) read(ctx context.Context, progress func(what string, n int), rows func(*snapshot.Snapshot), trim func(obj any)) (*snapshot.Snapshot, []*job, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	prog := newProgress(progress)
 	defer prog.stop()
 
 	jobs := s.jobs()
+	for _, j := range jobs {
+		j.trim = trim
+	}
 	var (
 		wg       sync.WaitGroup
 		mu       sync.Mutex
@@ -213,8 +220,12 @@ func (s *Source) listKind(ctx context.Context, j *job, prog *progress) error {
 	// resourceVersion=0 lets the API server answer from its watch cache instead of a quorum
 	// read of etcd; a diagnosis does not need a consistent cut across kinds.
 	opts := j.kind.listOptions(s.opts.Selector, metav1.ListOptions{ResourceVersion: "0"})
+	trim := j.trim
+	if trim == nil {
+		trim = stripManagedFields
+	}
 	return p.EachListItem(ctx, opts, func(obj runtime.Object) error {
-		stripManagedFields(obj)
+		trim(obj)
 		j.objs = append(j.objs, obj)
 		return nil
 	})

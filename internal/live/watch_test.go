@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -270,5 +271,50 @@ func TestWatchStoresPodsWithoutWhatNoOneReads(t *testing.T) {
 			}
 		}
 		break
+	}
+}
+
+// A watch publishes its first read trimmed and interned as the informers would store it, before
+// any informer runs (they are held here for the whole test): the read does the informers'
+// transform to each object as its list arrives, so no pass over the namespace stands between
+// the read's end and the first snapshot.
+func TestWatchPublishesItsFirstReadTrimmedAndInternedBeforeAnyInformerRuns(t *testing.T) {
+	labelled := func(name string) *corev1.Pod {
+		return pod("telemetry", name, "", func(p *corev1.Pod) {
+			withStatusExtras(p)
+			p.Labels = map[string]string{"app": "ingester", "pod-template-hash": "74446f5d85"}
+		})
+	}
+	client := fake.NewClientset(labelled("ingester-a"), labelled("ingester-b"))
+	src := newForClient(client, Options{Namespaces: []string{"telemetry"}}, fixedNow)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hold := make(chan struct{})
+	defer close(hold)
+	snaps, errs := src.WatchWith(ctx, snapshot.WatchHooks{Hold: hold})
+	var s0 *snapshot.Snapshot
+	select {
+	case s0 = <-snaps:
+	case err := <-errs:
+		t.Fatalf("watch error: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no snapshot within 10s")
+	}
+	if len(s0.Pods) != 2 {
+		t.Fatalf("first snapshot has %d pods, want 2", len(s0.Pods))
+	}
+	for _, p := range s0.Pods {
+		cs := p.Status.ContainerStatuses[0]
+		if p.ManagedFields != nil || cs.AllocatedResources != nil || cs.Resources != nil || cs.VolumeMounts != nil || cs.User != nil {
+			t.Errorf("pod %s published untrimmed: managedFields %v, status %+v", p.Name, p.ManagedFields, cs)
+		}
+	}
+	if reflect.ValueOf(s0.Pods[0].Labels).Pointer() != reflect.ValueOf(s0.Pods[1].Labels).Pointer() {
+		t.Error("two copies with equal labels were published with a labels map each, not interned")
+	}
+	for _, a := range client.Actions() {
+		if a.GetVerb() == "watch" {
+			t.Errorf("an informer ran while held: %s %s", a.GetVerb(), a.GetResource().Resource)
+		}
 	}
 }

@@ -44,6 +44,12 @@ trap 'exit 143' TERM
 
 log() { echo "bench-scale: $*" >&2; }
 
+# A session that outlives every measured one: killing the last session stops the tmux server,
+# and a session started while it exits fails with "server exited unexpectedly" (it ended a run
+# here after the rows before the console's).
+tmux_sessions+=("bench-scale-$$-hold")
+tmux new-session -d -s "bench-scale-$$-hold" "sleep 86400"
+
 log "building kubectl-diagnose and scalegen"
 go build -o "$work/kubectl-diagnose" .
 go build -o "$work/scalegen" ./test/cmd/scalegen

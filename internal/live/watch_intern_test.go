@@ -106,8 +106,8 @@ func TestWatchedPodsShareEqualLabelsAndTolerations(t *testing.T) {
 
 // A watch trims and interns the first read's pods as it lists them, before it publishes them,
 // and its informers pass the same pods through the same transform again while that snapshot is
-// on screen. The second pass must write nothing: under -race, a write to any field the screen reads (labels,
-// tolerations, requirements, managedFields) beside this reader fails the test.
+// on screen. The second pass must write nothing: under -race, a write to any field the screen
+// reads (labels, tolerations, requirements, managedFields) beside this reader fails the test.
 func TestASecondTrimAndInternWritesNothing(t *testing.T) {
 	r := newResourceInterner()
 	mk := func(name string) *corev1.Pod {

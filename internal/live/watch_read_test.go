@@ -68,15 +68,8 @@ func TestWatchListsEveryKindOnceAndStartsItsInformersFromThatRead(t *testing.T) 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	snaps, errs := src.Watch(ctx)
-	select {
-	case s := <-snaps:
-		if len(s.Deployments) != 3 || len(s.Pods) != 3 {
-			t.Fatalf("first snapshot: %d deployments, %d pods; want 3 and 3", len(s.Deployments), len(s.Pods))
-		}
-	case err := <-errs:
-		t.Fatalf("watch error: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("no snapshot within 10s")
+	if s := firstSnapshot(t, snaps, errs); len(s.Deployments) != 3 || len(s.Pods) != 3 {
+		t.Fatalf("first snapshot: %d deployments, %d pods; want 3 and 3", len(s.Deployments), len(s.Pods))
 	}
 	var resources []string
 	for i := range kinds {
@@ -132,13 +125,7 @@ func TestWatchHandsTheWorkloadsOverBeforeTheFirstSnapshot(t *testing.T) {
 			mu.Unlock()
 		},
 	})
-	select {
-	case <-snaps:
-	case err := <-errs:
-		t.Fatalf("watch error: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("no snapshot within 10s")
-	}
+	firstSnapshot(t, snaps, errs)
 	mu.Lock()
 	defer mu.Unlock()
 	if len(rows) != 1 {
@@ -168,15 +155,8 @@ func TestWatchFollowsChangesOnlyOnceReleasedAndMissesNoneMadeMeanwhile(t *testin
 	var once sync.Once
 	release := func() { once.Do(func() { close(hold) }) }
 	snaps, errs := src.WatchWith(ctx, snapshot.WatchHooks{Hold: hold})
-	select {
-	case s := <-snaps:
-		if len(s.Deployments) != 3 {
-			t.Fatalf("first snapshot: %d deployments, want 3", len(s.Deployments))
-		}
-	case err := <-errs:
-		t.Fatalf("watch error: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("no snapshot within 10s")
+	if s := firstSnapshot(t, snaps, errs); len(s.Deployments) != 3 {
+		t.Fatalf("first snapshot: %d deployments, want 3", len(s.Deployments))
 	}
 	if _, err := client.AppsV1().Deployments("shop").Create(ctx, deployment("shop", "late"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -268,13 +248,7 @@ func TestWatchesOutliveTheRequestTimeout(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	snaps, errs := src.Watch(ctx)
-	select {
-	case <-snaps:
-	case err := <-errs:
-		t.Fatalf("watch error: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("no snapshot within 10s")
-	}
+	firstSnapshot(t, snaps, errs)
 	time.Sleep(3500 * time.Millisecond)
 	select {
 	case err := <-errs:

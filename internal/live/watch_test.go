@@ -231,14 +231,7 @@ func TestWatchStoresPodsWithoutWhatNoOneReads(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	snaps, errs := src.Watch(ctx)
-	var s0 *snapshot.Snapshot
-	select {
-	case s0 = <-snaps:
-	case err := <-errs:
-		t.Fatalf("watch error: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("no snapshot within 10s")
-	}
+	s0 := firstSnapshot(t, snaps, errs)
 	waitWatching(t, client, "pods")
 	created := pod("telemetry", "ingester-b", "", func(p *corev1.Pod) {
 		withStatusExtras(p)
@@ -274,6 +267,20 @@ func TestWatchStoresPodsWithoutWhatNoOneReads(t *testing.T) {
 	}
 }
 
+// firstSnapshot waits for a watch's first snapshot; an error or 10 s without one ends the test.
+func firstSnapshot(t *testing.T, snaps <-chan *snapshot.Snapshot, errs <-chan error) *snapshot.Snapshot {
+	t.Helper()
+	select {
+	case s := <-snaps:
+		return s
+	case err := <-errs:
+		t.Fatalf("watch error: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no snapshot within 10s")
+	}
+	return nil
+}
+
 // A watch publishes its first read trimmed and interned as the informers would store it, before
 // any informer runs (they are held here for the whole test): the read does the informers'
 // transform to each object as its list arrives, so no pass over the namespace stands between
@@ -292,14 +299,7 @@ func TestWatchPublishesItsFirstReadTrimmedAndInternedBeforeAnyInformerRuns(t *te
 	hold := make(chan struct{})
 	defer close(hold)
 	snaps, errs := src.WatchWith(ctx, snapshot.WatchHooks{Hold: hold})
-	var s0 *snapshot.Snapshot
-	select {
-	case s0 = <-snaps:
-	case err := <-errs:
-		t.Fatalf("watch error: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("no snapshot within 10s")
-	}
+	s0 := firstSnapshot(t, snaps, errs)
 	if len(s0.Pods) != 2 {
 		t.Fatalf("first snapshot has %d pods, want 2", len(s0.Pods))
 	}

@@ -349,19 +349,7 @@ func TestWatchEmitsOnChange(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	snaps, errs := src.Watch(ctx)
-	next := func() *snapshot.Snapshot {
-		t.Helper()
-		select {
-		case s := <-snaps:
-			return s
-		case err := <-errs:
-			t.Fatalf("watch error: %v", err)
-		case <-time.After(10 * time.Second):
-			t.Fatal("no snapshot within 10s")
-		}
-		return nil
-	}
-	first := next()
+	first := firstSnapshot(t, snaps, errs)
 	if len(first.Deployments) != 1 {
 		t.Fatalf("first snapshot deployments = %d, want 1", len(first.Deployments))
 	}

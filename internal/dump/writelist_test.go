@@ -6,13 +6,17 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
@@ -33,9 +37,15 @@ func TestWriteListAsMarshalIndent(t *testing.T) {
 		"EndpointSliceList": &discoveryv1.EndpointSliceList{Items: derefs(s.EndpointSlices)},
 		"DaemonSetList":     &appsv1.DaemonSetList{},
 		"StatefulSetList":   &appsv1.StatefulSetList{Items: []appsv1.StatefulSet{}},
+		// What Write writes: a kind's items, held as any.
+		"PodList as items":            &itemList{Items: derefs(s.Pods)},
+		"EventList as items":          &itemList{Items: derefs(s.Events)},
+		"JobList as items, none":      &itemList{Items: []batchv1.Job(nil)},
+		"CronJobList as items, empty": &itemList{Items: []batchv1.CronJob{}},
 	}
-	for kind, list := range lists {
-		t.Run(kind, func(t *testing.T) {
+	for name, list := range lists {
+		t.Run(name, func(t *testing.T) {
+			kind, _, _ := strings.Cut(name, " ")
 			list.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: kind})
 			want, err := json.MarshalIndent(list, "", "    ")
 			if err != nil {
@@ -55,6 +65,49 @@ func TestWriteListAsMarshalIndent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWriteListWritesAnItemAtATime: what Write hands writeList (a kind's items as any) is
+// written an item at a time, never the whole list in one piece.
+func TestWriteListWritesAnItemAtATime(t *testing.T) {
+	s := scaleSnapshot(t, 20, 1, 0)
+	biggest := 0
+	for _, p := range s.Pods {
+		data, err := json.MarshalIndent(p, "        ", "    ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		biggest = max(biggest, len(data))
+	}
+	list := &itemList{Items: snapshot.Kinds[kindIndex(t, "Pod")].Items(s, func(metav1.Object) bool { return true })}
+	list.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "PodList"})
+	var w writeSizes
+	if err := writeList(&w, list); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Pods) < 20 || w.largest > biggest {
+		t.Errorf("%d pods written in %d writes, the largest %d bytes; want none larger than a pod's %d", len(s.Pods), w.writes, w.largest, biggest)
+	}
+}
+
+// writeSizes counts the writes made to it and the largest.
+type writeSizes struct{ writes, largest int }
+
+func (w *writeSizes) Write(p []byte) (int, error) {
+	w.writes++
+	w.largest = max(w.largest, len(p))
+	return len(p), nil
+}
+
+func kindIndex(t *testing.T, kind string) int {
+	t.Helper()
+	for i := range snapshot.Kinds {
+		if snapshot.Kinds[i].Kind == kind {
+			return i
+		}
+	}
+	t.Fatalf("no kind %s", kind)
+	return -1
 }
 
 func derefs[T any](ps []*T) []T {

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -20,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
 // TestWriteListAsMarshalIndent: a list written an item at a time is byte for byte what

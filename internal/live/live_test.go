@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
@@ -541,6 +542,32 @@ func TestTuneAsksForProtobufAndBoundsEveryRequest(t *testing.T) {
 	}
 	if got := tune(&rest.Config{Timeout: 3 * time.Second}).Timeout; got != 3*time.Second {
 		t.Errorf("timeout = %v, want --request-timeout's 3s", got)
+	}
+	if got := tune(&rest.Config{QPS: 20, Burst: 40}); got.QPS != 20 || got.Burst != 40 {
+		t.Errorf("QPS %v, burst %d, want a caller's own 20 and 40 kept", got.QPS, got.Burst)
+	}
+}
+
+// A kubeconfig's client has no rate of its own: every group's client of a source sends as fast
+// as its requests in flight allow, and the server's flow control says when that is too fast.
+func TestSourceClientsAreNotThrottledOnTheClientSide(t *testing.T) {
+	src, err := newSource(&rest.Config{Host: "https://example.invalid"}, "", "default", Options{}, NewConnections(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	watchClient, err := src.watchClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]kubernetes.Interface{"lists": src.client, "watches": watchClient} {
+		for group, rc := range map[string]rest.Interface{
+			"core": c.CoreV1().RESTClient(), "apps": c.AppsV1().RESTClient(),
+			"batch": c.BatchV1().RESTClient(), "discovery": c.DiscoveryV1().RESTClient(),
+		} {
+			if l := rc.GetRateLimiter(); l != nil {
+				t.Errorf("%s, %s group: a client-side rate limiter (%T, %v a second)", name, group, l, l.QPS())
+			}
+		}
 	}
 }
 

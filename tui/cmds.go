@@ -115,8 +115,8 @@ type watchStream struct {
 	rows     chan *snapshot.Snapshot
 	// inc diagnoses the snapshots against the last one.
 	inc *incremental
-	// diagnosed lets the watch follow changes once a snapshot is diagnosed (it ends the hold,
-	// snapshot.WatchHooks.Hold); nil when the watch does not wait.
+	// diagnosed lets the watch follow changes (it ends the hold, snapshot.WatchHooks.Hold);
+	// nil when the watch does not wait or was let go. Only Update touches it.
 	diagnosed func()
 }
 
@@ -236,7 +236,8 @@ func (m *Model) startWatch(watch WatchFunc) tea.Cmd {
 	gen, at, diag := m.gen, m.opts.At, m.diagnose
 	inc := &incremental{diagnose: m.diagnose, rediag: m.rediagnose, now: m.now}
 	// The first diagnosis is the one the user waits for: the watch's informers fill their
-	// caches after it, not on the same cores at the same time.
+	// caches (and the watch collects its read's garbage) once it is on screen, not on the same
+	// cores at the same time (onWatch releases them).
 	hold := make(chan struct{})
 	var release sync.Once
 	diagnosed := func() { release.Do(func() { close(hold) }) }
@@ -270,9 +271,6 @@ func waitWatch(ctx context.Context, gen int, st *watchStream, at *time.Time, dia
 					data = st.inc.next(s, at)
 				} else {
 					data = newDataset(s, at, diag)
-				}
-				if st.diagnosed != nil {
-					st.diagnosed()
 				}
 				return watchMsg{gen: gen, data: data, stream: st}
 			case err, ok := <-errs:

@@ -136,8 +136,23 @@ func TestTheWatchFollowsChangesOnceTheFirstSnapshotIsDiagnosed(t *testing.T) {
 	}
 	select {
 	case <-held:
+		t.Fatal("the hold was released before the console took the first diagnosis: the informers would fill their caches while its frame is drawn")
 	default:
-		t.Fatal("the hold was not released after the first diagnosis: the watch would never follow changes")
+	}
+	_, next := m.Update(msg)
+	if next == nil {
+		t.Fatal("no command after the first diagnosis: the watch is not waited on")
+	}
+	// The watch's next wait, which blocks (nothing more is sent), releases the hold meanwhile.
+	go next()
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the hold was not released after the first diagnosis was on screen: the watch would never follow changes")
+	}
+	m.Update(watchMsg{gen: m.gen, data: msg.data, stream: msg.stream})
+	if msg.stream.diagnosed != nil {
+		t.Error("the stream still holds its release after the first diagnosis: every snapshot would arm another")
 	}
 }
 

@@ -191,8 +191,25 @@ func (m *Model) onWatch(msg watchMsg) tea.Cmd {
 		m.refreshing = false
 		m.seq = -1
 		m.setData(msg.data)
+		if st := msg.stream; st != nil && st.diagnosed != nil {
+			release := st.diagnosed
+			st.diagnosed = nil
+			return afterFrame(release, waitWatch(m.ctx, msg.gen, msg.stream, m.opts.At, m.diagnose))
+		}
 	}
 	return waitWatch(m.ctx, msg.gen, msg.stream, m.opts.At, m.diagnose)
+}
+
+// afterFrame is cmd that also calls release once the frame of the Update that returned it is
+// on the terminal: a command starts as Update returns, View runs right then, and the renderer
+// writes what it drew within one frame interval. Released at the first diagnosis instead, the
+// watch's informers filled their caches from its read and the watch marked its whole heap
+// while that frame was drawn, on the same cores.
+func afterFrame(release func(), cmd tea.Cmd) tea.Cmd {
+	return func() tea.Msg {
+		time.AfterFunc(2*time.Second/frameRate, release)
+		return cmd()
+	}
 }
 
 // watchFunc returns how the current source is watched, or nil: the first source through

@@ -3,9 +3,7 @@ package live
 import (
 	"reflect"
 	"slices"
-	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"unsafe"
 
@@ -30,7 +28,11 @@ type resourceInterner struct {
 	seen        map[string]corev1.ResourceRequirements
 	labels      map[string]map[string]string
 	tolerations map[string][]corev1.Toleration
-	key         strings.Builder
+	// key and names are reused from pod to pod: a key is looked up as string(key), which does not
+	// copy it, and only a key kept is made a string of its own (built afresh, the keys were most of
+	// the 22 allocations a pod took here).
+	key   []byte
+	names []string
 }
 
 func newResourceInterner() *resourceInterner {
@@ -48,47 +50,39 @@ func (r *resourceInterner) pod(p *corev1.Pod) {
 		}
 	}
 	if len(p.Labels) > 0 {
-		r.key.Reset()
-		names := make([]string, 0, len(p.Labels))
+		r.names = r.names[:0]
 		for k := range p.Labels {
-			names = append(names, k)
+			r.names = append(r.names, k)
 		}
-		sort.Strings(names)
-		for _, k := range names {
-			r.key.WriteString(k)
-			r.key.WriteByte(0)
-			r.key.WriteString(p.Labels[k])
-			r.key.WriteByte(0)
+		slices.Sort(r.names)
+		r.key = r.key[:0]
+		for _, k := range r.names {
+			r.key = append(append(r.key, k...), 0)
+			r.key = append(append(r.key, p.Labels[k]...), 0)
 		}
-		k := r.key.String()
-		if shared, ok := r.labels[k]; ok {
+		if shared, ok := r.labels[string(r.key)]; ok {
 			if !sameMap(p.Labels, shared) {
 				p.Labels = shared
 			}
 		} else if len(r.labels) < maxInterned {
-			r.labels[k] = p.Labels
+			r.labels[string(r.key)] = p.Labels
 		}
 	}
 	if len(p.Spec.Tolerations) > 0 {
-		r.key.Reset()
+		r.key = r.key[:0]
 		for _, t := range p.Spec.Tolerations {
-			r.key.WriteString(t.Key)
-			r.key.WriteByte(0)
-			r.key.WriteString(string(t.Operator))
-			r.key.WriteByte(0)
-			r.key.WriteString(t.Value)
-			r.key.WriteByte(0)
-			r.key.WriteString(string(t.Effect))
-			r.key.WriteByte(0)
+			r.key = append(append(r.key, t.Key...), 0)
+			r.key = append(append(r.key, t.Operator...), 0)
+			r.key = append(append(r.key, t.Value...), 0)
+			r.key = append(append(r.key, t.Effect...), 0)
 			if t.TolerationSeconds != nil {
-				r.key.WriteString(strconv.FormatInt(*t.TolerationSeconds, 10))
+				r.key = strconv.AppendInt(r.key, *t.TolerationSeconds, 10)
 			} else {
-				r.key.WriteByte('-')
+				r.key = append(r.key, '-')
 			}
-			r.key.WriteByte(0)
+			r.key = append(r.key, 0)
 		}
-		k := r.key.String()
-		if shared, ok := r.tolerations[k]; ok {
+		if shared, ok := r.tolerations[string(r.key)]; ok {
 			if unsafe.SliceData(p.Spec.Tolerations) != unsafe.SliceData(shared) {
 				p.Spec.Tolerations = shared
 			}
@@ -97,7 +91,7 @@ func (r *resourceInterner) pod(p *corev1.Pod) {
 			if cap(p.Spec.Tolerations) != len(p.Spec.Tolerations) {
 				p.Spec.Tolerations = slices.Clip(p.Spec.Tolerations)
 			}
-			r.tolerations[k] = p.Spec.Tolerations
+			r.tolerations[string(r.key)] = p.Spec.Tolerations
 		}
 	}
 }
@@ -106,18 +100,16 @@ func (r *resourceInterner) intern(rr *corev1.ResourceRequirements) {
 	if len(rr.Claims) > 0 || (rr.Limits == nil && rr.Requests == nil) {
 		return
 	}
-	r.key.Reset()
-	writeList(&r.key, "l", rr.Limits)
-	writeList(&r.key, "r", rr.Requests)
-	k := r.key.String()
-	if shared, ok := r.seen[k]; ok {
+	r.key = r.appendList(r.key[:0], 'l', rr.Limits)
+	r.key = r.appendList(r.key, 'r', rr.Requests)
+	if shared, ok := r.seen[string(r.key)]; ok {
 		if !sameMap(rr.Limits, shared.Limits) || !sameMap(rr.Requests, shared.Requests) {
 			*rr = shared
 		}
 		return
 	}
 	if len(r.seen) < maxInterned {
-		r.seen[k] = *rr
+		r.seen[string(r.key)] = *rr
 	}
 }
 
@@ -128,27 +120,27 @@ func sameMap[M ~map[K]V, K comparable, V any](a, b M) bool {
 	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
-// writeList writes a resource list as the key of its value: each name with its quantity's
-// canonical form and format, in name order, and whether the list is there at all.
-func writeList(b *strings.Builder, tag string, l corev1.ResourceList) {
-	b.WriteString(tag)
+// appendList appends a resource list to key as the key of its value: each name with its
+// quantity's value (as a canonical mantissa and exponent: equal values alike, where String made a
+// new string for every quantity it does not keep, such as 128Mi) and format, in name order, and
+// whether the list is there at all. Value and format are what String prints from.
+func (r *resourceInterner) appendList(key []byte, tag byte, l corev1.ResourceList) []byte {
+	key = append(key, tag)
 	if l == nil {
-		b.WriteString("-;")
-		return
+		return append(key, "-;"...)
 	}
-	names := make([]string, 0, len(l))
+	r.names = r.names[:0]
 	for n := range l {
-		names = append(names, string(n))
+		r.names = append(r.names, string(n))
 	}
-	sort.Strings(names)
-	for _, n := range names {
+	slices.Sort(r.names)
+	for _, n := range r.names {
 		q := l[corev1.ResourceName(n)]
-		b.WriteString(n)
-		b.WriteByte('=')
-		b.WriteString(q.String())
-		b.WriteByte('/')
-		b.WriteString(string(q.Format))
-		b.WriteByte(',')
+		key = append(append(key, n...), '=')
+		var exp int32
+		key, exp = q.AsCanonicalBytes(key)
+		key = append(strconv.AppendInt(append(key, 'e'), int64(exp), 10), '/')
+		key = append(append(key, q.Format...), ',')
 	}
-	b.WriteByte(';')
+	return append(key, ';')
 }

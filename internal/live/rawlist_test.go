@@ -166,3 +166,52 @@ func TestPodsReadFromAProtobufListAreCollectedApart(t *testing.T) {
 		t.Error("the kept pod has no name")
 	}
 }
+
+// A pod list decoded on several cores is the generated decoder's, pod for pod and in order; a
+// pod that does not decode fails the whole list, wherever it lies.
+func TestPodsDecodedApartOnEveryCoreAreTheListInOrder(t *testing.T) {
+	raw := benchPodList(t, 3*minPodsAWorker+7)
+	want := &corev1.PodList{}
+	if err := want.Unmarshal(raw); err != nil {
+		t.Fatal(err)
+	}
+	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(4))
+	got, ok, err := podsApart(raw)
+	if !ok || err != nil {
+		t.Fatalf("podsApart: ok %v, %v", ok, err)
+	}
+	l := got.(*metav1.List)
+	if l.ResourceVersion != want.ResourceVersion || len(l.Items) != len(want.Items) {
+		t.Fatalf("version %q, %d pods; want %q, %d", l.ResourceVersion, len(l.Items), want.ResourceVersion, len(want.Items))
+	}
+	for i, it := range l.Items {
+		if p, _ := it.Object.(*corev1.Pod); p == nil || !equality.Semantic.DeepEqual(*p, want.Items[i]) {
+			t.Fatalf("pod %d is not the list's %s", i, want.Items[i].Name)
+		}
+	}
+
+	// The last pod's encoding cut short: the last worker's range.
+	broken := append([]byte(nil), raw[:len(raw)-1]...)
+	if _, ok, err := podsApart(broken); ok && err == nil {
+		t.Error("a list whose last pod is cut short decoded")
+	}
+	// A pod in the middle whose metadata claims more bytes than the pod has.
+	var mid []byte
+	items := 0
+	for b := raw; len(b) > 0; {
+		field, _, n := protoTag(b)
+		_, m := protoBytes(b[n:])
+		if field == 2 {
+			if items++; items == len(want.Items)/2 {
+				mid = append(mid, 0x12, 2, 0x0a, 0x7f)
+				b = b[n+m:]
+				continue
+			}
+		}
+		mid = append(mid, b[:n+m]...)
+		b = b[n+m:]
+	}
+	if _, ok, err := podsApart(mid); !ok || err == nil {
+		t.Errorf("a list with a pod that does not decode in the middle: ok %v, err %v; want its error", ok, err)
+	}
+}

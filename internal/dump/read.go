@@ -62,7 +62,22 @@ type Options struct {
 	// kinds, from the read's goroutine; a directory's workload lists are read first. It must
 	// not block.
 	Workloads func(*snapshot.Snapshot)
+	// ForLatency trades memory for the read's wall time, for a caller whose user waits on the
+	// read (the console): the heap floor is held at latencyFloor times the dump's size rather
+	// than once (see heapFloor).
+	ForLatency bool
 }
+
+// latencyFloor is the heap floor of a read for latency, in dump sizes. A read allocates about
+// 1.3 times the dump (the objects it keeps, about the dump's size, and what it splits and
+// drops), so a floor of once the dump lets the heap reach the collector's goal near the read's
+// end, and that one cycle marks nearly everything read to free a fifth of it: about 130 ms of
+// CPU on the 20,000-pod dump, 15-20% of the whole audit's wall on two cores. At half again the
+// dump the goal lies past all the read allocates. The cost is what that cycle would have freed,
+// resident until the next one: 20-30 MB more peak (5-7%) on the three dumps of
+// hack/bench-dump.sh (BENCHMARKS.md). The audit does not take it: its goal is a peak of at
+// most 1.5 times the objects kept, the console's a third of k9s's.
+const latencyFloor = 1.5
 
 func (o Options) budget() *budget {
 	b := &budget{maxObject: o.MaxObjectSize, maxDump: o.MaxDumpSize}
@@ -287,7 +302,11 @@ func (r *reader) expect(size int64) {
 	if r.budget.maxDump > 0 {
 		size = min(size, r.budget.maxDump)
 	}
-	r.floor = heapFloor(size)
+	floor := size
+	if r.opts.ForLatency && size >= minHeapFloor {
+		floor = int64(float64(size) * latencyFloor)
+	}
+	r.floor = heapFloor(floor)
 	if floorSet != nil {
 		floorSet()
 	}
@@ -318,15 +337,16 @@ var (
 // so the collector found little to free in the ten cycles it ran while the heap grew to the
 // dump's size, each marking everything read so far (0.45 s of marking in the last two of a
 // 277 MB dump's). With the floor the read runs the floor's own cycles (one or two, over the
-// few megabytes the process holds) and about one more near its end. What the read does not
-// keep (split buffers, log lines past the tails kept) may now stand until the heap is twice
-// the dump: with the first piece's zeroing, 5-8% more peak RSS on dumps with and without logs
-// (BENCHMARKS.md). The goal the read's last cycle set counts the floor until the next cycle,
-// so a process that goes on allocating after the read (serve --dump without a memory limit)
-// may let up to the floor's size more stand once, before its first cycle after it; a command
-// that diagnoses once and exits, or the console, allocates far less than that. (Letting the
-// floor go right after a collection of its own, so that the read's last cycle does not count
-// it, cost 10% more peak RSS.) Nothing writes the floor, so its pages cost no resident memory,
+// few megabytes the process holds) and about one more near its end (none when it is held for
+// latency, Options.ForLatency). What the read does not keep (split buffers, log lines past
+// the tails kept) may now stand until the heap is twice the dump: with the first piece's
+// zeroing, 5-8% more peak RSS on dumps with and without logs (BENCHMARKS.md). The goal the
+// read's last cycle set counts the floor until the next cycle, so a process that goes on
+// allocating after the read (serve --dump without a memory limit) may let up to the floor's
+// size more stand once, before its first cycle after it; a command that diagnoses once and
+// exits, or the console, allocates far less than that. (Letting the floor go right after a
+// collection of its own, so that the read's last cycle does not count it, cost 10% more peak
+// RSS.) Nothing writes the floor, so its pages cost no resident memory,
 // unless the allocator zeroes them (see its pieces below).
 //
 // Nil below minHeapFloor, and under a memory limit (GOMEMLIMIT, which serve's Deployment sets

@@ -143,6 +143,7 @@ func (o *RootOptions) Run(ctx context.Context) error {
 		src = openDemo(o.Source)
 	} else {
 		var err error
+		o.Source.forLatency = o.Interactive()
 		if src, err = o.Source.open(); err != nil {
 			return err
 		}

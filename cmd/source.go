@@ -45,6 +45,9 @@ type SourceOptions struct {
 	// fleetKubeconfig, set for one context of a fleet, is the fleet's kubeconfig, read once:
 	// the context's source is built from it instead of reading the files again.
 	fleetKubeconfig *live.Kubeconfig
+	// forLatency reads a dump for a user who waits on it, at some memory (dump.Options.ForLatency):
+	// the console sets it, the audit does not.
+	forLatency bool
 }
 
 // NewSourceOptions returns options with kubectl's flag defaults.
@@ -152,7 +155,7 @@ func (o *SourceOptions) openKube() (*openedSource, error) {
 	if o.DumpPath != "" {
 		src := dump.Source{Path: o.DumpPath, Stdin: o.Stdin, Options: dump.Options{
 			MaxObjectSize: o.MaxObjectSizeMiB << 20, MaxDumpSize: o.MaxDumpSizeMiB << 20,
-			Namespace: o.Namespace, Namespaces: o.namespaces(), At: o.At,
+			Namespace: o.Namespace, Namespaces: o.namespaces(), At: o.At, ForLatency: o.forLatency,
 		}}
 		return &openedSource{Source: &scopedSource{src: src, namespaces: o.namespaces(), at: o.At, origin: o.dumpOrigin(), selector: o.Selector}, Label: "dump"}, nil
 	}

@@ -61,3 +61,53 @@ func TestDumpRowsAreScopedAsTheSnapshot(t *testing.T) {
 		t.Errorf("progress named %v, want deployments and pods among them", kinds)
 	}
 }
+
+// The console reads a dump for latency (dump.Options.ForLatency), spending memory its budget
+// has room for on the wait for its first screen; the audit, whose goal is its peak, reads it
+// as before, also when the root command prints the audit table off a terminal.
+func TestOnlyTheConsoleReadsADumpForLatency(t *testing.T) {
+	forLatency := func(t *testing.T, src snapshot.Source) bool {
+		t.Helper()
+		scoped, ok := src.(*scopedSource)
+		if !ok {
+			t.Fatalf("the source is a %T, want the scoped dump", src)
+		}
+		d, ok := scoped.src.(dump.Source)
+		if !ok {
+			t.Fatalf("the scoped source is a %T, want a dump", scoped.src)
+		}
+		return d.Options.ForLatency
+	}
+	path := scenarioDump("dev-web")
+	var console tui.Options
+	if _, _, err := run(t, nil, hooks{
+		interactive: func() bool { return true },
+		console:     func(_ context.Context, o tui.Options) error { console = o; return nil },
+	}, "--dump", path); err != nil {
+		t.Fatal(err)
+	}
+	if !forLatency(t, console.Source) {
+		t.Error("the console reads the dump as the audit does, not for latency")
+	}
+
+	var root *RootOptions
+	if _, _, err := run(t, nil, hooks{
+		interactive: func() bool { return false },
+		runRoot:     func(o *RootOptions) error { root = o; return o.Run(context.Background()) },
+	}, "--dump", path); err != nil {
+		t.Fatal(err)
+	}
+	p, err := parseArgs("audit", "--dump", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, o := range map[string]*SourceOptions{"the audit table off a terminal": root.Source, "audit": p.audit.Source} {
+		src, err := o.open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if forLatency(t, src.Source) {
+			t.Errorf("%s reads the dump for latency", name)
+		}
+	}
+}

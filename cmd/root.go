@@ -177,7 +177,7 @@ func (o *RootOptions) consoleOptions(src *openedSource) tui.Options {
 		opts.Source = src.live
 		opts.Namespaces = src.liveNamespaces
 		opts.SwitchNamespace = src.switchNamespace
-		opts.Watch = src.consoleWatch
+		opts.Watch = firstReadForLatency(src.consoleWatch)
 		opts.ListNamespaces = src.listNamespaces
 		if o.Source.Metrics.Config != nil {
 			opts.MetricsRefresh = o.Source.Metrics.Refresh

@@ -138,17 +138,18 @@ func (o *RootOptions) Run(ctx context.Context) error {
 	if o.Source.Fleet.On() {
 		return o.runFleet(ctx)
 	}
+	interactive := o.Interactive()
 	var src *openedSource
 	if o.Demo {
 		src = openDemo(o.Source)
 	} else {
 		var err error
-		o.Source.forLatency = o.Interactive()
+		o.Source.forLatency = interactive
 		if src, err = o.Source.open(); err != nil {
 			return err
 		}
 	}
-	if !o.Interactive() {
+	if !interactive {
 		snap, r, err := src.diagnose(ctx)
 		if err != nil {
 			return err

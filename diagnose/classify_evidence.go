@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -389,7 +390,7 @@ func normalizeEventText(name, uid, m string) string {
 	if hasDashOff(m) {
 		m = backoffDuration.ReplaceAllString(m, "back-off <d>")
 	}
-	return withoutVariables(m)
+	return facts.Key(m)
 }
 
 // hasDashOff reports whether s holds "-off" in any case.
@@ -441,11 +442,11 @@ func logEvidence(b *evidenceBuilder, w *workload) {
 			ob := &obs.list[k]
 			lf := ob.line
 			if lf == nil || lf.logItem == nil || lf.logOwner != lb {
-				rd := ob.reduced()
-				if rd == nil {
+				sig := ob.signal()
+				if !sig.Failing {
 					continue
 				}
-				e := lb.add(SourceLog, "LogLine", rd.key, rd.text, obj, 1, nil)
+				e := lb.add(SourceLog, "LogLine", sig.Key, sig.Text, obj, 1, nil)
 				cites = append(cites, lineCite{e, int32(k)})
 				if lf != nil {
 					lf.logItem, lf.logOwner = e, lb
@@ -552,7 +553,7 @@ func failedFromStartText(rev *revision) string {
 		return ""
 	}
 	return fmt.Sprintf("; revision %d's copies were Ready for a while but failed from their first moments: %s logged %q at %s, %s after it started, and still logs it",
-		rev.Number, ff.Pod, clip(logText(ff.Line), 120), clock(ff.At), humanDuration(ff.At.Sub(ff.Started)))
+		rev.Number, ff.Pod, clip(facts.ReadLine(ff.Line).Text, 120), clock(ff.At), humanDuration(ff.At.Sub(ff.Started)))
 }
 
 // visibilityEvidence says what the source could not read in the workload's namespace.

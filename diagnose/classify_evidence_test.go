@@ -3,6 +3,8 @@ package diagnose
 import (
 	"strings"
 	"testing"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 )
 
 // normalizeEventTextByRegexp is normalizeEventText with both expressions always run.
@@ -15,7 +17,7 @@ func normalizeEventTextByRegexp(name, uid, m string) string {
 	}
 	m = strings.TrimPrefix(m, "(combined from similar events): ")
 	m = generatedSuffix.ReplaceAllString(m, "$1-<suffix>")
-	return withoutVariables(backoffDuration.ReplaceAllString(m, "back-off <d>"))
+	return facts.Key(backoffDuration.ReplaceAllString(m, "back-off <d>"))
 }
 
 // FuzzNormalizeEventText holds the literal checks in front of the expressions to them.

@@ -160,8 +160,8 @@ func failureSignal(w *workload, copies []*copyFacts) string {
 		}
 		from, to := obs.logLines(i)
 		for k := from; k < to; k++ {
-			if rd := obs.list[k].reduced(); rd != nil {
-				return fmt.Sprintf("their logs report failures (%s)", clip(rd.text, 120))
+			if sig := obs.list[k].signal(); sig.Failing {
+				return fmt.Sprintf("their logs report failures (%s)", clip(sig.Text, 120))
 			}
 		}
 	}

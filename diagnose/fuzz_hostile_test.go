@@ -45,23 +45,6 @@ func FuzzDescend(f *testing.F) {
 	})
 }
 
-// FuzzReduceLogLine feeds any line to the log-line reducer: it never panics, and what it keeps
-// is part of the line.
-func FuzzReduceLogLine(f *testing.F) {
-	for _, s := range []string{
-		"panic: runtime error: index out of range", `{"level":"error","msg":"dial tcp 10.0.0.1:5432: connection refused"}`,
-		"Request log error: x", "level=fatal msg=\"boom\" err=\"x", "\xff\xfe error",
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, line string) {
-		r := reduceLogLine(line)
-		if r != nil && len(r.text) > len(line)+64 {
-			t.Fatalf("reduced text %d bytes from a %d-byte line", len(r.text), len(line))
-		}
-	})
-}
-
 // TestUntilStops checks the cancellation hook: a closed channel stops the diagnosis
 // with ErrCanceled, an open one changes nothing.
 func TestUntilStops(t *testing.T) {

@@ -1,11 +1,8 @@
 package diagnose
 
 import (
-	"encoding/json"
-	"errors"
 	"net"
 	"regexp"
-	"strings"
 	"testing"
 )
 
@@ -123,43 +120,6 @@ func TestMatchValue(t *testing.T) {
 	}
 }
 
-func TestFailureLine(t *testing.T) {
-	tests := []struct {
-		line string
-		want bool
-	}{
-		{`{"level":"warn","msg":"upstream dial failed, will retry"}`, true},
-		{`{"level":"info","msg":"traffic summary","status_5xx":0,"upstream_errors":0}`, false},
-		{`time=2026-11-24T19:48:50.429Z level=INFO msg="connected to queue"`, false},
-		{`time=2026-11-24T19:48:50.429Z level=ERROR msg="decode failed"`, true},
-		{`10.244.3.1 - - [24/Nov/2026:10:20:40 +0000] "GET /healthz HTTP/1.1" 404 153 "-" "kube-probe/1.37" "-"`, true},
-		{`10.244.3.1 - - [24/Nov/2026:10:20:45 +0000] "GET /health HTTP/1.1" 200 2 "-" "kube-probe/1.37" "-"`, false},
-		{`2026/11/24 10:20:40 [error] 34#34: *1 open() "/usr/share/nginx/html/healthz" failed`, true},
-		{`2026/11/24 10:20:35 [notice] 1#1: start worker processes`, false},
-		{`E1124 10:20:40.123456       1 main.go:42] cannot load config`, true},
-		{`flag provided but not defined: -listen-address`, true},
-		{`Request log error: container "worker" in pod "report-worker-774b5c5947-c8j8l" is waiting to start: CreateContainerConfigError`, false},
-		{`2026-11-24 10:20:35.120  INFO 1 --- [main] o.s.b.w.embedded.tomcat.TomcatWebServer : Tomcat started on port(s): 8080`, false},
-		{`2026-11-24 10:20:35.120 ERROR 1 --- [main] o.s.boot.SpringApplication : Application run failed`, true},
-		// Lines with no level that still say the program cannot go on: Go's log.Fatal, a Python
-		// exception's last line, a Java exception, sh -u.
-		{`2026/11/24 10:20:35 DATABASE_URL is not set`, true},
-		{`KeyError: 'DATABASE_URL'`, true},
-		{`java.lang.IllegalArgumentException: Could not resolve placeholder 'DB_HOST' in value "${DB_HOST}"`, true},
-		{`/entrypoint.sh: line 4: UPSTREAM_URL: unbound variable`, true},
-		{`panic: API_TOKEN must be set`, true},
-		{`could not connect to server: Connection refused`, true},
-		{`2026/11/24 10:20:35 open /var/lib/api/cache.db: read-only file system`, true},
-		// A name that holds "error" is no failure.
-		{`{"msg":"stats","no_error_count":3}`, false},
-	}
-	for _, tt := range tests {
-		if got := failureLine(tt.line); got != tt.want {
-			t.Errorf("failureLine(%q) = %v, want %v", tt.line, got, tt.want)
-		}
-	}
-}
-
 // FuzzTokenize: any message, however malformed, tokenizes without a panic into well-formed
 // tokens.
 func FuzzTokenize(f *testing.F) {
@@ -186,43 +146,6 @@ func FuzzTokenize(f *testing.F) {
 // The fast paths of the hot loops must decide exactly as the regular expressions and parsers
 // they stand in front of; these fuzz targets (with their seeds run by go test) hold them to it.
 
-// failureLineByRegexp is failureLine without the literal prefilters.
-func failureLineByRegexp(line string) bool {
-	if strings.HasPrefix(line, "Request log error:") {
-		return false
-	}
-	if m := reAccessLog.FindStringSubmatch(line); m != nil {
-		return m[1] >= "400"
-	}
-	if m := reJSONLevel.FindStringSubmatch(line); m != nil {
-		return badLevel(m[1])
-	}
-	if m := reKVLevel.FindStringSubmatch(line); m != nil {
-		return badLevel(m[1])
-	}
-	if reKlogError.MatchString(line) || reWordLevel.MatchString(line) {
-		return true
-	}
-	return reFailureKey.MatchString(line) || reFailureMore.MatchString(line)
-}
-
-func FuzzFailureLinePrefilter(f *testing.F) {
-	for _, s := range []string{
-		`{"level":"warn","msg":"upstream dial failed, will retry"}`,
-		`{"log.level" : "ERROR","message":"x"}`, `{"lvl":"info","error":"none"}`, `{"severity":"CRITICAL"}`,
-		`time=2026-11-24T19:48:50.429Z level=INFO msg="decode failed"`, `severity=warn x`, `lvl=debug error`,
-		`10.244.3.1 - - [24/Nov/2026:10:20:40 +0000] "GET /healthz HTTP/1.1" 404 153 "-"`,
-		`"POST /v1/x HTTP/2" 200 `, `HTTP/1.1 500`, `E1124 10:20:40.123456 1 main.go:42] x`, `all good`,
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, line string) {
-		if got, want := failureLine(line), failureLineByRegexp(line); got != want {
-			t.Errorf("failureLine(%q) = %v, the regular expressions say %v", line, got, want)
-		}
-	})
-}
-
 func FuzzIsTimestamp(f *testing.F) {
 	re := regexp.MustCompile(`^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}`)
 	for _, s := range []string{"2026-11-24T11:05:00Z", "2026-11-24 11:05", "2026-11-24T11:0", "2026-11-24X11:05:00", "１２３４-11-24T11:05", "db-credentials"} {
@@ -242,28 +165,6 @@ func FuzzMayBeIP(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if net.ParseIP(s) != nil && !mayBeIP(s) {
 			t.Errorf("mayBeIP(%q) = false for an IP address", s)
-		}
-	})
-}
-
-// FuzzDecodeLogFields holds the scan of JSON log lines to what json.Unmarshal reads.
-func FuzzDecodeLogFields(f *testing.F) {
-	for _, s := range []string{
-		`{"level":"warn","ts":"2026-11-24T11:05:00Z","msg":"upstream dial failed","error":"dial tcp 10.96.0.7:8443: connect: connection refused"}`,
-		`{"LEVEL":"error","Msg":"a","msg":"b","attempt":3,"ok":true,"n":null,"ctx":{"msg":"inner","l":[1,"x",{"y":"]"}]}}`,
-		`{"err": {"code": 5}, "error" : "x\"y", "endpoint":"h:1"}`, `{"msg":"caf\u00e9"}`, `{"msg":"café"}`,
-		`{"ſeverity":"x","msg":"\xff"}`, `{}`, `{"a":[]}`, `{"msg":1e5 , "level" :"warn" }`, `{"msg":"x"} trailing`, `{"msg":`, `[1,2]`,
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, line string) {
-		var want logFields
-		err := json.Unmarshal([]byte(line), &want)
-		var syntax *json.SyntaxError
-		wantValid := !errors.As(err, &syntax)
-		got, valid := decodeLogFields(line)
-		if valid != wantValid || valid && got != want {
-			t.Errorf("decodeLogFields(%q) = %+v, %v; json.Unmarshal reads %+v, %v (%v)", line, got, valid, want, wantValid, err)
 		}
 	})
 }

@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 )
 
 // RuleEnvVarUnset is the named family's rule for a variable the program says it lacks.
@@ -38,7 +40,7 @@ var goesOn = regexp.MustCompile(`(?i)\b(?:using|defaults? to|defaulting|assuming
 // name as a word with those words right after or right before it, in a line that is no warning
 // and does not say the program goes on without it.
 func saysUnset(text, name string) bool {
-	return namedUnset(text, name) && !warningOnly(text) && !goesOn.MatchString(text)
+	return namedUnset(text, name) && facts.ReadLine(text).Level != facts.LevelWarn && !goesOn.MatchString(text)
 }
 
 // namedUnset reports whether the name occurs as a word with words saying it is unset right
@@ -62,23 +64,6 @@ func namedUnset(text, name string) bool {
 }
 
 func isNameByte(c byte) bool { return isLetter(c) || isDigit(c) || c == '_' }
-
-// warningOnly reports whether a line states its level as a warning.
-func warningOnly(text string) bool {
-	level := ""
-	if m := reJSONLevel.FindStringSubmatch(text); m != nil {
-		level = m[1]
-	} else if m := reKVLevel.FindStringSubmatch(text); m != nil {
-		level = m[1]
-	} else if m := reWordLevel.FindStringSubmatch(text); m != nil {
-		level = m[1]
-	}
-	switch strings.ToLower(level) {
-	case "warn", "warning":
-		return true
-	}
-	return false
-}
 
 // unsetVariables is the rule for a variable the program says it lacks and the container does
 // not set: nothing in the template holds the name, so the general rule finds no field. The

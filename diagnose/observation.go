@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -225,49 +227,35 @@ func (o *Observation) terminationText() string {
 	return s
 }
 
-// failing reports whether a log line reports a failure (failureLine), read once per text.
-func (o *Observation) failing() bool {
-	lf := o.line
-	if lf == nil {
-		return failureLine(o.Text)
+// logLine is a log line's text as the fact base reads it (facts.ReadLine), once per text.
+func (o *Observation) logLine() *facts.Line {
+	if o.line == nil {
+		l := facts.ReadLine(o.Text)
+		return &l
 	}
-	if !lf.failingDone {
-		lf.failing, lf.failingDone = failureLine(o.Text), true
-	}
-	return lf.failing
+	return o.line.read(o.Text)
 }
 
-// reduced is the log line as evidence shows it (reduceLogLine), read once per text.
-func (o *Observation) reduced() *reducedLine {
-	lf := o.line
-	if lf == nil {
-		return reduceLogLine(o.Text)
+// read returns the text read as a log line, reading it the first time.
+func (lf *textFacts) read(text string) *facts.Line {
+	if !lf.lineDone {
+		lf.line, lf.lineDone = facts.ReadLine(text), true
 	}
-	if !lf.reducedDone {
-		lf.reduced, lf.reducedDone = reduceLogLine(o.Text), true
-	}
-	return lf.reduced
+	return &lf.line
 }
 
-func (lf *textFacts) time(line string) (time.Time, bool) {
-	if !lf.atDone {
-		lf.at, lf.dated = logLineTime(line)
-		lf.atDone = true
-	}
-	return lf.at, lf.dated
-}
+// signal is the fact base's verdict on a log line: whether it reports a failure, which one.
+func (o *Observation) signal() facts.Signal { return o.logLine().Signal }
+
+// failing reports whether a log line reports a failure.
+func (o *Observation) failing() bool { return o.signal().Failing }
 
 // dated reports whether a log line carries its own time.
 func (o *Observation) dated() bool {
 	if o.Kind != ObsLogLine {
 		return true
 	}
-	if o.line == nil {
-		_, ok := logLineTime(o.Text)
-		return ok
-	}
-	_, ok := o.line.time(o.Text)
-	return ok
+	return o.logLine().Dated
 }
 
 // eventFirst is when an event was first seen.

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -420,7 +421,7 @@ func (o *observations) observeLog(i int32, l *snapshot.ContainerLog) {
 			o.lines[line] = lf
 		}
 		facts[k] = lf
-		at, _ := lf.time(line)
+		at := lf.read(line).At
 		o.list[base+k] = Observation{Kind: ObsLogLine, Object: obj, name: l.Container, Last: l.Previous, Text: line, line: lf}
 		o.list[base+k].setAt(at)
 	}
@@ -488,7 +489,7 @@ func (l obsLog) list() []Observation {
 		t := &l.tails[i]
 		for _, line := range t.lines {
 			ob := Observation{Kind: ObsLogLine, Object: &t.obj, name: t.container, Last: t.previous, Text: line}
-			at, _ := logLineTime(line)
+			at, _ := facts.LineTime(line)
 			ob.setAt(at)
 			out = append(out, ob)
 		}

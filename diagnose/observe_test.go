@@ -235,27 +235,6 @@ func TestSuspectsCiteObservations(t *testing.T) {
 	}
 }
 
-// FuzzJSONTimeField holds the scan that dates JSON log lines to the regular expression it
-// stands in for.
-func FuzzJSONTimeField(f *testing.F) {
-	for _, s := range []string{
-		`{"level":"warn","ts":"2026-11-24T11:05:00Z","msg":"x"}`, `{"time" : "2026-11-24T11:05:00.123+01:00"}`,
-		`{"timestamp":"","ts":"2026-11-24T11:05:00Z"}`, `{"@timestamp":	"2026-11-24 11:05:00"}`, `{"ts":1732446300}`,
-		`{"msg":"the \"ts\":\"x\" field"}`, `{"times":"no","ts" :"yes"}`, `{"ts"`, `"ts":"a"`, `{"ts":"unterminated`,
-	} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, line string) {
-		want := ""
-		if m := reJSONTime.FindStringSubmatch(line); m != nil {
-			want = m[1]
-		}
-		if got := jsonTimeField(line); got != want {
-			t.Errorf("jsonTimeField(%q) = %q, the regular expression says %q", line, got, want)
-		}
-	})
-}
-
 // TestObserveSizesExactly: the list is allocated at its final size (before log tails).
 func TestObserveSizesExactly(t *testing.T) {
 	for _, vd := range verdictDirs(t) {

@@ -2,7 +2,6 @@ package diagnose
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -108,92 +107,8 @@ func earlyFailingLine(lines []Observation, started, unready time.Time) *failedFr
 	return nil
 }
 
-// failingKey is a failing line's text without its variable parts, as the log evidence groups it.
-func failingKey(l *Observation) string {
-	if rd := l.reduced(); rd != nil {
-		return rd.key
-	}
-	return logText(l.Text)
-}
-
-var (
-	reJSONTime    = regexp.MustCompile(`"(?:ts|time|timestamp|@timestamp)"\s*:\s*"([^"]+)"`)
-	reLeadingTime = regexp.MustCompile(`^\[?(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)`)
-)
-
-// logLineTime reads the time a log line carries itself: a JSON ts/time/timestamp field or a
-// leading RFC 3339 stamp (the one kubectl logs --timestamps writes). Lines without a zone are
-// read as UTC.
-func logLineTime(line string) (time.Time, bool) {
-	var s string
-	if strings.HasPrefix(line, "{") {
-		s = jsonTimeField(line)
-	}
-	// The leading stamp starts with a digit, or '[' and a digit: most lines are decided here.
-	if s == "" && (len(line) > 0 && isDigit(line[0]) || len(line) > 1 && line[0] == '[' && isDigit(line[1])) {
-		if m := reLeadingTime.FindStringSubmatch(line); m != nil {
-			s = m[1]
-		}
-	}
-	if s == "" {
-		return time.Time{}, false
-	}
-	s = strings.Replace(strings.Replace(s, ",", ".", 1), " ", "T", 1)
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04:05.999999999Z0700"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC(), true
-		}
-	}
-	return time.Time{}, false
-}
-
-// jsonTimeField returns what reJSONTime captures in line, by a scan: at each quote, in order,
-// one of the keys, spaces, a colon, spaces and a non-empty quoted value without a quote.
-func jsonTimeField(line string) string {
-	for i := 0; i < len(line); i++ {
-		j := strings.IndexByte(line[i:], '"')
-		if j < 0 {
-			return ""
-		}
-		i += j
-		rest := line[i+1:]
-		var key int
-		switch {
-		case strings.HasPrefix(rest, `ts"`):
-			key = 3
-		case strings.HasPrefix(rest, `time"`):
-			key = 5
-		case strings.HasPrefix(rest, `timestamp"`):
-			key = 10
-		case strings.HasPrefix(rest, `@timestamp"`):
-			key = 11
-		default:
-			continue
-		}
-		k := skipRESpace(rest, key)
-		if k >= len(rest) || rest[k] != ':' {
-			continue
-		}
-		k = skipRESpace(rest, k+1)
-		if k >= len(rest) || rest[k] != '"' {
-			continue
-		}
-		end := strings.IndexByte(rest[k+1:], '"')
-		if end <= 0 {
-			continue
-		}
-		return rest[k+1 : k+1+end]
-	}
-	return ""
-}
-
-// skipRESpace skips what \s matches in RE2: tab, newline, form feed, carriage return, space.
-func skipRESpace(s string, i int) int {
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\f' || s[i] == '\r') {
-		i++
-	}
-	return i
-}
+// failingKey is the failure a failing line reports, as the log evidence groups it.
+func failingKey(l *Observation) string { return l.signal().Key }
 
 // availableAfterRollout reports the Deployment's own record that the current revision served
 // when its copies now crash (a crash loop is Ready between kills, so the ReplicaSet's counts prove

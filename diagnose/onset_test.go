@@ -358,25 +358,3 @@ func TestServiceChangedUnderAServingDeployment(t *testing.T) {
 		})
 	}
 }
-
-func TestLogLineTime(t *testing.T) {
-	for _, tt := range []struct {
-		line string
-		want string
-	}{
-		{`{"level":"warn","ts":"2026-11-24T14:00:32.120Z","msg":"x"}`, "2026-11-24T14:00:32.12Z"},
-		{`{"time":"2026-11-24T14:00:32+01:00","level":"error"}`, "2026-11-24T13:00:32Z"},
-		{`2026-11-24T14:00:32.5Z ERROR boom`, "2026-11-24T14:00:32.5Z"},
-		{`[2026-11-24 14:00:32,250] ERROR boom`, "2026-11-24T14:00:32.25Z"},
-		{`ERROR boom at 2026-11-24T14:00:32Z`, ""},
-	} {
-		got, ok := logLineTime(tt.line)
-		s := ""
-		if ok {
-			s = got.Format(time.RFC3339Nano)
-		}
-		if s != tt.want {
-			t.Errorf("logLineTime(%q) = %q, want %q", tt.line, s, tt.want)
-		}
-	}
-}

@@ -1,7 +1,6 @@
 package diagnose
 
 import (
-	"regexp"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -356,75 +355,4 @@ func podSignals(obs *observations, i int, out []*signal) []*signal {
 		}
 	}
 	return out
-}
-
-var (
-	reAccessLog  = regexp.MustCompile(`"(?:GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS) \S+ HTTP/[0-9.]+" (\d{3}) `)
-	reJSONLevel  = regexp.MustCompile(`"(?:level|lvl|severity|log\.level)"\s*:\s*"([A-Za-z]+)"`)
-	reKVLevel    = regexp.MustCompile(`(?:^|\s)(?:level|lvl|severity)=([A-Za-z]+)`)
-	reWordLevel  = regexp.MustCompile(`(?:^|[\s\[|])(ERROR|FATAL|PANIC|CRITICAL|SEVERE|WARN|WARNING|error|fatal|crit|emerg|alert|warn)(?:[\]\s:|]|$)`)
-	reKlogError  = regexp.MustCompile(`^[EWF]\d{4} \d{2}:\d{2}:\d{2}`)
-	reFailureKey = regexp.MustCompile(`(?i)\b(error|errors?:|failed|failure|fatal|panic|exception|traceback|refused|denied|unauthorized|forbidden|timed out|timeout|no such host|not found|unreachable|cannot|can't|unable|invalid|flag provided but not defined|unknown flag|unrecognized arguments?|reset by peer|broken pipe)\b`)
-	// reFailureMore are the words of lines with no level that still say the program cannot go
-	// on: Go's log.Fatal, a Python exception's last line (KeyError:), a Java exception, sh -u.
-	// Apart from reFailureKey, behind its literals (failureMore): a word ending in error in one
-	// expression made every line that is no failure 60% dearer to read.
-	// The cases are written out, not folded, so that every match holds one of
-	// failureMoreLiterals.
-	reFailureMore = regexp.MustCompile(`\b(?:[A-Za-z]*(?:rror|RROR)|[A-Za-z]*(?:xception|XCEPTION)|[Cc]ould not|COULD NOT|[Nn]ot set|NOT SET|` +
-		`[Uu]nbound variable|UNBOUND VARIABLE|[Mm]ust be set|MUST BE SET|[Rr]ead-only file system|READ-ONLY FILE SYSTEM)\b`)
-)
-
-// failureLine reports whether a log line reports a failure. A line that states its level is
-// taken at its word, so an info line that counts "upstream_errors":0 is not a failure.
-func failureLine(line string) bool {
-	if strings.HasPrefix(line, "Request log error:") {
-		// The kubelet's answer for a container that never started; its state says more.
-		return false
-	}
-	// Each pattern runs only when its literal part is in the line: most lines are decided
-	// without a regular expression.
-	if strings.Contains(line, " HTTP/") {
-		if m := reAccessLog.FindStringSubmatch(line); m != nil {
-			return m[1] >= "400"
-		}
-	}
-	if strings.Contains(line, `"level"`) || strings.Contains(line, `"lvl"`) || strings.Contains(line, `"severity"`) || strings.Contains(line, `"log.level"`) {
-		if m := reJSONLevel.FindStringSubmatch(line); m != nil {
-			return badLevel(m[1])
-		}
-	}
-	if strings.Contains(line, "level=") || strings.Contains(line, "lvl=") || strings.Contains(line, "severity=") {
-		if m := reKVLevel.FindStringSubmatch(line); m != nil {
-			return badLevel(m[1])
-		}
-	}
-	if reKlogError.MatchString(line) || reWordLevel.MatchString(line) {
-		return true
-	}
-	return reFailureKey.MatchString(line) || failureMore(line)
-}
-
-// failureMore is reFailureMore, run only on a line holding one of its literals.
-func failureMore(line string) bool {
-	for _, lit := range failureMoreLiterals {
-		if strings.Contains(line, lit) {
-			return reFailureMore.MatchString(line)
-		}
-	}
-	return false
-}
-
-// failureMoreLiterals: every match of reFailureMore holds one of them.
-var failureMoreLiterals = []string{
-	"rror", "RROR", "xception", "XCEPTION", "ould not", "OULD NOT", "ot set", "OT SET",
-	"nbound variable", "NBOUND VARIABLE", "ust be set", "UST BE SET", "ead-only file system", "EAD-ONLY FILE SYSTEM",
-}
-
-func badLevel(l string) bool {
-	switch strings.ToLower(l) {
-	case "warn", "warning", "error", "err", "fatal", "panic", "dpanic", "critical", "crit", "alert", "emerg", "emergency", "severe":
-		return true
-	}
-	return false
 }

@@ -1,9 +1,9 @@
 package diagnose
 
 import (
-	"time"
-
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 )
 
 // Many workloads log the very same texts (one image behind several Deployments, every client
@@ -17,11 +17,9 @@ const maxCachedTexts = 1 << 16
 
 // textFacts is what a log text says, each part read when first asked.
 type textFacts struct {
-	failingDone, reducedDone, atDone, toksDone, keyDone bool
-	failing                                             bool
-	dated                                               bool
-	reduced                                             *reducedLine
-	at                                                  time.Time
+	lineDone, toksDone, keyDone bool
+	// line is the text read as a log line (facts.ReadLine), once.
+	line facts.Line
 	// toks are the text's tokens (tokenize), key their tokensKey.
 	toks []token
 	key  string

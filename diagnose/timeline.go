@@ -9,6 +9,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 )
 
 // TimelineKind names what kind of moment a timeline entry is.
@@ -202,7 +204,7 @@ func buildTimeline(w *workload, top *Suspect, o onset) []TimelineEntry {
 		if !o.At.IsZero() {
 			msg := "the failure began: " + o.What
 			if o.Line != "" {
-				msg += ": " + clip(logText(o.Line), 160)
+				msg += ": " + clip(facts.ReadLine(o.Line).Text, 160)
 			}
 			obj := self
 			if o.Pod != "" {
@@ -256,7 +258,7 @@ func onsetEvidence(w *workload, top *Suspect, cause Cause, o onset) *Evidence {
 		parts = append(parts, s)
 	}
 	if !o.At.IsZero() && o.Line != "" {
-		s := fmt.Sprintf("the first failing line (%s) is %q", clock(o.At), clip(logText(o.Line), 120))
+		s := fmt.Sprintf("the first failing line (%s) is %q", clock(o.At), clip(facts.ReadLine(o.Line).Text, 120))
 		if top != nil && top.Value != "" && strings.Contains(o.Line, top.Value) {
 			s = fmt.Sprintf("the first failing line (%s) names %s", clock(o.At), top.Value)
 			if cause == CauseSpec && top.PreviousValue != "" && top.PreviousValue != top.Value && h.Current != nil {

@@ -1,0 +1,206 @@
+package facts
+
+import (
+	"sort"
+	"strings"
+)
+
+// Severity grades a failure signal.
+type Severity uint8
+
+// The severities, least first. SeverityNone is a fact that signals no failure.
+const (
+	SeverityNone Severity = iota
+	SeverityInfo
+	SeverityWarning
+	SeverityError
+)
+
+var severityNames = [...]string{SeverityNone: "", SeverityInfo: "info", SeverityWarning: "warning", SeverityError: "error"}
+
+// String names the severity ("" for none).
+func (s Severity) String() string {
+	if int(s) < len(severityNames) {
+		return severityNames[s]
+	}
+	return ""
+}
+
+// Signal is the one verdict on whether a fact reports a failure.
+type Signal struct {
+	Failing  bool
+	Severity Severity
+	// Key names the failure: the same for every copy, level and encoding that reports it
+	// (words lowercased, variable parts such as ids, addresses and counts as #, field names
+	// and the level left out).
+	Key string
+	// Text is the failure as evidence shows it.
+	Text string
+}
+
+// failurePhrases say that something failed, read in what a line reports (never in its field
+// names: "upstream_errors":0 is no failure), as whole words. A word that ends in "error" or
+// "exception" (IOError, ConnectException) is read too (wordFailure).
+var failurePhrases = []string{
+	"error", "errors:", "failed", "failure", "failing", "fatal", "panic", "exception", "traceback",
+	"refused", "denied", "unauthorized", "forbidden", "timed out", "timeout", "no such host",
+	"not found", "unreachable", "cannot", "can't", "unable", "invalid", "could not",
+	"flag provided but not defined", "unknown flag", "unrecognized argument", "unrecognized arguments",
+	"reset by peer", "broken pipe", "not set", "unbound variable", "must be set",
+	"read-only file system", "no such file or directory", "killed", "unhealthy", "out of memory", "oom", "retrying",
+	"no route to host", "unexpected eof", "certificate signed by unknown authority",
+	"certificate has expired",
+}
+
+// negations before a failure word say there was none ("0 errors", "no failures").
+var negations = []string{"0 ", "no ", "without ", "zero "}
+
+// lineSignal is the verdict on a line whose message readMessage found.
+func lineSignal(line string, m *message) Signal {
+	if strings.HasPrefix(line, "Request log error:") || strings.HasPrefix(line, "unable to retrieve container logs") {
+		// kubectl's and the kubelet's own words for a container that never started: its
+		// state says more.
+		return Signal{}
+	}
+	failing := false
+	switch {
+	case m.format == "access":
+		failing = m.status >= 400
+	case m.level == LevelDebug:
+		// Debug output narrates what the program tries; it is not its verdict.
+	case m.level == LevelError:
+		failing = true
+	default:
+		failing = saysFailure(m.says)
+	}
+	if !failing {
+		return Signal{}
+	}
+	sev := SeverityWarning
+	switch m.level {
+	case LevelError:
+		sev = SeverityError
+	case LevelInfo:
+		sev = SeverityInfo
+	}
+	if m.format == "access" && m.status >= 500 {
+		sev = SeverityError
+	}
+	text := m.shown
+	if text == "" {
+		text = m.says
+	}
+	return Signal{Failing: true, Severity: sev, Key: Key(m.says), Text: text}
+}
+
+// SaysFailure reports whether a message says that something failed.
+func SaysFailure(msg string) bool { return saysFailure(msg) }
+
+func saysFailure(msg string) bool {
+	lower := strings.ToLower(msg)
+	for _, p := range failurePhrases {
+		for from := 0; ; {
+			i := strings.Index(lower[from:], p)
+			if i < 0 {
+				break
+			}
+			i += from
+			from = i + 1
+			if wholeWord(lower, i, i+len(p)) && !negated(lower, i) {
+				return true
+			}
+		}
+	}
+	return wordFailure(msg)
+}
+
+// wholeWord reports whether s[i:j] stands as a word (or words) of its own.
+func wholeWord(s string, i, j int) bool {
+	if i > 0 && isWordByte(s[i-1]) {
+		return false
+	}
+	if last := s[j-1]; !isWordByte(last) {
+		// A phrase that ends in punctuation ("errors:") ends there.
+		return true
+	}
+	return j == len(s) || !isWordByte(s[j])
+}
+
+func isWordByte(c byte) bool { return isLetter(c) || isDigit(c) || c == '_' }
+
+// negated reports whether the word at lower[i] follows a word that says there was none.
+func negated(lower string, i int) bool {
+	for _, n := range negations {
+		if i >= len(n) && lower[i-len(n):i] == n && (i == len(n) || !isWordByte(lower[i-len(n)-1])) {
+			return true
+		}
+	}
+	return false
+}
+
+// wordFailure reports a word that names an error or exception by its ending (IOError,
+// ConnectionRefusedError, java.net.ConnectException), which the phrases cannot list.
+func wordFailure(msg string) bool {
+	for i := 0; i < len(msg); {
+		for i < len(msg) && !isLetter(msg[i]) {
+			i++
+		}
+		j := i
+		for j < len(msg) && isLetter(msg[j]) {
+			j++
+		}
+		w := msg[i:j]
+		if len(w) > 5 && (strings.HasSuffix(w, "Error") || strings.HasSuffix(w, "ERROR") || strings.HasSuffix(w, "Exception") || strings.HasSuffix(w, "EXCEPTION")) {
+			return true
+		}
+		i = j
+	}
+	return false
+}
+
+// Key is what a failure message says without its variable parts: words lowercased, a word
+// holding a digit as #, a field's name (the word before '=') left out, punctuation as one
+// space. One failure logged by five copies, at two levels, as JSON or as text, has one key.
+func Key(msg string) string {
+	var b strings.Builder
+	b.Grow(len(msg))
+	hash := false
+	for i := 0; i < len(msg); {
+		if !isWordByte(msg[i]) {
+			i++
+			continue
+		}
+		j, digit := i, false
+		for j < len(msg) && isWordByte(msg[j]) {
+			digit = digit || isDigit(msg[j])
+			j++
+		}
+		w := msg[i:j]
+		i = j
+		if j < len(msg) && msg[j] == '=' {
+			// A field's name: the same failure written as text may not name its fields.
+			continue
+		}
+		if digit {
+			if hash {
+				continue
+			}
+			w, hash = "#", true
+		} else {
+			hash = false
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		for k := range len(w) {
+			c := w[k]
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func sortStrings(s []string) { sort.Strings(s) }

@@ -1,0 +1,86 @@
+package facts
+
+import (
+	"regexp"
+	"strings"
+	"time"
+)
+
+var reLeadingTime = regexp.MustCompile(`^\[?(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)`)
+
+// lineTime reads the time a log line carries itself: a JSON ts/time/timestamp field or a
+// leading RFC 3339 stamp (the one kubectl logs --timestamps writes). Lines without a zone are
+// read as UTC.
+func lineTime(line string) (time.Time, bool) {
+	var s string
+	if strings.HasPrefix(line, "{") {
+		s = jsonTimeField(line)
+	}
+	// The leading stamp starts with a digit, or '[' and a digit: most lines are decided here.
+	if s == "" && (len(line) > 0 && isDigit(line[0]) || len(line) > 1 && line[0] == '[' && isDigit(line[1])) {
+		if m := reLeadingTime.FindStringSubmatch(line); m != nil {
+			s = m[1]
+		}
+	}
+	if s == "" {
+		return time.Time{}, false
+	}
+	s = strings.Replace(strings.Replace(s, ",", ".", 1), " ", "T", 1)
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04:05.999999999Z0700"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// LineTime is the time a log line carries itself, and whether it carries one.
+func LineTime(line string) (time.Time, bool) { return lineTime(line) }
+
+// jsonTimeField returns the value of a line's first "ts", "time", "timestamp" or "@timestamp"
+// field holding a non-empty string without escapes, by a scan.
+func jsonTimeField(line string) string {
+	for i := 0; i < len(line); i++ {
+		j := strings.IndexByte(line[i:], '"')
+		if j < 0 {
+			return ""
+		}
+		i += j
+		rest := line[i+1:]
+		var key int
+		switch {
+		case strings.HasPrefix(rest, `ts"`):
+			key = 3
+		case strings.HasPrefix(rest, `time"`):
+			key = 5
+		case strings.HasPrefix(rest, `timestamp"`):
+			key = 10
+		case strings.HasPrefix(rest, `@timestamp"`):
+			key = 11
+		default:
+			continue
+		}
+		k := skipREspace(rest, key)
+		if k >= len(rest) || rest[k] != ':' {
+			continue
+		}
+		k = skipREspace(rest, k+1)
+		if k >= len(rest) || rest[k] != '"' {
+			continue
+		}
+		end := strings.IndexByte(rest[k+1:], '"')
+		if end <= 0 {
+			continue
+		}
+		return rest[k+1 : k+1+end]
+	}
+	return ""
+}
+
+// skipREspace skips what \s matches in RE2: tab, newline, form feed, carriage return, space.
+func skipREspace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\f' || s[i] == '\r') {
+		i++
+	}
+	return i
+}

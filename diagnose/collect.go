@@ -59,6 +59,9 @@ type revision struct {
 	Pods          []*corev1.Pod
 	// Served is why the engine believes the revision served; empty when it does not.
 	Served string
+	// Episode is the longest stretch it is known to have served without this failure
+	// (serving.go); nil when none is known.
+	Episode *episode
 	// FailedFromStart is set when the revision looked as if it served (Ready for a while) but
 	// its copies showed the failure from their first moments.
 	FailedFromStart *failedFromStart

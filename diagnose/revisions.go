@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -53,29 +52,8 @@ func revisionOf(cr *appsv1.ControllerRevision) *revision {
 	return rev
 }
 
-// The rule for "served", from what a dump can show (events older than an hour are gone, so they
-// are never required):
-//
-//  1. a copy of the revision is Ready now, or its Ready condition went False well after the
-//     copy started and it never restarted (a False→True→False transition: it was Ready once);
-//     a copy that keeps crashing and was only Ready between kills did not serve (briefReadyOnly);
-//  2. its ReplicaSet reports readyReplicas or availableReplicas, unless every copy of the
-//     revision in the snapshot is one that was only Ready between kills: the controller counts
-//     those moments too;
-//  3. the Deployment's Progressing condition says NewReplicaSetAvailable for its ReplicaSet
-//     (the controller saw it complete a rollout);
-//  4. a StatefulSet reports it as currentRevision with available replicas;
-//     4b. the Deployment's Available condition went False long after the current revision rolled
-//     out, and its copies were all recreated since (availableAfterRollout);
-//  5. for a revision older than the current one with no copies left: it ran at least a progress
-//     deadline before the next revision replaced it. A revision that failed would normally have
-//     been replaced sooner; this is a presumption and the evidence says so.
-//
-// A revision none of whose copies is Ready now did not serve "without this failure" when a copy
-// logged the failing line it still logs from its first moments (failureBeganWithCopies): readiness
-// that held for minutes over a filling queue is not serving.
-//
-// LastServing is the current revision when it served, else the newest older revision that did.
+// findServing decides which revisions served (serving.go) and which is the last that did:
+// the current revision when it served, else the newest older revision that did.
 func (w *workload) findServing() {
 	h := &w.cls.history
 	deadline := progressDeadline(w.Object)
@@ -83,21 +61,29 @@ func (w *workload) findServing() {
 	if w.Snap != nil {
 		ref = w.Snap.ReferenceTime
 	}
+	var noise map[string]bool
+	noiseRead := false
 	for i, rev := range h.Revisions {
-		rev.Served = servedNow(w, rev, ref)
-		if rev.Served == "" && rev == h.Current {
-			rev.Served = availableAfterRollout(w, rev)
+		if rev.Job != nil {
+			// A Job served when it succeeded; Ready says nothing of pods meant to finish.
+			rev.Served = servedJob(rev.Job)
+			continue
 		}
-		if rev.Served != "" && !anyReady(rev.Pods) && rev.Job == nil {
-			// Ready for a while is not served when the failure was there from the start.
-			if ff := failureBeganWithCopies(w, rev); ff != nil {
-				rev.Served, rev.FailedFromStart = "", ff
-			}
+		if !noiseRead {
+			noise, noiseRead = backgroundKeys(w), true
 		}
-		if rev.Served == "" && rev != h.Current && i+1 < len(h.Revisions) && rev.Job == nil {
+		ep, dirty := servingEpisode(w, rev, ref, noise)
+		rev.Episode, rev.FailedFromStart = ep, nil
+		if ep != nil && ep.length() >= revisionAllowance(rev) {
+			rev.Served = ep.Why
+		} else if dirty != nil {
+			rev.FailedFromStart = dirty
+		}
+		if rev.Served == "" && rev != h.Current && i+1 < len(h.Revisions) {
 			next := h.Revisions[i+1]
 			if lived := next.Created.Sub(rev.Created); !rev.Created.IsZero() && lived >= deadline {
 				rev.Served = fmt.Sprintf("presumed: revision %d ran %s before revision %d replaced it", rev.Number, humanDuration(lived), next.Number)
+				rev.Episode = &episode{From: rev.Created, To: next.Created, Why: rev.Served, Presumed: true}
 			}
 		}
 	}
@@ -112,48 +98,6 @@ func (w *workload) findServing() {
 			return
 		}
 	}
-}
-
-// servedNow applies rules 1-4.
-func servedNow(w *workload, rev *revision, ref time.Time) string {
-	if rev.Job != nil {
-		// A Job served when it succeeded; Ready says nothing of pods meant to finish.
-		return servedJob(rev.Job)
-	}
-	crashing := 0
-	for _, p := range rev.Pods {
-		if !ref.IsZero() && briefReadyOnly(p, ref) {
-			crashing++
-			continue
-		}
-		if podReady(p) {
-			return "copy " + p.Name + " is Ready"
-		}
-		if wasReady(p) && readyCondition(p).LastTransitionTime.Sub(p.Status.StartTime.Time) > servedReady {
-			return fmt.Sprintf("copy %s was Ready until %s", p.Name, readyCondition(p).LastTransitionTime.UTC().Format(time.RFC3339))
-		}
-	}
-	if crashing > 0 && crashing == len(rev.Pods) {
-		return ""
-	}
-	if rs := rev.ReplicaSet; rs != nil {
-		if rs.Status.AvailableReplicas > 0 || rs.Status.ReadyReplicas > 0 {
-			return fmt.Sprintf("ReplicaSet %s reports %d available", rs.Name, rs.Status.AvailableReplicas)
-		}
-		if d, ok := w.Object.(*appsv1.Deployment); ok {
-			for ix := range d.Status.Conditions {
-				c := &d.Status.Conditions[ix]
-				if c.Type == appsv1.DeploymentProgressing && c.Reason == "NewReplicaSetAvailable" && strings.Contains(c.Message, `"`+rs.Name+`"`) {
-					return fmt.Sprintf("Deployment reported NewReplicaSetAvailable for %s", rs.Name)
-				}
-			}
-		}
-	}
-	if st, ok := w.Object.(*appsv1.StatefulSet); ok && st.Status.CurrentRevision == rev.Name && st.Status.AvailableReplicas > 0 &&
-		st.Status.CurrentRevision != st.Status.UpdateRevision {
-		return fmt.Sprintf("StatefulSet reports %d available on %s", st.Status.AvailableReplicas, rev.Name)
-	}
-	return ""
 }
 
 func anyReady(pods []*corev1.Pod) bool {

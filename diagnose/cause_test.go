@@ -84,13 +84,25 @@ func TestDecideCause(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := &workload{Kind: "Deployment", Name: "web"}
-			w.cls.Current = cur
-			w.cls.LastServing = tt.lastServing
+			c, o := *cur, *old
+			w.cls.Current = &c
+			switch tt.lastServing {
+			case cur:
+				c.Served = "copy web-1 is Ready"
+				w.cls.LastServing = &c
+			case old:
+				o.Served = "copy web-0 was Ready"
+				w.cls.LastServing = &o
+			}
 			for _, c := range tt.changes {
 				w.Changes = append(w.Changes, Change{Path: p(c)})
 			}
-			if got := decideCause(w, tt.shape, tt.top); got != tt.want {
-				t.Errorf("cause = %s, want %s", got, tt.want)
+			got, arg := argueCause(w, tt.shape, tt.top, onset{})
+			if got != tt.want {
+				t.Errorf("cause = %s, want %s (%+v)", got, tt.want, arg)
+			}
+			if tt.shape.Broken() != (arg != nil) || arg != nil && (arg.For == "" || arg.Against == "" || !strings.HasPrefix(arg.For, string(got)) && !strings.HasPrefix(arg.For, "spec of ")) {
+				t.Errorf("argument %+v for cause %s", arg, got)
 			}
 		})
 	}

@@ -113,7 +113,6 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 		batchCounts(w)
 	}
 	w.findServing()
-	w.diffRevisions()
 	w.observe()
 	w.cls.copies = w.texts.copyRefs(len(w.Pods))
 	facts := w.texts.copyFacts(len(w.Pods))
@@ -124,6 +123,15 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	w.cls.rollout = readRollout(w, ref)
 	w.cls.failedCreate = readFailedCreate(w)
 	w.Shape = classify(w, ref)
+	// The onset places the failure in the life of its revision: one that began in the early
+	// life of a revision that served only then is that revision's, and the spec it is
+	// compared with is the one that served before it.
+	var o onset
+	if w.Shape.Broken() {
+		o = findOnset(w)
+		w.settleBaseline(o)
+	}
+	w.diffRevisions()
 	w.Evidence = gatherEvidence(s, w, ref)
 	tp := readThroughput(s, w)
 
@@ -155,13 +163,11 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	if len(d.Suspects) > 0 {
 		top = &d.Suspects[0]
 	}
-	d.Cause = decideCause(w, w.Shape, top)
+	d.Cause, d.Argument = argueCause(w, w.Shape, top, o)
 	if isBatch(w.Kind) {
-		d.Cause = batchCause(top, d.Cause)
-	}
-	var o onset
-	if w.Shape.Broken() {
-		o = findOnset(w)
+		if c := batchCause(top, d.Cause); c != d.Cause {
+			d.Cause, d.Argument = c, batchArgument(top, c)
+		}
 	}
 	if e := onsetEvidence(w, top, d.Cause, o); e != nil {
 		d.Evidence = append(d.Evidence, *e)

@@ -18,6 +18,9 @@ type history struct {
 	Current   *revision
 	// LastServing is the newest revision that served (possibly Current); nil when none did.
 	LastServing *revision
+	// ServedEarly: the current revision served, but only in its early life, and the failure
+	// began there; LastServing is then the revision that served before it.
+	ServedEarly bool
 	// Unrevisioned are copies no recorded revision accounts for.
 	Unrevisioned []*corev1.Pod
 	// NoReplicaSets: a Deployment whose ReplicaSets the snapshot does not hold; its copies were
@@ -50,6 +53,39 @@ func revisionOf(cr *appsv1.ControllerRevision) *revision {
 		rev.Template = data.Spec.Template
 	}
 	return rev
+}
+
+// earlyLife is how long after its rollout a revision is still proving itself: the progress
+// deadline (the Deployment default for kinds without one), or its copies' warm-up allowance
+// when that is longer. A failure that begins inside it is the revision's to answer for, even
+// if its copies served a little first.
+func earlyLife(w *workload, rev *revision) time.Duration {
+	return max(progressDeadline(w.Object), revisionAllowance(rev))
+}
+
+// inEarlyLife reports whether the onset lies in the early life of rev.
+func inEarlyLife(w *workload, rev *revision, o onset) bool {
+	return rev != nil && !o.At.IsZero() && !rev.Created.IsZero() && o.At.Sub(rev.Created) <= earlyLife(w, rev)
+}
+
+// settleBaseline picks the revision the current one is compared with: the last that served,
+// unless the current revision served only in its early life and the failure began there, when
+// the comparison is with the revision that served before it (its change set is what the
+// failure may come from).
+func (w *workload) settleBaseline(o onset) {
+	h := &w.cls.history
+	cur := h.Current
+	if cur == nil || h.LastServing != cur || !inEarlyLife(w, cur, o) || cur.Job != nil {
+		return
+	}
+	h.ServedEarly = true
+	h.LastServing = nil
+	for i := len(h.Revisions) - 1; i >= 0; i-- {
+		if rev := h.Revisions[i]; rev != cur && rev.Served != "" && rev.Number < cur.Number {
+			h.LastServing = rev
+			return
+		}
+	}
 }
 
 // findServing decides which revisions served (serving.go) and which is the last that did:

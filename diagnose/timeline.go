@@ -53,10 +53,13 @@ type onset struct {
 	Line string
 }
 
-// findOnset dates the failure: the earliest failing log line (with its own time), container
-// termination or Ready→False transition of the failing copies of the current revision, or the
-// first of their Warning events other than probe failures (a warm-up 503 opens the same event
-// the later failure keeps counting). Zero when the snapshot dates nothing.
+// findOnset dates the failure by its earliest fact: the first failing log line of any level
+// (with its own time; lines serving copies log too are background), container termination or
+// Ready→False transition of the failing copies of the current revision, or the first of their
+// Warning events and their controller's (FailedCreate, FailedScheduling...). A probe failure
+// counts for a copy that was never Ready; one that was Ready once failed its probes while
+// warming up too, and the event's first moment is the warm-up's. Zero when the snapshot dates
+// nothing.
 func findOnset(w *workload) onset {
 	var o onset
 	// earlier is asked before a message is written: most moments are not the earliest.
@@ -67,6 +70,7 @@ func findOnset(w *workload) onset {
 		}
 	}
 	failing := map[string]bool{}
+	neverReady := map[string]bool{}
 	for _, f := range w.cls.copies {
 		// A Job's pod that failed is its failure, finished or not, whichever Job it ran in.
 		failedRun := isBatch(w.Kind) && f.Dies != ""
@@ -75,6 +79,7 @@ func findOnset(w *workload) onset {
 		}
 		p := f.Pod
 		failing[p.Name] = true
+		neverReady[p.Name] = !f.Ready && !wasReady(p)
 		if t := terminatedAt(w.observe().podObservations(p.Name)); failedRun && !t.IsZero() {
 			consider(t, "copy "+p.Name+" terminated: "+f.Message, p.Name, "")
 		}
@@ -89,6 +94,7 @@ func findOnset(w *workload) onset {
 		}
 	}
 	obs := w.observe()
+	noise := backgroundKeys(w)
 	for i, f := range w.cls.copies {
 		if !failing[f.Pod.Name] {
 			continue
@@ -97,7 +103,7 @@ func findOnset(w *workload) onset {
 		for _, tail := range obs.tailsOf(i) {
 			for k := tail.from; k < tail.to; k++ {
 				l := &obs.list[k]
-				if !l.failing() {
+				if sig := l.signal(); !sig.Failing || noise[sig.Key] {
 					continue
 				}
 				if l.dated() {
@@ -112,7 +118,12 @@ func findOnset(w *workload) onset {
 	}
 	for k := obs.events.from; k < obs.events.to; k++ {
 		e := &obs.list[k]
-		if e.Status != corev1.EventTypeWarning || e.Reason == "Unhealthy" || e.Object.Kind == "Pod" && !failing[e.Object.Name] {
+		if e.Status != corev1.EventTypeWarning || e.Object.Kind == "Pod" && !failing[e.Object.Name] {
+			continue
+		}
+		if e.Reason == "Unhealthy" && !neverReady[e.Object.Name] {
+			// A copy that was Ready once failed probes while warming up too: the event's
+			// first moment is then the warm-up's, not the failure's.
 			continue
 		}
 		pod := ""

@@ -108,20 +108,23 @@ type Counts struct {
 
 // Diagnosis is the verdict on one workload.
 type Diagnosis struct {
-	Kind                string      `json:"kind"`
-	Namespace           string      `json:"namespace"`
-	Name                string      `json:"name"`
-	Shape               Shape       `json:"shape"`
-	Counts              Counts      `json:"counts"`
-	YoungestCopySeconds *int64      `json:"youngestCopySeconds"`
-	OldestCopySeconds   *int64      `json:"oldestCopySeconds"`
-	Headline            string      `json:"headline"`
-	Cause               Cause       `json:"cause"`
-	Suspects            []Suspect   `json:"suspects"`
-	Evidence            []Evidence  `json:"evidence"`
-	Revisions           *Revisions  `json:"revisions"`
-	SignalGaps          []SignalGap `json:"signalGaps"`
-	Fix                 string      `json:"fix"`
+	Kind                string `json:"kind"`
+	Namespace           string `json:"namespace"`
+	Name                string `json:"name"`
+	Shape               Shape  `json:"shape"`
+	Counts              Counts `json:"counts"`
+	YoungestCopySeconds *int64 `json:"youngestCopySeconds"`
+	OldestCopySeconds   *int64 `json:"oldestCopySeconds"`
+	Headline            string `json:"headline"`
+	Cause               Cause  `json:"cause"`
+	// Argument is the case for the cause: the winning hypothesis on its facts, and why the
+	// other was rejected; null for shapes that are not failures.
+	Argument   *Argument   `json:"argument"`
+	Suspects   []Suspect   `json:"suspects"`
+	Evidence   []Evidence  `json:"evidence"`
+	Revisions  *Revisions  `json:"revisions"`
+	SignalGaps []SignalGap `json:"signalGaps"`
+	Fix        string      `json:"fix"`
 	// Throughput is the workload's own output and backlog; absent without a metrics source.
 	Throughput *Throughput `json:"throughput,omitempty"`
 	// Timeline lists the moments the snapshot can date, oldest first.

@@ -137,7 +137,17 @@ func (ds *dataset) diagnosisLines(st Styles, d *diagnose.Diagnosis, copies []cop
 	meaning[0] = st.ShapeText(d.Shape) + strings.TrimPrefix(meaning[0], string(d.Shape))
 	add(meaning...)
 	if d.Shape.Broken() || d.Cause != diagnose.CauseUnknown {
-		add(wrap("cause: "+orDash(string(d.Cause))+" ("+report.CauseMeaning(d.Cause)+")", width, "")...)
+		add(wrap("cause: "+report.CauseSentence(d), width, "")...)
+		if a := d.Argument; a != nil {
+			for _, l := range wrap(Sanitize(a.For), width, "       ") {
+				add(st.Dim.Render(l))
+			}
+			if a.Against != "" {
+				for _, l := range wrap(Sanitize(a.Against), width, "       ") {
+					add(st.Dim.Render(l))
+				}
+			}
+		}
 	}
 	if d.Fix != "" {
 		fix := wrap(Sanitize(d.Fix), width, "     ")

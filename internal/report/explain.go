@@ -25,7 +25,13 @@ func PrintExplain(w io.Writer, d *diagnose.Diagnosis) error {
 		d.Counts.Existing, d.Counts.Declared, d.Counts.Serving, d.Counts.Restarts)
 	ew.printf("Ages:      youngest %s, oldest %s\n", Age(d.YoungestCopySeconds), Age(d.OldestCopySeconds))
 	if c := CauseLabel(d); c != none {
-		ew.printf("Cause:     %s (%s)\n", c, CauseMeaning(d.Cause))
+		ew.printf("Cause:     %s\n", Clean(CauseSentence(d)))
+		if a := d.Argument; a != nil {
+			ew.printf("  for:     %s\n", Clean(a.For))
+			if a.Against != "" {
+				ew.printf("  against: %s\n", Clean(a.Against))
+			}
+		}
 	}
 
 	if len(d.Suspects) > 0 {

@@ -83,7 +83,17 @@ func writeMarkdownSection(ew *errWriter, d *diagnose.Diagnosis, depth int) {
 	ew.printf("- Copies: %d existing of %d declared, %d serving, %d restarts; youngest %s, oldest %s\n",
 		d.Counts.Existing, d.Counts.Declared, d.Counts.Serving, d.Counts.Restarts,
 		Age(d.YoungestCopySeconds), Age(d.OldestCopySeconds))
-	ew.printf("- Cause: %s (%s)\n", orNone(string(d.Cause)), CauseMeaning(d.Cause))
+	if d.Shape.Broken() {
+		ew.printf("- Cause: %s\n", mdText(CauseSentence(d)))
+	} else {
+		ew.printf("- Cause: %s (%s)\n", orNone(string(d.Cause)), CauseMeaning(d.Cause))
+	}
+	if a := d.Argument; a != nil {
+		ew.printf("  - for: %s\n", mdText(a.For))
+		if a.Against != "" {
+			ew.printf("  - against: %s\n", mdText(a.Against))
+		}
+	}
 	if d.Revisions != nil {
 		ew.printf("- Revisions: current %s, last serving %s\n", mdCode(orNone(d.Revisions.Current)), mdCode(orNone(d.Revisions.LastServing)))
 		for _, p := range d.Revisions.ChangedPaths {

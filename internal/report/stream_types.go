@@ -95,6 +95,8 @@ func streamDiagnosis(e *jsonStream, d *diagnose.Diagnosis) {
 	e.str(d.Headline)
 	e.key("cause")
 	e.str(string(d.Cause))
+	e.key("argument")
+	streamPtr(e, d.Argument, streamArgument)
 	e.key("suspects")
 	streamSlice(e, d.Suspects, streamSuspect)
 	e.key("evidence")
@@ -111,6 +113,21 @@ func streamDiagnosis(e *jsonStream, d *diagnose.Diagnosis) {
 	}
 	e.key("timeline")
 	streamSlice(e, d.Timeline, streamTimelineEntry)
+	e.close('}')
+}
+
+func streamArgument(e *jsonStream, a *diagnose.Argument) {
+	e.open('{')
+	if a.Object != "" {
+		e.key("object")
+		e.str(a.Object)
+	}
+	e.key("for")
+	e.str(a.For)
+	if a.Against != "" {
+		e.key("against")
+		e.str(a.Against)
+	}
 	e.close('}')
 }
 

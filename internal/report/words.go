@@ -36,6 +36,18 @@ func CauseMeaning(c diagnose.Cause) string {
 	return "not attributed"
 }
 
+// CauseSentence is the cause as a person reads it: whose spec when it is another object's, and
+// what it implies for the fix: "spec of Service/web (the spec of Service/web is wrong: changing
+// it fixes the workload)".
+func CauseSentence(d *diagnose.Diagnosis) string {
+	label, meaning := CauseLabel(d), CauseMeaning(d.Cause)
+	if d.Cause == diagnose.CauseSpec && d.Argument != nil && d.Argument.Object != "" && d.Argument.Object != d.Kind+"/"+d.Name {
+		label = "spec of " + d.Argument.Object
+		meaning = "the spec of " + d.Argument.Object + " is wrong: changing it fixes the workload"
+	}
+	return label + " (" + meaning + ")"
+}
+
 // Thousands writes n with comma separators, 12400 → "12,400", as the console's and the
 // commands' progress lines count objects read.
 func Thousands(n int) string {

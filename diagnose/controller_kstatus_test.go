@@ -18,6 +18,8 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/yaml"
 
+	"github.com/robfig/cron/v3"
+
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -121,6 +123,14 @@ var kstatusMapping = []kstatusRule{
 		kstatus: []status.Status{status.CurrentStatus, status.InProgressStatus},
 		shapes:  []Shape{ShapeHealthy},
 		why:     "SuccessCriteriaMet=True is the Job controller's verdict written before Complete; kstatus reads Complete only",
+	},
+	{
+		name:    "cronjob-run-missed",
+		applies: func(o runtime.Object, _ status.Status) bool { return cronJobMissedRun(o) },
+		kstatus: kstatusCurrent,
+		shapes:  []Shape{ShapeNeverStarts},
+		why: "kstatus calls every CronJob Current; a run its schedule called for more than 15 s ago (since its last run, or its creation) " +
+			"that started no Job is a run that never started",
 	},
 	{name: "current", applies: is(status.CurrentStatus), kstatus: kstatusCurrent, shapes: []Shape{ShapeHealthy}},
 	{name: "in-progress", applies: is(status.InProgressStatus), kstatus: kstatusInProg, shapes: []Shape{ShapeProgressing}},
@@ -241,6 +251,24 @@ func stsOnDeleteShort(o runtime.Object) bool {
 	}
 	spec := replicasOrOne(s.Spec.Replicas)
 	return s.Status.Replicas != spec || s.Status.ReadyReplicas < spec
+}
+
+// cronJobMissedRun: the schedule's next time after the last run (or the creation) is more
+// than the controller's 15 s before the reference time.
+func cronJobMissedRun(o runtime.Object) bool {
+	cj, ok := o.(*batchv1.CronJob)
+	if !ok {
+		return false
+	}
+	sched, err := cron.ParseStandard(cj.Spec.Schedule)
+	if err != nil {
+		return false
+	}
+	since := cj.CreationTimestamp.Time
+	if t := cj.Status.LastScheduleTime; t != nil {
+		since = t.Time
+	}
+	return sched.Next(since).Before(kstatusRef.Add(-15 * time.Second))
 }
 
 func jobCondition(o runtime.Object, t batchv1.JobConditionType) bool {
@@ -438,6 +466,7 @@ func TestControllerVerdictsAgreeWithKstatus(t *testing.T) {
 		{"DaemonSet", genDaemonSets},
 		{"ReplicaSet", genReplicaSets},
 		{"Job", genJobs},
+		{"CronJob", genCronJobs},
 	} {
 		t.Run(g.kind, func(t *testing.T) {
 			i := 0
@@ -719,6 +748,30 @@ func genJobs(yield func(runtime.Object) bool) {
 								}
 							}
 						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// genCronJobs: kstatus reads nothing of a CronJob; the engine reads its schedule against its
+// last run. No Job of it is in the snapshot (gone with the history limits).
+func genCronJobs(yield func(runtime.Object) bool) {
+	for _, schedule := range []string{"*/5 * * * *", "0 3 * * *", "not a schedule"} {
+		for _, suspend := range []*bool{nil, new(false), new(true)} {
+			for _, created := range []time.Duration{2 * time.Minute, 48 * time.Hour} {
+				for _, last := range []time.Duration{-1, 3 * time.Minute, 2 * time.Hour} {
+					cj := &batchv1.CronJob{
+						TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "CronJob"},
+						ObjectMeta: metav1.ObjectMeta{Name: "nightly", Namespace: "shop", Generation: 1, CreationTimestamp: metav1.NewTime(kstatusRef.Add(-created))},
+						Spec:       batchv1.CronJobSpec{Schedule: schedule, Suspend: suspend},
+					}
+					if last >= 0 {
+						cj.Status.LastScheduleTime = &metav1.Time{Time: kstatusRef.Add(-last)}
+					}
+					if !yield(cj) {
+						return
 					}
 				}
 			}

@@ -375,6 +375,12 @@ func checkAgainstKstatus(t *testing.T, name string, obj runtime.Object, ks statu
 		if !slices.Contains(r.kstatus, ks) {
 			t.Errorf("%s: row %s says kstatus gives %v here, kstatus says %s", name, r.name, r.kstatus, ks)
 		}
+		if d.Shape == ShapeNeverStarts && containsFold(d.Headline, "ever starts") && controllerCopiesExist(w) {
+			t.Errorf("%s: the headline says copies never start where the controller counts copies of the current revision: %s", name, d.Headline)
+		}
+		if d.Shape != ShapeHealthy && w.cls.ctrl.Replicas > w.cls.ctrl.Ready && w.cls.nowhere == "" && !hasEvidenceKind(&d, SourceControllerStatus, "CountsCannotTell") {
+			t.Errorf("%s: %s with %d copies counted, %d Ready, and no CountsCannotTell evidence", name, d.Shape, w.cls.ctrl.Replicas, w.cls.ctrl.Ready)
+		}
 		if !slices.Contains(r.shapes, d.Shape) {
 			t.Errorf("%s: kstatus %s, row %s allows %v, engine says %s (%s)\n%s", name, ks, r.name, r.shapes, d.Shape, w.cls.why, objectText(obj))
 		}
@@ -865,7 +871,8 @@ func TestControllerOnlyCasesOfIssue37(t *testing.T) {
 						Message: `pods "rs-" is forbidden: exceeded quota: compute, requested: requests.memory=3Gi, used: requests.memory=1Gi, limited: requests.memory=2Gi`}},
 				},
 			},
-			wantShape: ShapeNeverStarts,
+			// One copy runs and is Ready: the others were never created, not "no copy".
+			wantShape: ShapeNeverStarts, notWhy: "ever starts",
 		},
 		{
 			name: "Deployment alone past its deadline whose copies exist and are not Ready says the counts cannot tell",

@@ -160,7 +160,7 @@ func classifyByController(w *workload, ref time.Time) Shape {
 		st.why = "the controller has not yet acted on the current spec: " + p.message
 		return ShapeProgressing
 	case st.failedCreate != "" && c.Replicas < d:
-		st.why, st.blind = "the controller cannot create copies: "+st.failedCreate, false
+		st.why = "the controller cannot create copies: " + st.failedCreate
 		return ShapeNeverStarts
 	case p.state == progressFailed:
 		return controllerGaveUp(w)
@@ -217,6 +217,25 @@ func controllerGaveUp(w *workload) Shape {
 	st.why = fmt.Sprintf("the controller reports %s: %d of the current revision's %s are Ready",
 		timedOutWords(st.rollout), ready, copiesCount(have))
 	return ShapeLiveButIdle
+}
+
+// controllerCopiesExist says whether the controller counts copies of the current revision.
+func controllerCopiesExist(w *workload) bool {
+	_, have := revisionCopies(w)
+	return have > 0
+}
+
+// controllerNeverStarts is the headline's reason for a never-starts verdict from the counts of
+// copies that exist: none of them Ready is what the counts say, not that none started; some
+// Ready leaves the reason alone (copies missing, or the controller cannot create more).
+func controllerNeverStarts(w *workload) string {
+	if updatedReadyCount(w) > 0 {
+		return w.cls.why
+	}
+	if h := &w.cls.history; h.Current != nil && len(h.Revisions) > 1 {
+		return fmt.Sprintf("no copy of revision %d became Ready: %s", h.Current.Number, w.cls.why)
+	}
+	return "no copy became Ready: " + w.cls.why
 }
 
 // copiesCount is "1 copy" or "n copies".

@@ -33,11 +33,9 @@ func headline(w *workload, shape Shape) string {
 	case ShapeNeverStarts:
 		why = "no copy ever starts: " + w.cls.why
 		switch {
-		case w.cls.blind && h.Current != nil && len(h.Revisions) > 1:
-			// Counts alone do not say the copies never started; the reason says what they do say.
-			why = fmt.Sprintf("no copy of revision %d became Ready: %s", h.Current.Number, w.cls.why)
-		case w.cls.blind:
-			why = "no copy became Ready: " + w.cls.why
+		case w.cls.sight.byController() && controllerCopiesExist(w):
+			// Counts of copies that exist do not say they never started.
+			why = controllerNeverStarts(w)
 		case h.Current != nil && h.LastServing == h.Current:
 			// It served: its copies ran once, they do not start now.
 			why = fmt.Sprintf("revision %d served, and its copies no longer start: %s", h.Current.Number, w.cls.why)

@@ -89,7 +89,7 @@ var kstatusMapping = []kstatusRule{
 	},
 	{
 		name:    "statefulset-ondelete",
-		applies: func(o runtime.Object, ks status.Status) bool { return stsOnDeleteShort(o) },
+		applies: func(o runtime.Object, _ status.Status) bool { return stsOnDeleteShort(o) },
 		kstatus: kstatusCurrent,
 		shapes:  []Shape{ShapeProgressing, ShapeUnknown},
 		why: "kstatus calls every OnDelete StatefulSet Current; the engine still counts its copies (fewer existing or Ready than declared, or extra ones " +
@@ -98,7 +98,7 @@ var kstatusMapping = []kstatusRule{
 	},
 	{
 		name:    "job-running",
-		applies: func(o runtime.Object, ks status.Status) bool { return jobRunning(o) },
+		applies: func(o runtime.Object, _ status.Status) bool { return jobRunning(o) },
 		kstatus: kstatusCurrent,
 		shapes:  []Shape{ShapeProgressing},
 		why:     "kstatus calls a started Job Current (reconciled); the engine says progressing until it completes or fails",
@@ -867,8 +867,10 @@ func TestControllerOnlyCasesOfIssue37(t *testing.T) {
 				Spec:       appsv1.ReplicaSetSpec{Replicas: i32(4)},
 				Status: appsv1.ReplicaSetStatus{
 					ObservedGeneration: 1, Replicas: 1, FullyLabeledReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1,
-					Conditions: []appsv1.ReplicaSetCondition{{Type: appsv1.ReplicaSetReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate",
-						Message: `pods "rs-" is forbidden: exceeded quota: compute, requested: requests.memory=3Gi, used: requests.memory=1Gi, limited: requests.memory=2Gi`}},
+					Conditions: []appsv1.ReplicaSetCondition{{
+						Type: appsv1.ReplicaSetReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate",
+						Message: `pods "rs-" is forbidden: exceeded quota: compute, requested: requests.memory=3Gi, used: requests.memory=1Gi, limited: requests.memory=2Gi`,
+					}},
 				},
 			},
 			// One copy runs and is Ready: the others were never created, not "no copy".

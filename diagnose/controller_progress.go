@@ -157,8 +157,10 @@ func statefulSetProgress(o *appsv1.StatefulSet) controllerProgress {
 func daemonSetProgress(o *appsv1.DaemonSet) controllerProgress {
 	st := &o.Status
 	if o.Generation == 0 || st.ObservedGeneration == 0 {
-		return controllerProgress{state: progressInProgress, reason: "NoObservedGeneration",
-			message: "the DaemonSet controller has not written status yet", unobserved: true}
+		return controllerProgress{
+			state: progressInProgress, reason: "NoObservedGeneration",
+			message: "the DaemonSet controller has not written status yet", unobserved: true,
+		}
 	}
 	want := st.DesiredNumberScheduled
 	switch {

@@ -30,6 +30,9 @@ type classState struct {
 	// shows.
 	ctrl  controllerStatus
 	sight podSight
+	// blind: the verdict rests on a controller's counts of copies that exist and are not
+	// Ready, which cannot tell a copy that never started from one that runs unready.
+	blind bool
 	// nowhere says why a DaemonSet may run on no node; empty when it may run somewhere.
 	nowhere string
 	// batch is what a Job or CronJob showed; nil for the other kinds.
@@ -78,7 +81,8 @@ func readRollout(w *workload, ref time.Time) rollout {
 				r.TimedOut, r.InProgress = true, false
 			case reasonReplicaSetUpdated, reasonNewReplicaSetCreated, reasonFoundNewReplicaSet, reasonResumed:
 				// A controller that stopped writing cannot time the rollout out; the dump can.
-				if ref.Sub(c.LastUpdateTime.Time) > progressDeadline(o) && o.Spec.ProgressDeadlineSeconds != nil {
+				// A condition written without a time (by hand, by another writer) cannot be timed.
+				if !c.LastUpdateTime.IsZero() && ref.Sub(c.LastUpdateTime.Time) > progressDeadline(o) && o.Spec.ProgressDeadlineSeconds != nil {
 					r.TimedOut = true
 				} else {
 					r.InProgress = c.Status == corev1.ConditionTrue
@@ -175,7 +179,7 @@ func classify(w *workload, ref time.Time) Shape {
 		return classifyBatch(w, ref)
 	}
 	if st.sight.byController() {
-		return classifyByController(w)
+		return classifyByController(w, ref)
 	}
 	if w.Declared == 0 && c.Existing == 0 {
 		st.why = "scaled to 0"

@@ -5,9 +5,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // controllerStatus is what a workload's controller reports of its copies, read once from its
@@ -136,53 +138,161 @@ func seeCopies(w *workload) {
 }
 
 // classifyByController decides the shape from the controller's status and conditions alone,
-// for a workload none of whose pods the snapshot holds: healthy when every declared copy is
-// available at the current generation, progressing inside the rollout's deadline, a failure
-// when the controller reports one (ReplicaFailure or FailedCreate, ProgressDeadlineExceeded, a
-// DaemonSet no node may run), and unknown otherwise: what the missing copies do is not seen.
-func classifyByController(w *workload) Shape {
+// for a workload none of whose pods the snapshot holds. It agrees with kstatus
+// (readControllerProgress): Current is healthy; InProgress is progressing, or never-starts where
+// a condition proves the controller cannot create copies; Failed (ProgressDeadlineExceeded)
+// is a failure shape read from the counts. Two verdicts say more than kstatus: a DaemonSet no
+// node may run never starts, and copies none of which has been Ready for longer than a
+// rollout's deadline, where no controller deadline or condition speaks, are unknown rather
+// than progressing. Where copies exist and are not Ready the counts cannot tell a copy that
+// never started from one that runs unready, and the verdict says so (st.blind).
+func classifyByController(w *workload, ref time.Time) Shape {
 	st := &w.cls
 	c, d := st.ctrl, w.Declared
+	p := readControllerProgress(w)
+	st.blind = c.Replicas > c.Ready
 	switch {
 	case st.nowhere != "":
-		st.why = st.nowhere
+		st.why, st.blind = st.nowhere, false
 		return ShapeNeverStarts
-	case d == 0 && c.Replicas == 0:
-		st.why = "scaled to 0"
-		return ShapeHealthy
+	case p.unobserved:
+		// The counts and conditions describe an older spec, or none.
+		st.why = "the controller has not yet acted on the current spec: " + p.message
+		return ShapeProgressing
 	case st.failedCreate != "" && c.Replicas < d:
 		st.why = "the controller cannot create copies: " + st.failedCreate
 		return ShapeNeverStarts
-	case st.rollout.TimedOut:
-		// The controller gave up on the revision. With no pod status the engine cannot tell a
-		// copy that never ran (unscheduled, unpullable) from one that runs unready; what the
-		// counts do say: copies not created, or none Ready, never started serving; some Ready
-		// means copies run and too few serve.
-		want, have := revisionCopies(w)
-		ready := updatedReadyCount(w)
-		switch {
-		case have < want:
-			st.why = fmt.Sprintf("the controller reports %s: %d of the %d copies the current revision wants exist",
-				timedOutWords(st.rollout), have, want)
-			return ShapeNeverStarts
-		case ready == 0:
-			st.why = fmt.Sprintf("the controller reports %s: none of the current revision's %d copies became Ready",
-				timedOutWords(st.rollout), have)
-			return ShapeNeverStarts
+	case p.state == progressFailed:
+		return controllerGaveUp(w)
+	case p.state == progressCurrent:
+		st.why, st.blind = "every declared copy is available", false
+		if d == 0 {
+			st.why = "scaled to 0"
 		}
-		st.why = fmt.Sprintf("the controller reports %s: %d of the current revision's %d copies are Ready",
-			timedOutWords(st.rollout), ready, have)
-		return ShapeLiveButIdle
-	case st.rollout.InProgress:
-		st.why = "rollout under way inside its deadline"
-		return ShapeProgressing
-	case c.Observed && c.Available >= d && c.Ready >= d && c.Updated >= d && st.ctrl.Unavailable == "":
-		st.why = "every declared copy is available"
 		return ShapeHealthy
 	}
-	st.why = fmt.Sprintf("the controller reports %d of %d copies available and %d Ready; what its copies do is not seen",
-		c.Available, d, c.Ready)
-	return ShapeUnknown
+	if why := notReadyPastDeadline(w, ref); why != "" {
+		st.why = why
+		return ShapeUnknown
+	}
+	st.why = "the controller is converging (" + p.message + ") and reports no failure"
+	if st.rollout.InProgress {
+		st.why = "rollout under way inside its deadline (" + p.message + ")"
+	}
+	if p.reason == string(appsv1.ReplicaSetReplicaFailure) {
+		st.why = fmt.Sprintf("the controller reports ReplicaFailure (%s) while it counts %d of %d copies; it clears the condition at its next sync that creates or deletes copies without error",
+			p.message, c.Replicas, d)
+	}
+	if st.blind {
+		st.why += "; the counts cannot tell a copy that is starting from one that fails"
+	}
+	return ShapeProgressing
+}
+
+// cannotTell is what the controller's counts leave open about copies that are not Ready.
+const cannotTell = "the counts cannot tell copies that never started from copies that run unready"
+
+// controllerGaveUp words a rollout the controller gave up on (ProgressDeadlineExceeded, or
+// no progress for longer than the deadline). Copies not created never started; copies that
+// exist and are not Ready may never have started or may run unready, which the counts cannot
+// tell; some Ready means copies run and too few serve.
+func controllerGaveUp(w *workload) Shape {
+	st := &w.cls
+	want, have := revisionCopies(w)
+	ready := updatedReadyCount(w)
+	switch {
+	case have < want:
+		st.why = fmt.Sprintf("the controller reports %s: %d of the %d copies the current revision wants exist",
+			timedOutWords(st.rollout), have, want)
+		return ShapeNeverStarts
+	case have == 0:
+		st.why = fmt.Sprintf("the controller reports %s and the current revision has no copy", timedOutWords(st.rollout))
+		return ShapeNeverStarts
+	case ready == 0:
+		st.blind = true
+		st.why = fmt.Sprintf("the controller reports %s: the current revision has %s and none is Ready; %s",
+			timedOutWords(st.rollout), copiesCount(have), cannotTell)
+		return ShapeNeverStarts
+	}
+	st.why = fmt.Sprintf("the controller reports %s: %d of the current revision's %s are Ready",
+		timedOutWords(st.rollout), ready, copiesCount(have))
+	return ShapeLiveButIdle
+}
+
+// controllerCopiesExist says whether the controller counts copies of the current revision.
+func controllerCopiesExist(w *workload) bool {
+	_, have := revisionCopies(w)
+	return have > 0
+}
+
+// controllerNeverStarts is the headline's reason for a never-starts verdict from the counts of
+// copies that exist: none of them Ready is what the counts say, not that none started; some
+// Ready leaves the reason alone (copies missing, or the controller cannot create more).
+func controllerNeverStarts(w *workload) string {
+	if updatedReadyCount(w) > 0 {
+		return w.cls.why
+	}
+	if h := &w.cls.history; h.Current != nil && len(h.Revisions) > 1 {
+		return fmt.Sprintf("no copy of revision %d became Ready: %s", h.Current.Number, w.cls.why)
+	}
+	return "no copy became Ready: " + w.cls.why
+}
+
+// copiesCount is "1 copy" or "n copies".
+func copiesCount(n int32) string {
+	if n == 1 {
+		return "1 copy"
+	}
+	return strconv.FormatInt(int64(n), 10) + " copies"
+}
+
+// notReadyPastDeadline says why a workload the controller still calls converging has had no
+// Ready copy for longer than a rollout is given, where no controller deadline will ever say
+// so: kstatus keeps such a workload InProgress for good, the engine calls it unknown, since
+// without pods nothing says whether its copies start slowly, fail, or never started. The
+// time is the Deployment's Available=False with no rollout under way; for the kinds without
+// a deadline, the workload's age while it is still at its first generation (a later change,
+// a scale from zero included, is not dated without its pods). Empty when any copy is Ready.
+func notReadyPastDeadline(w *workload, ref time.Time) string {
+	c := w.cls.ctrl
+	if w.Declared == 0 || c.Ready > 0 {
+		return ""
+	}
+	open := cannotTell
+	if c.Replicas == 0 {
+		open = "no event in the snapshot says why none exists"
+	}
+	limit := progressDeadline(w.Object)
+	switch o := w.Object.(type) {
+	case *appsv1.Deployment:
+		var since time.Time
+		for ix := range o.Status.Conditions {
+			cond := &o.Status.Conditions[ix]
+			switch {
+			case cond.Type == appsv1.DeploymentProgressing && cond.Status == corev1.ConditionTrue && cond.Reason != reasonNewRSAvailable:
+				// A rollout under way: the controller's own deadline will speak.
+				return ""
+			case cond.Type == appsv1.DeploymentAvailable && cond.Status == corev1.ConditionFalse:
+				since = cond.LastTransitionTime.Time
+			}
+		}
+		if !since.IsZero() {
+			if age := ref.Sub(since); age > limit {
+				return fmt.Sprintf("Available=False for %s, past the %s progress deadline, with no copy Ready (%d of %d copies exist) and no rollout under way for the controller to time out; %s",
+					humanDuration(age), humanDuration(limit), c.Replicas, w.Declared, open)
+			}
+		}
+		return ""
+	case *appsv1.StatefulSet, *appsv1.DaemonSet, *appsv1.ReplicaSet:
+		if m, ok := o.(metav1.Object); !ok || m.GetGeneration() != 1 || w.Created.IsZero() {
+			return ""
+		}
+		if age := ref.Sub(w.Created); age > limit {
+			return fmt.Sprintf("no copy Ready %s after the %s was created, still at generation 1 (%d of %d copies exist), past the %s default deadline; a %s reports no deadline or failure, and %s",
+				humanDuration(age), w.Kind, c.Replicas, w.Declared, humanDuration(limit), w.Kind, open)
+		}
+	}
+	return ""
 }
 
 func timedOutWords(r rollout) string {
@@ -253,6 +363,10 @@ func controllerStatusEvidence(b *evidenceBuilder, w *workload) {
 		b.add(SourceControllerStatus, "ControllerCounts", "",
 			fmt.Sprintf("%d declared, %d existing, %d Ready, %d available, %d of the current revision; %s", w.Declared, c.Replicas, c.Ready, c.Available, c.Updated, gen), obj, 1, nil)
 	}
+	if st.sight.byController() && st.blind && w.Shape != ShapeHealthy {
+		b.add(SourceControllerStatus, "CountsCannotTell", "",
+			fmt.Sprintf("the controller counts %s, %d Ready; without pods, a copy that is not Ready because it never started (not scheduled, image not pulled, container not created) cannot be told from one that runs and is not Ready", copiesCount(c.Replicas), c.Ready), obj, 1, nil)
+	}
 	if st.sight.Hidden > 0 {
 		b.add(SourceVisibility, "CopiesNotInSnapshot", "",
 			fmt.Sprintf("the controller reports %d copies (%d Ready) the snapshot does not hold", st.sight.Hidden, st.sight.HiddenReady), obj, 1, nil)
@@ -267,7 +381,10 @@ func controllerStatusEvidence(b *evidenceBuilder, w *workload) {
 // somewhere.
 func runsNowhere(w *workload) string {
 	ds, ok := w.Object.(*appsv1.DaemonSet)
-	if !ok || ds.Status.DesiredNumberScheduled != 0 || ds.Status.ObservedGeneration < ds.Generation {
+	// A DaemonSet whose controller has not written status yet reads desiredNumberScheduled 0
+	// too: it is not yet placed, not placed nowhere.
+	if !ok || ds.Status.DesiredNumberScheduled != 0 || ds.Generation == 0 || ds.Status.ObservedGeneration == 0 ||
+		ds.Status.ObservedGeneration < ds.Generation {
 		return ""
 	}
 	var nodes []*corev1.Node

@@ -22,12 +22,17 @@
 //
 // Pods not seen: when the snapshot's visibility says the namespace's pods could not be read
 // (forbidden to the identity, not in the dump), the counts and the shape come from the
-// controller's status and conditions, and the headline says so: healthy when every declared
-// copy is available at the observed generation, progressing inside the deadline, never-starts
-// on ReplicaFailure or FailedCreate, on ProgressDeadlineExceeded with no new copy Ready (some
-// Ready: live-but-idle), unknown otherwise. Copies the controller reports beyond the pods a
-// snapshot holds are unseen, never absent. A DaemonSet observed with desiredNumberScheduled 0
-// runs nowhere: never-starts, pods seen or not (controller_status.go).
+// controller's status and conditions, and the headline says so. The shape agrees with
+// sigs.k8s.io/cli-utils/pkg/kstatus/status, read on the typed object (controller_progress.go):
+// Current is healthy, InProgress progressing (never-starts where ReplicaFailure or FailedCreate
+// proves copies cannot be created), Failed (ProgressDeadlineExceeded) a failure shape read from
+// the counts. Where copies exist and are not Ready the counts cannot tell a copy that never
+// started from one that runs unready, and the headline and a CountsCannotTell evidence item
+// say so. The engine says more than kstatus where the table in controller_kstatus_test.go
+// lists why: a DaemonSet observed with desiredNumberScheduled 0 runs nowhere (never-starts,
+// pods seen or not); no copy Ready for longer than a deadline that no controller will enforce
+// is unknown, not progressing. Copies the controller reports beyond the pods a snapshot holds
+// are unseen, never absent (controller_status.go).
 //
 // The closed vocabulary of the report:
 //   - Shape: healthy, progressing, never-starts, starts-and-dies, live-but-idle, unknown.

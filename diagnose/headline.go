@@ -33,6 +33,9 @@ func headline(w *workload, shape Shape) string {
 	case ShapeNeverStarts:
 		why = "no copy ever starts: " + w.cls.why
 		switch {
+		case w.cls.sight.byController() && controllerCopiesExist(w):
+			// Counts of copies that exist do not say they never started.
+			why = controllerNeverStarts(w)
 		case h.Current != nil && h.LastServing == h.Current:
 			// It served: its copies ran once, they do not start now.
 			why = fmt.Sprintf("revision %d served, and its copies no longer start: %s", h.Current.Number, w.cls.why)

@@ -22,6 +22,9 @@ type classState struct {
 	failedCreate string
 	// why is the one-line reason for the shape, used by the headline.
 	why string
+	// starting says what the current revision's copies still on their way up are doing (an
+	// image pull under way), when some are.
+	starting string
 	// failingWhileProgressing is a failure signal on copies of a rollout still called
 	// progressing (some new copy is Ready, or none has yet run past its probes): the suspects
 	// are listed, at low confidence, so the row says where to look if the deadline passes.
@@ -190,6 +193,9 @@ func classify(w *workload, ref time.Time) Shape {
 		if !f.Active || !f.Current {
 			continue
 		}
+		if f.Starting != "" && st.starting == "" {
+			st.starting = "copy " + f.Pod.Name + " is " + f.Starting
+		}
 		switch {
 		case f.NeverStarts != "":
 			never = append(never, f)
@@ -219,6 +225,12 @@ func classify(w *workload, ref time.Time) Shape {
 	if why := churn(w, ref); why != "" {
 		st.why = why
 		return ShapeStartsAndDies
+	}
+	if st.starting != "" && !st.rollout.TimedOut && c.Serving < w.Declared && len(idle) == 0 {
+		// A copy on its way up with no error, inside its deadline: whatever the controller
+		// says, nothing has failed yet.
+		st.why = "copies are still starting: " + st.starting
+		return ShapeProgressing
 	}
 	// A rollout inside its deadline is progressing unless its new copies have visibly failed:
 	// then it takes the failing revision's shape without waiting for the deadline.

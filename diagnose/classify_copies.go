@@ -5,6 +5,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 )
 
 // Waiting reasons that mean a container never got to run, as the kubelet writes them
@@ -66,6 +68,9 @@ type copyFacts struct {
 	lastTerminatedObs     int
 	LastTerminatedIsFresh bool
 	Age                   time.Duration
+	// Starting says what a copy that is still on its way up is doing (an image pull in
+	// progress, with no error, inside its deadline): it is progressing, not failing.
+	Starting string
 }
 
 // readCopy reads copy i of the workload (workload.Pods[i]) from its observations.
@@ -126,6 +131,12 @@ func fillCopy(f *copyFacts, w *workload, i int, ref time.Time) {
 		f.NeverStarts = ""
 		f.Dies, f.Container, f.Message, f.signalObs = reasonEvicted, "", strings.TrimSpace(p.Status.Message), base
 	}
+	if slowStartReasons[f.NeverStarts] {
+		if why := pullUnderWay(w, p, ref); why != "" {
+			f.NeverStarts, f.Container, f.Message, f.signalObs = "", "", "", -1
+			f.Starting = why
+		}
+	}
 	if f.NeverStarts == "" && p.Spec.NodeName == "" && p.Status.Phase == corev1.PodPending {
 		for k := range list {
 			if c := &list[k]; c.Kind == ObsConditionChanged && c.Type() == string(corev1.PodScheduled) && c.Status == string(corev1.ConditionFalse) {
@@ -180,6 +191,44 @@ func (f *copyFacts) readContainer(o, lt *Observation, at int, ref time.Time) {
 			}
 		}
 	}
+}
+
+// pullUnderWay reports a copy waiting in ContainerCreating or PodInitializing while the kubelet
+// pulls its image: a Pulling event with no Pulled after it and no Warning event on the copy,
+// inside the deadline a rollout gives a copy (the Deployment's progress deadline, 600 s for the
+// other kinds, from the copy's creation). A large image takes minutes to pull; a copy doing so
+// without an error is on its way up, and rolling back would throw a good release away. It
+// returns what the copy is doing, or "".
+func pullUnderWay(w *workload, p *corev1.Pod, ref time.Time) string {
+	if ref.Sub(p.CreationTimestamp.Time) > progressDeadline(w.Object) {
+		return ""
+	}
+	var pulling, pulled time.Time
+	image := ""
+	evs := w.observe().eventList()
+	for k := range evs {
+		e := &evs[k]
+		if e.Object.Kind != "Pod" || e.Object.Name != p.Name {
+			continue
+		}
+		if facts.ReadEvent(e.Status, e.Reason, e.Text).Failing {
+			return ""
+		}
+		switch e.Reason {
+		case "Pulling":
+			if at := e.At(); at.After(pulling) {
+				pulling, image = at, e.Text
+			}
+		case "Pulled":
+			if at := e.At(); at.After(pulled) {
+				pulled = at
+			}
+		}
+	}
+	if pulling.IsZero() || !pulled.Before(pulling) {
+		return ""
+	}
+	return strings.ToLower(image[:1]) + image[1:] + " for " + preciseDuration(ref.Sub(pulling)) + ", no error"
 }
 
 func (f *copyFacts) setNeverStarts(reason, container, msg string, obs int) {

@@ -358,7 +358,7 @@ func eventEvidence(b *evidenceBuilder, w *workload) {
 	obs := w.observe()
 	for k := obs.events.from; k < obs.events.to; k++ {
 		o := &obs.list[k]
-		if o.Status != corev1.EventTypeWarning && !livenessKill(o) {
+		if !facts.ReadEvent(o.Status, o.Reason, o.Text).Failing {
 			continue
 		}
 		at := o.At()

@@ -27,6 +27,9 @@ func headline(w *workload, shape Shape) string {
 		if h.Current != nil && w.cls.rollout.InProgress {
 			why = fmt.Sprintf("rollout of revision %d under way inside its deadline", h.Current.Number)
 		}
+		if s := w.cls.starting; s != "" && w.cls.rollout.InProgress {
+			why += "; " + s
+		}
 		if f := w.cls.failingWhileProgressing; f != "" {
 			why += "; its new copies that do not serve yet show a failure: " + f
 		}

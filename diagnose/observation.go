@@ -2,7 +2,6 @@ package diagnose
 
 import (
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -264,9 +263,4 @@ func eventFirst(e *corev1.Event) time.Time {
 		return e.FirstTimestamp.Time
 	}
 	return e.EventTime.Time
-}
-
-// livenessKill is the kubelet's Normal Killing event for a container that failed its liveness probe.
-func livenessKill(o *Observation) bool {
-	return o.Reason == "Killing" && strings.Contains(o.Text, "liveness probe")
 }

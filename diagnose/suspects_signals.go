@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 )
 
 // signal is one failure message the suspect rules read: a waiting or terminated container
@@ -135,7 +137,7 @@ func collectSignals(w *workload) []*signal {
 	evs := obs.events
 	for k := evs.from; k < evs.to; k++ {
 		e := &obs.list[k]
-		if e.Status != corev1.EventTypeWarning {
+		if !facts.ReadEvent(e.Status, e.Reason, e.Text).Failing {
 			continue
 		}
 		pod := ""

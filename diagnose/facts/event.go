@@ -1,0 +1,20 @@
+package facts
+
+import "strings"
+
+// ReadEvent is the one verdict on an event: every Warning reports a failure, and so does the
+// kubelet's Normal "Killing" of a container that failed its liveness or startup probe (the
+// kubelet records the kill as Normal; the probe's Warning "Unhealthy" precedes it). The key
+// is the reason and the message without its variable parts.
+func ReadEvent(eventType, reason, message string) Signal {
+	failing := eventType == "Warning" ||
+		reason == "Killing" && (strings.Contains(message, "failed liveness probe") || strings.Contains(message, "failed startup probe"))
+	if !failing {
+		return Signal{}
+	}
+	sev := SeverityWarning
+	if eventType == "Warning" && (reason == "Failed" || strings.HasPrefix(reason, "Failed") || reason == "BackOff") {
+		sev = SeverityError
+	}
+	return Signal{Failing: true, Severity: sev, Key: Key(reason + " " + message), Text: message}
+}

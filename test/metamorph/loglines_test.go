@@ -7,43 +7,57 @@ import (
 
 // Lines as the dumps hold them, one per format the transformations read.
 const (
-	zapLine     = `{"level":"warn","ts":"2026-11-30T13:58:24.366Z","logger":"forwarder","msg":"upstream dial failed, will retry","endpoint":"telemetry-intake.internal:9443","attempt":1,"error":"dial tcp 10.96.14.7:9443: connect: connection refused"}`
-	pinoLine    = `{"level":50,"time":1795948358989,"msg":"request failed","url":"/cart","statusCode":500}`
-	logfmtLine_ = `time=2026-11-25T09:43:35.680Z level=ERROR msg="archive exporter: missing credential" missing=ARCHIVE_S3_SECRET_ACCESS_KEY`
-	nginxLine   = `2026/11/24 10:20:40 [error] 34#34: *1 open() "/usr/share/nginx/html/healthz" failed (2: No such file or directory)`
-	springLine  = `2026-11-24T15:45:13.831Z  WARN 1 --- [payments-api] c.e.payments.risk.RiskClient : Risk score timeout after 250ms`
-	celeryLine  = `[2026-11-24 06:24:00,737: ERROR/ForkPoolWorker-1] Task reports.refresh_rollup[f67f800f] raised unexpected: TimeoutError()`
-	fluentLine  = `[2026/11/28 13:21:52] [ warn] [output:forward:forward.0] retrying in 5s`
-	usageLine   = `flag provided but not defined: -listen-adress`
-	kubectlLog  = `Request log error: container "api" in pod "x" is waiting to start: ContainerCreating`
+	zapLine      = `{"level":"warn","ts":"2026-11-30T13:58:24.366Z","logger":"forwarder","msg":"upstream dial failed, will retry","endpoint":"telemetry-intake.internal:9443","attempt":1,"error":"dial tcp 10.96.14.7:9443: connect: connection refused"}`
+	pinoLine     = `{"level":50,"time":1795948358989,"msg":"request failed","url":"/cart","statusCode":500}`
+	logfmtSample = `time=2026-11-25T09:43:35.680Z level=ERROR msg="archive exporter: missing credential" missing=ARCHIVE_S3_SECRET_ACCESS_KEY`
+	nginxLine    = `2026/11/24 10:20:40 [error] 34#34: *1 open() "/usr/share/nginx/html/healthz" failed (2: No such file or directory)`
+	springLine   = `2026-11-24T15:45:13.831Z  WARN 1 --- [payments-api] c.e.payments.risk.RiskClient : Risk score timeout after 250ms`
+	celeryLine   = `[2026-11-24 06:24:00,737: ERROR/ForkPoolWorker-1] Task reports.refresh_rollup[f67f800f] raised unexpected: TimeoutError()`
+	fluentLine   = `[2026/11/28 13:21:52] [ warn] [output:forward:forward.0] retrying in 5s`
+	usageLine    = `flag provided but not defined: -listen-adress`
+	kubectlLog   = `Request log error: container "api" in pod "x" is waiting to start: ContainerCreating`
 )
 
 func TestRelevelKeepsTheWords(t *testing.T) {
 	for _, tt := range []struct {
 		line, error, warn, none string
 	}{
-		{zapLine,
+		{
+			zapLine,
 			`{"level":"error","ts":"2026-11-30T13:58:24.366Z","logger":"forwarder","msg":"upstream dial failed, will retry","endpoint":"telemetry-intake.internal:9443","attempt":1,"error":"dial tcp 10.96.14.7:9443: connect: connection refused"}`,
 			zapLine,
-			`{"ts":"2026-11-30T13:58:24.366Z","logger":"forwarder","msg":"upstream dial failed, will retry","endpoint":"telemetry-intake.internal:9443","attempt":1,"error":"dial tcp 10.96.14.7:9443: connect: connection refused"}`},
-		{pinoLine, pinoLine,
+			`{"ts":"2026-11-30T13:58:24.366Z","logger":"forwarder","msg":"upstream dial failed, will retry","endpoint":"telemetry-intake.internal:9443","attempt":1,"error":"dial tcp 10.96.14.7:9443: connect: connection refused"}`,
+		},
+		{
+			pinoLine, pinoLine,
 			`{"level":40,"time":1795948358989,"msg":"request failed","url":"/cart","statusCode":500}`,
-			`{"time":1795948358989,"msg":"request failed","url":"/cart","statusCode":500}`},
-		{logfmtLine_, logfmtLine_,
+			`{"time":1795948358989,"msg":"request failed","url":"/cart","statusCode":500}`,
+		},
+		{
+			logfmtSample, logfmtSample,
 			`time=2026-11-25T09:43:35.680Z level=WARN msg="archive exporter: missing credential" missing=ARCHIVE_S3_SECRET_ACCESS_KEY`,
-			`time=2026-11-25T09:43:35.680Z msg="archive exporter: missing credential" missing=ARCHIVE_S3_SECRET_ACCESS_KEY`},
-		{nginxLine, nginxLine,
+			`time=2026-11-25T09:43:35.680Z msg="archive exporter: missing credential" missing=ARCHIVE_S3_SECRET_ACCESS_KEY`,
+		},
+		{
+			nginxLine, nginxLine,
 			`2026/11/24 10:20:40 [warn] 34#34: *1 open() "/usr/share/nginx/html/healthz" failed (2: No such file or directory)`,
-			`2026/11/24 10:20:40 34#34: *1 open() "/usr/share/nginx/html/healthz" failed (2: No such file or directory)`},
-		{springLine,
+			`2026/11/24 10:20:40 34#34: *1 open() "/usr/share/nginx/html/healthz" failed (2: No such file or directory)`,
+		},
+		{
+			springLine,
 			`2026-11-24T15:45:13.831Z  ERROR 1 --- [payments-api] c.e.payments.risk.RiskClient : Risk score timeout after 250ms`,
 			springLine,
-			`2026-11-24T15:45:13.831Z  1 --- [payments-api] c.e.payments.risk.RiskClient : Risk score timeout after 250ms`},
-		{celeryLine, celeryLine,
+			`2026-11-24T15:45:13.831Z  1 --- [payments-api] c.e.payments.risk.RiskClient : Risk score timeout after 250ms`,
+		},
+		{
+			celeryLine, celeryLine,
 			`[2026-11-24 06:24:00,737: WARN/ForkPoolWorker-1] Task reports.refresh_rollup[f67f800f] raised unexpected: TimeoutError()`,
-			`[2026-11-24 06:24:00,737: ForkPoolWorker-1] Task reports.refresh_rollup[f67f800f] raised unexpected: TimeoutError()`},
-		{fluentLine, `[2026/11/28 13:21:52] [ error] [output:forward:forward.0] retrying in 5s`, fluentLine,
-			`[2026/11/28 13:21:52] [output:forward:forward.0] retrying in 5s`},
+			`[2026-11-24 06:24:00,737: ForkPoolWorker-1] Task reports.refresh_rollup[f67f800f] raised unexpected: TimeoutError()`,
+		},
+		{
+			fluentLine, `[2026/11/28 13:21:52] [ error] [output:forward:forward.0] retrying in 5s`, fluentLine,
+			`[2026/11/28 13:21:52] [output:forward:forward.0] retrying in 5s`,
+		},
 	} {
 		r := parseLine(tt.line)
 		for _, want := range []struct{ level, line string }{{"error", tt.error}, {"warn", tt.warn}, {"", tt.none}} {
@@ -64,22 +78,30 @@ func TestReencodeKeepsTheFields(t *testing.T) {
 		line                string
 		json, logfmt, plain string
 	}{
-		{zapLine,
+		{
+			zapLine,
 			`{"ts":"2026-11-30T13:58:24.366Z","level":"warn","msg":"upstream dial failed, will retry","logger":"forwarder","endpoint":"telemetry-intake.internal:9443","attempt":1,"error":"dial tcp 10.96.14.7:9443: connect: connection refused"}`,
 			`ts=2026-11-30T13:58:24.366Z level=warn msg="upstream dial failed, will retry" logger=forwarder endpoint=telemetry-intake.internal:9443 attempt=1 error="dial tcp 10.96.14.7:9443: connect: connection refused"`,
-			`2026-11-30T13:58:24.366Z WARN upstream dial failed, will retry logger=forwarder endpoint=telemetry-intake.internal:9443 attempt=1 error="dial tcp 10.96.14.7:9443: connect: connection refused"`},
-		{pinoLine,
+			`2026-11-30T13:58:24.366Z WARN upstream dial failed, will retry logger=forwarder endpoint=telemetry-intake.internal:9443 attempt=1 error="dial tcp 10.96.14.7:9443: connect: connection refused"`,
+		},
+		{
+			pinoLine,
 			`{"time":"2026-11-29T10:32:38.989Z","level":"error","msg":"request failed","url":"/cart","statusCode":500}`,
 			`time=2026-11-29T10:32:38.989Z level=error msg="request failed" url=/cart statusCode=500`,
-			`2026-11-29T10:32:38.989Z ERROR request failed url=/cart statusCode=500`},
-		{logfmtLine_,
+			`2026-11-29T10:32:38.989Z ERROR request failed url=/cart statusCode=500`,
+		},
+		{
+			logfmtSample,
 			`{"time":"2026-11-25T09:43:35.680Z","level":"error","msg":"archive exporter: missing credential","missing":"ARCHIVE_S3_SECRET_ACCESS_KEY"}`,
 			`time=2026-11-25T09:43:35.680Z level=error msg="archive exporter: missing credential" missing=ARCHIVE_S3_SECRET_ACCESS_KEY`,
-			`2026-11-25T09:43:35.680Z ERROR archive exporter: missing credential missing=ARCHIVE_S3_SECRET_ACCESS_KEY`},
-		{celeryLine,
+			`2026-11-25T09:43:35.680Z ERROR archive exporter: missing credential missing=ARCHIVE_S3_SECRET_ACCESS_KEY`,
+		},
+		{
+			celeryLine,
 			`{"ts":"2026-11-24T06:24:00.737Z","level":"error","msg":"Task reports.refresh_rollup[f67f800f] raised unexpected: TimeoutError()","process":"ForkPoolWorker-1"}`,
 			`ts=2026-11-24T06:24:00.737Z level=error msg="Task reports.refresh_rollup[f67f800f] raised unexpected: TimeoutError()" process=ForkPoolWorker-1`,
-			`2026-11-24T06:24:00.737Z ERROR Task reports.refresh_rollup[f67f800f] raised unexpected: TimeoutError() process=ForkPoolWorker-1`},
+			`2026-11-24T06:24:00.737Z ERROR Task reports.refresh_rollup[f67f800f] raised unexpected: TimeoutError() process=ForkPoolWorker-1`,
+		},
 	} {
 		e, ok := parseLine(tt.line).entry()
 		if !ok {
@@ -116,8 +138,10 @@ func TestRewordKeepsKeysAndTimes(t *testing.T) {
 	}{
 		{zapLine, 0, `{"level":"warn","ts":"2026-11-30T13:58:24.366Z","logger":"forwarder","msg":"upstream dial did not succeed, will retry","endpoint":"telemetry-intake.internal:9443","attempt":1,"error":"dial tcp 10.96.14.7:9443: connect: ECONNREFUSED"}`},
 		{zapLine, 1, `{"level":"warn","ts":"2026-11-30T13:58:24.366Z","logger":"forwarder","msg":"upstream dial unsuccessful, will retry","endpoint":"telemetry-intake.internal:9443","attempt":1,"error":"dial tcp 10.96.14.7:9443: connect: connection rejected"}`},
-		{`{"time":"2026-11-24T11:46:13.045Z","level":"WARN","msg":"recommendations unavailable","error":"context deadline exceeded","timeout":"150ms"}`, 1,
-			`{"time":"2026-11-24T11:46:13.045Z","level":"WARN","msg":"recommendations not reachable","error":"took too long","timeout":"150ms"}`},
+		{
+			`{"time":"2026-11-24T11:46:13.045Z","level":"WARN","msg":"recommendations unavailable","error":"context deadline exceeded","timeout":"150ms"}`, 1,
+			`{"time":"2026-11-24T11:46:13.045Z","level":"WARN","msg":"recommendations not reachable","error":"took too long","timeout":"150ms"}`,
+		},
 		{nginxLine, 0, `2026/11/24 10:20:40 [error] 34#34: *1 open() "/usr/share/nginx/html/healthz" did not succeed (2: ENOENT)`},
 		{usageLine, 1, `unknown flag: -listen-adress`},
 		{celeryLine, 0, celeryLine}, // TimeoutError is a name, not the word timeout

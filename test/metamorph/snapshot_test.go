@@ -215,14 +215,26 @@ func TestStretchReady(t *testing.T) {
 		if !c.ReferenceTime.Equal(s.ReferenceTime) {
 			t.Errorf("%s: the reference time moved", tt.dir)
 		}
-		// Failing from its start still: a failing line in the copy's first seconds.
+		// Failing from its start still: a failing line in the copy's first seconds, and
+		// failing lines as close together as its retry loop logged them until it stopped
+		// being Ready.
 		for _, p := range c.Pods {
-			if p.Name == tt.copy && !failingFromStart(c, p) {
+			if p.Name != tt.copy {
+				continue
+			}
+			if !failingFromStart(c, p) {
 				t.Errorf("%s: %s no longer fails from its start", tt.dir, tt.copy)
+			}
+			var last time.Time
+			for _, sp := range Failures(c, p) {
+				if !last.IsZero() && sp.From.Before(off) && sp.From.Sub(last) > 31*time.Second {
+					t.Errorf("%s: %s quiet from %s to %s while Ready", tt.dir, tt.copy, last, sp.From)
+				}
+				last = sp.To
 			}
 		}
 		dep := tt.w.deployment(c)
-		if p := deploymentCondition(dep, "Progressing"); p == nil || p.Reason != "NewReplicaSetAvailable" || p.LastUpdateTime.Time.After(off) {
+		if p := deploymentCondition(dep, "Progressing"); p == nil || p.Reason != "NewReplicaSetAvailable" || p.LastUpdateTime.After(off) {
 			t.Errorf("%s: Progressing %+v, want the rollout complete while the copies were Ready", tt.dir, p)
 		}
 		if a := deploymentCondition(dep, "Available"); a == nil || a.LastTransitionTime.Time.Before(off) {
@@ -254,7 +266,7 @@ func TestServeThenFail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs := w.replicaSets(c)[0]
+	rs := w.ReplicaSets(c)[0]
 	first := c.Pods[0].CreationTimestamp.Time
 	for _, p := range c.Pods {
 		first = minTime(first, p.CreationTimestamp.Time)
@@ -276,7 +288,7 @@ func TestServeThenFail(t *testing.T) {
 		}
 	}
 	dep := w.deployment(c)
-	if p := deploymentCondition(dep, "Progressing"); p == nil || p.Reason != "NewReplicaSetAvailable" || p.LastUpdateTime.Time.After(first.Add(-served+time.Minute)) {
+	if p := deploymentCondition(dep, "Progressing"); p == nil || p.Reason != "NewReplicaSetAvailable" || p.LastUpdateTime.After(first.Add(-served+time.Minute)) {
 		t.Errorf("Progressing %+v, want the rollout complete %s before the failure", p, served)
 	}
 	if a := deploymentCondition(dep, "Available"); a == nil || a.Status != "False" || a.LastTransitionTime.Time.Before(first.Add(-2*time.Second)) {

@@ -32,20 +32,22 @@ var appNotReady = regexp.MustCompile(`HTTP probe failed with statuscode: 5\d\d\b
 // coming through the longer Ready period; everything before E (the rollout, its start-up and
 // first failure) moves back by d whole, so it still fails from its first seconds; everything
 // from C on stays, as does the reference time. The other objects' times are dilated alike
-// between the earliest E and the earliest C. The copies'
+// between the earliest E and the earliest C. Where the dilation spreads a copy's failing
+// lines further apart than its retry loop logged them, its last failing line is repeated at
+// that interval (keepFailing), so the failure is as continuous as it was. The copies'
 // Ready conditions then turn False where the probe failures say they did, and a Deployment's
 // conditions follow: its rollout completed (Progressing NewReplicaSetAvailable) while the
 // copies were Ready, and it became unavailable when they stopped being Ready.
 func StretchReady(s *snapshot.Snapshot, w Workload, d time.Duration) (*snapshot.Snapshot, error) {
-	pods := w.pods(s)
+	pods := w.Pods(s)
 	if w.Kind == "Deployment" {
-		rss := w.replicaSets(s)
+		rss := w.ReplicaSets(s)
 		if len(rss) == 0 {
 			return nil, notApplicable("no ReplicaSet of the Deployment in the snapshot")
 		}
 		cur := rss[len(rss)-1]
 		pods = pods[:0:0]
-		for _, p := range w.pods(s) {
+		for _, p := range w.Pods(s) {
 			if ownedBy(p, cur.UID) {
 				pods = append(pods, p)
 			}
@@ -149,13 +151,23 @@ func StretchReady(s *snapshot.Snapshot, w Workload, d time.Duration) (*snapshot.
 		}
 		mapObjectTimes(o, f)
 	})
+	windows := map[string][2]time.Time{}
+	for _, t := range targets {
+		windows[t.name] = [2]time.Time{t.early, t.fail.Add(-time.Second)}
+	}
 	for i := range c.Logs {
+		l := &c.Logs[i]
 		f := dilate
-		if l := &c.Logs[i]; l.Namespace == w.Namespace && copyDilation[l.Pod] != nil {
+		win, target := windows[l.Pod]
+		if l.Namespace == w.Namespace && target {
 			f = copyDilation[l.Pod]
 		}
-		for j, line := range c.Logs[i].Lines {
-			c.Logs[i].Lines[j] = mapLineTimes(line, f)
+		every := retryInterval(l.Lines, win[0], win[1])
+		for j, line := range l.Lines {
+			l.Lines[j] = mapLineTimes(line, f)
+		}
+		if l.Namespace == w.Namespace && target && !l.Previous {
+			l.Lines = keepFailing(l.Lines, f(win[0]), win[1], every)
 		}
 	}
 	mapMetricTimes(c, dilate)
@@ -188,7 +200,7 @@ func StretchReady(s *snapshot.Snapshot, w Workload, d time.Duration) (*snapshot.
 		lastStart = maxTime(lastStart, copyDilation[t.name](t.start))
 	}
 	if dep := w.deployment(c); dep != nil {
-		rss := w.replicaSets(c)
+		rss := w.ReplicaSets(c)
 		completed(dep, rss[len(rss)-1].Name, lastStart.Add(15*time.Second))
 		if cond := deploymentCondition(dep, appsv1.DeploymentAvailable); cond != nil && cond.Status != corev1.ConditionTrue && cond.LastTransitionTime.Time.Before(firstOff) {
 			cond.LastTransitionTime = metav1.NewTime(firstOff.Add(time.Second))
@@ -196,6 +208,63 @@ func StretchReady(s *snapshot.Snapshot, w Workload, d time.Duration) (*snapshot.
 		}
 	}
 	return c, nil
+}
+
+// retryInterval is how often a copy logged its failure between its first failure and its
+// first readiness failure: the longest gap between two failing lines there, held to 5-30 s.
+func retryInterval(lines []string, from, to time.Time) time.Duration {
+	gap := 5 * time.Second
+	var last time.Time
+	for _, line := range lines {
+		at, ok := failingLine(line)
+		if !ok || at.Before(from) || at.After(to) {
+			continue
+		}
+		if !last.IsZero() && at.Sub(last) > gap {
+			gap = at.Sub(last)
+		}
+		last = at
+	}
+	return min(gap, 30*time.Second)
+}
+
+// keepFailing fills the gaps the dilation opened between failing lines in [from, to]: the
+// last failing line is logged again every 'every', as the copy's retry loop would have while
+// it stayed Ready. Without the repeats, a stretched tail would hold quiet minutes in which the
+// copy, Ready and silent, would have served.
+func keepFailing(lines []string, from, to time.Time, every time.Duration) []string {
+	out := make([]string, 0, len(lines))
+	var prev string
+	var prevAt time.Time
+	fill := func(until time.Time) {
+		if prev == "" {
+			return
+		}
+		for k := 1; ; k++ {
+			at := prevAt.Add(time.Duration(k) * every)
+			if !at.Before(until) || at.After(to) {
+				return
+			}
+			out = append(out, mapLineTimes(prev, func(t time.Time) time.Time { return t.Add(at.Sub(prevAt)) }))
+		}
+	}
+	for _, line := range lines {
+		at, ok := failingLine(line)
+		if !ok {
+			out = append(out, line)
+			continue
+		}
+		if !at.Before(from) {
+			fill(at)
+		}
+		out = append(out, line)
+		prev, prevAt = line, at
+		if at.Before(from) || at.After(to) {
+			prev = ""
+		}
+	}
+	fill(to)
+	return out
 }
 
 // dilation moves every time before early back by d, stretches [early, cut) over

@@ -205,7 +205,7 @@ func mmWorkloadOf(d *Diagnosis) metamorph.Workload {
 }
 
 // mmCheckRelation diagnoses the transformed snapshot and holds each of the workloads (all of
-// the report's when only is nil) to rel.
+// the report's when only is nil) to rel, and to the story checker's snapshot oracles.
 func mmCheckRelation(t *testing.T, s, got *snapshot.Snapshot, before *Report, only *metamorph.Workload, rel mmRelation) {
 	t.Helper()
 	after := Diagnose(got)
@@ -222,6 +222,14 @@ func mmCheckRelation(t *testing.T, s, got *snapshot.Snapshot, before *Report, on
 		}
 		for _, d := range rel(s, w, b, a) {
 			t.Errorf("%s %s: %s", b.Kind, b.Name, d)
+		}
+		// A variant is a snapshot like any other: the story checker's oracles hold for it too,
+		// and a stretched Ready period is where "served" is claimed wrongly.
+		for _, d := range servedContradictions(got, a) {
+			t.Errorf("%s %s: one story: %s", b.Kind, b.Name, d)
+		}
+		if why, ok := progressingInFact(got, w); ok && strings.Contains(a.Fix, "rollout undo") {
+			t.Errorf("%s %s: one story: a rollback advised for a rollout that is progressing (%s): %s", b.Kind, b.Name, why, a.Fix)
 		}
 	}
 }
@@ -307,8 +315,10 @@ func mmFlipCases(t *testing.T) []mmFlipCase {
 			if want.Cause != CauseSpec {
 				continue
 			}
-			c := mmFlipCase{key: vd.ID + " " + want.Kind + "/" + want.Name, s: s,
-				w: metamorph.Workload{Kind: want.Kind, Namespace: want.Namespace, Name: want.Name}}
+			c := mmFlipCase{
+				key: vd.ID + " " + want.Kind + "/" + want.Name, s: s,
+				w: metamorph.Workload{Kind: want.Kind, Namespace: want.Namespace, Name: want.Name},
+			}
 			if want.Suspect != nil && want.Suspect.Object != want.Kind+"/"+want.Name {
 				c.reason = "the suspect is on " + want.Suspect.Object + ": the workload's own serving episode says nothing of that object's spec"
 				out = append(out, c)

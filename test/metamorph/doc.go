@@ -8,6 +8,9 @@
 // was, so one loaded dump serves every variant. Transformations that cannot apply to a snapshot
 // say why (ErrNotApplicable), so a table of cases states what was left out and on what ground.
 //
+// The facts the transformations read (a copy's failure signals, its start, a Deployment's
+// revisions) are exported for the story checker's oracles too (Failures, Start, Revision).
+//
 // Invariant: this is test-only code. Product packages never import it; it reads only the
 // snapshot model, never the engine, so a relation cannot be made to hold by sharing the
 // engine's own reading of a fact.

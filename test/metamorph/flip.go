@@ -36,7 +36,7 @@ func ServeThenFail(s *snapshot.Snapshot, w Workload, served time.Duration) (*sna
 	if dep == nil {
 		return nil, notApplicable("the Deployment is not in the snapshot")
 	}
-	rss := w.replicaSets(s)
+	rss := w.ReplicaSets(s)
 	switch {
 	case len(rss) == 0:
 		return nil, notApplicable("no ReplicaSet in the snapshot: its revisions cannot be read")
@@ -50,7 +50,7 @@ func ServeThenFail(s *snapshot.Snapshot, w Workload, served time.Duration) (*sna
 			cut = t
 		}
 	}
-	pods := w.pods(s)
+	pods := w.Pods(s)
 	podNames := map[string]bool{}
 	for _, p := range pods {
 		earliest(p.CreationTimestamp.Time)
@@ -87,7 +87,7 @@ func ServeThenFail(s *snapshot.Snapshot, w Workload, served time.Duration) (*sna
 	}
 	c := Clone(s)
 	mapTimes(c, back)
-	dep, rs = w.deployment(c), w.replicaSets(c)[0]
+	dep, rs = w.deployment(c), w.ReplicaSets(c)[0]
 	for _, m := range []*metav1.ObjectMeta{&dep.ObjectMeta, &rs.ObjectMeta} {
 		if !m.CreationTimestamp.Before(&metav1.Time{Time: cut}) {
 			m.CreationTimestamp = metav1.NewTime(m.CreationTimestamp.Add(-served))

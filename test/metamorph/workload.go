@@ -89,8 +89,8 @@ func ownedBy(m metav1.Object, uid types.UID) bool {
 	return false
 }
 
-// replicaSets returns a Deployment's ReplicaSets, oldest revision first.
-func (w Workload) replicaSets(s *snapshot.Snapshot) []*appsv1.ReplicaSet {
+// ReplicaSets returns a Deployment's ReplicaSets, oldest revision first.
+func (w Workload) ReplicaSets(s *snapshot.Snapshot) []*appsv1.ReplicaSet {
 	d := w.deployment(s)
 	if d == nil {
 		return nil
@@ -110,8 +110,8 @@ func revisionOf(rs *appsv1.ReplicaSet) int {
 	return n
 }
 
-// pods returns the workload's copies: its own pods, its ReplicaSets' or its Jobs'.
-func (w Workload) pods(s *snapshot.Snapshot) []*corev1.Pod {
+// Pods returns the workload's copies: its own pods, its ReplicaSets' or its Jobs'.
+func (w Workload) Pods(s *snapshot.Snapshot) []*corev1.Pod {
 	m := w.meta(s)
 	if m == nil {
 		return nil
@@ -151,7 +151,7 @@ func ChangedFields(s *snapshot.Snapshot, w Workload) []string {
 	var old, cur any
 	switch w.Kind {
 	case "Deployment":
-		rss := w.replicaSets(s)
+		rss := w.ReplicaSets(s)
 		if len(rss) < 2 {
 			return nil
 		}
@@ -284,7 +284,7 @@ func toString(v any) string {
 // not one.
 func childPath(path, k string) string {
 	if k != "" && strings.IndexFunc(k, func(r rune) bool {
-		return !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+		return r != '_' && (r < '0' || r > '9') && (r < 'a' || r > 'z') && (r < 'A' || r > 'Z')
 	}) < 0 {
 		return path + "." + k
 	}

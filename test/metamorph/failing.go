@@ -15,6 +15,9 @@ const earlyWindow = 60 * time.Second
 // failingLine reports whether a log line signals a failure by its level (warn or worse) or by
 // a failure word of the rewordings table, and when it was written.
 func failingLine(line string) (time.Time, bool) {
+	if !mayHaveFailingLevel(line) && !mayReword(line) {
+		return time.Time{}, false
+	}
 	r := parseLine(line)
 	e, ok := r.entry()
 	if !ok || !e.dated {

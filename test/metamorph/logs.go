@@ -114,19 +114,25 @@ var rewordPattern = func() *regexp.Regexp {
 var failingLevelWords = []string{"warn", "err", "fatal", "crit", "panic", `"level":4`, `"level":5`, `"level":6`}
 
 func mayHaveFailingLevel(line string) bool {
-	lower := strings.ToLower(line)
-	for _, w := range failingLevelWords {
-		if strings.Contains(lower, w) {
-			return true
-		}
-	}
-	return false
+	return containsAny(strings.ToLower(line), failingLevelWords)
 }
 
+// failurePhrases are the rewordings table's phrases, for a quick look before a line is read.
+var failurePhrases = func() []string {
+	out := make([]string, len(rewordings))
+	for i, r := range rewordings {
+		out[i] = r.phrase
+	}
+	return out
+}()
+
 func mayReword(line string) bool {
-	lower := strings.ToLower(line)
-	for _, r := range rewordings {
-		if strings.Contains(lower, r.phrase) {
+	return containsAny(strings.ToLower(line), failurePhrases)
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
 			return true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+	"github.com/kubediagnose/kubectl-diagnose/test/metamorph"
 )
 
 // One story, never two: the cause, the last serving revision, the diff, the headline and the fix
@@ -50,6 +52,7 @@ func storyContradictions(d *Diagnosis) []string {
 	if !served && strings.Contains(d.Fix, "the last one that pulled") {
 		out = append(out, "fix speaks of the last value that pulled, but no revision served: "+d.Fix)
 	}
+	out = append(out, servingStoryContradictions(d)...)
 	for _, e := range d.Evidence {
 		m := strings.TrimSpace(e.Message)
 		if strings.HasSuffix(m, " since") || strings.HasSuffix(m, ";") || strings.HasSuffix(m, ":") {
@@ -60,6 +63,54 @@ func storyContradictions(d *Diagnosis) []string {
 		}
 	}
 	return out
+}
+
+// servedBecauseReady is a claim that a revision served because a copy is Ready now.
+var servedBecauseReady = regexp.MustCompile(`served \(copy \S+ is Ready\)`)
+
+// servingStoryContradictions are issue 37's: one meaning of "serve" (SERVING 0 is not
+// "served" by a Ready copy), no rollback advised for a rollout that is progressing, and a cause
+// on another object named in the statement of the cause.
+func servingStoryContradictions(d *Diagnosis) []string {
+	var out []string
+	if d.Counts.Serving == 0 {
+		texts := []string{d.Headline, d.Fix}
+		for _, e := range d.Evidence {
+			texts = append(texts, e.Message)
+		}
+		for _, e := range d.Timeline {
+			texts = append(texts, e.Message)
+		}
+		for _, text := range texts {
+			if m := servedBecauseReady.FindString(text); m != "" {
+				out = append(out, "SERVING 0 beside \""+m+"\": "+text)
+			}
+		}
+	}
+	if d.Shape == ShapeProgressing && strings.Contains(d.Fix, "rollout undo") {
+		out = append(out, "a rollback advised for a progressing workload: "+d.Fix)
+	}
+	self := d.Kind + "/" + d.Name
+	if len(d.Suspects) > 0 && d.Suspects[0].Object != self && (d.Cause == CauseSpec || d.Cause == CauseDependency) {
+		other := d.Suspects[0].Object
+		if st := causeStatement(d); !strings.Contains(st, other) {
+			out = append(out, "cause "+string(d.Cause)+" on "+other+", but the statement of the cause does not name it: "+strconv.Quote(st))
+		}
+	}
+	return out
+}
+
+// causeStatement is what the diagnosis says of its cause: today the revision-history evidence,
+// where the engine argues spec against dependency. When the cause gets fields of its own (the
+// winning and the rejected hypothesis), this is where the checker reads them.
+func causeStatement(d *Diagnosis) string {
+	var parts []string
+	for _, e := range d.Evidence {
+		if e.Source == SourceRevisionHistory {
+			parts = append(parts, e.Message)
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 func pathString(s Suspect) string {
@@ -116,6 +167,10 @@ func TestOneStoryInEveryScenarioAndFixture(t *testing.T) {
 				d := &r.Workloads[i]
 				bad := storyContradictions(d)
 				bad = append(bad, previousContradictions(s, d)...)
+				bad = append(bad, servedContradictions(s, d)...)
+				if why, ok := progressingInFact(s, metamorph.Workload{Kind: d.Kind, Namespace: d.Namespace, Name: d.Name}); ok && strings.Contains(d.Fix, "rollout undo") {
+					bad = append(bad, "a rollback advised for a rollout that is progressing ("+why+"): "+d.Fix)
+				}
 				if len(d.Suspects) > 0 && d.Cause == CauseSpec {
 					top := d.Suspects[0]
 					// A spec cause needs the change set to hold the suspect, or a rule that says
@@ -209,6 +264,19 @@ func TestStoryContradictionsAreCaught(t *testing.T) {
 		}},
 		{"a sentence that stops at running since", Diagnosis{
 			Kind: "Deployment", Name: "checkout", Evidence: []Evidence{{Kind: "OOMKilled", Message: "last terminated 3d ago: OOMKilled (exit code 137); running since"}},
+		}},
+		{"SERVING 0 beside served by a Ready copy", Diagnosis{
+			Kind: "Deployment", Name: "search-api", Counts: Counts{Declared: 3, Existing: 3, Serving: 0},
+			Timeline: []TimelineEntry{{Kind: "revision", Message: "revision 1 rolled out; served (copy search-api-86b54dcc48-77hfb is Ready)"}},
+		}},
+		{"a rollback advised for a progressing workload", Diagnosis{
+			Kind: "Deployment", Name: "media", Shape: ShapeProgressing, Counts: Counts{Serving: 2},
+			Fix: "kubectl rollout undo deployment/media",
+		}},
+		{"a cause on a Service that the cause does not name", Diagnosis{
+			Kind: "Deployment", Name: "search-api", Cause: CauseSpec, Counts: Counts{Serving: 3},
+			Suspects: []Suspect{{Object: "Service/search-api", Path: p("spec.ports[0].targetPort"), Value: "8000"}},
+			Evidence: []Evidence{{Kind: "UnchangedSinceServing", Source: SourceRevisionHistory, Message: "revision 1 is current and served: the spec is unchanged since it served"}},
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // The cause is an argument between two hypotheses, each on facts:
@@ -20,6 +21,12 @@ import (
 // The winner is said with the facts that carry it, and the other with why it was rejected;
 // when neither holds (nothing ever served, and the suspect lies outside the spec), the cause is
 // unknown and both rejections are said.
+
+// provenService is how long a revision must have served for its spec to count as proven when
+// no fact shows what failed outside it (its logs were not read, nothing names a field): a
+// spec that served an hour without the failure did not cause it, while one that served a
+// few minutes after its rollout may have; the engine then says unknown rather than guess.
+const provenService = time.Hour
 
 // Argument is the case the engine makes for a cause.
 type Argument struct {
@@ -40,7 +47,7 @@ func argueCause(w *workload, shape Shape, top *Suspect, o onset) (Cause, *Argume
 	h := &w.cls.history
 	self := w.object()
 	cur := h.Current
-	served, servedFor := servedBeforeOnset(w, cur, o)
+	served, servedFor, servedLong := servedBeforeOnset(w, cur, o)
 	early := inEarlyLife(w, cur, o)
 	curName := "the current revision"
 	if cur != nil {
@@ -49,11 +56,14 @@ func argueCause(w *workload, shape Shape, top *Suspect, o onset) (Cause, *Argume
 	began := beganText(w, cur, o)
 
 	if top == nil {
-		if served && !early {
+		if served && !early && servedLong {
 			return CauseDependency, &Argument{
 				For:     fmt.Sprintf("dependency: %s served %s before the failure began%s, and its spec is unchanged since", curName, servedFor, began),
 				Against: "not spec: nothing in the spec changed since it served",
 			}
+		}
+		if served && !early {
+			return CauseUnknown, unprovenArgument(curName, servedFor, began)
 		}
 		return CauseUnknown, &Argument{
 			For:     "unknown: no field is implicated" + began,
@@ -103,6 +113,8 @@ func argueCause(w *workload, shape Shape, top *Suspect, o onset) (Cause, *Argume
 			For:     fmt.Sprintf("spec of %s: %s: %s", self, path, firstClause(top.Reason)),
 			Against: "not dependency: the spec asks copies on several nodes to share a volume that attaches to one",
 		}
+	case served && !early && !changed && top.Rule == RuleChangedField && !servedLong:
+		return CauseUnknown, unprovenArgument(curName, servedFor, began)
 	case served && !early && !changed:
 		return CauseDependency, &Argument{
 			For: fmt.Sprintf("dependency: %s served %s without this failure before it began%s; %s is unchanged since",
@@ -149,20 +161,29 @@ func batchArgument(top *Suspect, c Cause) *Argument {
 	return &Argument{Object: top.Object, For: "spec of " + top.Object + ": " + pathOf(top) + " " + firstClause(top.Reason), Against: "not dependency: no node the spec accepts can run it"}
 }
 
-// servedBeforeOnset reports whether rev served without this failure before the onset, and for
-// how long, as the argument says it.
-func servedBeforeOnset(w *workload, rev *revision, o onset) (bool, string) {
+// unprovenArgument is the argument for a revision that served a while, then failed, with no
+// fact to say what failed: too short a service to prove the spec, nothing to show the outside.
+func unprovenArgument(rev, servedFor, began string) *Argument {
+	return &Argument{
+		For: fmt.Sprintf("unknown: %s served %s before the failure began%s, but no fact shows what failed (no failure names a field)",
+			rev, servedFor, began),
+		Against: fmt.Sprintf("not spec: %s's spec served unchanged; not dependency: nothing outside is shown to fail, and %s is too short a service to prove the spec",
+			rev, servedFor),
+	}
+}
+
+// servedBeforeOnset reports whether rev served without this failure before the onset, for how
+// long as the argument says it, and whether that proves its spec (provenService, or a
+// presumption from its lifetime).
+func servedBeforeOnset(w *workload, rev *revision, o onset) (bool, string, bool) {
 	if rev == nil || rev.Served == "" {
-		return false, ""
+		return false, "", false
 	}
 	e := rev.Episode
-	if e == nil {
-		return true, "(" + rev.Served + ")"
+	if e == nil || e.Presumed {
+		return true, "(" + rev.Served + ")", true
 	}
-	if e.Presumed {
-		return true, "(" + rev.Served + ")"
-	}
-	return true, humanDuration(e.length())
+	return true, humanDuration(e.length()), e.length() >= provenService
 }
 
 // beganText says when the failure began, for an argument: ", from 10:42:07".

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -202,7 +203,11 @@ func (r *ranker) loggedIn(sigs []*signal, c containerRef) []*signal {
 // changedFields adds the fields the failing revision changed that no rule implicated, below
 // every implicated field: with nothing better, a change is still the first place to look.
 func (r *ranker) changedFields() {
-	for _, c := range r.w.Changes {
+	changes, own := r.w.Changes, false
+	if len(changes) == 0 {
+		changes, own = r.w.OwnChanges, true
+	}
+	for _, c := range changes {
 		if c.Path == nil {
 			continue
 		}
@@ -224,6 +229,15 @@ func (r *ranker) changedFields() {
 		value := c.Current
 		if v, ok := valueAtText(r.tplPath, r.w.Template, cs); ok {
 			value = v
+		}
+		if own {
+			// The current revision served since: its own value is the one that served.
+			r.record(Suspect{
+				Rule: RuleChangedField, Object: r.object, Path: c.Path, Value: value, PreviousValue: value,
+				Reason: fmt.Sprintf("changed by revision %s (from %s) before it served; no failure names a field", r.w.CurrentRevision, quoteValue(c.Previous)),
+				Score:  scoreUnnamed,
+			})
+			continue
 		}
 		r.record(Suspect{
 			Rule: RuleChangedField, Object: r.object, Path: c.Path, Value: value, PreviousValue: c.Previous,

@@ -182,6 +182,12 @@ func progressDeadline(obj any) time.Duration {
 // paths between the last serving revision and the current one.
 func (w *workload) diffRevisions() {
 	h := &w.cls.history
+	w.OwnChanges = nil
+	if h.LastServing != nil && h.LastServing == h.Current && h.Current.Template != nil {
+		if _, unread := failingLogsUnread(w); unread {
+			w.OwnChanges = ownChanges(w, h)
+		}
+	}
 	if h.LastServing == nil {
 		return
 	}
@@ -196,6 +202,25 @@ func (w *workload) diffRevisions() {
 	}
 	w.PreviousTemplate = prev
 	w.Changes = diffTemplates(w.TemplatePath, prev, cur)
+}
+
+// ownChanges diffs the current revision with the one before it.
+func ownChanges(w *workload, h *history) []Change {
+	var prev *revision
+	for _, rev := range h.Revisions {
+		if rev != h.Current && rev.Number < h.Current.Number && rev.Template != nil && (prev == nil || rev.Number > prev.Number) {
+			prev = rev
+		}
+	}
+	if prev == nil {
+		return nil
+	}
+	a := templateWithout(prev.Template, podTemplateHashLabel)
+	b := templateWithout(w.Template, podTemplateHashLabel)
+	if prev.Job != nil {
+		a, b = withoutJobLabels(a), withoutJobLabels(b)
+	}
+	return diffTemplates(w.TemplatePath, a, b)
 }
 
 // templateWithout is t without the labels keys: a copy of the template's top and its labels

@@ -105,6 +105,9 @@ func servingStoryContradictions(d *Diagnosis) []string {
 // winning and the rejected hypothesis), this is where the checker reads them.
 func causeStatement(d *Diagnosis) string {
 	var parts []string
+	if a := d.Argument; a != nil {
+		parts = append(parts, a.Object, a.For, a.Against)
+	}
 	for _, e := range d.Evidence {
 		if e.Source == SourceRevisionHistory {
 			parts = append(parts, e.Message)

@@ -58,6 +58,11 @@ func (r *ranker) changesByFailureLook() {
 		}
 		s.Score = scoreUnnamed + failureLook(r.w.Shape, s.Path.String(), s.Value)
 		s.Confidence = confidenceOf(s.Score)
+		if len(r.w.Changes) == 0 {
+			// The current revision's own change set: it served since.
+			s.Reason = strings.TrimSuffix(s.Reason, "; no failure names a field") + "; the failing copies' logs were not read, so nothing names a field: ranked by what the failure looks like"
+			continue
+		}
 		s.Reason = "changed in the revision current when the failure began; the failing copies' logs were not read, so nothing names a field: ranked by what the failure looks like"
 	}
 }

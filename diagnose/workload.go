@@ -36,6 +36,10 @@ type workload struct {
 	// Changes are the fields that differ between PreviousTemplate and Template, paths rooted at
 	// the workload (spec.template....).
 	Changes []Change
+	// OwnChanges are the fields the current revision changed from the one before it, read
+	// when the current revision served (Changes is then empty) and the failing copies' logs
+	// were not read: without a line to name a field, its own change set is where to look.
+	OwnChanges []Change
 
 	// Pods are all copies, any revision; CurrentPods those of the current revision.
 	Pods, CurrentPods []*corev1.Pod

@@ -266,18 +266,32 @@ func decodeFields(line string) (f fields, ok bool) {
 	return unmarshalFields(line)
 }
 
-// unmarshalFields reads a JSON line's fields with encoding/json; ok is false when the line is
-// not a JSON object.
+// unmarshalFields reads a JSON line's fields with encoding/json, in the line's order (a key
+// given twice keeps its last value, as the scan does); ok is false when the line is not a
+// JSON object.
 func unmarshalFields(line string) (f fields, ok bool) {
-	var m map[string]any
-	if err := json.Unmarshal([]byte(line), &m); err != nil {
+	if err := json.Unmarshal([]byte(line), new(map[string]json.RawMessage)); err != nil {
 		var syntax *json.SyntaxError
 		return fields{}, !errors.As(err, &syntax)
 	}
+	dec := json.NewDecoder(strings.NewReader(line))
+	if _, err := dec.Token(); err != nil { // the object's '{'
+		return fields{}, false
+	}
 	var values []string
-	for k, v := range m {
-		s, isString := v.(string)
-		if !isString {
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fields{}, false
+		}
+		k, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return fields{}, false
+		}
+		var s string
+		if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+			// Not a string (null, a number, an object): it says nothing a message field would.
 			continue
 		}
 		switch i := messageKeyIndex(k); {

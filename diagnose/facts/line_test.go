@@ -97,6 +97,10 @@ func TestReadLineTime(t *testing.T) {
 		{`2026-11-24T10:00:01.123456789Z stdout line`, time.Date(2026, 11, 24, 10, 0, 1, 123456789, time.UTC), true},
 		{`[2026-11-24 10:00:01,250] ERROR x`, time.Date(2026, 11, 24, 10, 0, 1, 25e7, time.UTC), true},
 		{`no time here`, time.Time{}, false},
+		{`ts=2026-11-24T10:00:01.5Z level=warn msg="x"`, time.Date(2026, 11, 24, 10, 0, 1, 5e8, time.UTC), true},
+		{`level=error time="2026-11-24 10:00:01" msg="x"`, time.Date(2026, 11, 24, 10, 0, 1, 0, time.UTC), true},
+		{`level=error uptime=2026-11-24T10:00:01Z msg="x"`, time.Time{}, false},
+		{`ERROR boom at 2026-11-24T14:00:32Z`, time.Time{}, false},
 	}
 	for _, tt := range tests {
 		l := ReadLine(tt.line)
@@ -183,6 +187,31 @@ func TestLeadingLevelWord(t *testing.T) {
 	} {
 		if got := ReadLine(tt.line).Level; got != tt.level {
 			t.Errorf("ReadLine(%q).Level = %v, want %v", tt.line, got, tt.level)
+		}
+	}
+}
+
+// Other runtimes word the same failures otherwise: errno names, library prose.
+func TestFailureVocabulary(t *testing.T) {
+	for _, line := range []string{
+		`Error: connect ECONNREFUSED 10.96.0.7:5432`,
+		`{"level":30,"msg":"request to telemetry-intake.internal:9443 errored: getaddrinfo ENOTFOUND telemetry-intake.internal"}`,
+		`2026-11-24T10:00:01Z upstream connection rejected by 10.0.0.7:9443`,
+		`FEATURE_FLAGS is empty; refusing to start with the default feature set`,
+		`archive exporter: missing credential missing=ARCHIVE_S3_SECRET_ACCESS_KEY`,
+		`thread 'main' panicked at src/main.rs:12:5: Os { code: 110, kind: TimedOut, message: "ETIMEDOUT" }`,
+		`WARN pool exhausted, waiting for a connection`,
+	} {
+		if !ReadLine(line).Signal.Failing {
+			t.Errorf("ReadLine(%q) is no failure", line)
+		}
+	}
+	for _, line := range []string{
+		`{"level":"info","msg":"errno table loaded","codes":"ECONNREFUSED,ETIMEDOUT"}`,
+		`INFO cache entries: 120, evictions: 0`,
+	} {
+		if ReadLine(line).Signal.Failing {
+			t.Errorf("ReadLine(%q) is a failure", line)
 		}
 	}
 }

@@ -49,7 +49,19 @@ var failurePhrases = []string{
 	"reset by peer", "broken pipe", "not set", "unbound variable", "must be set",
 	"read-only file system", "no such file or directory", "killed", "unhealthy", "out of memory", "oom", "retrying",
 	"no route to host", "unexpected eof", "certificate signed by unknown authority",
-	"certificate has expired",
+	"certificate has expired", "refusing", "missing", "rejected", "disconnected", "unknown host",
+	"does not exist", "took too long", "deadline exceeded", "will not start", "not configured",
+	"at capacity", "not reachable", "unsuccessful", "did not succeed", "not allowed",
+	"authentication required", "unrecognized option", "exhausted", "connection dropped",
+}
+
+// errnoNames are the POSIX and getaddrinfo error names runtimes print for a failed call
+// (Node's ECONNREFUSED, Rust's and glibc's ETIMEDOUT): each is a failure whatever the
+// words around it. Matched as whole words, in upper case only.
+var errnoNames = []string{
+	"ECONNREFUSED", "ECONNRESET", "ECONNABORTED", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH",
+	"ENOTFOUND", "EAI_AGAIN", "EACCES", "EPERM", "ENOENT", "EPIPE", "ENOMEM", "EADDRINUSE",
+	"EADDRNOTAVAIL", "ENOSPC", "EROFS", "EMFILE",
 }
 
 // negations before a failure word say there was none ("0 errors", "no failures").
@@ -109,6 +121,11 @@ func saysFailure(msg string) bool {
 			if wholeWord(lower, i, i+len(p)) && !negated(lower, i) {
 				return true
 			}
+		}
+	}
+	for _, n := range errnoNames {
+		if i := strings.Index(msg, n); i >= 0 && wholeWord(msg, i, i+len(n)) {
+			return true
 		}
 	}
 	return wordFailure(msg)

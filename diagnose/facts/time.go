@@ -8,13 +8,15 @@ import (
 
 var reLeadingTime = regexp.MustCompile(`^\[?(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)`)
 
-// lineTime reads the time a log line carries itself: a JSON ts/time/timestamp field or a
-// leading RFC 3339 stamp (the one kubectl logs --timestamps writes). Lines without a zone are
-// read as UTC.
+// lineTime reads the time a log line carries itself: a JSON ts/time/timestamp field, a
+// logfmt ts= or time= pair, or a leading RFC 3339 stamp (the one kubectl logs --timestamps
+// writes). Lines without a zone are read as UTC.
 func lineTime(line string) (time.Time, bool) {
 	var s string
 	if strings.HasPrefix(line, "{") {
 		s = jsonTimeField(line)
+	} else if strings.Contains(line, "=") {
+		s = logfmtTimeField(line)
 	}
 	// The leading stamp starts with a digit, or '[' and a digit: most lines are decided here.
 	if s == "" && (len(line) > 0 && isDigit(line[0]) || len(line) > 1 && line[0] == '[' && isDigit(line[1])) {
@@ -36,6 +38,29 @@ func lineTime(line string) (time.Time, bool) {
 
 // LineTime is the time a log line carries itself, and whether it carries one.
 func LineTime(line string) (time.Time, bool) { return lineTime(line) }
+
+// logfmtTimeField returns the value of a line's first ts=, time= or timestamp= pair that
+// starts the line or follows a space, quoted or not.
+func logfmtTimeField(line string) string {
+	for _, key := range [...]string{"ts=", "time=", "timestamp="} {
+		for from := 0; ; {
+			i := strings.Index(line[from:], key)
+			if i < 0 {
+				break
+			}
+			i += from
+			from = i + 1
+			if i > 0 && line[i-1] != ' ' && line[i-1] != '\t' {
+				continue
+			}
+			v, _ := logfmtValue(line, i+len(key))
+			if len(v) >= 19 && isDigit(v[0]) {
+				return v
+			}
+		}
+	}
+	return ""
+}
 
 // jsonTimeField returns the value of a line's first "ts", "time", "timestamp" or "@timestamp"
 // field holding a non-empty string without escapes, by a scan.

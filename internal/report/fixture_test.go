@@ -29,6 +29,11 @@ func ingester() diagnose.Diagnosis {
 		YoungestCopySeconds: secs(1260), OldestCopySeconds: secs(1320),
 		Headline: "5 of 5 copies exist · 0 serving — the loop has converged; nothing is serving",
 		Cause:    diagnose.CauseSpec,
+		Argument: &diagnose.Argument{
+			Object:  "Deployment/telemetry-ingester",
+			For:     `spec of Deployment/telemetry-ingester: revision 2 changed spec.template.spec.containers[0].env[0].value ("telemetry-intake.internal:8443" → "telemetry-intake.internal:9443")`,
+			Against: "not dependency: revision 2 never served without this failure",
+		},
 		Suspects: []diagnose.Suspect{{
 			Rule: diagnose.RuleNamedInFailure, Object: "Deployment/telemetry-ingester",
 			Path:  podSpec.Child("containers").Index(0).Child("env").Index(0).Child("value"),
@@ -81,6 +86,11 @@ func payments() diagnose.Diagnosis {
 		YoungestCopySeconds: secs(190), OldestCopySeconds: secs(259200),
 		Headline: "the new revision never started; 3 of 3 old copies still serve",
 		Cause:    diagnose.CauseSpec,
+		Argument: &diagnose.Argument{
+			Object:  "Deployment/payments-api",
+			For:     `spec of Deployment/payments-api: revision 2 changed spec.template.spec.containers[0].image ("registry.example.com/payments-api:v2.3.1" → "registry.example.com/payments-api:v2.3.l")`,
+			Against: "not dependency: revision 2 never served without this failure",
+		},
 		Suspects: []diagnose.Suspect{{
 			Rule: diagnose.RuleImageNotFound, Object: "Deployment/payments-api", Path: podSpec.Child("containers").Index(0).Child("image"),
 			Value: "registry.example.com/payments-api:v2.3.l", PreviousValue: "registry.example.com/payments-api:v2.3.1",
@@ -103,6 +113,11 @@ func gateway() diagnose.Diagnosis {
 		Counts:              diagnose.Counts{Declared: 2, Existing: 2, Serving: 0},
 		YoungestCopySeconds: secs(7200), OldestCopySeconds: secs(7260),
 		Cause: diagnose.CauseSpec,
+		Argument: &diagnose.Argument{
+			Object:  "Service/api-gateway",
+			For:     "spec of Service/api-gateway: spec.selector: the Service selects no pod of the workload",
+			Against: "not dependency: Deployment/api-gateway never served through Service/api-gateway",
+		},
 		Suspects: []diagnose.Suspect{{
 			Rule: diagnose.RuleServiceSelector, Object: "Service/api-gateway", Path: field.NewPath("spec", "selector"),
 			Value: "app=api-gw", PreviousValue: "app=api-gateway", Confidence: diagnose.ConfidenceHigh,

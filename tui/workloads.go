@@ -87,7 +87,7 @@ func (s *workloadsScreen) inputs() tableInputs {
 func newWorkloadsScreen(c common) workloadsScreen {
 	f := textinput.New()
 	f.Prompt = "/"
-	f.Placeholder = "filter by name or namespace"
+	f.Placeholder = "name, shape, suspect, cause or field"
 	f.CharLimit = 128
 	return workloadsScreen{common: c, filter: f}
 }
@@ -225,8 +225,11 @@ func (s *workloadsScreen) clamp() {
 	s.offset = min(max(s.offset, 0), max(n-page, 0))
 }
 
-// applyFilter recomputes the visible rows: healthy ones hidden on request, then a fuzzy match on
-// namespace/name, best match first.
+// applyFilter recomputes the visible rows: healthy ones hidden on request, then the filter.
+// A row matches when every word of the filter is in what the row says (its namespace/name,
+// shape, suspect, cause or the suspect's field: /never, /image, /env), or when the filter
+// fuzzy-matches its namespace/name; rows of the first kind come first, in the table's order,
+// then fuzzy matches, best first.
 func (s *workloadsScreen) applyFilter() {
 	var sel *rowID
 	if r := s.Selected(); r != nil {
@@ -244,10 +247,19 @@ func (s *workloadsScreen) applyFilter() {
 		base = append(base, i)
 	}
 	if q := strings.TrimSpace(s.filter.Value()); q != "" {
-		matches := fuzzy.FindFrom(q, filterSource{s.rows, base})
-		vis := make([]int, len(matches))
-		for i, mt := range matches {
-			vis[i] = base[mt.Index]
+		words := strings.Fields(q)
+		vis := make([]int, 0, len(base))
+		said := make([]bool, len(base))
+		for i, ri := range base {
+			if s.rows[ri].says(words) {
+				vis = append(vis, ri)
+				said[i] = true
+			}
+		}
+		for _, mt := range fuzzy.FindFrom(q, filterSource{s.rows, base}) {
+			if !said[mt.Index] {
+				vis = append(vis, base[mt.Index])
+			}
 		}
 		base = vis
 	}
@@ -262,6 +274,34 @@ func (s *workloadsScreen) applyFilter() {
 		}
 	}
 	s.clamp()
+}
+
+// says reports whether every word is in what the row shows or names: its namespace/name, its
+// shape, suspect and cause, and its top suspect's field path. The path is written out only
+// for rows whose other cells do not match, so a filter over many rows stays quick.
+func (r *row) says(words []string) bool {
+	for _, w := range words {
+		if containsFold(r.filterText, w) || containsFold(string(r.shape), w) || containsFold(r.suspect, w) ||
+			containsFold(r.cause, w) {
+			continue
+		}
+		if r.diag == nil || len(r.diag.Suspects) == 0 || r.diag.Suspects[0].Path == nil ||
+			!containsFold(r.diag.Suspects[0].Path.String(), w) {
+			return false
+		}
+	}
+	return true
+}
+
+// containsFold is strings.Contains ignoring case, without allocating.
+func containsFold(s, sub string) bool {
+	n := len(sub)
+	for i := 0; i+n <= len(s); i++ {
+		if strings.EqualFold(s[i:i+n], sub) {
+			return true
+		}
+	}
+	return false
 }
 
 type filterSource struct {

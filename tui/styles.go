@@ -58,7 +58,9 @@ type Styles struct {
 	Section, Error, Warn, OK, Live, Stale   lipgloss.Style
 	TabActive, TabInactive                  lipgloss.Style
 	Highlight, DiffAdd, DiffDel, LineNumber lipgloss.Style
-	HelpKey, HelpDesc, Toast                lipgloss.Style
+	// Mark is the ▶ beside a log line the diagnosis cites.
+	Mark                     lipgloss.Style
+	HelpKey, HelpDesc, Toast lipgloss.Style
 
 	// Glyphs are the symbols of the Timeline's picture: UnicodeGlyphs, or ASCIIGlyphs where
 	// the font may lack them.
@@ -133,6 +135,7 @@ func DefaultStyles(r *lipgloss.Renderer) Styles {
 		DiffAdd:     r.NewStyle().Foreground(ShapeColor(diagnose.ShapeHealthy)),
 		DiffDel:     r.NewStyle().Foreground(ShapeColor(diagnose.ShapeNeverStarts)),
 		LineNumber:  r.NewStyle().Foreground(subtle),
+		Mark:        r.NewStyle().Bold(true).Foreground(ShapeColor(diagnose.ShapeLiveButIdle)),
 		HelpKey:     r.NewStyle().Bold(true).Foreground(accent),
 		HelpDesc:    r.NewStyle().Foreground(subtle),
 		Toast:       r.NewStyle().Bold(true).Foreground(accent),

@@ -114,11 +114,13 @@ func (st Styles) strip(d *diagnose.Diagnosis, copies []copyView, width int) stri
 		st.Dim.Render(strings.Repeat("·", missing))
 }
 
-// wrap word-wraps plain text to width and returns its lines, each prefixed by indent.
+// wrap word-wraps plain text to width and returns its lines, each prefixed by indent. It
+// breaks after a space, a comma or a slash (a path, an image), never inside a word that fits
+// a line: `--to-revision=1` stays whole.
 func wrap(text string, width int, indent string) []string {
 	w := max(width-ansi.StringWidth(indent), 8)
 	var out []string
-	for _, l := range strings.Split(ansi.Wrap(text, w, " /,"), "\n") {
+	for _, l := range wordWrapAt(text, w, w, " ,/") {
 		out = append(out, indent+l)
 	}
 	return out

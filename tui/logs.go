@@ -155,7 +155,10 @@ func (ds *dataset) logsLines(st Styles, pods []*corev1.Pod, cited map[tailKey]ma
 // wordWrap breaks s into lines of at most first cells, then at most rest cells, between words:
 // after a space or a comma (a JSON log line has few spaces and many commas). A word longer
 // than a line is broken where the line ends.
-func wordWrap(s string, first, rest int) []string {
+func wordWrap(s string, first, rest int) []string { return wordWrapAt(s, first, rest, " ,") }
+
+// wordWrapAt is wordWrap breaking after any of breaks; a space is always one.
+func wordWrapAt(s string, first, rest int, breaks string) []string {
 	first, rest = max(first, 1), max(rest, 1)
 	if ansi.StringWidth(s) <= first {
 		return []string{s}
@@ -170,7 +173,7 @@ func wordWrap(s string, first, rest int) []string {
 		lineW = 0
 		limit = rest
 	}
-	for _, w := range words(s) {
+	for _, w := range words(s, breaks) {
 		ww := ansi.StringWidth(w)
 		// A space that ends a line is not carried to the next.
 		trimmed := ansi.StringWidth(strings.TrimRight(w, " "))
@@ -199,12 +202,13 @@ func wordWrap(s string, first, rest int) []string {
 	return out
 }
 
-// words splits s after each space and comma, keeping them: the pieces join back into s.
-func words(s string) []string {
+// words splits s after each space and each of breaks, keeping them: the pieces join back
+// into s.
+func words(s, breaks string) []string {
 	var out []string
 	start := 0
 	for i, r := range s {
-		if r == ' ' || r == ',' {
+		if r == ' ' || strings.ContainsRune(breaks, r) {
 			out = append(out, s[start:i+1])
 			start = i + 1
 		}

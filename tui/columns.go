@@ -40,23 +40,23 @@ func (s *workloadsScreen) badgeWidth() int {
 func (s *workloadsScreen) layout() {
 	s.layouts++
 	s.shortBadge = s.width < 110
-	natural := map[string]int{"WORKLOAD": len("WORKLOAD"), "SUSPECT": len("SUSPECT"), "NAMESPACE": len("NAMESPACE"),
-		"CONTEXT": len("CONTEXT"), "CAUSE": len("CAUSE")}
-	nameW := len("WORKLOAD")
-	grow := func(title string, n int) { natural[title] = max(natural[title], n) }
+	// Plain ints in the loop: it runs over every row at each watch update.
+	workloadW, suspectW, causeW, nsW, nameW := len("WORKLOAD"), len("SUSPECT"), len("CAUSE"), len("NAMESPACE"), len("WORKLOAD")
 	for i := range s.rows {
 		r := &s.rows[i]
-		grow("WORKLOAD", len(r.workload))
-		grow("SUSPECT", len(r.suspect))
-		grow("CAUSE", len(r.cause))
+		workloadW = max(workloadW, len(r.workload))
+		suspectW = max(suspectW, len(r.suspect))
+		causeW = max(causeW, len(r.cause))
 		nameW = max(nameW, len(r.name))
 		if s.multiNS {
-			grow("NAMESPACE", len(r.namespace))
+			nsW = max(nsW, len(r.namespace))
 		}
 	}
+	ctxW := len("CONTEXT")
 	for _, c := range s.contexts {
-		grow("CONTEXT", len(c))
+		ctxW = max(ctxW, len(c))
 	}
+	natural := map[string]int{"WORKLOAD": workloadW, "SUSPECT": suspectW, "NAMESPACE": nsW, "CONTEXT": ctxW, "CAUSE": causeW}
 	flex := func(title string, value func(*row) string, priority int) candidate {
 		n := natural[title]
 		return candidate{column{title, n, value}, priority, min(n, columnFloors[title]), n}

@@ -35,8 +35,10 @@ type diagnosisScreen struct {
 	tab   int
 	panes [tabCount]pane
 	spec  specView
-	// cited are the log lines the diagnosis cites, found when it opens or is refreshed.
-	cited map[tailKey]map[int]bool
+	// cited are the log lines the diagnosis cites, found when it opens or is refreshed with
+	// another diagnosis (citedFor is the one they were found for: a watch's update keeps most).
+	cited    map[tailKey]map[int]bool
+	citedFor *diagnose.Detail
 	// unwrapped is set when w turned the Logs tab's wrapping off: its lines stay whole and
 	// it scrolls sideways.
 	unwrapped bool
@@ -69,14 +71,17 @@ func (s *diagnosisScreen) Open(ds *dataset, d *diagnose.Diagnosis) {
 	s.ds, s.diag = ds, d
 	s.key = workloadKey{d.Kind, d.Namespace, d.Name}
 	s.tab = tabDiagnosis
-	s.cited = ds.citedLines(d)
+	s.cited, s.citedFor = ds.citedLines(d), d.Detail
 	s.build(true)
 }
 
 // Refresh shows the same workload from a new dataset, keeping the tab and scroll positions.
 func (s *diagnosisScreen) Refresh(ds *dataset, d *diagnose.Diagnosis) {
 	s.ds, s.diag = ds, d
-	s.cited = ds.citedLines(d)
+	if d.Detail == nil || d.Detail != s.citedFor {
+		// Detail.Observations writes the workload's facts out anew: only for a new diagnosis.
+		s.cited, s.citedFor = ds.citedLines(d), d.Detail
+	}
 	s.build(false)
 }
 

@@ -38,8 +38,10 @@ func TestEveryTabAt80And220(t *testing.T) {
 			tm := start(t, w, h, bin, "--demo")
 			s := tm.waitFor("telemetry-ingester", "SUSPECT")
 			checkWidth(t, "table", s, w)
-			for _, name := range []string{"deploy/telemetry-collector", "deploy/telemetry-worker", "deploy/telemetry-api",
-				"deploy/telemetry-ingester", "sts/telemetry-store", "env INGEST_ENDPOINT"} {
+			for _, name := range []string{
+				"deploy/telemetry-collector", "deploy/telemetry-worker", "deploy/telemetry-api",
+				"deploy/telemetry-ingester", "sts/telemetry-store", "env INGEST_ENDPOINT",
+			} {
 				if !strings.Contains(s, name) {
 					t.Errorf("the table does not show %q whole:\n%s", name, s)
 				}

@@ -257,7 +257,7 @@ func (ds *dataset) diffLines(st Styles, d *diagnose.Diagnosis, width int) []stri
 // under it the copy's message wrapped to the width.
 func copiesLines(st Styles, copies []copyView, width int) []paneLine {
 	if len(copies) == 0 {
-		return []paneLine{text(st.Dim.Render("no copies in the snapshot"))}
+		return []paneLine{fixedLine(st.Dim.Render("no copies in the snapshot"))}
 	}
 	nameW, reasonW := len("NAME"), len("REASON")
 	for _, c := range copies {
@@ -278,7 +278,7 @@ func copiesLines(st Styles, copies []copyView, width int) []paneLine {
 		out = append(out, paneLine{body: l})
 		if c.Message != "" {
 			for _, ml := range wrap(c.Message, width, "    ") {
-				out = append(out, text(st.Dim.Render(ml)))
+				out = append(out, fixedLine(st.Dim.Render(ml)))
 			}
 		}
 	}

@@ -92,12 +92,12 @@ func (s *diagnosisScreen) build(reset bool) {
 	s.spec = ds.newSpecView(d)
 	diagnosis, excerpt := ds.diagnosisLines(s.styles, d, copies, s.spec, w)
 	content := [tabCount][]paneLine{
-		tabDiagnosis: textLines(diagnosis),
+		tabDiagnosis: fixedLines(diagnosis),
 		tabCopies:    copiesLines(s.styles, copies, w),
-		tabEvents:    textLines(ds.eventsLines(s.styles, ds.eventsOf(d, pods), w)),
+		tabEvents:    fixedLines(ds.eventsLines(s.styles, ds.eventsOf(d, pods), w)),
 		tabLogs:      ds.logsLines(s.styles, pods, s.cited, w, !s.unwrapped),
 		tabSpec:      s.spec.paneLines(s.styles, 0, len(s.spec.lines)),
-		tabTimeline:  textLines(ds.timelineLines(s.styles, d, w)),
+		tabTimeline:  fixedLines(ds.timelineLines(s.styles, d, w)),
 	}
 	marks := [tabCount]int{-1, -1, -1, -1, s.spec.suspect, -1}
 	// The Diagnosis tab's excerpt of the pod template has the suspect's line too; it is not
@@ -163,7 +163,7 @@ func (s *diagnosisScreen) toggleWrap() {
 func logLineAt(lines []paneLine, row int) int {
 	n := -1
 	for i := 0; i <= min(row, len(lines)-1); i++ {
-		if !isContinuation(lines[i]) {
+		if !lines[i].continued {
 			n++
 		}
 	}
@@ -173,7 +173,7 @@ func logLineAt(lines []paneLine, row int) int {
 // logLineRow is the row of the n-th log line.
 func logLineRow(lines []paneLine, n int) int {
 	for i, l := range lines {
-		if !isContinuation(l) {
+		if !l.continued {
 			if n == 0 {
 				return i
 			}
@@ -181,11 +181,6 @@ func logLineRow(lines []paneLine, n int) int {
 		}
 	}
 	return len(lines)
-}
-
-// isContinuation tells a wrapped log line's second and later parts, which logsLines indents.
-func isContinuation(l paneLine) bool {
-	return l.fixed && l.gutter == "  " && strings.HasPrefix(l.body, "  ")
 }
 
 // Scroll moves the current tab by delta lines (mouse wheel).

@@ -110,11 +110,11 @@ func (ds *dataset) logsLines(st Styles, pods []*corev1.Pod, cited map[tailKey]ma
 				if prev {
 					title += " (previous instance)"
 				}
-				out = append(out, text(st.Title.Render(ansi.Truncate(title+" ──", width, "…"))))
+				out = append(out, fixedLine(st.Title.Render(ansi.Truncate(title+" ──", width, "…"))))
 				lines := l.Lines
 				from := max(len(lines)-logTailLines, 0)
 				if len(lines) == 0 {
-					out = append(out, text(st.Dim.Render("(empty)")))
+					out = append(out, fixedLine(st.Dim.Render("(empty)")))
 				}
 				marks := cited[tailKey{p.Name, c, prev}]
 				for i := from; i < len(lines); i++ {
@@ -132,22 +132,22 @@ func (ds *dataset) logsLines(st Styles, pods []*corev1.Pod, cited map[tailKey]ma
 								if j == 0 {
 									out = append(out, paneLine{gutter: mark, body: piece, fixed: true})
 								} else {
-									out = append(out, paneLine{gutter: "  ", body: "  " + piece, fixed: true})
+									out = append(out, paneLine{gutter: "  ", body: "  " + piece, fixed: true, continued: true})
 								}
 							}
 						}
 						mark = "  "
 					}
 				}
-				out = append(out, text(""))
+				out = append(out, fixedLine(""))
 			}
 		}
 	}
 	if len(out) == 0 {
-		return []paneLine{text(st.Dim.Render("no logs in the snapshot"))}
+		return []paneLine{fixedLine(st.Dim.Render("no logs in the snapshot"))}
 	}
 	if marked {
-		out = append([]paneLine{text(st.Dim.Render(ansi.Truncate("▶ the lines the diagnosis cites as evidence", width, "…")))}, out...)
+		out = append([]paneLine{fixedLine(st.Dim.Render(ansi.Truncate("▶ the lines the diagnosis cites as evidence", width, "…")))}, out...)
 	}
 	return out
 }

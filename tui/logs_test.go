@@ -114,7 +114,7 @@ func TestLogsWrapBetweenWordsAndToggle(t *testing.T) {
 	// The log line at the top of the screen: the row's own, or the one it continues.
 	p := &m.diagnosis.panes[tabLogs]
 	row := p.vp.YOffset
-	for row > 0 && isContinuation(p.lines[row]) {
+	for row > 0 && p.lines[row].continued {
 		row--
 	}
 	if row == p.vp.YOffset {

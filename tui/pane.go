@@ -14,16 +14,19 @@ import (
 type paneLine struct {
 	gutter, body string
 	fixed        bool
+	// continued marks the second and later rows of a line wrapped onto several.
+	continued bool
 }
 
-// text is a line drawn as it is: a tab that wraps its lines to the width, or a fixed one.
-func text(s string) paneLine { return paneLine{body: s, fixed: true} }
+// fixedLine is a line drawn as it is, never scrolled sideways: a line of a tab that wraps its
+// lines to the width, a title.
+func fixedLine(s string) paneLine { return paneLine{body: s, fixed: true} }
 
-// textLines makes text of each line.
-func textLines(lines []string) []paneLine {
+// fixedLines makes a fixedLine of each line.
+func fixedLines(lines []string) []paneLine {
 	out := make([]paneLine, len(lines))
 	for i, l := range lines {
-		out[i] = text(l)
+		out[i] = fixedLine(l)
 	}
 	return out
 }

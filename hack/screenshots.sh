@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Renders the console's screenshots from the embedded demo: the workloads screen, the ingester's
-# diagnosis, its logs tab and its timeline tab. The binary runs in tmux at a fixed size;
+# diagnosis, its logs tab and its timeline tab, and the worker's timeline tab (its restarts). The binary runs in tmux at a fixed size;
 # `tmux capture-pane -e` keeps the colours, and freeze (a real terminal renderer) turns the
 # capture into a PNG.
 #
@@ -92,5 +92,10 @@ shot logs-ingester
 keys 6
 wait_for "! onset"
 shot timeline-ingester
+
+# The worker's Timeline: its copies restart, and the restart mark is drawn.
+keys Escape Escape / w o r k e r Enter Enter 6
+wait_for "newest termination"
+shot timeline-worker
 
 keys q

@@ -114,19 +114,23 @@ func (st Styles) strip(d *diagnose.Diagnosis, copies []copyView, width int) stri
 		st.Dim.Render(strings.Repeat("·", missing))
 }
 
-// wrap word-wraps plain text to width and returns its lines, each prefixed by indent.
+// wrap word-wraps plain text to width and returns its lines, each prefixed by indent. It
+// breaks after a space, a comma or a slash (a path, an image), never inside a word that fits
+// a line: `--to-revision=1` stays whole.
 func wrap(text string, width int, indent string) []string {
 	w := max(width-ansi.StringWidth(indent), 8)
 	var out []string
-	for _, l := range strings.Split(ansi.Wrap(text, w, " /,"), "\n") {
+	for _, l := range wordWrapAt(text, w, w, " ,/") {
 		out = append(out, indent+l)
 	}
 	return out
 }
 
-// diagnosisLines is the Diagnosis tab: the verdict, the fix and the reasons for both.
-func (ds *dataset) diagnosisLines(st Styles, d *diagnose.Diagnosis, copies []copyView, spec specView, width int) []string {
+// diagnosisLines is the Diagnosis tab: the verdict, the fix and the reasons for both; excerpt
+// is the index of the suspect's line in its excerpt of the pod template, or -1.
+func (ds *dataset) diagnosisLines(st Styles, d *diagnose.Diagnosis, copies []copyView, spec specView, width int) (_ []string, excerpt int) {
 	var out []string
+	excerpt = -1
 	add := func(l ...string) { out = append(out, l...) }
 	for _, l := range wrap(headline(d), width, "") {
 		add(st.Bold.Render(l))
@@ -153,7 +157,7 @@ func (ds *dataset) diagnosisLines(st Styles, d *diagnose.Diagnosis, copies []cop
 		fix := wrap(Sanitize(d.Fix), width, "     ")
 		fix[0] = st.Title.Render("fix: ") + st.Bold.Render(strings.TrimPrefix(fix[0], "     "))
 		add(fix...)
-		add(st.Dim.Render("     y copies it"))
+		add(st.Dim.Render("     y copies it, Y a summary with the cause and the suspect"))
 	}
 
 	add("", st.Section.Render("Suspects"))
@@ -180,6 +184,7 @@ func (ds *dataset) diagnosisLines(st Styles, d *diagnose.Diagnosis, copies []cop
 	if spec.suspect >= 0 {
 		add("", st.Section.Render("Pod template")+st.Dim.Render("  (5 Spec shows all of it)"))
 		from, to := max(spec.suspect-3, 0), min(spec.suspect+4, len(spec.lines))
+		excerpt = len(out) + spec.suspect - from
 		add(spec.render(st, from, to, width)...)
 	}
 
@@ -210,7 +215,7 @@ func (ds *dataset) diagnosisLines(st Styles, d *diagnose.Diagnosis, copies []cop
 			add(lines...)
 		}
 	}
-	return out
+	return out, excerpt
 }
 
 // diffLines shows what changed between the last serving revision and the current one.
@@ -258,23 +263,19 @@ func (ds *dataset) diffLines(st Styles, d *diagnose.Diagnosis, width int) []stri
 	return out
 }
 
-// copiesLines is the Copies tab.
-func copiesLines(st Styles, copies []copyView, width int) []string {
+// copiesLines is the Copies tab: a row per copy, whole, which the tab scrolls sideways, and
+// under it the copy's message wrapped to the width.
+func copiesLines(st Styles, copies []copyView, width int) []paneLine {
 	if len(copies) == 0 {
-		return []string{st.Dim.Render("no copies in the snapshot")}
+		return []paneLine{fixedLine(st.Dim.Render("no copies in the snapshot"))}
 	}
-	nameW := 4
+	nameW, reasonW := len("NAME"), len("REASON")
 	for _, c := range copies {
 		nameW = max(nameW, ansi.StringWidth(c.Name))
+		reasonW = max(reasonW, ansi.StringWidth(orDash(c.Reason)))
 	}
-	nameW = min(nameW, 48)
-	reasonW := len("REASON")
-	for _, c := range copies {
-		reasonW = max(reasonW, ansi.StringWidth(c.Reason))
-	}
-	reasonW = min(reasonW, 26)
 	head := fmt.Sprintf("%s %-9s %-5s %-8s %-5s %s %s", pad("NAME", nameW), "PHASE", "READY", "RESTARTS", "AGE", pad("REASON", reasonW), "NODE")
-	out := []string{st.Dim.Render(ansi.Truncate(head, width, "…"))}
+	out := []paneLine{{body: st.Dim.Render(head)}}
 	for _, c := range copies {
 		ready := "no"
 		if c.Ready {
@@ -284,10 +285,10 @@ func copiesLines(st Styles, copies []copyView, width int) []string {
 			ready = "serve"
 		}
 		l := fmt.Sprintf("%s %-9s %-5s %-8d %-5s %s %s", pad(c.Name, nameW), c.Phase, ready, c.Restarts, c.Age, pad(orDash(c.Reason), reasonW), c.Node)
-		out = append(out, ansi.Truncate(l, width, "…"))
+		out = append(out, paneLine{body: l})
 		if c.Message != "" {
 			for _, ml := range wrap(c.Message, width, "    ") {
-				out = append(out, st.Dim.Render(ml))
+				out = append(out, fixedLine(st.Dim.Render(ml)))
 			}
 		}
 	}
@@ -318,56 +319,6 @@ func (ds *dataset) eventsLines(st Styles, evs []*corev1.Event, width int) []stri
 			strings.ToLower(Sanitize(e.InvolvedObject.Kind))+"/"+Sanitize(e.InvolvedObject.Name), count)
 		out = append(out, ansi.Truncate(head, width, "…"))
 		out = append(out, wrap(Sanitize(e.Message), width, "      ")...)
-	}
-	return out
-}
-
-// logTailLines is how much of each container's log the Logs tab shows.
-const logTailLines = 200
-
-// logsLines is the Logs tab: the tails of the copies' containers, worst copy first, the previous
-// (crashed) instance before the current one.
-func (ds *dataset) logsLines(st Styles, pods []*corev1.Pod, width int) []string {
-	var out []string
-	for _, p := range pods {
-		names := make([]string, 0, len(p.Spec.InitContainers)+len(p.Spec.Containers))
-		for _, c := range p.Spec.InitContainers {
-			names = append(names, c.Name)
-		}
-		for _, c := range p.Spec.Containers {
-			names = append(names, c.Name)
-		}
-		for _, c := range names {
-			for _, prev := range []bool{true, false} {
-				l := ds.snap.Log(p.Namespace, p.Name, c, prev)
-				if l == nil {
-					continue
-				}
-				title := "── " + Sanitize(p.Name) + "/" + Sanitize(c)
-				if prev {
-					title += " (previous instance)"
-				}
-				out = append(out, st.Title.Render(ansi.Truncate(title+" ──", width, "…")))
-				lines := l.Lines
-				if len(lines) > logTailLines {
-					lines = lines[len(lines)-logTailLines:]
-				}
-				if len(lines) == 0 {
-					out = append(out, st.Dim.Render("(empty)"))
-				}
-				for _, line := range lines {
-					for _, s := range SanitizeLines(line) {
-						// Log lines wrap rather than cut: the telling part (the error, the
-						// address) is usually at the end.
-						out = append(out, wrapLog(s, width)...)
-					}
-				}
-				out = append(out, "")
-			}
-		}
-	}
-	if len(out) == 0 {
-		return []string{st.Dim.Render("no logs in the snapshot")}
 	}
 	return out
 }
@@ -425,18 +376,28 @@ func parentPath(p string) string {
 	return ""
 }
 
-// render draws lines [from, to) with line numbers, the suspect highlighted.
+// render draws lines [from, to) with line numbers, the suspect highlighted, cut to width.
 func (v specView) render(st Styles, from, to, width int) []string {
-	numW := len(strconv.Itoa(len(v.lines)))
 	out := make([]string, 0, to-from)
+	for _, l := range v.paneLines(st, from, to) {
+		room := max(width-ansi.StringWidth(l.gutter), 1)
+		out = append(out, l.gutter+ansi.Truncate(l.body, room, "…"))
+	}
+	return out
+}
+
+// paneLines are lines [from, to) for the Spec tab: the line number and the suspect's ▶ stay
+// put while the YAML scrolls sideways.
+func (v specView) paneLines(st Styles, from, to int) []paneLine {
+	numW := len(strconv.Itoa(len(v.lines)))
+	out := make([]paneLine, 0, to-from)
 	for i := from; i < to; i++ {
 		num := fmt.Sprintf("%*d ", numW, i+1)
-		text := ansi.Truncate(v.lines[i], max(width-numW-3, 1), "…")
 		if i == v.suspect {
-			out = append(out, st.Highlight.Render("▶"+num+text))
+			out = append(out, paneLine{gutter: st.Highlight.Render("▶" + num), body: st.Highlight.Render(v.lines[i])})
 			continue
 		}
-		out = append(out, " "+st.LineNumber.Render(num)+text)
+		out = append(out, paneLine{gutter: " " + st.LineNumber.Render(num), body: v.lines[i]})
 	}
 	return out
 }
@@ -456,18 +417,4 @@ func since(now, t time.Time) string {
 		return "-"
 	}
 	return duration.HumanDuration(now.Sub(t))
-}
-
-// wrapLog breaks a log line at width, marking continuation lines with an indent.
-func wrapLog(s string, width int) []string {
-	if ansi.StringWidth(s) <= width || width < 8 {
-		return []string{ansi.Truncate(s, max(width, 1), "…")}
-	}
-	first := ansi.Cut(s, 0, width)
-	rest := ansi.Strip(strings.TrimPrefix(s, ansi.Strip(first)))
-	out := []string{first}
-	for _, l := range strings.Split(ansi.Hardwrap(rest, width-2, true), "\n") {
-		out = append(out, "  "+l)
-	}
-	return out
 }

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
@@ -30,18 +29,25 @@ type diagnosisScreen struct {
 	common
 	width, height int
 
-	key  workloadKey
-	ds   *dataset
-	diag *diagnose.Diagnosis
-	tab  int
-	vps  [tabCount]viewport.Model
-	spec specView
+	key   workloadKey
+	ds    *dataset
+	diag  *diagnose.Diagnosis
+	tab   int
+	panes [tabCount]pane
+	spec  specView
+	// cited are the log lines the diagnosis cites, found when it opens or is refreshed with
+	// another diagnosis (citedFor is the one they were found for: a watch's update keeps most).
+	cited    map[tailKey]map[int]bool
+	citedFor *diagnose.Detail
+	// unwrapped is set when w turned the Logs tab's wrapping off: its lines stay whole and
+	// it scrolls sideways.
+	unwrapped bool
 }
 
 func newDiagnosisScreen(c common) diagnosisScreen {
 	s := diagnosisScreen{common: c}
-	for i := range s.vps {
-		s.vps[i] = viewport.New(1, 1)
+	for i := range s.panes {
+		s.panes[i] = newPane()
 	}
 	return s
 }
@@ -49,12 +55,11 @@ func newDiagnosisScreen(c common) diagnosisScreen {
 // diagnosisChrome is the title and tab lines above the tab's content.
 const diagnosisChrome = 2
 
-// SetSize resizes the tabs and re-wraps their content.
+// SetSize resizes the tabs and re-wraps their content, keeping a marked line on screen.
 func (s *diagnosisScreen) SetSize(w, h int) {
 	s.width, s.height = w, h
-	for i := range s.vps {
-		s.vps[i].Width = w
-		s.vps[i].Height = max(h-diagnosisChrome, 1)
+	for i := range s.panes {
+		s.panes[i].setSize(max(w, 1), max(h-diagnosisChrome, 1))
 	}
 	if s.diag != nil {
 		s.build(false)
@@ -66,12 +71,17 @@ func (s *diagnosisScreen) Open(ds *dataset, d *diagnose.Diagnosis) {
 	s.ds, s.diag = ds, d
 	s.key = workloadKey{d.Kind, d.Namespace, d.Name}
 	s.tab = tabDiagnosis
+	s.cited, s.citedFor = ds.citedLines(d), d.Detail
 	s.build(true)
 }
 
 // Refresh shows the same workload from a new dataset, keeping the tab and scroll positions.
 func (s *diagnosisScreen) Refresh(ds *dataset, d *diagnose.Diagnosis) {
 	s.ds, s.diag = ds, d
+	if d.Detail == nil || d.Detail != s.citedFor {
+		// Detail.Observations writes the workload's facts out anew: only for a new diagnosis.
+		s.cited, s.citedFor = ds.citedLines(d), d.Detail
+	}
 	s.build(false)
 }
 
@@ -80,32 +90,32 @@ func (s *diagnosisScreen) build(reset bool) {
 	pods := ds.podsOf(d)
 	copies := ds.copiesOf(d, pods)
 	s.spec = ds.newSpecView(d)
-	content := [tabCount][]string{
-		tabDiagnosis: ds.diagnosisLines(s.styles, d, copies, s.spec, w),
+	diagnosis, excerpt := ds.diagnosisLines(s.styles, d, copies, s.spec, w)
+	content := [tabCount][]paneLine{
+		tabDiagnosis: fixedLines(diagnosis),
 		tabCopies:    copiesLines(s.styles, copies, w),
-		tabEvents:    ds.eventsLines(s.styles, ds.eventsOf(d, pods), w),
-		tabLogs:      ds.logsLines(s.styles, pods, w),
-		tabSpec:      s.spec.render(s.styles, 0, len(s.spec.lines), w),
-		tabTimeline:  ds.timelineLines(s.styles, d, w),
+		tabEvents:    fixedLines(ds.eventsLines(s.styles, ds.eventsOf(d, pods), w)),
+		tabLogs:      ds.logsLines(s.styles, pods, s.cited, w, !s.unwrapped),
+		tabSpec:      s.spec.paneLines(s.styles, 0, len(s.spec.lines)),
+		tabTimeline:  fixedLines(ds.timelineLines(s.styles, d, w)),
 	}
-	for i := range s.vps {
-		off := s.vps[i].YOffset
-		s.vps[i].SetContent(strings.Join(content[i], "\n"))
-		if reset {
-			off = 0
-		}
-		s.vps[i].SetYOffset(off)
+	marks := [tabCount]int{-1, -1, -1, -1, s.spec.suspect, -1}
+	// The Diagnosis tab's excerpt of the pod template has the suspect's line too; it is not
+	// put a third of the way down on opening, where the verdict would scroll away.
+	marks[tabDiagnosis] = excerpt
+	for i := range s.panes {
+		s.panes[i].set(content[i], marks[i], reset)
 	}
-	if reset && s.spec.suspect >= 0 {
-		// Put the suspect line a third of the way down, where the eye lands.
-		s.vps[tabSpec].SetYOffset(s.spec.suspect - s.vps[tabSpec].Height/3)
+	if reset {
+		s.panes[tabDiagnosis].vp.SetYOffset(0)
 	}
 }
 
 // Update handles keys on the diagnosis screen.
 func (s *diagnosisScreen) Update(msg tea.KeyMsg) tea.Cmd {
 	k := s.keys
-	vp := &s.vps[s.tab]
+	p := &s.panes[s.tab]
+	vp := &p.vp
 	switch {
 	case key.Matches(msg, k.NextTab):
 		s.tab = (s.tab + 1) % tabCount
@@ -125,16 +135,60 @@ func (s *diagnosisScreen) Update(msg tea.KeyMsg) tea.Cmd {
 		vp.GotoTop()
 	case key.Matches(msg, k.Bottom):
 		vp.GotoBottom()
+	case key.Matches(msg, k.Left):
+		p.scrollX(-p.step())
+	case key.Matches(msg, k.Right):
+		p.scrollX(p.step())
+	case key.Matches(msg, k.Wrap) && s.tab == tabLogs:
+		s.toggleWrap()
 	}
 	return nil
+}
+
+// toggleWrap turns the Logs tab's wrapping on or off, keeping the log line at the top of the
+// screen at the top.
+func (s *diagnosisScreen) toggleWrap() {
+	p := &s.panes[tabLogs]
+	top := logLineAt(p.lines, p.vp.YOffset)
+	s.unwrapped = !s.unwrapped
+	lines := s.ds.logsLines(s.styles, s.ds.podsOf(s.diag), s.cited, max(s.width, 1), !s.unwrapped)
+	p.set(lines, -1, false)
+	p.x = 0
+	p.render()
+	p.vp.SetYOffset(logLineRow(lines, top))
+}
+
+// logLineAt is the index of the log line on row, counting lines and not their wrapped
+// continuations.
+func logLineAt(lines []paneLine, row int) int {
+	n := -1
+	for i := 0; i <= min(row, len(lines)-1); i++ {
+		if !lines[i].continued {
+			n++
+		}
+	}
+	return max(n, 0)
+}
+
+// logLineRow is the row of the n-th log line.
+func logLineRow(lines []paneLine, n int) int {
+	for i, l := range lines {
+		if !l.continued {
+			if n == 0 {
+				return i
+			}
+			n--
+		}
+	}
+	return len(lines)
 }
 
 // Scroll moves the current tab by delta lines (mouse wheel).
 func (s *diagnosisScreen) Scroll(delta int) {
 	if delta < 0 {
-		s.vps[s.tab].ScrollUp(-delta)
+		s.panes[s.tab].vp.ScrollUp(-delta)
 	} else {
-		s.vps[s.tab].ScrollDown(delta)
+		s.panes[s.tab].vp.ScrollDown(delta)
 	}
 }
 
@@ -174,13 +228,26 @@ func (s *diagnosisScreen) View() string {
 			tabs.WriteString(s.styles.TabInactive.Render(" " + label + " "))
 		}
 	}
-	return ansi.Truncate(title, s.width, "…") + "\n" + ansi.Truncate(tabs.String(), s.width, "…") + "\n" + s.vps[s.tab].View()
+	bar := tabs.String()
+	if pos := s.panes[s.tab].position(); pos != "" && ansi.StringWidth(bar)+2+ansi.StringWidth(pos) <= s.width {
+		// Where the tab is scrolled sideways, at the right of the tabs when it fits.
+		bar += strings.Repeat(" ", s.width-ansi.StringWidth(bar)-ansi.StringWidth(pos)) + s.styles.Dim.Render(pos)
+	}
+	return ansi.Truncate(title, s.width, "…") + "\n" + ansi.Truncate(bar, s.width, "…") + "\n" + s.panes[s.tab].vp.View()
 }
 
-// ShortHelp implements help.KeyMap for the footer.
+// ShortHelp implements help.KeyMap for the footer: the current tab's own keys first.
 func (s *diagnosisScreen) ShortHelp() []key.Binding {
 	k := s.keys
-	return []key.Binding{k.NextTab, k.Tabs, k.Copy, k.Back, k.Help, k.Quit}
+	var b []key.Binding
+	if s.tab == tabLogs {
+		b = append(b, k.Wrap)
+	}
+	if s.panes[s.tab].maxX() > 0 {
+		b = append(b, k.Sideways)
+	}
+	// In the order they are left out of a narrow footer, the last first; help and quit stay.
+	return append(b, k.NextTab, k.Back, k.Copy, k.CopySummary, k.Tabs, k.Help, k.Quit)
 }
 
 // FullHelp implements help.KeyMap.

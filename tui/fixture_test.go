@@ -196,6 +196,14 @@ func testStyles() Styles {
 	return DefaultStyles(r)
 }
 
+// unicodeTestStyles are testStyles with the glyphs of a terminal with colour, for tests of
+// what the Timeline's picture draws rather than of its ASCII fallback.
+func unicodeTestStyles() Styles {
+	st := testStyles()
+	st.Glyphs = UnicodeGlyphs
+	return st
+}
+
 // readyModel returns a console showing the fixture at w×h.
 func readyModel(w, h int) *Model {
 	snap, rep := fixture()

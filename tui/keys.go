@@ -11,7 +11,7 @@ type KeyMap struct {
 
 	Enter, Filter, HideHealthy, Namespace, Context, Refresh key.Binding
 
-	NextTab, PrevTab, Tabs, Copy, Back key.Binding
+	NextTab, PrevTab, Tabs, Left, Right, Sideways, Wrap, Copy, CopySummary, Back key.Binding
 
 	Help, Quit key.Binding
 }
@@ -36,11 +36,20 @@ func DefaultKeyMap() KeyMap {
 		// Context is enabled only over several contexts; help leaves it out otherwise.
 		Context: key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "next context"), key.WithDisabled()),
 
-		NextTab: key.NewBinding(key.WithKeys("tab", "right", "l"), key.WithHelp("tab", "next tab")),
-		PrevTab: key.NewBinding(key.WithKeys("shift+tab", "left"), key.WithHelp("shift+tab", "previous tab")),
+		NextTab: key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next tab")),
+		PrevTab: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "previous tab")),
 		Tabs:    key.NewBinding(key.WithKeys("1", "2", "3", "4", "5", "6"), key.WithHelp("1-6", "go to tab")),
-		Copy:    key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy fix (OSC 52)")),
-		Back:    key.NewBinding(key.WithKeys("esc", "backspace"), key.WithHelp("esc", "back")),
+		// Sideways, as less scrolls: the arrows and vi's h/l move the Spec and Copies tabs and
+		// unwrapped logs by half a screen. h hides healthy rows on the workloads screen only.
+		Left:  key.NewBinding(key.WithKeys("left", "h"), key.WithHelp("←/h", "scroll left")),
+		Right: key.NewBinding(key.WithKeys("right", "l"), key.WithHelp("→/l", "scroll right")),
+		// Sideways is Left and Right as one footer entry; keys are matched through them.
+		Sideways: key.NewBinding(key.WithKeys("left", "right", "h", "l"), key.WithHelp("←/→", "scroll")),
+		// w wraps logs, as in k9s.
+		Wrap:        key.NewBinding(key.WithKeys("w"), key.WithHelp("w", "wrap logs")),
+		Copy:        key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy fix")),
+		CopySummary: key.NewBinding(key.WithKeys("Y"), key.WithHelp("Y", "copy summary")),
+		Back:        key.NewBinding(key.WithKeys("esc", "backspace"), key.WithHelp("esc", "back")),
 
 		Help: key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit: key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
@@ -55,7 +64,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.Top, k.Bottom, k.PageUp, k.PageDown, k.Wheel},
 		{k.Enter, k.Filter, k.HideHealthy, k.Namespace, k.Context, k.Refresh},
-		{k.NextTab, k.PrevTab, k.Tabs, k.Copy, k.Back},
+		{k.NextTab, k.PrevTab, k.Tabs, k.Left, k.Right, k.Wrap, k.Copy, k.CopySummary, k.Back},
 		{k.Help, k.Quit},
 	}
 }

@@ -183,7 +183,7 @@ func TestHideHealthy(t *testing.T) {
 func TestRefreshKeepsSelectionAndScroll(t *testing.T) {
 	m := readyModel(100, 30)
 	press(m, "down", "down", "enter", "5")
-	off := m.diagnosis.vps[tabSpec].YOffset
+	off := m.diagnosis.panes[tabSpec].vp.YOffset
 	cmd := press(m, "r")
 	if cmd == nil || !m.refreshing {
 		t.Fatal("r did not start a refresh")
@@ -192,9 +192,9 @@ func TestRefreshKeepsSelectionAndScroll(t *testing.T) {
 	// The refreshed report lists the ingester first; the selection must follow the workload.
 	rep.Workloads[0], rep.Workloads[1] = rep.Workloads[1], rep.Workloads[0]
 	m.Update(loadedMsg{gen: m.gen, seq: m.seq, data: datasetOf(snap, rep)})
-	if m.refreshing || m.screen != screenDiagnosis || m.diagnosis.tab != tabSpec || m.diagnosis.vps[tabSpec].YOffset != off {
+	if m.refreshing || m.screen != screenDiagnosis || m.diagnosis.tab != tabSpec || m.diagnosis.panes[tabSpec].vp.YOffset != off {
 		t.Fatalf("refresh lost the place: refreshing=%v screen=%v tab=%d offset=%d want %d",
-			m.refreshing, m.screen, m.diagnosis.tab, m.diagnosis.vps[tabSpec].YOffset, off)
+			m.refreshing, m.screen, m.diagnosis.tab, m.diagnosis.panes[tabSpec].vp.YOffset, off)
 	}
 	press(m, "esc")
 	if r := m.workloads.Selected(); r.key.Name != "telemetry-ingester" {

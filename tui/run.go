@@ -87,6 +87,16 @@ func Run(ctx context.Context, opts Options) error {
 	return run(ctx, opts, os.Getenv(FrameTraceEnv))
 }
 
+// consoleStyles are the styles for a terminal of type term: DefaultStyles on r, with ASCII
+// glyphs on the Linux console, which has colours but a font of a few hundred glyphs.
+func consoleStyles(r *lipgloss.Renderer, term string) Styles {
+	st := DefaultStyles(r)
+	if term == "linux" {
+		st.Glyphs = ASCIIGlyphs
+	}
+	return st
+}
+
 // run is Run with the frame trace's file named, "" for none.
 func run(ctx context.Context, opts Options, tracePath string) (err error) {
 	if opts.Source == nil && opts.ReadFleet == nil {
@@ -96,7 +106,7 @@ func run(ctx context.Context, opts Options, tracePath string) (err error) {
 	// Ask the terminal for its background now, before bubbletea owns the input: adaptive colours
 	// would otherwise query it from inside View.
 	r.HasDarkBackground()
-	var model tea.Model = New(ctx, opts, DefaultStyles(r), time.Now)
+	var model tea.Model = New(ctx, opts, consoleStyles(r, os.Getenv("TERM")), time.Now)
 	out := opts.Out
 	if tracePath != "" {
 		trace := newFrameTrace(time.Now())

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"fmt"
+
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
@@ -56,9 +58,58 @@ type Styles struct {
 	Section, Error, Warn, OK, Live, Stale   lipgloss.Style
 	TabActive, TabInactive                  lipgloss.Style
 	Highlight, DiffAdd, DiffDel, LineNumber lipgloss.Style
-	HelpKey, HelpDesc, Toast                lipgloss.Style
+	// Mark is the ▶ beside a log line the diagnosis cites.
+	Mark                     lipgloss.Style
+	HelpKey, HelpDesc, Toast lipgloss.Style
+
+	// Glyphs are the symbols of the Timeline's picture: UnicodeGlyphs, or ASCIIGlyphs where
+	// the font may lack them.
+	Glyphs Glyphs
 
 	badge, badgeShort, text map[diagnose.Shape]string
+}
+
+// Glyphs are the symbols the Timeline tab draws its picture with.
+type Glyphs struct {
+	// Marks are the marks of the moments, one per kind.
+	Marks map[diagnose.TimelineKind]rune
+	// Levels draw a level from nothing (the first, a dotted floor rather than a blank a
+	// reader takes for "no data") to full (the last).
+	Levels []rune
+}
+
+// UnicodeGlyphs are glyphs that the fonts terminals ship with have: JetBrains Mono (the
+// screenshots' font), DejaVu Sans Mono and the fonts derived from it. The restart mark was ↻,
+// which JetBrains Mono lacks and drew as an empty box.
+var UnicodeGlyphs = Glyphs{
+	Marks: map[diagnose.TimelineKind]rune{
+		diagnose.TimelineRevision:   'R',
+		diagnose.TimelineOnset:      '!',
+		diagnose.TimelineRestart:    '×',
+		diagnose.TimelineDependency: '◆',
+		diagnose.TimelineServing:    '▼',
+	},
+	Levels: []rune("·▁▂▃▄▅▆▇█"),
+}
+
+// ASCIIGlyphs stand in for UnicodeGlyphs on the Linux console (TERM=linux), whose fonts hold
+// a few hundred glyphs, and without colour (NO_COLOR, a dumb terminal).
+var ASCIIGlyphs = Glyphs{
+	Marks: map[diagnose.TimelineKind]rune{
+		diagnose.TimelineRevision:   'R',
+		diagnose.TimelineOnset:      '!',
+		diagnose.TimelineRestart:    'x',
+		diagnose.TimelineDependency: '*',
+		diagnose.TimelineServing:    'v',
+	},
+	Levels: []rune(".:-=+*#%@"),
+}
+
+// Legend names the marks in the order the Timeline lists them.
+func (g Glyphs) Legend() string {
+	return fmt.Sprintf("%c revision  %c onset  %c serving fell  %c restart  %c dependency changed",
+		g.Marks[diagnose.TimelineRevision], g.Marks[diagnose.TimelineOnset], g.Marks[diagnose.TimelineServing],
+		g.Marks[diagnose.TimelineRestart], g.Marks[diagnose.TimelineDependency])
 }
 
 // DefaultStyles builds the console's styles with adaptive colours on r.
@@ -84,14 +135,17 @@ func DefaultStyles(r *lipgloss.Renderer) Styles {
 		DiffAdd:     r.NewStyle().Foreground(ShapeColor(diagnose.ShapeHealthy)),
 		DiffDel:     r.NewStyle().Foreground(ShapeColor(diagnose.ShapeNeverStarts)),
 		LineNumber:  r.NewStyle().Foreground(subtle),
+		Mark:        r.NewStyle().Bold(true).Foreground(ShapeColor(diagnose.ShapeLiveButIdle)),
 		HelpKey:     r.NewStyle().Bold(true).Foreground(accent),
 		HelpDesc:    r.NewStyle().Foreground(subtle),
 		Toast:       r.NewStyle().Bold(true).Foreground(accent),
 		badge:       map[diagnose.Shape]string{},
 		badgeShort:  map[diagnose.Shape]string{},
 		text:        map[diagnose.Shape]string{},
+		Glyphs:      ASCIIGlyphs,
 	}
 	if r.ColorProfile() != termenv.Ascii {
+		s.Glyphs = UnicodeGlyphs
 		// Explicit backgrounds rather than reverse video: they read the same in every terminal
 		// and in the rendered screenshots. Without colour, reverse video is all there is.
 		selBg := lipgloss.AdaptiveColor{Light: "#D7D7FF", Dark: "#3A3A5E"}

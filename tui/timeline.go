@@ -14,15 +14,6 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
-// Marks on the Timeline tab's picture, one per kind of moment.
-var timelineMarks = map[diagnose.TimelineKind]rune{
-	diagnose.TimelineRevision:   'R',
-	diagnose.TimelineOnset:      '!',
-	diagnose.TimelineRestart:    '↻',
-	diagnose.TimelineDependency: '◆',
-	diagnose.TimelineServing:    '▼',
-}
-
 // timelineLines is the Timeline tab: a picture of the serving count against the declared count
 // over the moments the snapshot dates, with a mark for each revision, the onset, the newest
 // restart and dependency changes; then the moments in words, oldest first.
@@ -90,8 +81,7 @@ func (ds *dataset) timelineLines(st Styles, d *diagnose.Diagnosis, width int) []
 			}
 		}
 	}
-	// Nothing serving is a dotted floor, not a blank a reader takes for "no data".
-	bars := []rune("·▁▂▃▄▅▆▇█")
+	bars := st.Glyphs.Levels
 	declared := max(d.Counts.Declared, 1)
 	var strip strings.Builder
 	for _, l := range level {
@@ -100,7 +90,7 @@ func (ds *dataset) timelineLines(st Styles, d *diagnose.Diagnosis, width int) []
 	}
 	marks := []rune(strings.Repeat(" ", cols))
 	for _, e := range d.Timeline {
-		if m, ok := timelineMarks[e.Kind]; ok {
+		if m, ok := st.Glyphs.Marks[e.Kind]; ok {
 			// Moments closer than a column apart sit side by side, in their order.
 			for c := col(e.At); c >= 0 && c < cols; c++ {
 				if marks[c] == ' ' {
@@ -119,7 +109,7 @@ func (ds *dataset) timelineLines(st Styles, d *diagnose.Diagnosis, width int) []
 		if len(name) >= label {
 			name = m.name
 		}
-		out = append(out, ansi.Truncate(fmt.Sprintf("%-*s", label, name)+seriesStrip(m.samples, cols, col), width, "…"))
+		out = append(out, ansi.Truncate(fmt.Sprintf("%-*s", label, name)+seriesStrip(st.Glyphs.Levels, m.samples, cols, col), width, "…"))
 	}
 	if why := metricsUnread(ds); len(drawn) == 0 && why != "" {
 		// Where the strip stood: the output is unknown, not zero.
@@ -127,7 +117,7 @@ func (ds *dataset) timelineLines(st Styles, d *diagnose.Diagnosis, width int) []
 	}
 	out = append(out,
 		ansi.Truncate(fmt.Sprintf("%-*s", label, "marks")+string(marks), width, "…"),
-		st.Dim.Render(ansi.Truncate("R revision  ! onset  ▼ serving fell  ↻ restart  ◆ dependency changed", width, "…")))
+		st.Dim.Render(ansi.Truncate(st.Glyphs.Legend(), width, "…")))
 	for _, m := range drawn {
 		out = append(out, seriesLegend(st, ds, m, label, width)...)
 	}
@@ -159,7 +149,7 @@ func seriesPeak(samples []diagnose.MetricSample) float64 {
 // before (a range query's step is often wider than a column), blank where the series has no
 // sample yet or any more, and a dotted floor for zero, as the serving strip draws it. The
 // scale is the series' own peak.
-func seriesStrip(samples []diagnose.MetricSample, cols int, col func(time.Time) int) string {
+func seriesStrip(bars []rune, samples []diagnose.MetricSample, cols int, col func(time.Time) int) string {
 	sum := make([]float64, cols)
 	n := make([]int, cols)
 	for _, s := range samples {
@@ -180,7 +170,6 @@ func seriesStrip(samples []diagnose.MetricSample, cols int, col func(time.Time) 
 		}
 	}
 	peak := seriesPeak(samples)
-	bars := []rune("·▁▂▃▄▅▆▇█")
 	cells := []rune(strings.Repeat(" ", cols))
 	prev := 0.0
 	for c := first; c >= 0 && c <= last; c++ {

@@ -40,7 +40,7 @@ func timelineModelWith(t *testing.T, w, h int, edit func(*snapshot.Snapshot)) *M
 	}
 	rep := diagnose.Diagnose(snap)
 	m := New(context.Background(), Options{Source: staticSource{snap: snap}, SourceLabel: "dump", AllNamespaces: true},
-		testStyles(), func() time.Time { return snap.ReferenceTime })
+		unicodeTestStyles(), func() time.Time { return snap.ReferenceTime })
 	m.Update(windowSize(w, h))
 	m.Update(loadedMsg{gen: m.gen, seq: m.seq, data: datasetOf(snap, rep)})
 	press(m, "enter", "6")
@@ -247,7 +247,7 @@ func TestTimelineGrowsWithTheWatch(t *testing.T) {
 		return snaps, nil
 	}
 	m := New(context.Background(), Options{Source: staticSource{snap: first}, SourceLabel: "live", AllNamespaces: true, Watch: watch},
-		testStyles(), func() time.Time { return second.ReferenceTime })
+		unicodeTestStyles(), func() time.Time { return second.ReferenceTime })
 	m.Update(windowSize(100, 30))
 	next := m.startWatch(watch)
 	deliver := func(s *snapshot.Snapshot) {
@@ -275,7 +275,8 @@ func TestTimelineGrowsWithTheWatch(t *testing.T) {
 	if m.diagnosis.tab != tabTimeline || !strings.Contains(v, "the failure began") {
 		t.Fatalf("the Timeline tab is not open on the first snapshot:\n%s", v)
 	}
-	if strings.Contains(v, "newest termination") || strings.ContainsRune(markLine(v), '↻') {
+	restart := UnicodeGlyphs.Marks[diagnose.TimelineRestart]
+	if strings.Contains(v, "newest termination") || strings.ContainsRune(markLine(v), restart) {
 		t.Fatalf("a restart before any copy restarted:\n%s", v)
 	}
 
@@ -287,7 +288,7 @@ func TestTimelineGrowsWithTheWatch(t *testing.T) {
 	if !strings.Contains(v, "11-30 14:06:40 restart") || !strings.Contains(v, "newest termination") {
 		t.Errorf("the restart of the second snapshot is not on the tab:\n%s", v)
 	}
-	if !strings.ContainsRune(markLine(v), '↻') {
+	if !strings.ContainsRune(markLine(v), restart) {
 		t.Errorf("no restart mark on the picture: %q", markLine(v))
 	}
 	if !strings.Contains(v, "→ 11-30 14:07:00") {

@@ -100,7 +100,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.err != nil {
 			return m, m.showToast("copy failed: " + msg.err.Error())
 		}
-		return m, m.showToast("copied: " + msg.text)
+		// The toast is one line: a summary is named by its first and counted by the rest.
+		first, rest, several := strings.Cut(msg.text, "\n")
+		if several {
+			first += fmt.Sprintf(" (+%d lines)", strings.Count(rest, "\n")+1)
+		}
+		return m, m.showToast("copied: " + first)
 	case toastExpiredMsg:
 		if !m.now().Before(m.toastExpiry) {
 			m.toast = ""
@@ -324,6 +329,12 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		case key.Matches(msg, k.Copy):
 			text := m.diagnosis.CopyText()
+			if text == "" {
+				return m.showToast("nothing to copy")
+			}
+			return copyToClipboard(m.opts.Out, text)
+		case key.Matches(msg, k.CopySummary):
+			text := m.diagnosis.Summary()
 			if text == "" {
 				return m.showToast("nothing to copy")
 			}

@@ -269,10 +269,47 @@ func (m *Model) footer() string {
 	default:
 		bindings = m.workloads.ShortHelp()
 	}
+	bindings = fitBindings(bindings, h.Width, ansi.StringWidth(h.ShortSeparator))
 	if note == "" {
 		return h.ShortHelpView(bindings)
 	}
 	return h.ShortHelpView(bindings) + st.Dim.Render(" · "+note)
+}
+
+// fitBindings keeps the footer's bindings that fit the width, in order, leaving out the later
+// ones that do not rather than cutting the line: the last two (help and quit, or back and
+// quit) always stay, and ? lists every key.
+func fitBindings(bindings []key.Binding, width, sepW int) []key.Binding {
+	entry := func(b key.Binding) int {
+		h := b.Help()
+		return ansi.StringWidth(h.Key) + 1 + ansi.StringWidth(h.Desc)
+	}
+	used := 0
+	for _, b := range bindings {
+		if shown(b) {
+			used += entry(b) + sepW
+		}
+	}
+	if used-sepW <= width || len(bindings) <= 2 {
+		return bindings
+	}
+	keep := bindings[len(bindings)-2:]
+	used = 0
+	for _, b := range keep {
+		used += entry(b) + sepW
+	}
+	var out []key.Binding
+	for _, b := range bindings[:len(bindings)-2] {
+		if !shown(b) {
+			continue
+		}
+		// used counts a separator after each entry; the line has one fewer.
+		if used+entry(b) <= width {
+			out = append(out, b)
+			used += entry(b) + sepW
+		}
+	}
+	return append(out, keep...)
 }
 
 // sourceLabel names a snapshot's source for the header when the options do not.

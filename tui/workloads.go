@@ -13,14 +13,6 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 )
 
-// column is one column of the workloads table.
-type column struct {
-	title string
-	width int
-	// value reads the cell of a row.
-	value func(*row) string
-}
-
 // workloadsScreen lists workloads worst first. Once a person has picked a row it keeps the
 // selection by workload, not by position, so a refresh that reorders rows keeps the same
 // workload selected; until then the selection stays on the first row, the worst workload.
@@ -95,7 +87,7 @@ func (s *workloadsScreen) inputs() tableInputs {
 func newWorkloadsScreen(c common) workloadsScreen {
 	f := textinput.New()
 	f.Prompt = "/"
-	f.Placeholder = "filter by name or namespace"
+	f.Placeholder = "name, shape, suspect, cause or field"
 	f.CharLimit = 128
 	return workloadsScreen{common: c, filter: f}
 }
@@ -233,8 +225,11 @@ func (s *workloadsScreen) clamp() {
 	s.offset = min(max(s.offset, 0), max(n-page, 0))
 }
 
-// applyFilter recomputes the visible rows: healthy ones hidden on request, then a fuzzy match on
-// namespace/name, best match first.
+// applyFilter recomputes the visible rows: healthy ones hidden on request, then the filter.
+// A row matches when every word of the filter is in what the row says (its namespace/name,
+// shape, suspect, cause or the suspect's field: /never, /image, /env), or when the filter
+// fuzzy-matches its namespace/name; rows of the first kind come first, in the table's order,
+// then fuzzy matches, best first.
 func (s *workloadsScreen) applyFilter() {
 	var sel *rowID
 	if r := s.Selected(); r != nil {
@@ -252,10 +247,19 @@ func (s *workloadsScreen) applyFilter() {
 		base = append(base, i)
 	}
 	if q := strings.TrimSpace(s.filter.Value()); q != "" {
-		matches := fuzzy.FindFrom(q, filterSource{s.rows, base})
-		vis := make([]int, len(matches))
-		for i, mt := range matches {
-			vis[i] = base[mt.Index]
+		words := strings.Fields(q)
+		vis := make([]int, 0, len(base))
+		said := make([]bool, len(base))
+		for i, ri := range base {
+			if s.rows[ri].says(words) {
+				vis = append(vis, ri)
+				said[i] = true
+			}
+		}
+		for _, mt := range fuzzy.FindFrom(q, filterSource{s.rows, base}) {
+			if !said[mt.Index] {
+				vis = append(vis, base[mt.Index])
+			}
 		}
 		base = vis
 	}
@@ -272,6 +276,34 @@ func (s *workloadsScreen) applyFilter() {
 	s.clamp()
 }
 
+// says reports whether every word is in what the row shows or names: its namespace/name, its
+// shape, suspect and cause, and its top suspect's field path. The path is written out only
+// for rows whose other cells do not match, so a filter over many rows stays quick.
+func (r *row) says(words []string) bool {
+	for _, w := range words {
+		if containsFold(r.filterText, w) || containsFold(string(r.shape), w) || containsFold(r.suspect, w) ||
+			containsFold(r.cause, w) {
+			continue
+		}
+		if r.diag == nil || len(r.diag.Suspects) == 0 || r.diag.Suspects[0].Path == nil ||
+			!containsFold(r.diag.Suspects[0].Path.String(), w) {
+			return false
+		}
+	}
+	return true
+}
+
+// containsFold is strings.Contains ignoring case, without allocating.
+func containsFold(s, sub string) bool {
+	n := len(sub)
+	for i := 0; i+n <= len(s); i++ {
+		if strings.EqualFold(s[i:i+n], sub) {
+			return true
+		}
+	}
+	return false
+}
+
 type filterSource struct {
 	rows []row
 	idx  []int
@@ -279,139 +311,6 @@ type filterSource struct {
 
 func (f filterSource) String(i int) string { return f.rows[f.idx[i]].filterText }
 func (f filterSource) Len() int            { return len(f.idx) }
-
-// layout chooses the columns that fit the width, dropping the least telling first.
-func (s *workloadsScreen) layout() {
-	s.layouts++
-	s.shortBadge = s.width < 110
-	badgeW := 17
-	if s.shortBadge {
-		badgeW = 7
-	}
-	ctxW := len("CONTEXT")
-	for _, c := range s.contexts {
-		ctxW = max(ctxW, len(c))
-	}
-	ctxW = min(ctxW, 20)
-	nameW := len("WORKLOAD")
-	nsW := len("NAMESPACE")
-	suspectW := len("SUSPECT")
-	for i := range s.rows {
-		nameW = max(nameW, len(s.rows[i].workload))
-		suspectW = max(suspectW, len(s.rows[i].suspect))
-		if s.multiNS {
-			nsW = max(nsW, len(s.rows[i].namespace))
-		}
-	}
-	nameW = min(nameW, 40)
-	nsW = min(nsW, 20)
-	suspectW = min(suspectW, 32)
-
-	type cand struct {
-		col      column
-		priority int // lower survives longer
-		flex     bool
-	}
-	cands := []cand{
-		{column{"NAMESPACE", nsW, func(r *row) string { return r.namespace }}, 5, true},
-		{column{"WORKLOAD", nameW, func(r *row) string { return r.workload }}, 0, true},
-		{column{"COPIES", 6, func(r *row) string { return r.copies }}, 0, false},
-		{column{"SERVING", 7, func(r *row) string { return r.serving }}, 0, false},
-		{column{"YOUNGEST", 8, func(r *row) string { return r.youngest }}, 7, false},
-		{column{"RESTARTS", 8, func(r *row) string { return r.restarts }}, 6, false},
-		{column{"SUSPECT", suspectW, func(r *row) string { return r.suspect }}, 3, true},
-		{column{"CAUSE", 10, func(r *row) string { return r.cause }}, 4, false},
-	}
-	if s.throughput {
-		// Before CAUSE at the same priority, so it is dropped first.
-		tp := cand{column{"THROUGHPUT", sparkWidth + 9, func(r *row) string { return orDash(r.throughput) }}, 4, false}
-		cands = append(cands[:len(cands)-1], tp, cands[len(cands)-1])
-	}
-	if !s.multiNS {
-		cands = cands[1:]
-	}
-	if len(s.contexts) > 0 {
-		// Which cluster a row is in matters more than its namespace: dropped after it.
-		cx := cand{column{"CONTEXT", ctxW, func(r *row) string { return r.context }}, 4, true}
-		cands = append([]cand{cx}, cands...)
-	}
-	avail := s.width - 2 - badgeW // cursor and badge
-	keep := make([]bool, len(cands))
-	for i := range keep {
-		keep[i] = true
-	}
-	total := func() int {
-		t := 0
-		for i, c := range cands {
-			if keep[i] {
-				t += c.col.width + 1
-			}
-		}
-		return t
-	}
-	// Names are what a person scans for: they keep 24 cells before any column is dropped, and
-	// shrink further only when nothing is left to drop.
-	floor := map[string]int{"WORKLOAD": 24, "SUSPECT": 18, "NAMESPACE": 12, "CONTEXT": 12}
-	dropped := false
-	minW := func(c cand) int {
-		if !c.flex {
-			return c.col.width
-		}
-		if dropped {
-			return min(c.col.width, 10)
-		}
-		return min(c.col.width, floor[c.col.title])
-	}
-	// Shrink flexible columns first, then drop columns by priority until the row fits.
-	for total() > avail {
-		shrunk := false
-		for i := range cands {
-			if keep[i] && cands[i].flex && cands[i].col.width > minW(cands[i]) {
-				cands[i].col.width--
-				shrunk = true
-				if total() <= avail {
-					break
-				}
-			}
-		}
-		if shrunk {
-			continue
-		}
-		worst := -1
-		for i, c := range cands {
-			if keep[i] && c.priority > 0 && (worst < 0 || c.priority > cands[worst].priority) {
-				worst = i
-			}
-		}
-		if worst < 0 {
-			if dropped {
-				break
-			}
-			dropped = true
-			continue
-		}
-		keep[worst] = false
-	}
-	// Give the workload column what is left, so names are cut as late as possible.
-	if extra := avail - total(); extra > 0 {
-		for i := range cands {
-			if keep[i] && cands[i].col.title == "WORKLOAD" {
-				cands[i].col.width = min(cands[i].col.width+extra, max(nameW, cands[i].col.width))
-			}
-		}
-	}
-	s.cols = s.cols[:0]
-	for i, c := range cands {
-		if !keep[i] {
-			continue
-		}
-		if c.col.title == "WORKLOAD" && c.col.width < nameW {
-			// Too narrow for kind/name: the name alone tells workloads apart sooner.
-			c.col.value = func(r *row) string { return r.name }
-		}
-		s.cols = append(s.cols, c.col)
-	}
-}
 
 // View draws the table: a header line and the visible rows only.
 func (s *workloadsScreen) View() string {
@@ -426,10 +325,7 @@ func (s *workloadsScreen) View() string {
 func (s *workloadsScreen) draw() string {
 	var b strings.Builder
 	b.Grow((s.height + 1) * (s.width + 32))
-	badgeW := 17
-	if s.shortBadge {
-		badgeW = 7
-	}
+	badgeW := s.badgeWidth()
 	head := "  " + pad("SHAPE", badgeW)
 	for _, c := range s.cols {
 		head += " " + pad(c.title, c.width)

@@ -9,6 +9,13 @@ import (
 
 var shapes = map[string]bool{"never-starts": true, "starts-and-dies": true, "live-but-idle": true, "healthy": true}
 
+// workloadName is the name in a WORKLOAD cell, which is kind/name when the table is wide
+// enough and the name alone otherwise.
+func workloadName(cell string) string {
+	cell = strings.TrimSuffix(cell, "…")
+	return cell[strings.LastIndexByte(cell, '/')+1:]
+}
+
 // rowNames lists the workload names of the table on screen, top to bottom.
 func rowNames(s string) []string {
 	var names []string
@@ -16,7 +23,7 @@ func rowNames(s string) []string {
 		f := strings.Fields(strings.TrimPrefix(l, "›"))
 		// A table row: shape, name, copies ("5/4"); the totals line starts with a shape too.
 		if len(f) >= 3 && shapes[f[0]] && strings.Contains(f[2], "/") {
-			names = append(names, strings.TrimSuffix(f[1], "…"))
+			names = append(names, workloadName(f[1]))
 		}
 	}
 	return names

@@ -192,7 +192,7 @@ func selectedRow(t *testing.T, s string) string {
 		if strings.HasPrefix(l, "›") {
 			f := strings.Fields(l)
 			if len(f) >= 3 {
-				return strings.TrimSuffix(f[2], "…")
+				return workloadName(f[2])
 			}
 		}
 	}

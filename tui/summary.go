@@ -1,0 +1,43 @@
+package tui
+
+import (
+	"strings"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/report"
+)
+
+// Summary is what Y copies, for a ticket or a chat: the workload and its shape, the headline,
+// the cause, the top suspect with its values, and the fix, a line each. The suspect is named as
+// the table and the Diagnosis tab name it (report.ShortSuspectOf), its field as explain does.
+func (s *diagnosisScreen) Summary() string {
+	d := s.diag
+	if d == nil {
+		return ""
+	}
+	lines := []string{
+		Sanitize(report.WorkloadRef(d)) + " in namespace " + Sanitize(d.Namespace) + ": " + string(d.Shape),
+		headline(d),
+	}
+	if c := report.CauseLabel(d); c != "-" {
+		lines = append(lines, "cause: "+c+" ("+report.CauseMeaning(d.Cause)+")")
+	}
+	if len(d.Suspects) > 0 {
+		sp := &d.Suspects[0]
+		tmpl := s.ds.objects[workloadKey{d.Kind, d.Namespace, d.Name}].Template
+		line := "suspect: " + orDash(report.ShortSuspectOf(d, sp, tmpl))
+		if ref := Sanitize(report.SuspectRef(d)); ref != "" {
+			line += " (" + ref + ")"
+		}
+		if sp.Value != "" {
+			line += ` is "` + Sanitize(sp.Value) + `"`
+		}
+		if sp.PreviousValue != "" && sp.PreviousValue != sp.Value {
+			line += `, was "` + Sanitize(sp.PreviousValue) + `"`
+		}
+		lines = append(lines, line)
+	}
+	if d.Fix != "" {
+		lines = append(lines, "fix: "+Sanitize(d.Fix))
+	}
+	return strings.Join(lines, "\n")
+}

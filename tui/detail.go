@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/redact"
 	"github.com/kubediagnose/kubectl-diagnose/internal/report"
 )
 
@@ -316,8 +317,8 @@ func (ds *dataset) eventsLines(st Styles, evs []*corev1.Event, width int) []stri
 const logTailLines = 200
 
 // logsLines is the Logs tab: the tails of the copies' containers, worst copy first, the previous
-// (crashed) instance before the current one.
-func (ds *dataset) logsLines(st Styles, pods []*corev1.Pod, width int) []string {
+// (crashed) instance before the current one, their credentials hidden by sc.
+func (ds *dataset) logsLines(st Styles, sc *redact.Scope, pods []*corev1.Pod, width int) []string {
 	var out []string
 	for _, p := range pods {
 		names := make([]string, 0, len(p.Spec.InitContainers)+len(p.Spec.Containers))
@@ -342,6 +343,7 @@ func (ds *dataset) logsLines(st Styles, pods []*corev1.Pod, width int) []string 
 				if len(lines) > logTailLines {
 					lines = lines[len(lines)-logTailLines:]
 				}
+				lines = sc.Lines(lines)
 				if len(lines) == 0 {
 					out = append(out, st.Dim.Render("(empty)"))
 				}
@@ -369,9 +371,10 @@ type specView struct {
 	suspect int
 }
 
-// newSpecView renders a workload's pod template and finds the line of its top suspect (or the
-// nearest enclosing field when the suspect is a field the template leaves out).
-func (ds *dataset) newSpecView(d *diagnose.Diagnosis) specView {
+// newSpecView renders a workload's pod template, its credentials hidden by sc, and finds the
+// line of its top suspect (or the nearest enclosing field when the suspect is a field the
+// template leaves out).
+func (ds *dataset) newSpecView(d *diagnose.Diagnosis, sc *redact.Scope) specView {
 	obj, ok := ds.objects[workloadKey{d.Kind, d.Namespace, d.Name}]
 	if !ok || obj.Template == nil {
 		return specView{suspect: -1}
@@ -380,7 +383,7 @@ func (ds *dataset) newSpecView(d *diagnose.Diagnosis) specView {
 	if root == "" {
 		root = "spec.template"
 	}
-	lines, index, err := pathYAML(root, obj.Template)
+	lines, index, err := pathYAML(root, sc.Template(obj.Template))
 	if err != nil {
 		return specView{lines: []string{Sanitize(err.Error())}, suspect: -1}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/redact"
 )
 
 // The diagnosis screen's tabs, in order; keys 1-6 select them.
@@ -36,6 +37,8 @@ type diagnosisScreen struct {
 	tab  int
 	vps  [tabCount]viewport.Model
 	spec specView
+	// redact hides credentials in the raw data the tabs show; nil shows them.
+	redact *redact.Redactor
 }
 
 func newDiagnosisScreen(c common) diagnosisScreen {
@@ -78,13 +81,14 @@ func (s *diagnosisScreen) Refresh(ds *dataset, d *diagnose.Diagnosis) {
 func (s *diagnosisScreen) build(reset bool) {
 	ds, d, w := s.ds, s.diag, max(s.width, 1)
 	pods := ds.podsOf(d)
-	copies := ds.copiesOf(d, pods)
-	s.spec = ds.newSpecView(d)
+	sc := s.redact.Scope(ds.snap, d.Kind, d.Namespace, d.Name)
+	copies := shownCopies(sc, ds.copiesOf(d, pods))
+	s.spec = ds.newSpecView(d, sc)
 	content := [tabCount][]string{
 		tabDiagnosis: ds.diagnosisLines(s.styles, d, copies, s.spec, w),
 		tabCopies:    copiesLines(s.styles, copies, w),
-		tabEvents:    ds.eventsLines(s.styles, ds.eventsOf(d, pods), w),
-		tabLogs:      ds.logsLines(s.styles, pods, w),
+		tabEvents:    ds.eventsLines(s.styles, shownEvents(sc, ds.eventsOf(d, pods)), w),
+		tabLogs:      ds.logsLines(s.styles, sc, pods, w),
 		tabSpec:      s.spec.render(s.styles, 0, len(s.spec.lines), w),
 		tabTimeline:  ds.timelineLines(s.styles, d, w),
 	}

@@ -146,3 +146,33 @@ func TestScopeHidesTheRawDataOfAWorkload(t *testing.T) {
 		t.Error("a nil Scope hides something")
 	}
 }
+
+// The console diagnoses a watch's snapshots with Rediagnose from its last (redacted) report:
+// the diagnoses it keeps are redacted already and are not passed again; those it makes anew are.
+func TestReportAfterPassesWhatRediagnoseMadeAnew(t *testing.T) {
+	s := secretSnapshot(t)
+	r := WithKey([]byte("test"))
+	prev := r.Report(diagnose.Diagnose(s), s)
+	key := func(d *diagnose.Diagnosis) bool {
+		return d.Kind == secretdump.Kind && d.Namespace == secretdump.Namespace && d.Name == secretdump.Name
+	}
+
+	kept := diagnose.Rediagnose(prev, s, func(string, string, string) bool { return false })
+	after := r.ReportAfter(prev, kept, s)
+	if got := leaked(everything(t, after)); len(got) > 0 {
+		t.Errorf("kept diagnoses show %v", got)
+	}
+	for i := range after.Workloads {
+		if d := &after.Workloads[i]; key(d) && !sameArray(d.Suspects, prev.Find(d.Kind, d.Namespace, d.Name).Suspects) {
+			t.Error("a kept diagnosis was passed again: its suspects were copied")
+		}
+	}
+
+	anew := diagnose.Rediagnose(prev, s, func(kind, ns, name string) bool { return kind == secretdump.Kind && name == secretdump.Name })
+	if got := leaked(everything(t, anew)); len(got) == 0 {
+		t.Fatal("the workload diagnosed anew shows no credential before the pass: the test proves nothing")
+	}
+	if got := leaked(everything(t, r.ReportAfter(prev, anew, s))); len(got) > 0 {
+		t.Errorf("a diagnosis made anew shows %v after ReportAfter", got)
+	}
+}

@@ -30,22 +30,25 @@ func argCredential(args []string, i int) bool {
 }
 
 // workload is what the pass knows of one workload: its current pod spec, for reading a path's
-// env var or argument, and the credentials its specs (current and revisions) hold, to look for
+// env var or argument, whether any of its fields is a credential by its name (else no path
+// needs reading), and the credentials its specs (current and older revisions) hold, to look for
 // in free text.
 type workload struct {
-	spec  *corev1.PodSpec
-	known []string
+	spec   *corev1.PodSpec
+	fields bool
+	known  []string
 }
 
-// collect adds to set the credentials spec holds: the values of credential env vars and
-// flags, and the passwords of URLs and credential pairs inside any env value or argument.
-func collect(set map[string]bool, spec *corev1.PodSpec) {
+// collect adds to set the credentials spec holds (the values of credential env vars and flags,
+// and the passwords of URLs and credential pairs inside any env value or argument) and says
+// whether spec has a field that is a credential by its name.
+func collect(set knownSet, spec *corev1.PodSpec) (fields bool) {
 	if spec == nil {
-		return
+		return false
 	}
 	add := func(v string) {
 		if distinctive(v) {
-			set[v] = true
+			set.add(v)
 		}
 	}
 	fromText := func(s string) {
@@ -58,6 +61,7 @@ func collect(set map[string]bool, spec *corev1.PodSpec) {
 			c := &cs[i]
 			for _, e := range c.Env {
 				if Credential(e.Name, e.Value) {
+					fields = true
 					add(e.Value)
 				} else if e.Value != "" {
 					fromText(e.Value)
@@ -66,6 +70,7 @@ func collect(set map[string]bool, spec *corev1.PodSpec) {
 			for _, args := range [][]string{c.Command, c.Args} {
 				for j, a := range args {
 					if argCredential(args, j) {
+						fields = true
 						add(a)
 					} else {
 						fromText(a)
@@ -76,15 +81,27 @@ func collect(set map[string]bool, spec *corev1.PodSpec) {
 	}
 	each(spec.InitContainers)
 	each(spec.Containers)
+	return fields
+}
+
+// knownSet is a set of credentials, its map made when the first is added: most workloads
+// have none.
+type knownSet struct{ m *map[string]bool }
+
+func (k knownSet) add(v string) {
+	if *k.m == nil {
+		*k.m = map[string]bool{}
+	}
+	(*k.m)[v] = true
 }
 
 // sortedKnown lists a set longest first, so that a value inside another is replaced after it.
-func sortedKnown(set map[string]bool) []string {
-	if len(set) == 0 {
+func sortedKnown(set knownSet) []string {
+	if *set.m == nil {
 		return nil
 	}
-	out := make([]string, 0, len(set))
-	for v := range set {
+	out := make([]string, 0, len(*set.m))
+	for v := range *set.m {
 		out = append(out, v)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -99,40 +116,52 @@ func sortedKnown(set map[string]bool) []string {
 // objectKey names a workload.
 type objectKey struct{ kind, namespace, name string }
 
-// object is a workload's object as the pass reads it.
+// object is a workload's object as the pass reads it: its current revision, whose template is
+// the object's own, is named so that its copy is not read twice (a Deployment's revision
+// annotation, a StatefulSet's update revision; a DaemonSet's is its newest).
 type object struct {
-	uid  types.UID
-	spec *corev1.PodSpec
+	uid     types.UID
+	spec    *corev1.PodSpec
+	current string
 }
 
-// workloads finds the workloads of a snapshot; it is built on first use, once per pass.
+// workloads finds the workloads of a snapshot, a kind's index built when a workload of the
+// kind is first asked for, once per pass.
 type workloads struct {
 	s       *snapshot.Snapshot
-	objects map[objectKey]object
+	objects map[string]map[objectKey]object
 }
+
+// revisionAnnotation is the Deployment controller's revision number on a Deployment and its
+// ReplicaSets.
+const revisionAnnotation = "deployment.kubernetes.io/revision"
 
 func (ws *workloads) find(kind, namespace, name string) *workload {
 	if ws.s == nil {
 		return &workload{}
 	}
-	if ws.objects == nil {
-		ws.index()
-	}
-	o, ok := ws.objects[objectKey{kind, namespace, name}]
+	o, ok := ws.of(kind)[objectKey{kind, namespace, name}]
 	if !ok {
 		return &workload{}
 	}
-	set := map[string]bool{}
-	collect(set, o.spec)
-	// Its revisions: the previous values a diff or a suspect quotes, and what copies of an
-	// older revision still run with.
+	var m map[string]bool
+	set := knownSet{&m}
+	fields := collect(set, o.spec)
+	// Its older revisions: the previous values a diff or a suspect quotes, and what copies of
+	// an older revision still run with.
 	switch kind {
 	case "Deployment":
 		for _, rs := range ws.s.ReplicaSetsOwnedBy(o.uid) {
-			collect(set, &rs.Spec.Template.Spec)
+			if o.current == "" || rs.Annotations[revisionAnnotation] != o.current {
+				collect(set, &rs.Spec.Template.Spec)
+			}
 		}
 	case "StatefulSet", "DaemonSet":
-		for _, cr := range ws.s.ControllerRevisionsOwnedBy(o.uid) {
+		crs := ws.s.ControllerRevisionsOwnedBy(o.uid) // oldest first
+		for i, cr := range crs {
+			if cr.Name == o.current || kind == "DaemonSet" && i == len(crs)-1 {
+				continue
+			}
 			collect(set, revisionSpec(cr))
 		}
 	case "CronJob":
@@ -140,34 +169,59 @@ func (ws *workloads) find(kind, namespace, name string) *workload {
 			collect(set, &j.Spec.Template.Spec)
 		}
 	}
-	return &workload{spec: o.spec, known: sortedKnown(set)}
+	return &workload{spec: o.spec, fields: fields, known: sortedKnown(set)}
 }
 
-func (ws *workloads) index() {
+// of returns the index of one kind's objects.
+func (ws *workloads) of(kind string) map[objectKey]object {
+	if m, ok := ws.objects[kind]; ok {
+		return m
+	}
 	s := ws.s
-	ws.objects = make(map[objectKey]object, len(s.Deployments)+len(s.StatefulSets)+len(s.DaemonSets)+len(s.ReplicaSets)+len(s.Jobs)+len(s.CronJobs))
-	for _, o := range s.Deployments {
-		ws.objects[objectKey{"Deployment", o.Namespace, o.Name}] = object{o.UID, &o.Spec.Template.Spec}
+	var m map[objectKey]object
+	add := func(namespace, name string, o object) { m[objectKey{kind, namespace, name}] = o }
+	switch kind {
+	case "Deployment":
+		m = make(map[objectKey]object, len(s.Deployments))
+		for _, o := range s.Deployments {
+			add(o.Namespace, o.Name, object{o.UID, &o.Spec.Template.Spec, o.Annotations[revisionAnnotation]})
+		}
+	case "StatefulSet":
+		m = make(map[objectKey]object, len(s.StatefulSets))
+		for _, o := range s.StatefulSets {
+			add(o.Namespace, o.Name, object{o.UID, &o.Spec.Template.Spec, o.Status.UpdateRevision})
+		}
+	case "DaemonSet":
+		m = make(map[objectKey]object, len(s.DaemonSets))
+		for _, o := range s.DaemonSets {
+			add(o.Namespace, o.Name, object{o.UID, &o.Spec.Template.Spec, ""})
+		}
+	case "ReplicaSet":
+		m = make(map[objectKey]object, len(s.ReplicaSets))
+		for _, o := range s.ReplicaSets {
+			add(o.Namespace, o.Name, object{o.UID, &o.Spec.Template.Spec, ""})
+		}
+	case "Job":
+		m = make(map[objectKey]object, len(s.Jobs))
+		for _, o := range s.Jobs {
+			add(o.Namespace, o.Name, object{o.UID, &o.Spec.Template.Spec, ""})
+		}
+	case "CronJob":
+		m = make(map[objectKey]object, len(s.CronJobs))
+		for _, o := range s.CronJobs {
+			add(o.Namespace, o.Name, object{o.UID, &o.Spec.JobTemplate.Spec.Template.Spec, ""})
+		}
 	}
-	for _, o := range s.StatefulSets {
-		ws.objects[objectKey{"StatefulSet", o.Namespace, o.Name}] = object{o.UID, &o.Spec.Template.Spec}
+	if ws.objects == nil {
+		ws.objects = map[string]map[objectKey]object{}
 	}
-	for _, o := range s.DaemonSets {
-		ws.objects[objectKey{"DaemonSet", o.Namespace, o.Name}] = object{o.UID, &o.Spec.Template.Spec}
-	}
-	for _, o := range s.ReplicaSets {
-		ws.objects[objectKey{"ReplicaSet", o.Namespace, o.Name}] = object{o.UID, &o.Spec.Template.Spec}
-	}
-	for _, o := range s.Jobs {
-		ws.objects[objectKey{"Job", o.Namespace, o.Name}] = object{o.UID, &o.Spec.Template.Spec}
-	}
-	for _, o := range s.CronJobs {
-		ws.objects[objectKey{"CronJob", o.Namespace, o.Name}] = object{o.UID, &o.Spec.JobTemplate.Spec.Template.Spec}
-	}
+	ws.objects[kind] = m
+	return m
 }
 
-// revisionSpec decodes the pod spec a ControllerRevision holds: the StatefulSet and DaemonSet
-// controllers store {"spec":{"template":{...}}}.
+// revisionSpec decodes what the pass reads of the pod spec a ControllerRevision holds (the
+// StatefulSet and DaemonSet controllers store {"spec":{"template":{...}}}): the containers'
+// env, command and args. Decoding the whole template cost more than the rest of the pass.
 func revisionSpec(cr *appsv1.ControllerRevision) *corev1.PodSpec {
 	raw := cr.Data.Raw
 	if raw == nil && cr.Data.Object != nil {
@@ -176,15 +230,32 @@ func revisionSpec(cr *appsv1.ControllerRevision) *corev1.PodSpec {
 			return nil
 		}
 	}
+	type container struct {
+		Env     []corev1.EnvVar `json:"env"`
+		Command []string        `json:"command"`
+		Args    []string        `json:"args"`
+	}
 	var data struct {
 		Spec struct {
-			Template *corev1.PodTemplateSpec `json:"template"`
+			Template struct {
+				Spec struct {
+					InitContainers []container `json:"initContainers"`
+					Containers     []container `json:"containers"`
+				} `json:"spec"`
+			} `json:"template"`
 		} `json:"spec"`
 	}
-	if raw == nil || json.Unmarshal(raw, &data) != nil || data.Spec.Template == nil {
+	if raw == nil || json.Unmarshal(raw, &data) != nil {
 		return nil
 	}
-	return &data.Spec.Template.Spec
+	spec := &corev1.PodSpec{}
+	for _, c := range data.Spec.Template.Spec.InitContainers {
+		spec.InitContainers = append(spec.InitContainers, corev1.Container{Env: c.Env, Command: c.Command, Args: c.Args})
+	}
+	for _, c := range data.Spec.Template.Spec.Containers {
+		spec.Containers = append(spec.Containers, corev1.Container{Env: c.Env, Command: c.Command, Args: c.Args})
+	}
+	return spec
 }
 
 // atPath says whether the template field a path names holds a credential by its name: an env

@@ -52,8 +52,7 @@ func (r *Redactor) report(rep *diagnose.Report, s *snapshot.Snapshot, done func(
 // output) and s by diagnose.Rediagnose, which keeps the diagnoses of the workloads that did not
 // change: a diagnosis that shares its parts with prev's (its Detail, its suspects, evidence and
 // timeline) is prev's, redacted already, and is not passed again. Under churn nearly every
-// diagnosis is such a one, and passing them all cost seven times what diagnosing the changed
-// ones did.
+// diagnosis is such a one, and passing them all would cost the whole pass per update.
 func (r *Redactor) ReportAfter(prev, rep *diagnose.Report, s *snapshot.Snapshot) *diagnose.Report {
 	if r == nil || rep == nil || prev == nil {
 		return r.Report(rep, s)

@@ -168,7 +168,7 @@ func TestReportAfterPassesWhatRediagnoseMadeAnew(t *testing.T) {
 		}
 	}
 
-	anew := diagnose.Rediagnose(prev, s, func(kind, ns, name string) bool { return kind == secretdump.Kind && name == secretdump.Name })
+	anew := diagnose.Rediagnose(prev, s, func(kind, _, name string) bool { return kind == secretdump.Kind && name == secretdump.Name })
 	if got := leaked(everything(t, anew)); len(got) == 0 {
 		t.Fatal("the workload diagnosed anew shows no credential before the pass: the test proves nothing")
 	}

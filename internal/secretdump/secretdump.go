@@ -1,9 +1,3 @@
-// Package secretdump writes a dump that holds credentials where clusters hold them: the
-// ready-then-fails fixture (a real API server's objects, testdata/fixtures) with a database
-// password that changed between the two revisions, a database URL with a password, an API key
-// and an admin token passed as flags, and failing log lines that carry a bearer token and the
-// password. Tests of every output check that none of Secrets appears in what the tool prints
-// or serves.
 package secretdump
 
 import (
@@ -97,8 +91,11 @@ func Write(dir string) (string, error) {
 		return "", err
 	}
 	logs, err := filepath.Glob(filepath.Join(ns, rsRev2+"-*", "logs.txt"))
-	if err != nil || len(logs) == 0 {
-		return "", fmt.Errorf("the fixture's logs: %v", err)
+	if err != nil {
+		return "", fmt.Errorf("the fixture's logs: %w", err)
+	}
+	if len(logs) == 0 {
+		return "", fmt.Errorf("the fixture has no logs of %s", rsRev2)
 	}
 	for _, l := range logs {
 		data, err := os.ReadFile(l)

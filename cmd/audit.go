@@ -97,6 +97,7 @@ Shapes: never-starts, starts-and-dies, live-but-idle, unknown, progressing, heal
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After the table, print the rows whose shape, counts, suspect or cause change, until interrupted (live clusters; table, wide, name and custom-columns).")
 	cmd.Flags().BoolVar(&o.NoHeaders, "no-headers", false, "Leave out the header row (table, wide, custom-columns).")
 	o.Source.AddFleetFlags(cmd.Flags())
+	o.Source.addShowSecretsFlag(cmd.Flags())
 	cmd.Flags().StringVar(&o.SortBy, "sort-by", report.SortKeys[0], "Order of the rows: "+strings.Join(report.SortKeys, "|")+" (worst first; youngest copy first; most restarts first; by name).")
 	return cmd
 }

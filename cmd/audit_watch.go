@@ -65,7 +65,7 @@ func (o *AuditOptions) watch(ctx context.Context, src *openedSource, snap *snaps
 			if o.Source.At != nil {
 				s.ReferenceTime = *o.Source.At
 			}
-			if err := o.printChanged(diagnose.Diagnose(s), s, opts, seen, warned); err != nil {
+			if err := o.printChanged(src.redact.Report(diagnose.Diagnose(s), s), s, opts, seen, warned); err != nil {
 				return err
 			}
 		}

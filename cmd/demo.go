@@ -7,5 +7,6 @@ func openDemo(o *SourceOptions) *openedSource {
 	return &openedSource{
 		Source: &scopedSource{src: demo.Source(), namespaces: o.namespaces(), at: o.At, origin: "the demo", selector: o.Selector},
 		Label:  "demo",
+		redact: o.redactor(),
 	}
 }

@@ -67,6 +67,7 @@ cronjob (cj).`,
 		},
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "text", "Output format: "+strings.Join(report.ExplainFormats, "|")+".")
+	o.Source.addShowSecretsFlag(cmd.Flags())
 	return cmd
 }
 

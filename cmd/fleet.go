@@ -461,7 +461,8 @@ func (o *RootOptions) fleetConsoleOptions() tui.Options {
 		In: o.In, Out: o.Out, At: source.At,
 		Namespaces: source.namespaces(), AllNamespaces: source.AllNamespaces,
 		SourceLabel: "live", Context: label,
-		WatchFleet: watches,
+		ShowSecrets: source.ShowSecrets,
+		WatchFleet:  watches,
 		ReadFleet: func(ctx context.Context) []tui.ContextSnapshot {
 			read := source.oneRead()
 			return eachContextIn(ctx, names, source.readOrder(), source.Fleet.MaxParallel, func(ctx context.Context, name string) tui.ContextSnapshot {

@@ -88,6 +88,7 @@ KIND is deployment (deploy), statefulset (sts) or daemonset (ds).`,
 	cmd.Flags().DurationVar(&o.Settle, "settle", 0, "How long the finished rollout must keep serving before exit 0 (default: minReadySeconds plus one readiness probe period).")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", defaultRolloutTimeout, "Exit 5 when the rollout is still undecided after this long; 0 waits without bound.")
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "text", "Output format: "+strings.Join(rollout.Formats, "|")+".")
+	o.Source.addShowSecretsFlag(cmd.Flags())
 	return cmd
 }
 
@@ -162,6 +163,7 @@ func (o *RolloutOptions) Run(ctx context.Context) error {
 	var progressErr error
 	gate := &rollout.Gate{
 		Target: target, Settle: o.Settle, Timeout: o.Timeout, Tick: o.tick, Throughput: throughput,
+		Redact: o.Source.redactor(),
 		Progress: func(ev rollout.Event) {
 			if _, err := fmt.Fprintln(o.ErrOut, rollout.ProgressLine(ev)); err != nil && progressErr == nil {
 				progressErr = fmt.Errorf("write progress: %w", err)

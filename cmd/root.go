@@ -103,6 +103,7 @@ table otherwise. It only reads: get, list and watch.`,
 	})
 	source.AddFlags(cmd.PersistentFlags())
 	source.AddFleetFlags(cmd.Flags())
+	source.addShowSecretsFlag(cmd.Flags())
 	cmd.Flags().StringVarP(&o.LabelSelector, "selector", "l", "", "Label selector of the workloads to show (e.g. -l 'tier=web,env!=dev'); sent to the API server, applied alike to a dump. A Deployment's ReplicaSets follow it.")
 	cmd.Flags().StringVar(&o.FieldSelector, "field-selector", "", "Field selector of the workloads to show: metadata.name and metadata.namespace (e.g. --field-selector metadata.name=api).")
 	cmd.Flags().BoolVar(&o.Demo, "demo", false, "Open the console on a built-in demo (namespace telemetry); no cluster needed.")
@@ -172,6 +173,7 @@ func (o *RootOptions) consoleOptions(src *openedSource) tui.Options {
 		SourceLabel:   src.Label,
 		Context:       src.Context,
 		Selector:      o.selectorLabel(),
+		ShowSecrets:   o.Source.ShowSecrets,
 	}
 	if src.live != nil {
 		// --at reaches the console through At; the source goes in unwrapped.

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/secretdump"
 )
 
 func parseServe(argv ...string) (*ServeOptions, error) {
@@ -29,14 +31,24 @@ func TestServeFlags(t *testing.T) {
 		check   func(t *testing.T, o *ServeOptions)
 		wantErr string
 	}{
+		// Loopback, no /report, the loopback names alone as Host headers: a server started by
+		// hand answers no one else.
 		{name: "defaults", argv: "serve", check: func(t *testing.T, o *ServeOptions) {
-			if o.Listen != ":8080" || o.Refresh != 30*time.Second || o.Source.AllNamespaces || o.Source.DumpPath != "" || !o.Source.Selector.Empty() {
+			if o.Listen != "127.0.0.1:8080" || o.Refresh != 30*time.Second || o.Source.AllNamespaces || o.Source.DumpPath != "" || !o.Source.Selector.Empty() {
 				t.Errorf("defaults: listen %q refresh %s all %v dump %q selector %+v", o.Listen, o.Refresh, o.Source.AllNamespaces, o.Source.DumpPath, o.Source.Selector)
 			}
+			if o.Report || o.ReportAuth != "kubernetes" || len(o.acceptHosts) != 3 {
+				t.Errorf("defaults: report %v auth %q accept hosts %v", o.Report, o.ReportAuth, o.acceptHosts)
+			}
 		}},
-		{name: "as the Deployment runs it", argv: "serve --all-namespaces --listen :8080", check: func(t *testing.T, o *ServeOptions) {
-			if !o.Source.AllNamespaces || o.Listen != ":8080" {
-				t.Errorf("all %v listen %q", o.Source.AllNamespaces, o.Listen)
+		{name: "as the Deployment runs it", argv: "serve --all-namespaces --listen :8080 --report", check: func(t *testing.T, o *ServeOptions) {
+			if !o.Source.AllNamespaces || o.Listen != ":8080" || !o.Report || o.ReportAuth != "kubernetes" || o.acceptHosts != nil {
+				t.Errorf("all %v listen %q report %v auth %q accept hosts %v", o.Source.AllNamespaces, o.Listen, o.Report, o.ReportAuth, o.acceptHosts)
+			}
+		}},
+		{name: "a dump's report on loopback", argv: "serve --dump ./incident --report --report-auth none --accept-hosts ^diag\\.local$", check: func(t *testing.T, o *ServeOptions) {
+			if !o.Report || o.ReportAuth != "none" || len(o.acceptHosts) != 1 || !o.acceptHosts[0].MatchString("diag.local") {
+				t.Errorf("report %v auth %q accept hosts %v", o.Report, o.ReportAuth, o.acceptHosts)
 			}
 		}},
 		{name: "scope and kubeconfig", argv: "serve -n payments -l tier=web --context prod --listen 127.0.0.1:9100 --refresh 0", check: func(t *testing.T, o *ServeOptions) {
@@ -52,6 +64,11 @@ func TestServeFlags(t *testing.T) {
 		{name: "listen without a port", argv: "serve --listen localhost", wantErr: `invalid --listen "localhost": want HOST:PORT, e.g. :8080 or 127.0.0.1:8080`},
 		{name: "listen with an empty port", argv: "serve --listen 127.0.0.1:", wantErr: `invalid --listen "127.0.0.1:": want HOST:PORT, e.g. :8080 or 127.0.0.1:8080`},
 		{name: "negative refresh", argv: "serve --refresh -1s", wantErr: "--refresh must be 0 or positive, got -1s"},
+		{name: "an unchecked report on every interface", argv: "serve --listen :8080 --report --report-auth none", wantErr: `--report-auth none serves /report to whoever reaches the server; it needs a loopback --listen such as 127.0.0.1:8080, got ":8080"`},
+		{name: "a dump's report without a cluster to check callers", argv: "serve --dump ./incident --report", wantErr: "--report of a dump has no cluster to check its callers with: add --report-auth none (on a loopback --listen)"},
+		{name: "unknown report auth", argv: "serve --report-auth basic", wantErr: `invalid --report-auth "basic": use kubernetes or none`},
+		{name: "bad accept-hosts", argv: "serve --accept-hosts (", wantErr: ""},
+		{name: "show-secrets", argv: "serve --show-secrets", wantErr: ""},
 		{name: "at on a live cluster", argv: "serve --at 2026-11-24T14:32:10Z", wantErr: "--at fixes the reference time of one read; serve follows a live cluster at the current time"},
 		{name: "bad selector", argv: "serve -l tier==web,", wantErr: ""},
 		{name: "namespace and all namespaces", argv: "serve -n a -A", wantErr: "--namespace and --all-namespaces cannot be used together"},
@@ -134,8 +151,27 @@ func TestServeADump(t *testing.T) {
 	if out.Len() != 0 {
 		t.Errorf("serve wrote to stdout: %q", out)
 	}
-	if want := "serving /metrics, /report, /healthz and /readyz on " + base + " (dump " + source.DumpPath + ")\n"; errOut.String() != want {
+	if want := "serving /metrics, /healthz and /readyz (/report is off) on " + base + " (dump " + source.DumpPath + ")\n"; errOut.String() != want {
 		t.Errorf("stderr = %q, want %q", errOut, want)
+	}
+}
+
+// The first log line names the address as bound: every interface is not passed off as
+// localhost.
+func TestServeLogsTheBoundAddress(t *testing.T) {
+	for addr, want := range map[string]string{
+		"127.0.0.1:8080": "http://127.0.0.1:8080",
+		"[::1]:8080":     "http://[::1]:8080",
+		"0.0.0.0:8080":   "http://0.0.0.0:8080 (every interface)",
+		"[::]:8080":      "http://[::]:8080 (every interface)",
+	} {
+		a, err := net.ResolveTCPAddr("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := listenURL(a); got != want {
+			t.Errorf("listenURL(%s) = %q, want %q", addr, got, want)
+		}
 	}
 }
 
@@ -155,5 +191,63 @@ func TestServeFailsWhenThePortIsTaken(t *testing.T) {
 	err = o.Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "listen on "+ln.Addr().String()+": ") || !strings.Contains(err.Error(), "address already in use") || ExitCode(err) != ExitError {
 		t.Errorf("serve on a taken port: %v (exit %d), want the address in use and exit 1", err, ExitCode(err))
+	}
+}
+
+// serve --dump --report --report-auth none on loopback serves the dump's report redacted, and
+// refuses a Host header that is not a loopback name.
+func TestServeADumpsReportRedactedOnLoopback(t *testing.T) {
+	dir, err := secretdump.Write(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := make(chan net.Addr, 1)
+	o, err := parseServe("serve", "--dump", dir, "--report", "--report-auth", "none", "--listen", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.listening = func(a net.Addr) { addrs <- a }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- o.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	}()
+	base := "http://" + (<-addrs).String()
+	get := func(host string) (int, string) {
+		req, err := http.NewRequest(http.MethodGet, base+"/report", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	code, body := get("")
+	for code == http.StatusServiceUnavailable && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		code, body = get("")
+	}
+	if code != http.StatusOK || !strings.Contains(body, "[redacted:") {
+		t.Fatalf("/report: %d %s", code, body)
+	}
+	for _, s := range secretdump.Secrets {
+		if strings.Contains(body, s) {
+			t.Errorf("/report serves %q", s)
+		}
+	}
+	if code, _ := get("rebound.attacker.example"); code != http.StatusForbidden {
+		t.Errorf("/report with a foreign Host header: %d, want 403", code)
 	}
 }

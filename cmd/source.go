@@ -13,6 +13,7 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
 	"github.com/kubediagnose/kubectl-diagnose/internal/live"
+	"github.com/kubediagnose/kubectl-diagnose/internal/redact"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -48,6 +49,8 @@ type SourceOptions struct {
 	// forLatency reads a dump for a user who waits on it, at some memory (dump.Options.ForLatency):
 	// the console sets it, the audit does not.
 	forLatency bool
+	// ShowSecrets is --show-secrets: print credentials as read (see internal/redact).
+	ShowSecrets bool
 }
 
 // NewSourceOptions returns options with kubectl's flag defaults.
@@ -137,6 +140,8 @@ type openedSource struct {
 	listNamespaces func(ctx context.Context) ([]string, error)
 	// progressOut, when set, is where diagnose draws its progress line.
 	progressOut io.Writer
+	// redact hides credentials in the reports diagnose returns; nil shows them (--show-secrets).
+	redact *redact.Redactor
 }
 
 // open returns the source the flags select: the dump, else the live cluster.
@@ -148,6 +153,7 @@ func (o *SourceOptions) open() (*openedSource, error) {
 	if src.Source, err = o.Metrics.withMetrics(src.Source); err != nil {
 		return nil, err
 	}
+	src.redact = o.redactor()
 	return src, nil
 }
 
@@ -162,7 +168,8 @@ func (o *SourceOptions) openKube() (*openedSource, error) {
 	return openLive(o)
 }
 
-// diagnose reads one snapshot and runs the engine on it.
+// diagnose reads one snapshot and runs the engine on it. The report is the one the front ends
+// show: its credentials are hidden unless --show-secrets.
 func (s *openedSource) diagnose(ctx context.Context) (*snapshot.Snapshot, *diagnose.Report, error) {
 	snap, err := readWithProgress(ctx, s.Source, s.progressOut)
 	if err != nil {
@@ -172,7 +179,7 @@ func (s *openedSource) diagnose(ctx context.Context) (*snapshot.Snapshot, *diagn
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", context.Cause(ctx), err)
 	}
-	return snap, r, nil
+	return snap, s.redact.Report(r, snap), nil
 }
 
 // namespaceLabel names the one namespace read, or "" for several or all.

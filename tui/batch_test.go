@@ -25,7 +25,7 @@ func TestCronJobRowAndSpec(t *testing.T) {
 		}
 		t.Fatalf("rows = %v, want cj/nightly-billing alone: its Jobs are its revisions", got)
 	}
-	v := ds.newSpecView(ds.rows[0].diag)
+	v := ds.newSpecView(ds.rows[0].diag, nil)
 	if v.suspect < 0 || !strings.Contains(v.lines[v.suspect], "--rates=/etc/billing/rates-2027.yaml") {
 		t.Errorf("suspect line %d of %d lines, want the args line:\n%s", v.suspect, len(v.lines), strings.Join(v.lines, "\n"))
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/redact"
 	"github.com/kubediagnose/kubectl-diagnose/internal/report"
 )
 
@@ -330,9 +331,10 @@ type specView struct {
 	suspect int
 }
 
-// newSpecView renders a workload's pod template and finds the line of its top suspect (or the
-// nearest enclosing field when the suspect is a field the template leaves out).
-func (ds *dataset) newSpecView(d *diagnose.Diagnosis) specView {
+// newSpecView renders a workload's pod template, its credentials hidden by sc, and finds the
+// line of its top suspect (or the nearest enclosing field when the suspect is a field the
+// template leaves out).
+func (ds *dataset) newSpecView(d *diagnose.Diagnosis, sc *redact.Scope) specView {
 	obj, ok := ds.objects[workloadKey{d.Kind, d.Namespace, d.Name}]
 	if !ok || obj.Template == nil {
 		return specView{suspect: -1}
@@ -341,7 +343,7 @@ func (ds *dataset) newSpecView(d *diagnose.Diagnosis) specView {
 	if root == "" {
 		root = "spec.template"
 	}
-	lines, index, err := pathYAML(root, obj.Template)
+	lines, index, err := pathYAML(root, sc.Template(obj.Template))
 	if err != nil {
 		return specView{lines: []string{Sanitize(err.Error())}, suspect: -1}
 	}

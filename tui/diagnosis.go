@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/redact"
 )
 
 // The diagnosis screen's tabs, in order; keys 1-6 select them.
@@ -42,6 +43,8 @@ type diagnosisScreen struct {
 	// unwrapped is set when w turned the Logs tab's wrapping off: its lines stay whole and
 	// it scrolls sideways.
 	unwrapped bool
+	// redact hides credentials in the raw data the tabs show; nil shows them.
+	redact *redact.Redactor
 }
 
 func newDiagnosisScreen(c common) diagnosisScreen {
@@ -88,14 +91,15 @@ func (s *diagnosisScreen) Refresh(ds *dataset, d *diagnose.Diagnosis) {
 func (s *diagnosisScreen) build(reset bool) {
 	ds, d, w := s.ds, s.diag, max(s.width, 1)
 	pods := ds.podsOf(d)
-	copies := ds.copiesOf(d, pods)
-	s.spec = ds.newSpecView(d)
+	sc := s.redact.Scope(ds.snap, d.Kind, d.Namespace, d.Name)
+	copies := shownCopies(sc, ds.copiesOf(d, pods))
+	s.spec = ds.newSpecView(d, sc)
 	diagnosis, excerpt := ds.diagnosisLines(s.styles, d, copies, s.spec, w)
 	content := [tabCount][]paneLine{
 		tabDiagnosis: fixedLines(diagnosis),
 		tabCopies:    copiesLines(s.styles, copies, w),
-		tabEvents:    fixedLines(ds.eventsLines(s.styles, ds.eventsOf(d, pods), w)),
-		tabLogs:      ds.logsLines(s.styles, pods, s.cited, w, !s.unwrapped),
+		tabEvents:    fixedLines(ds.eventsLines(s.styles, shownEvents(sc, ds.eventsOf(d, pods)), w)),
+		tabLogs:      ds.logsLines(s.styles, sc, pods, s.cited, w, !s.unwrapped),
 		tabSpec:      s.spec.paneLines(s.styles, 0, len(s.spec.lines)),
 		tabTimeline:  fixedLines(ds.timelineLines(s.styles, d, w)),
 	}
@@ -151,7 +155,8 @@ func (s *diagnosisScreen) toggleWrap() {
 	p := &s.panes[tabLogs]
 	top := logLineAt(p.lines, p.vp.YOffset)
 	s.unwrapped = !s.unwrapped
-	lines := s.ds.logsLines(s.styles, s.ds.podsOf(s.diag), s.cited, max(s.width, 1), !s.unwrapped)
+	sc := s.redact.Scope(s.ds.snap, s.diag.Kind, s.diag.Namespace, s.diag.Name)
+	lines := s.ds.logsLines(s.styles, sc, s.ds.podsOf(s.diag), s.cited, max(s.width, 1), !s.unwrapped)
 	p.set(lines, -1, false)
 	p.x = 0
 	p.render()

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/redact"
 )
 
 // logTailLines is how much of each container's log the Logs tab shows.
@@ -88,7 +89,7 @@ func (ds *dataset) citedLines(d *diagnose.Diagnosis) map[tailKey]map[int]bool {
 // (crashed) instance before the current one, the lines the diagnosis cites marked ▶. Wrapped,
 // a line breaks between words onto indented lines; unwrapped, it stays whole and the tab
 // scrolls sideways.
-func (ds *dataset) logsLines(st Styles, pods []*corev1.Pod, cited map[tailKey]map[int]bool, width int, wrapped bool) []paneLine {
+func (ds *dataset) logsLines(st Styles, sc *redact.Scope, pods []*corev1.Pod, cited map[tailKey]map[int]bool, width int, wrapped bool) []paneLine {
 	var out []paneLine
 	const gutter = 2
 	marked := false
@@ -111,7 +112,8 @@ func (ds *dataset) logsLines(st Styles, pods []*corev1.Pod, cited map[tailKey]ma
 					title += " (previous instance)"
 				}
 				out = append(out, fixedLine(st.Title.Render(ansi.Truncate(title+" ──", width, "…"))))
-				lines := l.Lines
+				// Hidden line by line: the cited marks index the lines as the snapshot has them.
+				lines := sc.Lines(l.Lines)
 				from := max(len(lines)-logTailLines, 0)
 				if len(lines) == 0 {
 					out = append(out, fixedLine(st.Dim.Render("(empty)")))

@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/redact"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -130,6 +131,7 @@ type Model struct {
 func New(ctx context.Context, opts Options, styles Styles, now func() time.Time) *Model {
 	c := common{styles: styles, keys: DefaultKeyMap()}
 	c.keys.Context.SetEnabled(opts.ReadFleet != nil || opts.WatchFleet != nil)
+	red := redact.For(opts.ShowSecrets)
 	sp := spinner.New(spinner.WithSpinner(spinner.Dot), spinner.WithStyle(styles.Title))
 	ni := textinput.New()
 	ni.Prompt = "namespace: "
@@ -149,9 +151,10 @@ func New(ctx context.Context, opts Options, styles Styles, now func() time.Time)
 		diagnosis:  newDiagnosisScreen(c),
 		help:       newHelpScreen(c),
 		nsInput:    ni,
-		diagnose:   diagnose.Diagnose,
-		rediagnose: diagnose.Rediagnose,
+		diagnose:   shownDiagnose(red),
+		rediagnose: shownRediagnose(red),
 	}
+	m.diagnosis.redact = red
 	m.reading.start = m.clock
 	m.setSize(m.width, m.height)
 	return m

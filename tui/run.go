@@ -34,6 +34,9 @@ type Options struct {
 	// Selector is the -l and --field-selector the workloads were picked by, as typed, shown in
 	// the header so a filtered picture never passes for the whole namespace.
 	Selector string
+	// ShowSecrets shows credentials as they were read (--show-secrets); by default every
+	// report, template, log line and message is shown through internal/redact.
+	ShowSecrets bool
 	// SwitchNamespace, when set (live clusters), returns a source for another namespace.
 	SwitchNamespace func(ns string) snapshot.Source
 	// ListNamespaces, when set (live clusters), names the cluster's namespaces for the n

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/redact"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -61,6 +62,9 @@ type Gate struct {
 	Warn func(error)
 	// Throughput, when set, must report output before the rollout succeeds.
 	Throughput ThroughputQuery
+	// Redact hides the credentials of the diagnosis the gate reports and decides on (its
+	// headline is the reason of a failure); nil shows them.
+	Redact *redact.Redactor
 }
 
 // ErrNotFound says the workload is not in the snapshot.
@@ -109,7 +113,7 @@ func (g *Gate) Run(ctx context.Context, snaps <-chan *snapshot.Snapshot, errs <-
 		if dec.Settle <= 0 {
 			dec.Settle = DefaultSettle(st.MinReadySeconds, st.Template)
 		}
-		d := diagnose.Diagnose(s).Find(g.Target.Kind, g.Target.Namespace, g.Target.Name)
+		d := g.Redact.Diagnosis(diagnose.Diagnose(s).Find(g.Target.Kind, g.Target.Namespace, g.Target.Name), s)
 		obs := Observation{At: s.ReferenceTime, Status: st, Diagnosis: d}
 		// The query measures from when the controller and the engine first agreed the rollout
 		// was done: output before that came from copies still being replaced.

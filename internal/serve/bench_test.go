@@ -56,7 +56,7 @@ func BenchmarkScrape20kPods(b *testing.B) {
 	took, cpu := time.Since(start), cpuTime(b)-cpu0
 	p := &Picture{}
 	p.Update(r, took)
-	h := Handler(p, NewCollector(p, time.Now), io.Discard)
+	h := Handler(p, NewCollector(p, time.Now), io.Discard, Options{})
 
 	runtime.GC()
 	var ms runtime.MemStats

@@ -14,6 +14,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -55,20 +56,29 @@ func manifests(t *testing.T) []runtime.Object {
 
 func TestManifestsGrantExactlyWhatTheSourceReads(t *testing.T) {
 	var role *rbacv1.ClusterRole
-	var binding *rbacv1.ClusterRoleBinding
+	var binding, delegator *rbacv1.ClusterRoleBinding
 	var sa *corev1.ServiceAccount
 	for _, o := range manifests(t) {
 		switch o := o.(type) {
 		case *rbacv1.ClusterRole:
 			role = o
 		case *rbacv1.ClusterRoleBinding:
-			binding = o
+			if o.RoleRef.Name == "system:auth-delegator" {
+				delegator = o
+			} else {
+				binding = o
+			}
 		case *corev1.ServiceAccount:
 			sa = o
 		}
 	}
 	if role == nil || binding == nil || sa == nil {
 		t.Fatalf("want a ClusterRole, a ClusterRoleBinding and a ServiceAccount; got %v %v %v", role, binding, sa)
+	}
+	// /report's callers are checked with TokenReviews and SubjectAccessReviews, which only
+	// system:auth-delegator (create on both) allows beside the reads.
+	if delegator == nil || len(delegator.Subjects) != 1 || delegator.Subjects[0].Name != sa.Name || delegator.Subjects[0].Namespace != sa.Namespace {
+		t.Errorf("no binding of system:auth-delegator to the ServiceAccount: %+v", delegator)
 	}
 	granted := map[string]string{}
 	for _, r := range role.Rules {
@@ -142,8 +152,11 @@ func TestManifestsRunRestricted(t *testing.T) {
 		sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) || len(sc.Capabilities.Add) != 0 {
 		t.Errorf("container securityContext %+v: want readOnlyRootFilesystem, no privilege escalation, drop ALL", sc)
 	}
-	if !slices.Contains(c.Args, "serve") || !slices.Contains(c.Args, "--all-namespaces") {
-		t.Errorf("args %v: want serve --all-namespaces", c.Args)
+	// serve's default is loopback, which no one reaches in a pod; /report is on, for callers
+	// with the rights (--report-auth kubernetes, the default: never none off loopback).
+	if !slices.Contains(c.Args, "serve") || !slices.Contains(c.Args, "--all-namespaces") || !slices.Contains(c.Args, "--report") ||
+		strings.Join(c.Args, " ") != "serve --all-namespaces --listen :8080 --report" {
+		t.Errorf("args %v: want serve --all-namespaces --listen :8080 --report", c.Args)
 	}
 	if c.ReadinessProbe == nil || c.ReadinessProbe.HTTPGet == nil || c.ReadinessProbe.HTTPGet.Path != "/readyz" ||
 		c.LivenessProbe == nil || c.LivenessProbe.HTTPGet == nil || c.LivenessProbe.HTTPGet.Path != "/healthz" {
@@ -157,6 +170,41 @@ func TestManifestsRunRestricted(t *testing.T) {
 	}
 	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].TargetPort.StrVal != "http" || svc.Spec.Selector["app.kubernetes.io/name"] != d.Spec.Selector.MatchLabels["app.kubernetes.io/name"] {
 		t.Errorf("the Service %+v does not front the Deployment's http port", svc.Spec)
+	}
+}
+
+// The NetworkPolicy selects the server's pods and lets in nothing but listed peers on its port.
+func TestManifestsFenceTheServer(t *testing.T) {
+	var d *appsv1.Deployment
+	var np *networkingv1.NetworkPolicy
+	for _, o := range manifests(t) {
+		switch o := o.(type) {
+		case *appsv1.Deployment:
+			d = o
+		case *networkingv1.NetworkPolicy:
+			np = o
+		}
+	}
+	if d == nil || np == nil {
+		t.Fatal("want a Deployment and a NetworkPolicy")
+	}
+	for k, v := range np.Spec.PodSelector.MatchLabels {
+		if d.Spec.Template.Labels[k] != v {
+			t.Errorf("the NetworkPolicy selects %s=%s, which the server's pods do not carry", k, v)
+		}
+	}
+	if np.Namespace != d.Namespace || !slices.Equal(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) || len(np.Spec.Ingress) == 0 {
+		t.Fatalf("the NetworkPolicy %+v does not fence the server's ingress", np.Spec)
+	}
+	for _, rule := range np.Spec.Ingress {
+		if len(rule.From) == 0 || len(rule.Ports) != 1 || rule.Ports[0].Port == nil || rule.Ports[0].Port.StrVal != "http" {
+			t.Errorf("ingress rule %+v: want listed peers, on the http port only", rule)
+		}
+		for _, peer := range rule.From {
+			if peer.PodSelector == nil || len(peer.PodSelector.MatchLabels) == 0 || peer.IPBlock != nil {
+				t.Errorf("peer %+v: want pods picked by their labels", peer)
+			}
+		}
 	}
 }
 

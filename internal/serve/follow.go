@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/redact"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -33,6 +34,9 @@ type Follower struct {
 	Now func() time.Time
 	// Log receives one line per event a person running the server wants to know of.
 	Log io.Writer
+	// Redact hides the credentials of every report the picture holds; nil means one of the
+	// Follower's own (a server never shows them: what it answers is read by others).
+	Redact *redact.Redactor
 }
 
 // Follow diagnoses each snapshot, at most one per MinInterval (a newer snapshot supersedes one
@@ -46,6 +50,10 @@ func (f *Follower) Follow(ctx context.Context, snaps <-chan *snapshot.Snapshot, 
 	interval := f.MinInterval
 	if interval <= 0 {
 		interval = MinInterval
+	}
+	red := f.Redact
+	if red == nil {
+		red = redact.New()
 	}
 	var (
 		last     *snapshot.Snapshot
@@ -69,6 +77,7 @@ func (f *Follower) Follow(ctx context.Context, snaps <-chan *snapshot.Snapshot, 
 			return false
 		}
 		took := now().Sub(start)
+		r = red.Report(r, s)
 		lastDiag = now()
 		if timer != nil {
 			timer.Reset(f.Refresh)

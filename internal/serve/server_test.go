@@ -23,7 +23,7 @@ func get(t *testing.T, h http.Handler, path string) (int, string) {
 
 func TestHandlerEndpoints(t *testing.T) {
 	p := &Picture{}
-	h := Handler(p, NewCollector(p, nil), io.Discard)
+	h := Handler(p, NewCollector(p, nil), io.Discard, Options{Report: true})
 
 	if code, body := get(t, h, "/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "the first read is not in yet") {
 		t.Errorf("/readyz before a read: %d %q", code, body)
@@ -100,7 +100,7 @@ func TestServeStopsWhenTheContextEnds(t *testing.T) {
 	p := &Picture{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, ln, Handler(p, NewCollector(p, nil), io.Discard)) }()
+	go func() { done <- Serve(ctx, ln, Handler(p, NewCollector(p, nil), io.Discard, Options{})) }()
 	resp, err := http.Get("http://" + ln.Addr().String() + "/healthz")
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -70,7 +72,7 @@ func TestServeScrapedByPrometheus(t *testing.T) {
 	})
 
 	addr := freeAddr(t)
-	srv := startServe(t, "serve", "--kubeconfig", kubeconfig, "-n", e.ns, "--listen", addr, "--refresh", "2s")
+	srv := startServe(t, "serve", "--kubeconfig", kubeconfig, "-n", e.ns, "--listen", addr, "--refresh", "2s", "--report")
 	prom := promtest.Start(t, promtest.Config{Targets: []string{addr}, RuleFiles: []string{renderAlerts(t)}})
 	base := "http://" + addr
 	eventually(t, 30*time.Second, func() string {
@@ -117,8 +119,9 @@ func TestServeScrapedByPrometheus(t *testing.T) {
 		t.Errorf("FullCountZeroServing was active for others than broken: %v %v", hist, err)
 	}
 
-	// /report is the audit JSON, in the documented schema, of what /metrics shows.
-	code, body := httpGet(base + "/report")
+	// /report is the audit JSON, in the documented schema, of what /metrics shows, to a caller
+	// whose token may list pods and get their logs: serve's own ServiceAccount may.
+	code, body := httpGetAs(base+"/report", bearerOf(t, kubeconfig))
 	if code != http.StatusOK {
 		t.Fatalf("/report: %d %s", code, body)
 	}
@@ -163,66 +166,21 @@ func TestServeScrapedByPrometheus(t *testing.T) {
 	}
 }
 
-// installServe creates deploy/kubectl-diagnose.yaml's Namespace, ServiceAccount, ClusterRole
-// and ClusterRoleBinding, and sends its Deployment, Service and the pod its Deployment would
-// create as server-side dry runs (the namespace enforces the restricted Pod Security level on
-// that pod). It returns a kubeconfig of the ServiceAccount's token, in e's namespace.
+// installServe creates deploy/kubectl-diagnose.yaml's Namespace, ServiceAccount, ClusterRole,
+// ClusterRoleBindings and NetworkPolicy, once for the package's run (their names are fixed,
+// and the control plane is thrown away after it), and sends its Deployment, Service and the
+// pod its Deployment would create as server-side dry runs (the namespace enforces the
+// restricted Pod Security level on that pod). It returns a kubeconfig of a new token of the
+// ServiceAccount, in e's namespace.
 func installServe(t *testing.T, e *env) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "kubectl-diagnose.yaml"))
-	if err != nil {
-		t.Fatal(err)
+	installed.Do(func() { installed.sa, installed.err = installManifests() })
+	if installed.err != nil {
+		t.Fatal(installed.err)
 	}
+	sa := installed.sa
 	cs := kubernetes.NewForConfigOrDie(cp.AdminConfig())
-	ctx := context.Background()
-	dec := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
-	docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
-	var sa *corev1.ServiceAccount
-	for {
-		doc, err := docs.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		var obj runtime.Object
-		if obj, _, err = dec.Decode(doc, nil, nil); err != nil {
-			t.Fatalf("decode %s: %v", doc, err)
-		}
-		switch o := obj.(type) {
-		case *corev1.Namespace:
-			_, err = cs.CoreV1().Namespaces().Create(ctx, o, metav1.CreateOptions{})
-			t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), o.Name, metav1.DeleteOptions{}) })
-		case *corev1.ServiceAccount:
-			sa, err = cs.CoreV1().ServiceAccounts(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
-		case *rbacv1.ClusterRole:
-			_, err = cs.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
-			t.Cleanup(func() { _ = cs.RbacV1().ClusterRoles().Delete(context.Background(), o.Name, metav1.DeleteOptions{}) })
-		case *rbacv1.ClusterRoleBinding:
-			_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
-			t.Cleanup(func() {
-				_ = cs.RbacV1().ClusterRoleBindings().Delete(context.Background(), o.Name, metav1.DeleteOptions{})
-			})
-		case *appsv1.Deployment:
-			if _, err = cs.AppsV1().Deployments(o.Namespace).Create(ctx, o, dry); err == nil {
-				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: o.Name + "-", Namespace: o.Namespace, Labels: o.Spec.Template.Labels}, Spec: o.Spec.Template.Spec}
-				_, err = cs.CoreV1().Pods(o.Namespace).Create(ctx, pod, dry)
-			}
-		case *corev1.Service:
-			_, err = cs.CoreV1().Services(o.Namespace).Create(ctx, o, dry)
-		default:
-			t.Fatalf("deploy/kubectl-diagnose.yaml holds a %T the test does not install", obj)
-		}
-		if err != nil {
-			t.Fatalf("install %T: %v", obj, err)
-		}
-	}
-	if sa == nil {
-		t.Fatal("deploy/kubectl-diagnose.yaml holds no ServiceAccount")
-	}
-	tok, err := cs.CoreV1().ServiceAccounts(sa.Namespace).CreateToken(ctx, sa.Name,
+	tok, err := cs.CoreV1().ServiceAccounts(sa.Namespace).CreateToken(context.Background(), sa.Name,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -237,6 +195,143 @@ func installServe(t *testing.T, e *env) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// installed is deploy/kubectl-diagnose.yaml as installServe installed it.
+var installed struct {
+	sync.Once
+	sa  *corev1.ServiceAccount
+	err error
+}
+
+// shippedManifests decodes deploy/kubectl-diagnose.yaml strictly.
+func shippedManifests() ([]runtime.Object, error) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "kubectl-diagnose.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	dec := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+	docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var out []runtime.Object
+	for {
+		doc, err := docs.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		obj, _, err := dec.Decode(doc, nil, nil)
+		if err != nil {
+			return nil, fmt.Errorf("decode %s: %w", doc, err)
+		}
+		out = append(out, obj)
+	}
+}
+
+func installManifests() (*corev1.ServiceAccount, error) {
+	objs, err := shippedManifests()
+	if err != nil {
+		return nil, err
+	}
+	cs := kubernetes.NewForConfigOrDie(cp.AdminConfig())
+	ctx := context.Background()
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	var sa *corev1.ServiceAccount
+	for _, obj := range objs {
+		switch o := obj.(type) {
+		case *corev1.Namespace:
+			_, err = cs.CoreV1().Namespaces().Create(ctx, o, metav1.CreateOptions{})
+		case *corev1.ServiceAccount:
+			sa, err = cs.CoreV1().ServiceAccounts(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.ClusterRole:
+			_, err = cs.RbacV1().ClusterRoles().Create(ctx, o, metav1.CreateOptions{})
+		case *rbacv1.ClusterRoleBinding:
+			_, err = cs.RbacV1().ClusterRoleBindings().Create(ctx, o, metav1.CreateOptions{})
+		case *networkingv1.NetworkPolicy:
+			// The control plane has no network plugin to enforce it: the API server validates it.
+			_, err = cs.NetworkingV1().NetworkPolicies(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+		case *appsv1.Deployment:
+			if _, err = cs.AppsV1().Deployments(o.Namespace).Create(ctx, o, dry); err == nil {
+				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: o.Name + "-", Namespace: o.Namespace, Labels: o.Spec.Template.Labels}, Spec: o.Spec.Template.Spec}
+				_, err = cs.CoreV1().Pods(o.Namespace).Create(ctx, pod, dry)
+			}
+		case *corev1.Service:
+			_, err = cs.CoreV1().Services(o.Namespace).Create(ctx, o, dry)
+		default:
+			return nil, fmt.Errorf("deploy/kubectl-diagnose.yaml holds a %T the test does not install", obj)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("install %T: %w", obj, err)
+		}
+	}
+	if sa == nil {
+		return nil, errors.New("deploy/kubectl-diagnose.yaml holds no ServiceAccount")
+	}
+	return sa, nil
+}
+
+// shippedServeArgs are the arguments deploy/kubectl-diagnose.yaml's Deployment runs serve
+// with, --listen's address replaced by listen: a test binds a free port on loopback.
+func shippedServeArgs(t *testing.T, listen string) []string {
+	t.Helper()
+	objs, err := shippedManifests()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, obj := range objs {
+		if d, ok := obj.(*appsv1.Deployment); ok {
+			args := append([]string(nil), d.Spec.Template.Spec.Containers[0].Args...)
+			for i := range args {
+				if args[i] == "--listen" && i+1 < len(args) {
+					args[i+1] = listen
+				}
+			}
+			return args
+		}
+	}
+	t.Fatal("deploy/kubectl-diagnose.yaml holds no Deployment")
+	return nil
+}
+
+// serviceAccountToken creates a ServiceAccount in namespace and returns a token of it, as a
+// pod running under it holds one.
+func serviceAccountToken(t *testing.T, namespace, name string) (user, token string) {
+	t.Helper()
+	cs := kubernetes.NewForConfigOrDie(cp.AdminConfig())
+	ctx := context.Background()
+	if _, err := cs.CoreV1().ServiceAccounts(namespace).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "system:serviceaccount:" + namespace + ":" + name, tok.Status.Token
+}
+
+// httpGetAs is httpGet with a bearer token ("" for none).
+func httpGetAs(u, token string) (int, string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return 0, err.Error()
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer func() { _ = resp.Body.Close() }() // read in full below
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err.Error()
+	}
+	return resp.StatusCode, string(b)
 }
 
 // renderAlerts writes deploy/alerts.yaml with FullCountZeroServing's `for: 5m` as `for: 10s`.
@@ -442,7 +537,7 @@ func TestServeBeforeTheServerAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := freeAddr(t)
-	srv := startServe(t, "serve", "--kubeconfig", path, "--listen", addr)
+	srv := startServe(t, "serve", "--kubeconfig", path, "--listen", addr, "--report")
 	base := "http://" + addr
 	eventually(t, 30*time.Second, func() string {
 		code, body := httpGet(base + "/readyz")
@@ -477,4 +572,18 @@ func grepLines(s, prefix string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// bearerOf is the token of a kubeconfig's current user.
+func bearerOf(t *testing.T, kubeconfig string) string {
+	t.Helper()
+	kc, err := clientcmd.LoadFromFile(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := kc.Contexts[kc.CurrentContext]
+	if ctx == nil || kc.AuthInfos[ctx.AuthInfo] == nil || kc.AuthInfos[ctx.AuthInfo].Token == "" {
+		t.Fatalf("%s has no token", kubeconfig)
+	}
+	return kc.AuthInfos[ctx.AuthInfo].Token
 }

@@ -166,7 +166,7 @@ func (f *copyFacts) readContainer(o, lt *Observation, at int, ref time.Time) {
 			f.setNeverStarts(r, o.Container(), o.Text, at)
 		case slowStartReasons[r] && f.Age > stuckCreating:
 			f.setNeverStarts(r, o.Container(), o.Text, at)
-		case r == "CrashLoopBackOff" || r == "RunContainerError":
+		case r == "CrashLoopBackOff" || r == "RunContainerError" || r == "PostStartHookError":
 			msg := o.Text
 			if lt != nil {
 				msg = lt.terminationText()

@@ -59,7 +59,7 @@ func endpoints(s *snapshot.Snapshot, w *workload) serviceView {
 		}
 	}
 	for _, r := range ready {
-		if exposesAny(w.Pods[r.copy], r.slice.Ports) {
+		if exposesAny(w.Pods[r.copy], w.Services[r.service], r.slice.Ports) {
 			if v.endpoint == nil {
 				v.endpoint = w.texts.flagRoom(len(w.Pods))
 			}
@@ -130,11 +130,14 @@ func (f *copyFinder) find(uid types.UID, name string) int {
 	return -1
 }
 
-// exposesAny reports whether the pod has a container port among the slice's ports. A slice
-// without ports (a Service with no ports) is taken at its word.
-func exposesAny(p *corev1.Pod, ports []discoveryv1.EndpointPort) bool {
+// exposesAny reports whether the pod has a container port among the slice's ports.
+func exposesAny(p *corev1.Pod, svc *corev1.Service, ports []discoveryv1.EndpointPort) bool {
 	if len(ports) == 0 {
-		return true
+		// The EndpointSlice controller lists an endpoint with no port when none of the
+		// Service's ports resolves on the pod (a targetPort naming a port no container
+		// carries; k8s.io/endpointslice getEndpointPorts): no traffic reaches it. Only a
+		// Service without ports (headless) has no ports by design.
+		return len(svc.Spec.Ports) == 0
 	}
 	for ix := range p.Spec.Containers {
 		c := &p.Spec.Containers[ix]

@@ -13,7 +13,8 @@ const (
 )
 
 // namedFamily is the general rule: it matches what failures name against every string of the template.
-var namedFamily = family{
+var namedFamily = register(family{
+	order:  130,
 	name:   "named",
 	detect: func(r *ranker) { r.namedInFailure(); r.namedVariables(); r.unsetVariables() },
 	rules: []RuleInfo{
@@ -24,7 +25,7 @@ var namedFamily = family{
 		},
 		envVarUnsetInfo,
 	},
-}
+})
 
 // The changed rules. IDs are stable: scripts and the documentation refer to them.
 const (
@@ -32,7 +33,8 @@ const (
 )
 
 // changedFamily is the last rule: it lists the fields the failing revision changed that nothing names.
-var changedFamily = family{
+var changedFamily = register(family{
+	order:  140,
 	name:   "changed",
 	detect: (*ranker).changedFields,
 	rules: []RuleInfo{
@@ -42,7 +44,7 @@ var changedFamily = family{
 			"Compare with the previous value; roll back if the change is the likely cause.", false,
 		},
 	},
-}
+})
 
 // notConfig matches template fields that name things rather than configure them (a
 // container's, volume's, port's or variable's own name, the pod's labels): a failure that

@@ -1,8 +1,11 @@
 package diagnose
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // RuleInfo describes one suspect rule for people: what it detects and how to fix it.
@@ -25,6 +28,10 @@ type RuleInfo struct {
 // rules come in families; each family is declared next to its detector, which makes a rule's ID,
 // words and code one value: the catalogue, docs/rules.md and the ranker all range over families.
 type family struct {
+	// order is the family's place in the catalogue and the order the detectors run: on
+	// equal scores the suspect recorded first for a field stands, so the specific families
+	// come before the general rule and the changed-field rule.
+	order  int
 	name   string
 	detect func(*ranker)
 	rules  []RuleInfo
@@ -48,16 +55,27 @@ func (f *family) owns(id RuleID) bool {
 	return false
 }
 
-// families is the suspect-rule catalogue in documentation order, which is also the order the
-// detectors run: on equal scores the suspect recorded first for a field stands, so the specific
-// families come before the general rule and the changed-field rule.
-var families = []*family{
-	&imageFamily, &configFamily, &controllerFamily, &admissionFamily, &scheduleFamily, &schedulingFamily, &runtimeFamily,
-	&appFamily, &evictionFamily, &attachFamily, &probeFamily, &serviceFamily, &namedFamily, &changedFamily,
+// registry holds every family as its own file registers it (register), so that adding a
+// family touches its file, its test and the generated docs, and no list. It is written only
+// while the package's variables are initialized.
+var registry []*family
+
+// register adds a family to the catalogue and returns it.
+func register(f family) *family {
+	registry = append(registry, &f)
+	return &f
 }
 
+// families is the suspect-rule catalogue in documentation order, which is also the order the
+// detectors run; read once, after every family file registered its own.
+var families = sync.OnceValue(func() []*family {
+	fs := slices.Clone(registry)
+	slices.SortStableFunc(fs, func(a, b *family) int { return cmp.Compare(a.order, b.order) })
+	return fs
+})
+
 // rules is the flat catalogue, derived once from families.
-var rules = flattenRules(families)
+var rules = sync.OnceValue(func() []RuleInfo { return flattenRules(families()) })
 
 func flattenRules(fs []*family) []RuleInfo {
 	var out []RuleInfo
@@ -69,12 +87,12 @@ func flattenRules(fs []*family) []RuleInfo {
 
 // Rules returns the rule catalogue in documentation order.
 func Rules() []RuleInfo {
-	return append([]RuleInfo(nil), rules...)
+	return append([]RuleInfo(nil), rules()...)
 }
 
 // ruleInfo returns the catalogue entry of a rule.
 func ruleInfo(id RuleID) RuleInfo {
-	for _, r := range rules {
+	for _, r := range rules() {
 		if r.ID == id {
 			return r
 		}
@@ -87,7 +105,7 @@ func RulesMarkdown() string {
 	var b strings.Builder
 	b.WriteString("<!-- Generated from the rule families (diagnose/rules.go, diagnose/suspects_*.go, diagnose/match.go) by `go test ./diagnose -run TestRulesDoc -update`; do not edit. -->\n\n")
 	b.WriteString("| Rule | Detects | Signal | Fix | Outside |\n|---|---|---|---|---|\n")
-	for _, r := range rules {
+	for _, r := range rules() {
 		outside := ""
 		if r.Outside {
 			outside = "yes"

@@ -135,9 +135,9 @@ func TestFamilyOwns(t *testing.T) {
 		rule RuleID
 		want bool
 	}{
-		{name: "own rule", f: &schedulingFamily, rule: RuleNodeSelector, want: true},
-		{name: "borrowed rule", f: &schedulingFamily, rule: RuleVolumeRefNotFound, want: true},
-		{name: "another family's rule", f: &imageFamily, rule: RuleNodeSelector, want: false},
+		{name: "own rule", f: schedulingFamily, rule: RuleNodeSelector, want: true},
+		{name: "borrowed rule", f: schedulingFamily, rule: RuleVolumeRefNotFound, want: true},
+		{name: "another family's rule", f: imageFamily, rule: RuleNodeSelector, want: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

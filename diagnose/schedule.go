@@ -18,7 +18,8 @@ const (
 )
 
 // scheduleFamily names the CronJob field that kept a due run from starting.
-var scheduleFamily = family{
+var scheduleFamily = register(family{
+	order:  50,
 	name:   "schedule",
 	detect: (*ranker).scheduleRules,
 	rules: []RuleInfo{
@@ -38,7 +39,7 @@ var scheduleFamily = family{
 			"Check that kube-controller-manager runs the cronjob controller and keeps time; raise startingDeadlineSeconds if starts are often late.", true,
 		},
 	},
-}
+})
 
 func isScheduleRule(id RuleID) bool {
 	return id == RuleCronJobSuspended || id == RuleCronJobForbidActive || id == RuleCronJobStartingDeadline

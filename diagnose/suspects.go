@@ -81,7 +81,7 @@ func (r *ranker) readAll(sigs []*signal) {
 
 // run applies every rule family in catalogue order.
 func (r *ranker) run() {
-	for _, f := range families {
+	for _, f := range families() {
 		r.running = f
 		r.readAll(nil)
 		f.detect(r)

@@ -17,7 +17,8 @@ const (
 
 // admissionFamily reads the admission plugins' refusals the controller records as FailedCreate:
 // no copy is ever created, and the message names the rule the template breaks.
-var admissionFamily = family{
+var admissionFamily = register(family{
+	order:  40,
 	name:   "admission",
 	detect: (*ranker).admissionRules,
 	rules: []RuleInfo{
@@ -32,7 +33,7 @@ var admissionFamily = family{
 			"Bring the request or limit within the namespace's LimitRange.", false,
 		},
 	},
-}
+})
 
 // PodSecurity's refusal (k8s.io/pod-security-admission/admission: `violates PodSecurity %q: %s`,
 // the checks' reasons and details from its policy package) and LimitRanger's

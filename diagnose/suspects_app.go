@@ -20,7 +20,8 @@ const (
 
 // appFamily reads what a program says of what its spec gave it: a filesystem it may not write,
 // a heap too small, credentials a server refuses.
-var appFamily = family{
+var appFamily = register(family{
+	order:  80,
 	name:   "app",
 	detect: (*ranker).appRules,
 	rules: []RuleInfo{
@@ -45,7 +46,7 @@ var appFamily = family{
 			"Check the password or token the variable passes (its Secret is not read) against the server's; a rotated secret is outside the spec.", true,
 		},
 	},
-}
+})
 
 // appRules reads each failing signal once for the application rules.
 func (r *ranker) appRules() {

@@ -14,7 +14,8 @@ import (
 const RuleVolumeMultiAttach RuleID = "volume-multi-attach"
 
 // attachFamily reads the attach/detach controller's refusal to attach a volume to a second node.
-var attachFamily = family{
+var attachFamily = register(family{
+	order:  100,
 	name:   "attach",
 	detect: (*ranker).attachRules,
 	rules: []RuleInfo{
@@ -24,7 +25,7 @@ var attachFamily = family{
 			"Run one copy of a workload that writes a ReadWriteOnce claim (or give each its own, as a StatefulSet's volumeClaimTemplates do); roll it out with the Recreate strategy.", false,
 		},
 	},
-}
+})
 
 // The attach/detach controller's event (pkg/controller/volume/attachdetach/reconciler:
 // reportMultiAttachError, through VolumeToAttach.GenerateMsg): `Waiting for detach for volume

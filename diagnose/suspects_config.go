@@ -18,7 +18,8 @@ const (
 )
 
 // configFamily reads CreateContainerConfigError and FailedMount.
-var configFamily = family{
+var configFamily = register(family{
+	order:  20,
 	name:   "config",
 	detect: (*ranker).configRules,
 	rules: []RuleInfo{
@@ -48,7 +49,7 @@ var configFamily = family{
 			"Set securityContext.runAsUser to a non-zero UID, or use an image whose USER is numeric and not 0.", false,
 		},
 	},
-}
+})
 
 // Missing configuration. CreateContainerConfigError comes from the kubelet's makeEnvironmentVariables
 // (pkg/kubelet/kubelet_pods.go): `couldn't find key K in Secret NS/NAME`, `couldn't find key K in

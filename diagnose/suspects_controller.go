@@ -17,7 +17,8 @@ const (
 )
 
 // controllerFamily reads the API server's admission refusals in FailedCreate.
-var controllerFamily = family{
+var controllerFamily = register(family{
+	order:  30,
 	name:   "controller",
 	detect: (*ranker).controllerRules,
 	rules: []RuleInfo{
@@ -32,7 +33,7 @@ var controllerFamily = family{
 			"Lower the named resource, set the missing request or limit, or raise the quota.", false,
 		},
 	},
-}
+})
 
 // Pods the controller could not create. The replica set, stateful set and daemon set
 // controllers record `Error creating: ERR` (pkg/controller/controller_utils.go, FailedCreate)

@@ -15,7 +15,8 @@ const (
 
 // evictionFamily reads why the kubelet evicted copies: a limit the copy wrote past, or a
 // request far below what it used when its node ran short.
-var evictionFamily = family{
+var evictionFamily = register(family{
+	order:  90,
 	name:   "eviction",
 	detect: (*ranker).evictionRules,
 	rules: []RuleInfo{
@@ -30,7 +31,7 @@ var evictionFamily = family{
 			"Raise the request to what the container uses, so the scheduler places it where that fits.", true,
 		},
 	},
-}
+})
 
 // The kubelet's eviction messages (pkg/kubelet/eviction/helpers.go): containerEphemeralStorageMessageFmt,
 // podEphemeralStorageMessageFmt, emptyDirMessageFmt, and containerMessageFmt after

@@ -15,7 +15,8 @@ const (
 )
 
 // imageFamily reads the kubelet's pull errors.
-var imageFamily = family{
+var imageFamily = register(family{
+	order:  10,
 	name:   "image",
 	detect: (*ranker).imageRules,
 	rules: []RuleInfo{
@@ -45,7 +46,7 @@ var imageFamily = family{
 			"Pull with credentials (imagePullSecrets: authenticated pulls get a higher limit) or from a mirror; the spec is not at fault.", true,
 		},
 	},
-}
+})
 
 // Image pull failures. The kubelet (pkg/kubelet/images/image_manager.go) reports
 // `Failed to pull image "IMG": ERR` events and ErrImagePull / ImagePullBackOff

@@ -22,7 +22,8 @@ const (
 )
 
 // runtimeFamily reads OOM kills and missing executables.
-var runtimeFamily = family{
+var runtimeFamily = register(family{
+	order:  70,
 	name:   "runtime",
 	detect: (*ranker).runtimeRules,
 	rules: []RuleInfo{
@@ -53,7 +54,7 @@ var runtimeFamily = family{
 			"Raise resources.limits.memory above the heap plus overhead, or lower the heap flags.", false,
 		},
 	},
-}
+})
 
 // The probe rules. IDs are stable: scripts and the documentation refer to them.
 const (
@@ -65,7 +66,8 @@ const (
 )
 
 // probeFamily checks probe ports and reads probe failures.
-var probeFamily = family{
+var probeFamily = register(family{
+	order:  110,
 	name:   "probe",
 	detect: (*ranker).probeRules,
 	rules: []RuleInfo{
@@ -95,7 +97,7 @@ var probeFamily = family{
 			"Add a startupProbe, or raise timeoutSeconds, initialDelaySeconds or failureThreshold so the container can finish starting.", false,
 		},
 	},
-}
+})
 
 // Containers that start and die, or never start their process.
 //   - OOMKilled: the terminated reason the kubelet reports from the runtime (exit code 137).

@@ -23,7 +23,8 @@ const (
 )
 
 // schedulingFamily reads the scheduler's FitError and the claim provisioner's failures.
-var schedulingFamily = family{
+var schedulingFamily = register(family{
+	order:  60,
 	name:   "scheduling",
 	detect: (*ranker).schedulingRules,
 	// The scheduler names a missing claim; the volume that refers to it is the config rule's field.
@@ -65,7 +66,7 @@ var schedulingFamily = family{
 			"Name an existing StorageClass (kubectl get storageclass).", false,
 		},
 	},
-}
+})
 
 // Scheduling failures. The scheduler's FailedScheduling event and the pod's PodScheduled=False
 // condition carry FitError.Error() (pkg/scheduler/framework/types.go):

@@ -16,7 +16,8 @@ const (
 )
 
 // serviceFamily checks the Services meant for the workload.
-var serviceFamily = family{
+var serviceFamily = register(family{
+	order:  120,
 	name:   "service",
 	detect: (*ranker).serviceRules,
 	rules: []RuleInfo{
@@ -31,7 +32,7 @@ var serviceFamily = family{
 			"Make targetPort name or number a containerPort of the workload.", false,
 		},
 	},
-}
+})
 
 // nameLabel is the recommended label that ties a Service to its application.
 const nameLabel = "app.kubernetes.io/name"

@@ -3,12 +3,14 @@ package facts
 import "strings"
 
 // ReadEvent is the one verdict on an event: every Warning reports a failure, and so does the
-// kubelet's Normal "Killing" of a container that failed its liveness or startup probe (the
-// kubelet records the kill as Normal; the probe's Warning "Unhealthy" precedes it). The key
-// is the reason and the message without its variable parts.
+// kubelet's Normal "Killing" of a container that failed its liveness or startup probe or its
+// postStart hook (the kubelet records the kill as Normal, with "Container c failed liveness
+// probe" or the reason "FailedPostStartHook" as its message: kuberuntime_manager.go,
+// kuberuntime_container.go). The key is the reason and the message without its variable parts.
 func ReadEvent(eventType, reason, message string) Signal {
 	failing := eventType == "Warning" ||
-		reason == "Killing" && (strings.Contains(message, "failed liveness probe") || strings.Contains(message, "failed startup probe"))
+		reason == "Killing" && (strings.Contains(message, "failed liveness probe") || strings.Contains(message, "failed startup probe") ||
+			message == "FailedPostStartHook")
 	if !failing {
 		return Signal{}
 	}

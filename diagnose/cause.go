@@ -121,6 +121,20 @@ func argueCause(w *workload, shape Shape, top *Suspect, o onset) (Cause, *Argume
 				curName, servedFor, began, path),
 			Against: fmt.Sprintf("not spec: %s's spec served unchanged before the failure began", curName),
 		}
+	case changed && !served && top.Rule == RuleChangedField && cur != nil && cur.Contested != nil:
+		return CauseUnknown, &Argument{
+			For: fmt.Sprintf("unknown: %s changed %s%s; %s, which a crash loop can pass for, and no failure names a field it changed",
+				curName, path, changeText(top), cur.Contested.Why),
+			Against: fmt.Sprintf("not spec: nothing ties the failure to the change; not dependency: nothing shows that %s served", curName),
+		}
+	case changed && served && top.Rule == RuleChangedField:
+		// The revision served a while after its rollout, then failed, and no failure names
+		// what it changed: the change set is where to look, not proof.
+		return CauseUnknown, &Argument{
+			For: fmt.Sprintf("unknown: %s changed %s%s and served %s before the failure began%s, but no failure names a field it changed",
+				curName, path, changeText(top), servedFor, began),
+			Against: fmt.Sprintf("not spec: nothing ties the failure to the change; not dependency: %s served only %s after its rollout", curName, servedFor),
+		}
 	case changed && (early || !served):
 		return CauseSpec, &Argument{
 			Object:  self,

@@ -247,6 +247,10 @@ func classify(w *workload, ref time.Time) Shape {
 		st.why = stalled
 		return ShapeLiveButIdle
 	}
+	if why := flickering(w, idle, ref); why != "" && !st.rollout.TimedOut {
+		st.why = why
+		return ShapeHealthy
+	}
 	// A stuck rollout takes the failing revision's shape even when old copies still cover the
 	// declared count (maxUnavailable 0).
 	stuckOnIdle := st.rollout.TimedOut && len(idle) > 0

@@ -2,10 +2,13 @@ package diagnose
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 )
 
 // Timing of readiness, taken from the copy's own spec rather than one fixed allowance.
@@ -163,6 +166,24 @@ func failureSignal(w *workload, copies []*copyFacts) string {
 			if sig := obs.list[k].signal(); sig.Failing {
 				return fmt.Sprintf("their logs report failures (%s)", clip(sig.Text, 120))
 			}
+		}
+	}
+	// Their own events, where no log line says it (logs not read, an app that logs nothing):
+	// a probe that still fails after the copy ran past its allowance, which warm-up does not
+	// explain. A 503 is how an app says "not ready yet" (a model still loading): that is what
+	// readiness is for, not a failure of its own.
+	past := make(map[string]bool, len(copies))
+	for _, f := range copies {
+		if w.Snap != nil && runningFor(f.Pod, w.Snap.ReferenceTime) > probeAllowance(f.Pod) {
+			past[f.Pod.Name] = true
+		}
+	}
+	evs := obs.eventList()
+	for k := range evs {
+		e := &evs[k]
+		if e.Object.Kind == "Pod" && past[e.Object.Name] && e.At().After(e.Since()) && facts.ReadEvent(e.Status, e.Reason, e.Text).Failing &&
+			!strings.Contains(e.Text, "statuscode: 503") {
+			return fmt.Sprintf("their events report failures (%s: %s)", e.Reason, clip(e.Text, 120))
 		}
 	}
 	return ""

@@ -62,6 +62,10 @@ type revision struct {
 	// Episode is the longest stretch it is known to have served without this failure
 	// (serving.go); nil when none is known.
 	Episode *episode
+	// Contested is a controller's record of the revision serving that its copies' restarts
+	// put in doubt (a crash loop passes for available between kills), when no line they
+	// logged settles it.
+	Contested *episode
 	// FailedFromStart is set when the revision looked as if it served (Ready for a while) but
 	// its copies showed the failure from their first moments.
 	FailedFromStart *failedFromStart

@@ -5,11 +5,14 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 )
 
 // The named rules. IDs are stable: scripts and the documentation refer to them.
 const (
-	RuleNamedInFailure RuleID = "named-in-failure"
+	RuleNamedInFailure   RuleID = "named-in-failure"
+	RuleRejectedArgument RuleID = "rejected-argument"
 )
 
 // namedFamily is the general rule: it matches what failures name against every string of the template.
@@ -22,6 +25,11 @@ var namedFamily = register(family{
 			RuleNamedInFailure, "A field holds an endpoint, host, port, path, flag or variable that the failure names",
 			"host:port, URL, path, flag or variable name in failing events, container states and log lines",
 			"Check the value against what the failure says; fix the field if it is wrong, else the named dependency.", true,
+		},
+		{
+			RuleRejectedArgument, "The program rejects a flag, argument or value that a field gives it",
+			"an unknown-flag, invalid-value or must-be-set message (facts.ClassConfig) that names a value of the template",
+			"Give the program what it accepts (its usage message lists it); the previous value if a revision served with it.", false,
 		},
 		envVarUnsetInfo,
 	},
@@ -137,9 +145,26 @@ func (r *ranker) namedInFailure() {
 			}
 		}
 		reason := "the failure names " + h.m.What + r.copiesOf(h.sigs) + ": " + clip(first.Text, 200)
+		rule := RuleNamedInFailure
+		if allClass(h.sigs, facts.ClassConfig) {
+			// The program refused what the field gives it: the spec's own fault, whatever
+			// lies outside.
+			rule = RuleRejectedArgument
+			reason = "the program rejects " + h.m.What + r.copiesOf(h.sigs) + ": " + clip(first.Text, 200)
+		}
 		r.readAll(h.sigs)
-		r.suspectTemplate(RuleNamedInFailure, candidates[i].Path, h.m.Strength, reason)
+		r.suspectTemplate(rule, candidates[i].Path, h.m.Strength, reason)
 	}
+}
+
+// allClass reports whether every signal reports a failure of class c.
+func allClass(sigs []*signal, c facts.Class) bool {
+	for _, s := range sigs {
+		if s.class() != c {
+			return false
+		}
+	}
+	return len(sigs) > 0
 }
 
 // namedVariables is the general rule for environment variables: a failing line that names a

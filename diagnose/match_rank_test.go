@@ -95,7 +95,7 @@ func TestRankSuspectsGeneralRule(t *testing.T) {
 				stTerminated(w, "Error", 2, "")
 				stLog(w, "flag provided but not defined: -listen-adress", "Usage of /usr/local/bin/api:")
 			},
-			rule: RuleNamedInFailure, path: c0 + ".args[2]",
+			rule: RuleRejectedArgument, path: c0 + ".args[2]",
 		},
 		{
 			name: "a change nothing names is a low suspect",

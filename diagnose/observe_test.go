@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -192,8 +193,8 @@ func suspectCitationProblems(d *Diagnosis) []string {
 			switch o.Kind {
 			case ObsContainerWaiting, ObsContainerTerminated, ObsConditionChanged:
 			case ObsEvent:
-				if o.Status != corev1.EventTypeWarning {
-					out = append(out, string(s.Rule)+" cites a "+o.Status+" event "+o.Reason)
+				if !facts.ReadEvent(o.Status, o.Reason, o.Text).Failing {
+					out = append(out, string(s.Rule)+" cites a "+o.Status+" event that reports no failure: "+o.Reason)
 				}
 				if !shown[i] {
 					out = append(out, string(s.Rule)+" cites event "+o.Reason+" "+o.Object.String()+", which no evidence item shows")

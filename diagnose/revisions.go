@@ -108,8 +108,8 @@ func (w *workload) findServing() {
 		if !noiseRead {
 			noise, noiseRead = backgroundKeys(w), true
 		}
-		ep, dirty := servingEpisode(w, rev, ref, noise)
-		rev.Episode, rev.FailedFromStart = ep, nil
+		ep, dirty, contested := servingEpisode(w, rev, ref, noise)
+		rev.Episode, rev.FailedFromStart, rev.Contested = ep, nil, contested
 		if ep != nil && ep.length() >= revisionAllowance(rev) {
 			rev.Served = ep.Why
 		} else if dirty != nil {

@@ -8,6 +8,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 )
 
 // Serving is traffic served, and "served" means it did so for a while without the failure its
@@ -87,7 +89,7 @@ func templateAllowance(spec *corev1.PodSpec) time.Duration {
 
 // servingEpisode finds the revision's longest serving episode before ref, and, when its copies
 // were Ready but logged the failure from their first moments, that.
-func servingEpisode(w *workload, rev *revision, ref time.Time, noise map[string]bool) (*episode, *failedFromStart) {
+func servingEpisode(w *workload, rev *revision, ref time.Time, noise map[string]bool) (*episode, *failedFromStart, *episode) {
 	allow := revisionAllowance(rev)
 	var best *episode
 	better := func(e *episode) {
@@ -96,12 +98,22 @@ func servingEpisode(w *workload, rev *revision, ref time.Time, noise map[string]
 		}
 	}
 	dirty := copyEpisodes(w, rev, ref, noise, allow, better)
+	var contested *episode
 	if best == nil || best.length() < allow {
-		if e := controllerEpisode(w, rev, ref); e != nil && !recordDisputed(rev, e.From, ref, dirty) {
-			better(routedBefore(w, e))
+		if e := controllerEpisode(w, rev, ref); e != nil {
+			if recordDisputed(rev, e.From, ref, dirty) {
+				if dirty == nil {
+					// Disputed only by how the copies' restarts add up, not by a line they
+					// logged: a crash loop may have passed for available, or the copies may
+					// have served and crashed since. Neither is shown.
+					contested = routedBefore(w, e)
+				}
+			} else {
+				better(routedBefore(w, e))
+			}
 		}
 	}
-	return best, dirty
+	return best, dirty, contested
 }
 
 // routedBefore is the part of a controller's record during which the Services meant for the
@@ -159,7 +171,7 @@ func copyEpisodes(w *workload, rev *revision, ref time.Time, noise map[string]bo
 	readLogs := w.Counts.Serving < w.Counts.Existing || w.Counts.Existing < w.Declared
 	var dirty *failedFromStart
 	for _, p := range rev.Pods {
-		if p.Status.StartTime == nil || !ref.IsZero() && briefReadyOnly(p, ref) {
+		if p.Status.StartTime == nil {
 			continue
 		}
 		i := w.observe().podOf(p.Name)
@@ -170,6 +182,9 @@ func copyEpisodes(w *workload, rev *revision, ref time.Time, noise map[string]bo
 		var from, to time.Time
 		why := ""
 		switch {
+		case podReady(p) && !ref.IsZero() && briefReadyOnly(p, ref):
+			// Ready between the kills of a crash loop: no service.
+			continue
 		case podReady(p):
 			from, to = rc.LastTransitionTime.Time, ref
 			why = "copy " + p.Name + " is Ready"
@@ -193,7 +208,16 @@ func copyEpisodes(w *workload, rev *revision, ref time.Time, noise map[string]bo
 				}
 			}
 		default:
-			continue
+			// A copy that restarted since: its Ready condition keeps only the last change.
+			// Its events tell when its first failure came (the API server keeps an hour of
+			// them): one that ran quietly past its warm-up, then failed, served until then.
+			first, ok := quietUntil(w, p, ref)
+			if !ok || broken {
+				continue
+			}
+			from, to = p.Status.StartTime.Time.Add(probeAllowance(p)), first
+			why = fmt.Sprintf("copy %s ran %s without a failure signal after its warm-up, until %s",
+				p.Name, humanDuration(to.Sub(from)), to.UTC().Format(time.RFC3339))
 		}
 		if !to.After(from) {
 			continue
@@ -214,6 +238,38 @@ func copyEpisodes(w *workload, rev *revision, ref time.Time, noise map[string]bo
 		found(&episode{From: clean.From, To: clean.To, Why: why})
 	}
 	return dirty
+}
+
+// eventTTL is how long the API server keeps events by default (kube-apiserver --event-ttl).
+const eventTTL = time.Hour
+
+// quietUntil returns the first failure signal among a copy's events, when the snapshot can be
+// trusted to hold all of them (the copy is younger than the events' TTL and has events at all)
+// and it came after the copy's warm-up.
+func quietUntil(w *workload, p *corev1.Pod, ref time.Time) (time.Time, bool) {
+	if ref.IsZero() || ref.Sub(p.CreationTimestamp.Time) >= eventTTL {
+		return time.Time{}, false
+	}
+	var first time.Time
+	seen := false
+	evs := w.observe().eventList()
+	for k := range evs {
+		e := &evs[k]
+		if e.Object.Kind != "Pod" || e.Object.Name != p.Name {
+			continue
+		}
+		seen = true
+		if !facts.ReadEvent(e.Status, e.Reason, e.Text).Failing {
+			continue
+		}
+		if at := e.Since(); !at.IsZero() && (first.IsZero() || at.Before(first)) {
+			first = at
+		}
+	}
+	if !seen || first.IsZero() || first.Sub(p.Status.StartTime.Time) <= probeAllowance(p) {
+		return time.Time{}, false
+	}
+	return first, true
 }
 
 // stretch is a part of a Ready stretch free of failing lines.

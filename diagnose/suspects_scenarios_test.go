@@ -123,7 +123,7 @@ func TestScenarioSuspectLists(t *testing.T) {
 			{RuleCronJobSuspended, "CronJob/cache-warmer", "spec.suspend", ConfidenceHigh},
 		}},
 		{"demo", "Deployment", "telemetry-api", []want{
-			{RuleNamedInFailure, "Deployment/telemetry-api", "spec.template.spec.containers[0].args[2]", ConfidenceHigh},
+			{RuleRejectedArgument, "Deployment/telemetry-api", "spec.template.spec.containers[0].args[2]", ConfidenceHigh},
 			{RuleChangedField, "Deployment/telemetry-api", "spec.template.spec.containers[0].image", ConfidenceLow},
 		}},
 		{"demo", "Deployment", "telemetry-worker", []want{

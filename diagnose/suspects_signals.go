@@ -73,6 +73,18 @@ func (s *signal) tokensKey() string {
 	return s.toks.key
 }
 
+// class is the kind of failure the signal reports, as the fact base reads it: a log line
+// through its reading (once per text), any other message by its words.
+func (s *signal) class() facts.Class {
+	if s.Source != SourceLog {
+		return facts.ClassOf(s.Text)
+	}
+	if s.toks != nil && s.toks.text != nil {
+		return s.toks.text.read(s.Text).Signal.Class
+	}
+	return facts.ReadLine(s.Text).Signal.Class
+}
+
 // tokens returns what the signal's text names, tokenizing it once.
 func (s *signal) tokens() []token {
 	if s.toks == nil {

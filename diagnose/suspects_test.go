@@ -315,7 +315,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				stTerminated(w, "Error", 2, "")
 				stLog(w, "flag provided but not defined: -listen-address", "Usage of /usr/local/bin/api:", "  -config string", "    \tpath of the config file")
 			},
-			rule: RuleNamedInFailure, path: c0 + ".args[1]",
+			rule: RuleRejectedArgument, path: c0 + ".args[1]",
 			absent: []string{c0 + ".args[0]"},
 		},
 		{

@@ -18,5 +18,5 @@ func ReadEvent(eventType, reason, message string) Signal {
 	if eventType == "Warning" && (reason == "Failed" || strings.HasPrefix(reason, "Failed") || reason == "BackOff") {
 		sev = SeverityError
 	}
-	return Signal{Failing: true, Severity: sev, Key: Key(reason + " " + message), Text: message}
+	return Signal{Failing: true, Severity: sev, Class: ClassOf(message), Key: Key(reason + " " + message), Text: message}
 }

@@ -97,6 +97,9 @@ func TestReadLineTime(t *testing.T) {
 		{`2026-11-24T10:00:01.123456789Z stdout line`, time.Date(2026, 11, 24, 10, 0, 1, 123456789, time.UTC), true},
 		{`[2026-11-24 10:00:01,250] ERROR x`, time.Date(2026, 11, 24, 10, 0, 1, 25e7, time.UTC), true},
 		{`no time here`, time.Time{}, false},
+		{`{"level":"warn","ts":1796397774.962106,"msg":"x"}`, time.Unix(1796397774, 962106000).UTC(), true},
+		{`{"level":40,"time":1796397774962,"msg":"x"}`, time.Unix(1796397774, 962000000).UTC(), true},
+		{`{"level":"warn","attempt":3,"msg":"x"}`, time.Time{}, false},
 		{`ts=2026-11-24T10:00:01.5Z level=warn msg="x"`, time.Date(2026, 11, 24, 10, 0, 1, 5e8, time.UTC), true},
 		{`level=error time="2026-11-24 10:00:01" msg="x"`, time.Date(2026, 11, 24, 10, 0, 1, 0, time.UTC), true},
 		{`level=error uptime=2026-11-24T10:00:01Z msg="x"`, time.Time{}, false},
@@ -212,6 +215,55 @@ func TestFailureVocabulary(t *testing.T) {
 	} {
 		if ReadLine(line).Signal.Failing {
 			t.Errorf("ReadLine(%q) is a failure", line)
+		}
+	}
+}
+
+func TestClassOf(t *testing.T) {
+	for _, tt := range []struct {
+		msg  string
+		want Class
+	}{
+		{"flag provided but not defined: -tile-cache", ClassConfig},
+		{"error: unrecognized arguments: --workers=8", ClassConfig},
+		{"required environment variable DATABASE_URL is not set", ClassConfig},
+		{`FATAL:  password authentication failed for user "billing"`, ClassAuth},
+		{"Access denied for user 'app'@'10.244.1.7' (using password: YES)", ClassAuth},
+		{"dial tcp 10.96.0.7:5432: connect: connection refused", ClassConnection},
+		{"com.mysql.cj.jdbc.exceptions.CommunicationsException: Communications link failure", ClassConnection},
+		{"lookup orders-db on 10.96.0.10:53: no such host", ClassConnection},
+		{"open /etc/app/config.yaml: no such file or directory", ClassNotFound},
+		{"java.lang.OutOfMemoryError: Java heap space", ClassOther},
+		{"fatal error: runtime: out of memory", ClassResource},
+		{"panic: runtime error: invalid memory address or nil pointer dereference", ClassOther},
+	} {
+		if got := ClassOf(tt.msg); got != tt.want {
+			t.Errorf("ClassOf(%q) = %s, want %s", tt.msg, got, tt.want)
+		}
+	}
+}
+
+// A stack trace's frames say where, not what; its exception and "Caused by:" lines say what.
+func TestStackFramesAreNoFailure(t *testing.T) {
+	for _, line := range []string{
+		"\tat com.mysql.cj.jdbc.exceptions.SQLError.createCommunicationsException(SQLError.java:165) ~[mysql-connector-j-9.1.0.jar!/:9.1.0]",
+		"\tat java.base/sun.nio.ch.Net.pollConnect(Native Method) ~[na:na]",
+		"    at Object.<anonymous> (/app/server.js:12:9)",
+		"\t... 42 common frames omitted",
+		`  File "/app/worker.py", line 88, in connect`,
+		"\t/usr/local/go/src/net/dial.go:12 +0x1d",
+	} {
+		if ReadLine(line).Signal.Failing {
+			t.Errorf("ReadLine(%q) is a failure", line)
+		}
+	}
+	for _, line := range []string{
+		"Caused by: java.net.ConnectException: Connection refused",
+		"com.mysql.cj.jdbc.exceptions.CommunicationsException: Communications link failure",
+		"psycopg2.OperationalError: could not connect to server: Connection refused",
+	} {
+		if !ReadLine(line).Signal.Failing {
+			t.Errorf("ReadLine(%q) is no failure", line)
 		}
 	}
 }

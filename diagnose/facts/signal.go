@@ -26,10 +26,89 @@ func (s Severity) String() string {
 	return ""
 }
 
+// Class says what kind of failure a message reports, for ranking what it names: the program
+// refusing its own configuration points at the spec, a refused connection at the endpoint, a
+// rejected credential at the credential.
+type Class uint8
+
+// The classes. ClassOther: a failure of no known kind.
+const (
+	ClassOther Class = iota
+	// ClassConfig: the program rejects its configuration (an unknown flag, an invalid value, a
+	// variable that must be set).
+	ClassConfig
+	// ClassAuth: a credential or a permission was refused.
+	ClassAuth
+	// ClassConnection: a connection could not be made or was lost (refused, timed out, no such
+	// host, reset).
+	ClassConnection
+	// ClassNotFound: something named does not exist (a file, a key, an object).
+	ClassNotFound
+	// ClassResource: memory, disk or descriptors ran out.
+	ClassResource
+)
+
+var classNames = [...]string{ClassOther: "other", ClassConfig: "config", ClassAuth: "auth", ClassConnection: "connection", ClassNotFound: "not-found", ClassResource: "resource"}
+
+// String names the class.
+func (c Class) String() string {
+	if int(c) < len(classNames) {
+		return classNames[c]
+	}
+	return "other"
+}
+
+// classPhrases say which kind of failure a message reports, the most telling kind first: a
+// line that says "invalid value ... connection refused" is the program rejecting its config.
+var classPhrases = []struct {
+	class   Class
+	phrases []string
+}{
+	{ClassConfig, []string{
+		"flag provided but not defined", "unknown flag", "unknown option", "unknown shorthand flag",
+		"unrecognized argument", "unrecognized arguments", "unrecognized option", "illegal option",
+		"invalid value", "invalid argument", "invalid option", "invalid configuration", "bad flag",
+		"must be set", "not set", "unbound variable", "is required", "cannot parse", "could not parse",
+		"failed to parse", "parse error", "unknown field", "could not resolve placeholder",
+	}},
+	{ClassAuth, []string{
+		"password authentication failed", "access denied", "permission denied", "authentication failed",
+		"authentication required", "unauthorized", "forbidden", "invalid credentials", "invalid password",
+		"certificate signed by unknown authority", "certificate has expired", "noauth", "eacces", "eperm",
+	}},
+	{ClassConnection, []string{
+		"connection refused", "econnrefused", "connection reset", "econnreset", "no such host",
+		"enotfound", "eai_again", "unknown host", "timed out", "timeout", "etimedout",
+		"deadline exceeded", "no route to host", "network is unreachable", "unreachable",
+		"ehostunreach", "enetunreach", "broken pipe", "unexpected eof", "connection lost",
+		"connection dropped", "disconnected", "communications link failure", "connection rejected",
+	}},
+	{ClassNotFound, []string{"not found", "no such file or directory", "does not exist", "enoent"}},
+	{ClassResource, []string{
+		"out of memory", "oom", "cannot allocate memory", "enomem", "no space left", "enospc",
+		"too many open files", "emfile", "exhausted", "read-only file system", "erofs",
+	}},
+}
+
+// ClassOf is the kind of failure a message reports.
+func ClassOf(msg string) Class {
+	lower := strings.ToLower(msg)
+	for _, cp := range classPhrases {
+		for _, p := range cp.phrases {
+			if i := strings.Index(lower, p); i >= 0 && wholeWord(lower, i, i+len(p)) {
+				return cp.class
+			}
+		}
+	}
+	return ClassOther
+}
+
 // Signal is the one verdict on whether a fact reports a failure.
 type Signal struct {
 	Failing  bool
 	Severity Severity
+	// Class is the kind of failure it reports.
+	Class Class
 	// Key names the failure: the same for every copy, level and encoding that reports it
 	// (words lowercased, variable parts such as ids, addresses and counts as #, field names
 	// and the level left out).
@@ -74,6 +153,11 @@ func lineSignal(line string, m *message) Signal {
 		// state says more.
 		return Signal{}
 	}
+	if stackFrame(line) {
+		// A frame of a stack trace says where, not what: the exception line above it and
+		// its "Caused by:" lines are the failure.
+		return Signal{}
+	}
 	failing := false
 	switch {
 	case m.format == "access":
@@ -102,7 +186,25 @@ func lineSignal(line string, m *message) Signal {
 	if text == "" {
 		text = m.says
 	}
-	return Signal{Failing: true, Severity: sev, Key: Key(m.says), Text: text}
+	return Signal{Failing: true, Severity: sev, Class: ClassOf(m.says), Key: Key(m.says), Text: text}
+}
+
+// stackFrame reports a line of a stack trace that names a place in the code: Java's "\tat
+// pkg.Class.method(File.java:12)" and "... 42 common frames omitted", Python's '  File
+// "x.py", line 3, in f', Go's "\t/src/x.go:12 +0x1d" and "main.f(...)".
+func stackFrame(line string) bool {
+	t := strings.TrimLeft(line, " \t")
+	switch {
+	case strings.HasPrefix(t, "at ") && strings.HasSuffix(strings.TrimSpace(strings.SplitN(t, "~", 2)[0]), ")"):
+		return true
+	case strings.HasPrefix(t, "... ") && (strings.HasSuffix(t, " more") || strings.HasSuffix(t, "frames omitted")):
+		return true
+	case strings.HasPrefix(t, `File "`) && strings.Contains(t, `", line `):
+		return true
+	case len(t) < len(line) && strings.HasPrefix(t, "/") && strings.Contains(t, ".go:"):
+		return true
+	}
+	return false
 }
 
 // SaysFailure reports whether a message says that something failed.

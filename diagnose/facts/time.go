@@ -15,6 +15,9 @@ func lineTime(line string) (time.Time, bool) {
 	var s string
 	if strings.HasPrefix(line, "{") {
 		s = jsonTimeField(line)
+		if t, ok := epochTime(jsonEpochField(line)); s == "" && ok {
+			return t, true
+		}
 	} else if strings.Contains(line, "=") {
 		s = logfmtTimeField(line)
 	}
@@ -60,6 +63,66 @@ func logfmtTimeField(line string) string {
 		}
 	}
 	return ""
+}
+
+// jsonEpochField returns the number of a line's first "ts", "time" or "timestamp" field that
+// holds a number: zap's production encoder writes seconds as a float (1764859123.4567), pino
+// and logback's JSON encoders milliseconds.
+func jsonEpochField(line string) string {
+	for _, key := range [...]string{`"ts"`, `"time"`, `"timestamp"`} {
+		i := strings.Index(line, key)
+		if i < 0 {
+			continue
+		}
+		k := skipREspace(line, i+len(key))
+		if k >= len(line) || line[k] != ':' {
+			continue
+		}
+		k = skipREspace(line, k+1)
+		j := k
+		for j < len(line) && (isDigit(line[j]) || line[j] == '.') {
+			j++
+		}
+		if j > k {
+			return line[k:j]
+		}
+	}
+	return ""
+}
+
+// epochTime reads a Unix time in seconds, milliseconds, microseconds or nanoseconds (told
+// apart by size: a log line's time is after 2001), with a fraction or without.
+func epochTime(s string) (time.Time, bool) {
+	if s == "" {
+		return time.Time{}, false
+	}
+	whole, frac, _ := strings.Cut(s, ".")
+	if len(whole) < 9 || len(whole) > 19 || strings.Contains(frac, ".") {
+		return time.Time{}, false
+	}
+	n := int64(0)
+	for i := range len(whole) {
+		n = n*10 + int64(whole[i]-'0')
+	}
+	var unit int64
+	switch {
+	case len(whole) <= 10:
+		unit = int64(time.Second)
+	case len(whole) <= 13:
+		unit = int64(time.Millisecond)
+	case len(whole) <= 16:
+		unit = int64(time.Microsecond)
+	default:
+		unit = 1
+	}
+	ns := n * unit
+	// The fraction, in the unit, to the nanosecond.
+	scale := unit / 10
+	for i := 0; i < len(frac) && scale > 0; i++ {
+		ns += int64(frac[i]-'0') * scale
+		scale /= 10
+	}
+	return time.Unix(0, ns).UTC(), true
 }
 
 // jsonTimeField returns the value of a line's first "ts", "time", "timestamp" or "@timestamp"

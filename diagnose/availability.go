@@ -1,0 +1,102 @@
+package diagnose
+
+import (
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// A workload declares how many of its copies may be unavailable at once: its rolling update's
+// maxUnavailable. At or above that floor it is available by its own contract, and a copy that
+// dropped out of it a moment ago (readiness churn: a probe that times out now and then) is a
+// degraded note, not a failure shape; the summary does not flicker with it.
+
+// flickerWindow is how long a copy that was Ready may have been not Ready and still count as
+// flickering: past it, the copy has a failure of its own (the settling time of the copy rules).
+const flickerWindow = settleTime
+
+// availabilityFloor is the number of copies the workload's own update strategy keeps available,
+// and how it says so; 0 when it sets none (Recreate, OnDelete).
+func availabilityFloor(w *workload) (int32, string) {
+	n := int(w.Declared)
+	if n <= 0 {
+		return 0, ""
+	}
+	var mu intstr.IntOrString
+	roundUp := false
+	switch o := w.Object.(type) {
+	case *appsv1.Deployment:
+		st := o.Spec.Strategy
+		if st.Type == appsv1.RecreateDeploymentStrategyType {
+			return 0, ""
+		}
+		mu = intstr.FromString("25%")
+		if st.RollingUpdate != nil && st.RollingUpdate.MaxUnavailable != nil {
+			mu = *st.RollingUpdate.MaxUnavailable
+		}
+	case *appsv1.DaemonSet:
+		st := o.Spec.UpdateStrategy
+		if st.Type == appsv1.OnDeleteDaemonSetStrategyType {
+			return 0, ""
+		}
+		mu, roundUp = intstr.FromInt32(1), true
+		if st.RollingUpdate != nil && st.RollingUpdate.MaxUnavailable != nil {
+			mu = *st.RollingUpdate.MaxUnavailable
+		}
+	case *appsv1.StatefulSet:
+		st := o.Spec.UpdateStrategy
+		if st.RollingUpdate == nil || st.RollingUpdate.MaxUnavailable == nil {
+			return 0, ""
+		}
+		mu, roundUp = *st.RollingUpdate.MaxUnavailable, true
+	default:
+		return 0, ""
+	}
+	// The controllers round maxUnavailable as in gaps.go: a Deployment down, the others up.
+	v, err := intstr.GetScaledValueFromIntOrPercent(&mu, n, roundUp)
+	if err != nil || v <= 0 || v >= n {
+		return 0, ""
+	}
+	return int32(n - v), fmt.Sprintf("%d declared − maxUnavailable %s", n, mu.String())
+}
+
+// flickering says why the copies that do not serve are readiness churn above the workload's
+// availability floor, or "": every copy exists, none fails to start or dies, each that does not
+// serve runs, was Ready before and has not been Ready for less than flickerWindow, and the
+// serving copies are at or above the floor (a Deployment's Available condition, where it has
+// one, agrees).
+func flickering(w *workload, idle []*copyFacts, ref time.Time) string {
+	c := w.Counts
+	if len(idle) == 0 || c.Existing < w.Declared || c.Serving >= w.Declared {
+		return ""
+	}
+	floor, how := availabilityFloor(w)
+	if floor == 0 || c.Serving < floor {
+		return ""
+	}
+	if d, ok := w.Object.(*appsv1.Deployment); ok {
+		for ix := range d.Status.Conditions {
+			if cd := &d.Status.Conditions[ix]; cd.Type == appsv1.DeploymentAvailable && cd.Status != corev1.ConditionTrue {
+				return ""
+			}
+		}
+	}
+	out := ""
+	for _, f := range idle {
+		rc := readyCondition(f.Pod)
+		if f.Ready || rc == nil || !wasReady(f.Pod) || ref.Sub(rc.LastTransitionTime.Time) >= flickerWindow {
+			return ""
+		}
+		if out == "" {
+			out = fmt.Sprintf("copy %s has not been Ready for %s", f.Pod.Name, humanDuration(ref.Sub(rc.LastTransitionTime.Time)))
+		}
+	}
+	if len(idle) > 1 {
+		out += fmt.Sprintf(" (%d copies)", len(idle))
+	}
+	return fmt.Sprintf("%d of %d copies serve, at or above the availability floor of %d (%s); %s: degraded, not failing",
+		c.Serving, w.Declared, floor, how, out)
+}

@@ -1,0 +1,142 @@
+package diagnose
+
+import (
+	"regexp"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
+)
+
+// The endpoint rule. IDs are stable: scripts and the documentation refer to them.
+const RuleEndpointOfFailedConnection RuleID = "endpoint-of-failed-connection"
+
+// endpointFamily is for a connection that fails without naming where it went: a JDBC driver's
+// "Communications link failure ... Connection refused", a pool that "could not obtain a
+// connection". The general rule needs the failure to name a host or port; here the fields that
+// hold an endpoint are the suspects, by how well they fit the failure: a field whose scheme or
+// product the failure's words name (a jdbc:mysql URL for com.mysql.cj's exception) first. A
+// variable whose value comes from a Secret or ConfigMap is named by its reference: its value is
+// never read.
+var endpointFamily = register(family{
+	order:  135,
+	name:   "endpoint",
+	detect: (*ranker).endpointOfFailedConnection,
+	rules: []RuleInfo{
+		{
+			RuleEndpointOfFailedConnection, "A connection fails without naming where it went; this field holds the endpoint it most likely dials",
+			"failures of the connection class (refused, timed out, link failure) that name no host or port, and the template's endpoint-like values and variable names",
+			"Check the endpoint against the dependency it should reach (host, port, scheme); if it is right, the dependency is down.", true,
+		},
+	},
+})
+
+// endpointName matches a variable whose name says it holds an endpoint.
+var endpointName = regexp.MustCompile(`(?i)(^|_)(URL|URI|HOST|HOSTNAME|ADDR|ADDRESS|ENDPOINT|DSN|SERVER|SERVERS|BROKER|BROKERS|PORT)$`)
+
+// endpointProducts are the words a failure may use for the kind of server it dialled, with the
+// schemes and words of an endpoint that fit them.
+var endpointProducts = []struct{ failure, endpoint []string }{
+	{[]string{"mysql", "mariadb"}, []string{"mysql", "mariadb", "3306"}},
+	{[]string{"postgres", "psql", "psycopg", "pgx", "pq:"}, []string{"postgres", "postgresql", "5432"}},
+	{[]string{"redis"}, []string{"redis", "6379"}},
+	{[]string{"amqp", "rabbit"}, []string{"amqp", "rabbit", "5672"}},
+	{[]string{"mongo"}, []string{"mongodb", "mongo", "27017"}},
+	{[]string{"kafka"}, []string{"kafka", "9092"}},
+	{[]string{"elasticsearch", "opensearch"}, []string{"elastic", "opensearch", "9200"}},
+}
+
+// endpointOfFailedConnection names the fields holding endpoints when the workload's failures
+// are connection failures and none of them names a host or port the general rule matched.
+func (r *ranker) endpointOfFailedConnection() {
+	var sigs []*signal
+	var words strings.Builder
+	for _, s := range r.signals {
+		if s.explained || s.class() != facts.ClassConnection {
+			continue
+		}
+		sigs = append(sigs, s)
+		words.WriteString(strings.ToLower(s.Text))
+		words.WriteByte(' ')
+	}
+	if len(sigs) == 0 {
+		return
+	}
+	for _, s := range r.found {
+		if s.Rule == RuleNamedInFailure || s.Rule == RuleRejectedArgument {
+			// A failure named the endpoint: the general rule has it.
+			return
+		}
+	}
+	said := words.String()
+	spec := &r.w.Template.Spec
+	for ci := range spec.Containers {
+		c := &spec.Containers[ci]
+		base := r.specPath.Child("containers").Index(ci)
+		for ei := range c.Env {
+			e := &c.Env[ei]
+			p := base.Child("env").Index(ei)
+			switch {
+			case e.ValueFrom == nil && endpointValue(e.Value):
+				r.endpointSuspect(sigs, p.Child("value"), e.Name, e.Value, said)
+			case e.ValueFrom != nil && endpointName.MatchString(e.Name):
+				if ref, path := valueRef(e.ValueFrom, p.Child("valueFrom")); path != nil {
+					r.endpointSuspect(sigs, path, e.Name, ref, said)
+				}
+			}
+		}
+		for ai, a := range c.Args {
+			if endpointValue(a) {
+				r.endpointSuspect(sigs, base.Child("args").Index(ai), "", a, said)
+			}
+		}
+	}
+}
+
+// endpointSuspect records one field holding an endpoint; variable is the env var's name, "" for
+// an argument.
+func (r *ranker) endpointSuspect(sigs []*signal, path *field.Path, variable, value, said string) {
+	score := scorePossible
+	what := "holds an endpoint"
+	if variable != "" {
+		what = "sets " + variable
+	}
+	lv := strings.ToLower(variable + " " + value)
+	for _, pr := range endpointProducts {
+		if containsAny(said, pr.failure) && containsAny(lv, pr.endpoint) {
+			score, what = scoreLikely, what+", the kind of server the failure names"
+			break
+		}
+	}
+	reason := "a connection fails without naming where it went" + r.copiesOf(sigs) + ": " + clip(sigs[0].Text, 160) + "; this field " + what
+	r.readAll(sigs)
+	r.suspectTemplate(RuleEndpointOfFailedConnection, path, score, reason)
+}
+
+// valueRef names where a variable's value comes from, and the field that says so.
+func valueRef(vf *corev1.EnvVarSource, p *field.Path) (string, *field.Path) {
+	switch {
+	case vf.SecretKeyRef != nil:
+		return "Secret/" + vf.SecretKeyRef.Name + " key " + vf.SecretKeyRef.Key, p.Child("secretKeyRef", "key")
+	case vf.ConfigMapKeyRef != nil:
+		return "ConfigMap/" + vf.ConfigMapKeyRef.Name + " key " + vf.ConfigMapKeyRef.Key, p.Child("configMapKeyRef", "key")
+	}
+	return "", nil
+}
+
+// endpointValue reports a value that names somewhere to connect to, a JDBC URL
+// (jdbc:mysql://...) among them.
+func endpointValue(v string) bool {
+	return endpointLike.MatchString(flagValue(v)) || strings.Contains(v, "://")
+}
+
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}

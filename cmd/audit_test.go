@@ -53,7 +53,7 @@ func TestAuditKubectlFlags(t *testing.T) {
 		}},
 		{name: "bad label selector", argv: []string{"audit", "-l", "tier in (web"}, wantErr: `invalid label selector "tier in (web": `},
 		{name: "field the server cannot select on", argv: []string{"audit", "--field-selector", "status.phase=Running"}, wantErr: `"status.phase" is not a known field selector: only "metadata.name", "metadata.namespace"`},
-		{name: "bad sort key", argv: []string{"audit", "--sort-by", ".metadata.name"}, wantErr: `unknown --sort-by ".metadata.name"; use one of shape, age, restarts, name`},
+		{name: "bad sort key", argv: []string{"audit", "--sort-by", "metadata.name"}, wantErr: `unknown --sort-by "metadata.name"; use one of shape, age, restarts, name, or a JSONPath such as '{.counts.serving}'`},
 		{name: "bad custom columns", argv: []string{"audit", "-o", "custom-columns=NAME"}, wantErr: "unexpected custom-columns spec: NAME, expected <header>:<json-path-expr>"},
 		{name: "bad jsonpath", argv: []string{"audit", "-o", "jsonpath={.workloads["}, wantErr: "-o jsonpath={.workloads[: error parsing jsonpath"},
 		{name: "watch a dump", argv: []string{"audit", "-w", "--dump", "./incident"}, wantErr: "--watch follows a live cluster; a dump does not change"},

@@ -341,7 +341,7 @@ func TestFleetProgressCountsContexts(t *testing.T) {
 	var line bytes.Buffer
 	reads := p.audit.Source.readFleet(context.Background(), func(string) (*openedSource, error) {
 		return nil, errors.New("refused")
-	}, time.Now, &line)
+	}, time.Now, &line, nil)
 	if len(reads) != 3 {
 		t.Fatalf("%d reads", len(reads))
 	}

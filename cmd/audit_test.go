@@ -230,6 +230,21 @@ func TestAuditWatch(t *testing.T) {
 	})
 }
 
+// TestAuditWatchNamedWorkloads: a watch of named workloads follows those alone, and one that is
+// not there fails before it starts, as kubectl get -w NAME does.
+func TestAuditWatchNamedWorkloads(t *testing.T) {
+	open := watchedDumps(t, scenarioDump("dev-mixed"), scenarioDump("dev-payments"))
+	out, _, err := runWatch(t, time.Minute, open, "-w", "-o", "name", "deploy/recommender", "deploy/checkout")
+	if err != nil || out != "deployment.apps/recommender\ndeployment.apps/checkout\n" {
+		t.Errorf("watch of two named workloads: %v\n%s\nwant them alone, not payments-api when it comes", err, out)
+	}
+	open = watchedDumps(t, scenarioDump("dev-mixed"), scenarioDump("dev-payments"))
+	out, _, err = runWatch(t, time.Minute, open, "-w", "deploy/nope")
+	if err == nil || err.Error() != "deployment/nope not found in any namespace" || out != "" {
+		t.Errorf("watch of a workload that is not there: %v\n%s", err, out)
+	}
+}
+
 func TestAuditWatchInterrupted(t *testing.T) {
 	src := &openedSource{Source: &scopedSource{src: dump.Source{Path: scenarioDump("dev-mixed")}}, Label: "live"}
 	// The interrupt comes once the first table is out, when the watch starts, rather than after

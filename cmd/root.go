@@ -128,7 +128,7 @@ table otherwise. It only reads: get, list and watch.`,
 	cmd.Flags().StringVarP(&o.LabelSelector, "selector", "l", "", "Label selector of the workloads to show (e.g. -l 'tier=web,env!=dev'); sent to the API server, applied alike to a dump. A Deployment's ReplicaSets follow it.")
 	cmd.Flags().StringVar(&o.FieldSelector, "field-selector", "", "Field selector of the workloads to show: metadata.name and metadata.namespace (e.g. --field-selector metadata.name=api).")
 	source.AddDemoFlag(cmd.Flags(), "Open the console on a built-in demo (namespace telemetry); no cluster needed.")
-	// Declared here so that cobra's --version has no -v, which kubectl users read as verbosity.
+	// Declared here so that cobra's --version takes no -v: that is klog's verbosity, as in kubectl.
 	cmd.Flags().Bool("version", false, "Print the version and exit.")
 
 	cmd.AddCommand(

@@ -126,7 +126,7 @@ func TestAuditFlags(t *testing.T) {
 				t.Errorf("SortBy = %q", o.SortBy)
 			}
 		}},
-		{name: "sort by a misspelt keyword", argv: "audit --sort-by nmae", wantErr: `unknown --sort-by "nmae"; use one of shape, age, restarts, name, or a JSONPath such as '{.counts.serving}'`},
+		{name: "sort by a misspelt keyword", argv: "audit --sort-by shpae", wantErr: `unknown --sort-by "shpae"; use one of shape, age, restarts, name, or a JSONPath such as '{.counts.serving}'`},
 		{name: "sort by a JSONPath that does not parse", argv: "audit --sort-by {.counts", wantErr: `--sort-by: unbalanced braces in custom-columns path "{.counts"`},
 		{name: "labels", argv: "audit --show-labels -L app,tier -L app.kubernetes.io/version", check: func(t *testing.T, o *AuditOptions) {
 			if !o.ShowLabels || strings.Join(o.LabelColumns, " ") != "app tier app.kubernetes.io/version" {

@@ -176,7 +176,7 @@ func installWithKrew(dist, krew string) error {
 	bin, script, _ := archiveFiles(runtime.GOOS)
 	out, err := run(tmp, nil, filepath.Join(root, "bin", bin), "version")
 	if err != nil || !strings.HasPrefix(out, "kubectl-diagnose v") {
-		return fmt.Errorf("the plugin krew installed: version: %v\n%s", err, out)
+		return fmt.Errorf("the plugin krew installed: version: %w\n%s", errOr(err, "unexpected output"), out)
 	}
 	// krew links the plugin into its bin directory; the script is beside the plugin in the store.
 	target, err := filepath.EvalSymlinks(filepath.Join(root, "bin", bin))
@@ -186,10 +186,18 @@ func installWithKrew(dist, krew string) error {
 	out, err = run(tmp, nil, filepath.Join(filepath.Dir(target), script), "")
 	if err != nil || !slices.ContainsFunc(strings.Split(out, "\n"), func(l string) bool { return strings.HasPrefix(l, "audit\t") }) ||
 		!strings.HasSuffix(strings.TrimSpace(out), ":4") {
-		return fmt.Errorf("the completion script krew installed: %v\n%s", err, out)
+		return fmt.Errorf("the completion script krew installed: %w\n%s", errOr(err, "no subcommands in its answer"), out)
 	}
 	fmt.Printf("krew added index %s, installed %s/%s from it, and the plugin and its completion script answer\n", indexName, indexName, pluginName)
 	return nil
+}
+
+// errOr is err, or an error saying why when there is none.
+func errOr(err error, why string) error {
+	if err != nil {
+		return err
+	}
+	return errors.New(why)
 }
 
 // run runs name with args in dir, with env added to the process's, and returns its output.

@@ -46,16 +46,29 @@ func TestCheckArchive(t *testing.T) {
 		edit func(map[string]int64)
 		want string
 	}{
-		{"a second binary", func(m map[string]int64) { m["kubectl_complete-diagnose.bin"] = 0o755 },
-			"holds LICENSE, README.md, kubectl-diagnose, kubectl_complete-diagnose, kubectl_complete-diagnose.bin; want exactly LICENSE, README.md, kubectl-diagnose, kubectl_complete-diagnose"},
-		{"no completion script", func(m map[string]int64) { delete(m, "kubectl_complete-diagnose") },
-			"holds LICENSE, README.md, kubectl-diagnose; want exactly"},
-		{"a script that does not run", func(m map[string]int64) { m["kubectl_complete-diagnose"] = 0o644 },
-			"kubectl_complete-diagnose is not executable (mode -rw-r--r--)"},
-		{"files in a directory", func(m map[string]int64) {
-			delete(m, "kubectl-diagnose")
-			m["kubectl-diagnose_linux_amd64/kubectl-diagnose"] = 0o755
-		}, "want exactly"},
+		{
+			name: "a second binary",
+			edit: func(m map[string]int64) { m["kubectl_complete-diagnose.bin"] = 0o755 },
+			want: "holds LICENSE, README.md, kubectl-diagnose, kubectl_complete-diagnose, kubectl_complete-diagnose.bin; want exactly LICENSE, README.md, kubectl-diagnose, kubectl_complete-diagnose",
+		},
+		{
+			name: "no completion script",
+			edit: func(m map[string]int64) { delete(m, "kubectl_complete-diagnose") },
+			want: "holds LICENSE, README.md, kubectl-diagnose; want exactly",
+		},
+		{
+			name: "a script that does not run",
+			edit: func(m map[string]int64) { m["kubectl_complete-diagnose"] = 0o644 },
+			want: "kubectl_complete-diagnose is not executable (mode -rw-r--r--)",
+		},
+		{
+			name: "files in a directory",
+			edit: func(m map[string]int64) {
+				delete(m, "kubectl-diagnose")
+				m["kubectl-diagnose_linux_amd64/kubectl-diagnose"] = 0o755
+			},
+			want: "want exactly",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

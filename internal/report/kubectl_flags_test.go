@@ -54,7 +54,7 @@ func TestSortByJSONPath(t *testing.T) {
 		}
 	}
 	for _, tt := range []struct{ sortBy, want string }{
-		{"nmae", `unknown --sort-by "nmae"; use one of shape, age, restarts, name, or a JSONPath such as '{.counts.serving}'`},
+		{"shpae", `unknown --sort-by "shpae"; use one of shape, age, restarts, name, or a JSONPath such as '{.counts.serving}'`},
 		{"{.name", `--sort-by: unbalanced braces in custom-columns path "{.name"`},
 		{"{.workloads[}", "--sort-by {.workloads[}: unterminated array"},
 	} {
@@ -88,7 +88,7 @@ func TestJSONLessOrdersQuantitiesAsKubectl(t *testing.T) {
 // TestLabelColumns: -L and --show-labels add the workloads' labels as kubectl get adds them,
 // after every other column, the cluster's text cleaned.
 func TestLabelColumns(t *testing.T) {
-	labels := func(kind, namespace, name string) map[string]string {
+	labels := func(_, _, name string) map[string]string {
 		switch name {
 		case "checkout":
 			return map[string]string{"app.kubernetes.io/part-of": "shop", "tier": "web\x1b[2J"}

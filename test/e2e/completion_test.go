@@ -20,6 +20,8 @@ func TestKubectlCompletesThePlugin(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, world())
 	e.create(t, deployment("pull", missingImage, 0, nil), false)
+	e.create(t, ingester("ingest", 1, reachableIntake), false)
+	e.waitPods(t, "ingest", 1, "running", running)
 	_, file, _, _ := runtime.Caller(0)
 	script, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "cmd", "kubectl_complete-diagnose"))
 	if err != nil {
@@ -63,8 +65,8 @@ func TestKubectlCompletesThePlugin(t *testing.T) {
 		t.Errorf("kubectl diagnose audit --fail-on <TAB> = %q", got)
 	}
 
-	if got := complete("explain", "-n", e.ns, "pod/"); got[len(got)-1] != ":4" || len(got) < 2 || !strings.HasPrefix(got[0], "pod/pull-") {
-		t.Errorf("kubectl diagnose explain -n %s pod/<TAB> = %q, want the pods of deploy/pull", e.ns, got)
+	if got := complete("explain", "-n", e.ns, "pod/"); got[len(got)-1] != ":4" || len(got) != 2 || !strings.HasPrefix(got[0], "pod/ingest-") {
+		t.Errorf("kubectl diagnose explain -n %s pod/<TAB> = %q, want the pod of deploy/ingest", e.ns, got)
 	}
 
 	// A script linked elsewhere, away from the plugin, finds the plugin on PATH.

@@ -184,8 +184,10 @@ func installWithKrew(dist, krew string) error {
 		return err
 	}
 	out, err = run(tmp, nil, filepath.Join(filepath.Dir(target), script), "")
-	if err != nil || !slices.ContainsFunc(strings.Split(out, "\n"), func(l string) bool { return strings.HasPrefix(l, "audit\t") }) ||
-		!strings.HasSuffix(strings.TrimSpace(out), ":4") {
+	// Cobra's answer: a line per word (with its description), then the directive; on stderr, which
+	// run keeps too, its note of the directive.
+	lines := strings.Split(out, "\n")
+	if err != nil || !slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "audit\t") }) || !slices.Contains(lines, ":4") {
 		return fmt.Errorf("the completion script krew installed: %w\n%s", errOr(err, "no subcommands in its answer"), out)
 	}
 	fmt.Printf("krew added index %s, installed %s/%s from it, and the plugin and its completion script answer\n", indexName, indexName, pluginName)

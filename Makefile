@@ -36,13 +36,21 @@ e2e-assets: ## build etcd, kube-apiserver, kube-controller-manager and kubectl i
 # them past their timing assumptions and finds nothing in code the project does not share.
 SYSTEM_PKGS = /test/e2e /test/tmux /test/internal/controlplane /test/internal/kubeletsim /test/internal/scalegen
 
-test: e2e-assets test-unit ## run every test: unit (-race), console (teatest + tmux), end-to-end on a real control plane
+test: need-prometheus need-tmux e2e-assets test-unit ## run every test: unit (-race), console (teatest + tmux), end-to-end on a real control plane
 	KUBEDIAGNOSE_ASSETS="$$(hack/e2e-assets.sh 2>/dev/null | tail -n 1)" $(GO) test -count=1 -timeout 40m \
 		$$($(GO) list ./... | grep $(foreach p,$(SYSTEM_PKGS),-e $(p)))
 
 .PHONY: test-unit
-test-unit: ## run the tests that need no control plane or terminal, with the race detector
+test-unit: need-prometheus ## run the tests that need no control plane or terminal, with the race detector
 	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v $(foreach p,$(SYSTEM_PKGS),-e $(p)))
+
+# The metrics, rollout and cmd packages' tests (and the e2e and tmux ones) start a real
+# Prometheus: Debian's package, or PROMETHEUS_BINARY (internal/promtest).
+.PHONY: need-prometheus need-tmux
+need-prometheus:
+	@test -x "$${PROMETHEUS_BINARY:-/usr/bin/prometheus}" || { echo "make test needs Prometheus: apt-get install prometheus (Debian, Ubuntu), or set PROMETHEUS_BINARY to a prometheus binary" >&2; exit 1; }
+need-tmux:
+	@command -v tmux >/dev/null || { echo "make test needs tmux for the real-terminal tests: apt-get install tmux (Debian, Ubuntu) or brew install tmux" >&2; exit 1; }
 
 .PHONY: bench
 bench: ## run the Go benchmarks
@@ -99,9 +107,9 @@ GORELEASER := $(GO) run github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION
 INSTALL_DIR ?= $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)
 
 .PHONY: install
-install: ## put kubectl-diagnose and kubectl_complete-diagnose (kubectl's completion of the plugin) in INSTALL_DIR
+install: ## put kubectl-diagnose and kubectl_complete-diagnose (the script kubectl runs to complete the plugin) in INSTALL_DIR
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(INSTALL_DIR)/kubectl-diagnose .
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(INSTALL_DIR)/kubectl_complete-diagnose ./cmd/kubectl_complete-diagnose
+	install -m 0755 cmd/kubectl_complete-diagnose $(INSTALL_DIR)/kubectl_complete-diagnose
 	@echo "installed in $(INSTALL_DIR); try: kubectl diagnose version"
 
 .PHONY: docs
@@ -109,16 +117,14 @@ docs: ## regenerate docs/cli from the commands' --help (a test fails when they d
 	$(GO) run ./hack/gendocs docs/cli
 
 .PHONY: release-check
-release-check: ## goreleaser check and a snapshot build of this machine's target (CI)
-	$(GORELEASER) check
-	$(GORELEASER) build --snapshot --single-target --clean
-	@# The snapshot builds this machine's target only; Windows is the one that is not unix.
-	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null . ./cmd/kubectl_complete-diagnose
+release-check: ## goreleaser check, this machine's release archive checked, and krew installing it from a custom index (CI)
+	GO='$(GO)' GORELEASER='$(GORELEASER)' hack/release-check.sh
+	@# The archive is this machine's target only; Windows is the one that is not unix.
+	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null .
 
 .PHONY: release-snapshot
-release-snapshot: ## every release archive, checksums and the validated krew manifest in dist/, uploading nothing
+release-snapshot: ## every release archive, checksums and the validated krew index (dist/krew-index) in dist/, uploading nothing
 	$(GORELEASER) release --snapshot --clean
-	mkdir -p dist/krew
-	$(GO) run ./hack/krew -dist dist > dist/krew/diagnose.yaml
-	$(GO) run ./hack/krew -validate dist/krew/diagnose.yaml
-	@echo "dist/krew/diagnose.yaml is valid"
+	$(GO) run ./hack/krew -dist dist -index dist/krew-index
+	$(GO) run ./hack/krew -validate dist/krew-index/plugins/diagnose.yaml
+	@echo "dist/krew-index is the tree of the custom krew index; its plugins/diagnose.yaml is valid"

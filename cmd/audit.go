@@ -35,8 +35,15 @@ type AuditOptions struct {
 	Watch bool
 	// NoHeaders leaves out the header row.
 	NoHeaders bool
-	// SortBy orders the rows: one of report.SortKeys.
+	// SortBy orders the rows: one of report.SortKeys, or a JSONPath into each workload.
 	SortBy string
+	// ShowLabels (--show-labels) and LabelColumns (-L) add the workloads' labels to the table.
+	ShowLabels   bool
+	LabelColumns []string
+	// Targets are the TYPE[/NAME] arguments: the workloads to print; none prints every one.
+	Targets []target
+	// command is the command as the user typed it, for hints ("kubectl diagnose").
+	command string
 
 	// open opens the source; tests replace it.
 	open func() (*openedSource, error)
@@ -51,13 +58,18 @@ type AuditOptions struct {
 func NewCmdAudit(streams genericiooptions.IOStreams, source *SourceOptions, runF func(*AuditOptions) error) *cobra.Command {
 	o := &AuditOptions{IOStreams: streams, Source: source}
 	cmd := &cobra.Command{
-		Use:   "audit [--dump PATH] [-n NAMESPACE | -A] [-l SELECTOR] [-o FORMAT] [-w] [--fail-on SHAPES]",
+		Use:   "audit [TYPE[,TYPE...] [NAME...] | TYPE/NAME...] [--dump PATH] [-n NAMESPACE | -A] [-l SELECTOR] [-o FORMAT] [-w] [--fail-on SHAPES]",
 		Short: "Print the diagnosis of every workload, worst first",
 		Long: `Print one row per workload, worst first: its shape (what its copies actually do), the copies
 existing and declared, how many serve, the youngest copy, restarts, the spec field most likely
 responsible and whether the fault is in the spec or in something it depends on.
 
-Shapes: never-starts, starts-and-dies, live-but-idle, unknown, progressing, healthy.`,
+Shapes: never-starts, starts-and-dies, live-but-idle, unknown, progressing, healthy.
+
+Arguments pick workloads as kubectl get's do: a TYPE (deploy, sts, ds, rs, job, cj, or several
+joined by commas) with or without NAMEs, or TYPE/NAME pairs. A pod/NAME stands for the workload
+that controls it, as does a ReplicaSet a Deployment owns or a Job a CronJob owns; stderr says
+so. A name not found is an error after the rows that were.`,
 		Example: `  # Audit the namespace of the current context
   kubectl diagnose audit
 
@@ -70,14 +82,27 @@ Shapes: never-starts, starts-and-dies, live-but-idle, unknown, progressing, heal
   # The workloads labelled tier=web, by restarts, and follow them as they change
   kubectl diagnose audit -l tier=web --sort-by restarts -w
 
+  # Deployments only; two of them; the workload behind the pod the pager named
+  kubectl diagnose audit deploy
+  kubectl diagnose audit deploy/api deploy/web
+  kubectl diagnose audit pod/api-6d4b9c7f5-x2x8q
+
+  # Sorted by a field of -o json's workloads, with a column per label, as kubectl get does
+  kubectl diagnose audit --sort-by .counts.serving -L app.kubernetes.io/version
+
   # Three clusters in parallel, one section each; exit 3 if any of them has a broken workload
   kubectl diagnose audit --context prod-eu,prod-us,staging --fail-on broken
 
   # Names only, for a script; or the columns you choose
   kubectl diagnose audit -A -o name --fail-on broken
   kubectl diagnose audit -o custom-columns=NAME:.name,SHAPE:.shape,SUSPECT:.suspects[0].path`,
-		Args: noArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
+		RunE: func(c *cobra.Command, args []string) error {
+			o.command = c.Root().DisplayName()
+			targets, err := parseTargets(args)
+			if err != nil {
+				return err
+			}
+			o.Targets = targets
 			if err := o.Complete(); err != nil {
 				return err
 			}
@@ -98,7 +123,10 @@ Shapes: never-starts, starts-and-dies, live-but-idle, unknown, progressing, heal
 	cmd.Flags().BoolVar(&o.NoHeaders, "no-headers", false, "Leave out the header row (table, wide, custom-columns).")
 	o.Source.AddFleetFlags(cmd.Flags())
 	o.Source.addShowSecretsFlag(cmd.Flags())
-	cmd.Flags().StringVar(&o.SortBy, "sort-by", report.SortKeys[0], "Order of the rows: "+strings.Join(report.SortKeys, "|")+" (worst first; youngest copy first; most restarts first; by name).")
+	cmd.Flags().StringVar(&o.SortBy, "sort-by", report.SortKeys[0], "Order of the rows: "+strings.Join(report.SortKeys, "|")+" (worst first; youngest copy first; most restarts first; by name), or a JSONPath into each of -o json's workloads, as kubectl's (e.g. '{.counts.serving}').")
+	cmd.Flags().BoolVar(&o.ShowLabels, "show-labels", false, "Add a LABELS column with each workload's labels (table and wide).")
+	cmd.Flags().StringSliceVarP(&o.LabelColumns, "label-columns", "L", nil, "Add a column per label key, holding each workload's value of it (comma-separated or repeated; table and wide).")
+	o.Source.AddDemoFlag(cmd.Flags(), "Audit a built-in demo (namespace telemetry); no cluster needed.")
 	return cmd
 }
 
@@ -131,8 +159,8 @@ func (o *AuditOptions) Validate() error {
 	if _, err := report.NewPrinter(o.Output, o.printOptions(nil)); err != nil {
 		return &UsageError{Err: err}
 	}
-	if !report.ValidSortKey(o.SortBy) {
-		return usageErrorf("unknown --sort-by %q; use one of %s", o.SortBy, strings.Join(report.SortKeys, ", "))
+	if err := report.CheckSortBy(o.SortBy); err != nil {
+		return &UsageError{Err: err}
 	}
 	if o.Source.Fleet.On() {
 		if o.Watch {
@@ -168,17 +196,47 @@ func (o *AuditOptions) Run(c *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	if o.Watch {
-		return o.watch(c.Context(), src, snap, r)
+	ns := src.namespaceLabel(o.Source)
+	p := pick(snap, r, o.Targets, ns)
+	if err := o.printNotes("", p.notes); err != nil {
+		return err
 	}
-	return o.print(snap, r, src.namespaceLabel(o.Source))
+	if o.Watch {
+		if err := p.unresolvedError(ns); err != nil {
+			return err
+		}
+		return o.watch(c.Context(), src, snap, p.report)
+	}
+	if err := o.print(snap, p.report, ns); err != nil {
+		return err
+	}
+	return p.unresolvedError(ns)
 }
 
-// printOptions are the printers' options from the flags; snap, when set, resolves templates.
+// printNotes writes, before the report, which workload each named object stands for; prefix
+// names the context of a fleet.
+func (o *AuditOptions) printNotes(prefix string, notes []string) error {
+	for _, n := range notes {
+		if _, err := fmt.Fprintf(o.ErrOut, "%s%s\n", prefix, n); err != nil {
+			return fmt.Errorf("write notice: %w", err)
+		}
+	}
+	return nil
+}
+
+// printOptions are the printers' options from the flags; snap, when set, resolves templates and
+// labels.
 func (o *AuditOptions) printOptions(snap *snapshot.Snapshot) report.Options {
-	opts := report.Options{NoHeaders: o.NoHeaders, SortBy: o.SortBy}
+	opts := report.Options{
+		NoHeaders: o.NoHeaders, SortBy: o.SortBy, ShowLabels: o.ShowLabels, LabelColumns: o.LabelColumns,
+		// As kubectl get -A: every namespace asked for, so every row says which.
+		WithNamespace: o.Source.AllNamespaces,
+	}
 	if snap != nil {
 		opts.Templates = report.TemplatesOf(snap)
+		if o.ShowLabels || len(o.LabelColumns) > 0 {
+			opts.Labels = report.LabelsOf(snap)
+		}
 	}
 	return opts
 }
@@ -188,11 +246,15 @@ func (o *AuditOptions) print(snap *snapshot.Snapshot, r *diagnose.Report, namesp
 		return err
 	}
 	if len(r.Workloads) == 0 && report.RowFormat(o.Output) {
+		if named(o.Targets) {
+			// Named workloads that are not there: the error that follows says which.
+			return nil
+		}
 		// Like kubectl: nothing to list is a notice, not data.
 		if _, err := fmt.Fprintln(o.ErrOut, noWorkloadsNotice(namespace)); err != nil {
 			return fmt.Errorf("write notice: %w", err)
 		}
-		return failOnUnseen(r.Visibility, o.FailOn)
+		return failOnUnseen(r.Visibility, o.FailOn, o.Targets)
 	}
 	p, err := report.NewPrinter(o.Output, o.printOptions(snap))
 	if err != nil {
@@ -204,18 +266,19 @@ func (o *AuditOptions) print(snap *snapshot.Snapshot, r *diagnose.Report, namesp
 	if err := failOn(r, o.FailOn); err != nil {
 		return err
 	}
-	return failOnUnseen(r.Visibility, o.FailOn)
+	return failOnUnseen(r.Visibility, o.FailOn, o.Targets)
 }
 
 // failOnUnseen refuses to pass --fail-on when a workload kind could not be listed: a workload
-// the tool did not see may have the shape asked about.
-func failOnUnseen(vis []snapshot.Visibility, shapes map[diagnose.Shape]bool) error {
+// the tool did not see may have the shape asked about. Arguments that name kinds alone (audit
+// deploy) leave the other kinds out of it.
+func failOnUnseen(vis []snapshot.Visibility, shapes map[diagnose.Shape]bool, targets []target) error {
 	if len(shapes) == 0 {
 		return nil
 	}
 	var unseen []string
 	for _, v := range vis {
-		if !isWorkloadKind(v.Kind) {
+		if !isWorkloadKind(v.Kind) || !asksAbout(targets, v.Kind) {
 			continue
 		}
 		where := v.Kind + "s"

@@ -53,7 +53,7 @@ func TestAuditKubectlFlags(t *testing.T) {
 		}},
 		{name: "bad label selector", argv: []string{"audit", "-l", "tier in (web"}, wantErr: `invalid label selector "tier in (web": `},
 		{name: "field the server cannot select on", argv: []string{"audit", "--field-selector", "status.phase=Running"}, wantErr: `"status.phase" is not a known field selector: only "metadata.name", "metadata.namespace"`},
-		{name: "bad sort key", argv: []string{"audit", "--sort-by", ".metadata.name"}, wantErr: `unknown --sort-by ".metadata.name"; use one of shape, age, restarts, name`},
+		{name: "bad sort key", argv: []string{"audit", "--sort-by", "metadata.name"}, wantErr: `unknown --sort-by "metadata.name"; use one of shape, age, restarts, name, or a JSONPath such as '{.counts.serving}'`},
 		{name: "bad custom columns", argv: []string{"audit", "-o", "custom-columns=NAME"}, wantErr: "unexpected custom-columns spec: NAME, expected <header>:<json-path-expr>"},
 		{name: "bad jsonpath", argv: []string{"audit", "-o", "jsonpath={.workloads["}, wantErr: "-o jsonpath={.workloads[: error parsing jsonpath"},
 		{name: "watch a dump", argv: []string{"audit", "-w", "--dump", "./incident"}, wantErr: "--watch follows a live cluster; a dump does not change"},
@@ -228,6 +228,21 @@ func TestAuditWatch(t *testing.T) {
 			t.Errorf("stdout:\n%s\nwant it to stop at payments-api:\n%s", out, want)
 		}
 	})
+}
+
+// TestAuditWatchNamedWorkloads: a watch of named workloads follows those alone, and one that is
+// not there fails before it starts, as kubectl get -w NAME does.
+func TestAuditWatchNamedWorkloads(t *testing.T) {
+	open := watchedDumps(t, scenarioDump("dev-mixed"), scenarioDump("dev-payments"))
+	out, _, err := runWatch(t, time.Minute, open, "-w", "-o", "name", "deploy/recommender", "deploy/checkout")
+	if err != nil || out != "deployment.apps/recommender\ndeployment.apps/checkout\n" {
+		t.Errorf("watch of two named workloads: %v\n%s\nwant them alone, not payments-api when it comes", err, out)
+	}
+	open = watchedDumps(t, scenarioDump("dev-mixed"), scenarioDump("dev-payments"))
+	out, _, err = runWatch(t, time.Minute, open, "-w", "deploy/nope")
+	if err == nil || err.Error() != "deployment/nope not found in any namespace" || out != "" {
+		t.Errorf("watch of a workload that is not there: %v\n%s", err, out)
+	}
 }
 
 func TestAuditWatchInterrupted(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 // only a source built without a watch reaches it.
 var errNoWatch = errors.New("this source cannot be watched")
 
-// watch prints the first report in full, as `kubectl get -w` prints its list, then follows the
+// watch prints the first report (narrowed to the arguments' workloads) in full, as `kubectl get -w` prints its list, then follows the
 // cluster and prints again the rows whose verdict changed. A row's verdict is its shape,
 // counts, cause and top suspect: ages alone move every second and would reprint every row. With
 // --fail-on it returns as soon as a printed report holds a matching workload; an interrupt ends
@@ -65,7 +65,16 @@ func (o *AuditOptions) watch(ctx context.Context, src *openedSource, snap *snaps
 			if o.Source.At != nil {
 				s.ReferenceTime = *o.Source.At
 			}
-			if err := o.printChanged(src.redact.Report(diagnose.Diagnose(s), s), s, opts, seen, warned); err != nil {
+			p := pick(s, src.redact.Report(diagnose.Diagnose(s), s), o.Targets, src.namespaceLabel(o.Source))
+			for _, n := range p.notes {
+				if !warned[n] {
+					warned[n] = true
+					if err := o.printNotes("", []string{n}); err != nil {
+						return err
+					}
+				}
+			}
+			if err := o.printChanged(p.report, s, opts, seen, warned); err != nil {
 				return err
 			}
 		}
@@ -103,6 +112,9 @@ func (o *AuditOptions) printChanged(r *diagnose.Report, snap *snapshot.Snapshot,
 	}
 	if len(changed.Workloads) > 0 {
 		opts.Templates = report.TemplatesOf(snap)
+		if o.ShowLabels || len(o.LabelColumns) > 0 {
+			opts.Labels = report.LabelsOf(snap)
+		}
 		p, err := report.NewPrinter(o.Output, opts)
 		if err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +23,11 @@ import (
 // scenarioDump is the dump of one of the shared scenarios, written by a real v1.37 API server.
 func scenarioDump(id string) string {
 	return filepath.Join("..", "testdata", "scenarios", id, "dump")
+}
+
+// fixtureDump is the dump of one of the fixtures, written by a real v1.37 API server.
+func fixtureDump(id string) string {
+	return filepath.Join("..", "testdata", "fixtures", id, "dump")
 }
 
 // parsed is what argv parsed to, captured by the run hooks.
@@ -90,11 +96,61 @@ func TestAuditFlags(t *testing.T) {
 				t.Errorf("At = %v, want %v", o.Source.At, at)
 			}
 		}},
-		{name: "bad output", argv: "audit -o xml", wantErr: `unknown output format "xml"; use one of table, wide, json, yaml, markdown, name, jsonpath=..., jsonpath-as-json=..., jsonpath-file=..., custom-columns=...`},
+		{name: "bad output", argv: "audit -o xml", wantErr: `unknown output format "xml"; use one of table, wide, json, yaml, markdown, name, jsonpath=..., jsonpath-as-json=..., jsonpath-file=..., custom-columns=..., go-template=..., go-template-file=...`},
 		{name: "unknown shape", argv: "audit --fail-on broke", wantErr: `unknown shape "broke" in --fail-on; use never-starts, starts-and-dies, live-but-idle, unknown, progressing, healthy or broken`},
 		{name: "bad at", argv: "audit --at yesterday", wantErr: `invalid --at "yesterday": want an RFC3339 time such as 2026-11-24T14:32:10Z`},
 		{name: "namespace and all namespaces", argv: "audit -n dev-web -A", wantErr: "--namespace and --all-namespaces cannot be used together"},
-		{name: "arguments", argv: "audit deploy/x", wantErr: `"kubectl diagnose audit" takes no arguments, got ["deploy/x"]`},
+		{name: "a type", argv: "audit deploy", check: wantTargets(target{Kind: "Deployment"})},
+		{name: "types, any case and alias", argv: "audit Deployments,sts,cj", check: wantTargets(target{Kind: "Deployment"}, target{Kind: "StatefulSet"}, target{Kind: "CronJob"})},
+		{name: "a type and names", argv: "audit deploy api web api", check: wantTargets(target{Kind: "Deployment", Name: "api"}, target{Kind: "Deployment", Name: "web"})},
+		{name: "types and a name", argv: "audit deploy,sts api", check: wantTargets(target{Kind: "Deployment", Name: "api"}, target{Kind: "StatefulSet", Name: "api"})},
+		{name: "type/name pairs", argv: "audit deploy/api sts/db jobs.batch/x", check: wantTargets(target{Kind: "Deployment", Name: "api"}, target{Kind: "StatefulSet", Name: "db"}, target{Kind: "Job", Name: "x"})},
+		{name: "a pod stands for its workload", argv: "audit po/api-7d9-x pod/y", check: wantTargets(target{Kind: "Pod", Name: "api-7d9-x"}, target{Kind: "Pod", Name: "y"})},
+		{name: "an unknown type", argv: "audit svc/x", wantErr: `unknown workload kind "svc"; use deployment (deploy), statefulset (sts), daemonset (ds), replicaset (rs), job, cronjob (cj) or pod (po)`},
+		{name: "an unknown type among several", argv: "audit deploy,svc", wantErr: `unknown workload kind "svc"; use deployment (deploy), statefulset (sts), daemonset (ds), replicaset (rs), job, cronjob (cj) or pod (po)`},
+		{name: "type/name mixed with a name", argv: "audit deploy/x y", wantErr: "arguments in TYPE/NAME form cannot follow or precede a TYPE or NAME: deploy/x y; name each as TYPE/NAME, or give one TYPE then NAMEs"},
+		{name: "pods without a name", argv: "audit pods", wantErr: "pods are not workloads; name one (pod/NAME) for the workload that controls it"},
+		{name: "an empty name", argv: "audit deploy/", wantErr: `invalid workload name "" in "deploy/"`},
+		{name: "sort by a keyword", argv: "audit --sort-by restarts", check: func(t *testing.T, o *AuditOptions) {
+			if o.SortBy != "restarts" {
+				t.Errorf("SortBy = %q", o.SortBy)
+			}
+		}},
+		{name: "sort by a JSONPath", argv: "audit --sort-by {.counts.serving}", check: func(t *testing.T, o *AuditOptions) {
+			if o.SortBy != "{.counts.serving}" {
+				t.Errorf("SortBy = %q", o.SortBy)
+			}
+		}},
+		{name: "sort by a JSONPath without braces", argv: "audit --sort-by .name", check: func(t *testing.T, o *AuditOptions) {
+			if o.SortBy != ".name" {
+				t.Errorf("SortBy = %q", o.SortBy)
+			}
+		}},
+		{name: "sort by a misspelt keyword", argv: "audit --sort-by shpae", wantErr: `unknown --sort-by "shpae"; use one of shape, age, restarts, name, or a JSONPath such as '{.counts.serving}'`},
+		{name: "sort by a JSONPath that does not parse", argv: "audit --sort-by {.counts", wantErr: `--sort-by: unbalanced braces in custom-columns path "{.counts"`},
+		{name: "labels", argv: "audit --show-labels -L app,tier -L app.kubernetes.io/version", check: func(t *testing.T, o *AuditOptions) {
+			if !o.ShowLabels || strings.Join(o.LabelColumns, " ") != "app tier app.kubernetes.io/version" {
+				t.Errorf("ShowLabels %v LabelColumns %q", o.ShowLabels, o.LabelColumns)
+			}
+		}},
+		{name: "-A keeps the namespace column, as kubectl get -A", argv: "audit -A", check: func(t *testing.T, o *AuditOptions) {
+			if !o.printOptions(nil).WithNamespace {
+				t.Error("-A: the table may drop its NAMESPACE column")
+			}
+		}},
+		{name: "a go template", argv: "audit -o go-template={{.kind}}", check: func(t *testing.T, o *AuditOptions) {
+			if o.Output != "go-template={{.kind}}" {
+				t.Errorf("Output = %q", o.Output)
+			}
+		}},
+		{name: "a go template that does not parse", argv: "audit -o go-template={{.kind", wantErr: "-o go-template={{.kind: error parsing template {{.kind, template: output:1: unclosed action"},
+		{name: "demo", argv: "audit --demo -n telemetry", check: func(t *testing.T, o *AuditOptions) {
+			if !o.Source.Demo || o.Source.Namespace != "telemetry" {
+				t.Errorf("Demo %v namespace %q", o.Source.Demo, o.Source.Namespace)
+			}
+		}},
+		{name: "demo and dump", argv: "audit --demo --dump d", wantErr: "--demo and --dump cannot be used together"},
+		{name: "demo and prometheus", argv: "audit --demo --prometheus http://127.0.0.1:9", wantErr: "--demo is a built-in dump; --prometheus cannot be used with it"},
 		{name: "unknown flag", argv: "audit --bogus", wantErr: "unknown flag: --bogus; see 'kubectl diagnose audit --help'"},
 		{name: "missing flag value", argv: "audit -o", wantErr: "flag needs an argument: 'o' in -o; see 'kubectl diagnose audit --help'"},
 	}
@@ -116,6 +172,16 @@ func TestAuditFlags(t *testing.T) {
 	}
 }
 
+// wantTargets checks the targets audit's arguments parsed to.
+func wantTargets(want ...target) func(t *testing.T, o *AuditOptions) {
+	return func(t *testing.T, o *AuditOptions) {
+		t.Helper()
+		if fmt.Sprint(o.Targets) != fmt.Sprint(want) {
+			t.Errorf("targets %v, want %v", o.Targets, want)
+		}
+	}
+}
+
 func TestExplainFlags(t *testing.T) {
 	tests := []struct {
 		argv       string
@@ -133,9 +199,12 @@ func TestExplainFlags(t *testing.T) {
 		{argv: "explain telemetry-ingester", wantErr: "want KIND/NAME, e.g. deploy/telemetry-ingester"},
 		{argv: "explain cronjob/nightly-billing", kind: "CronJob", name: "nightly-billing", output: "text"},
 		{argv: "explain jobs.batch/report-export", kind: "Job", name: "report-export", output: "text"},
-		{argv: "explain pod/x", wantErr: `unknown workload kind "pod"; use deployment (deploy), statefulset (sts), daemonset (ds), replicaset (rs), job or cronjob (cj)`},
+		{argv: "explain pod/web-frontend-59797f96c5-j2fl8", kind: "Pod", name: "web-frontend-59797f96c5-j2fl8", output: "text"},
+		{argv: "explain po web-frontend-59797f96c5-j2fl8 -o markdown", kind: "Pod", name: "web-frontend-59797f96c5-j2fl8", output: "markdown"},
+		{argv: "explain svc/x", wantErr: `unknown workload kind "svc"; use deployment (deploy), statefulset (sts), daemonset (ds), replicaset (rs), job, cronjob (cj) or pod (po)`},
 		{argv: "explain deploy/", wantErr: `invalid workload name ""`},
-		{argv: "explain deploy/x -o wide", wantErr: `unknown output format "wide"; use one of text, json, yaml`},
+		{argv: "explain deploy/x -o wide", wantErr: `unknown output format "wide"; use one of text, json, yaml, markdown`},
+		{argv: "explain deploy/x --demo --dump d", wantErr: "--demo and --dump cannot be used together"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.argv, func(t *testing.T) {
@@ -159,16 +228,65 @@ func TestRootFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.root == nil || p.root.Source.DumpPath != "d" || p.root.Source.Namespace != "dev-web" || p.root.Demo {
+	if p.root == nil || p.root.Source.DumpPath != "d" || p.root.Source.Namespace != "dev-web" || p.root.Source.Demo {
 		t.Fatalf("root options: %+v", p.root)
 	}
-	if p, err = parseArgs("--demo"); err != nil || !p.root.Demo {
+	if p, err = parseArgs("--demo"); err != nil || !p.root.Source.Demo {
 		t.Fatalf("--demo: %v %+v", err, p.root)
 	}
-	_, err = parseArgs("--demo", "--dump", "d")
-	checkUsageError(t, err, "--demo and --dump cannot be used together")
-	_, err = parseArgs("deploy/x")
-	checkUsageError(t, err, `unknown command "deploy/x" for "kubectl diagnose"; see 'kubectl diagnose --help'`)
+	if p, err = parseArgs("--demo", "audit"); err != nil || p.audit == nil || !p.audit.Source.Demo {
+		t.Fatalf("--demo audit: %v %+v", err, p.audit)
+	}
+	tests := []struct{ argv, want string }{
+		{"--demo --dump d", "--demo and --dump cannot be used together"},
+		{"deploy/x", `unknown command "deploy/x" for "kubectl diagnose" (did you mean kubectl diagnose explain deploy/x or kubectl diagnose audit deploy/x?); see 'kubectl diagnose --help'`},
+		{"svc/x", `unknown command "svc/x" for "kubectl diagnose"; see 'kubectl diagnose --help'`},
+		{"audti", `unknown command "audti" for "kubectl diagnose" (did you mean audit?); see 'kubectl diagnose --help'`},
+		{"explian -n x", `unknown command "explian" for "kubectl diagnose" (did you mean explain?); see 'kubectl diagnose --help'`},
+		// The flag is audit's: the command, not the flag, is what is wrong.
+		{"adit --fail-on broken", `unknown command "adit" for "kubectl diagnose" (did you mean audit?); see 'kubectl diagnose --help'`},
+		{"--bogus", "unknown flag: --bogus; see 'kubectl diagnose --help'"},
+		{"rollout deploy/x --demo", "unknown flag: --demo; see 'kubectl diagnose rollout --help'"},
+	}
+	for _, tt := range tests {
+		_, err := parseArgs(strings.Fields(tt.argv)...)
+		checkUsageError(t, err, tt.want)
+	}
+}
+
+func TestCommandName(t *testing.T) {
+	tests := []struct{ argv0, want string }{
+		// kubectl runs a plugin by its path.
+		{"/usr/local/bin/kubectl-diagnose", "kubectl diagnose"},
+		{"kubectl-diagnose", "kubectl diagnose"},
+		{`C:\tools\kubectl-diagnose.exe`, "kubectl diagnose"},
+		{"/tmp/go-build1/b001/exe/kubectl-diagnose", "kubectl diagnose"},
+		// kubectl's own mapping of a plugin file name to its words.
+		{"/home/u/.krew/bin/kubectl-view_secret", "kubectl view-secret"},
+		{"kubectl-cert-manager", "kubectl cert manager"},
+		// A renamed copy keeps its name.
+		{"/usr/local/bin/kd", "kd"},
+		{"kubectl-", "kubectl-"},
+	}
+	for _, tt := range tests {
+		argv0 := tt.argv0
+		if runtime.GOOS != "windows" {
+			// filepath.Base splits on / only off Windows.
+			argv0 = strings.ReplaceAll(argv0, `\`, "/")
+		}
+		if got := CommandName(argv0); got != tt.want {
+			t.Errorf("CommandName(%q) = %q, want %q", argv0, got, tt.want)
+		}
+	}
+
+	// Usage and hints use it.
+	streams, _, _, _ := genericiooptions.NewTestIOStreams()
+	cmd := newRootCmd(streams, hooks{argv0: "/opt/bin/kd"})
+	cmd.SetArgs([]string{"explain", "deploy/nope", "--dump", scenarioDump("dev-web")})
+	err := cmd.ExecuteContext(context.Background())
+	if want := "list the workloads with: kd audit --dump " + scenarioDump("dev-web"); err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("hint of a renamed copy: %v, want it to end with %q", err, want)
+	}
 }
 
 func checkUsageError(t *testing.T, err error, want string) {
@@ -227,6 +345,8 @@ func TestRun(t *testing.T) {
 		wantErr    string
 		wantCode   int
 		wantErrOut string
+		// quiet: nothing on stderr.
+		quiet bool
 	}{
 		{
 			name:    "audit table names the suspect env var from the template",
@@ -280,13 +400,13 @@ func TestRun(t *testing.T) {
 		{
 			name:     "explain of a workload that is not there",
 			argv:     []string{"explain", "deploy/telemetry", "--dump", scenarioDump("dev-ingester"), "-n", "dev-ingester"},
-			wantErr:  "deployment/telemetry not found in namespace dev-ingester; list the workloads with: kubectl-diagnose audit --dump " + scenarioDump("dev-ingester") + " -n dev-ingester",
+			wantErr:  "deployment/telemetry not found in namespace dev-ingester; list the workloads with: kubectl diagnose audit --dump " + scenarioDump("dev-ingester") + " -n dev-ingester",
 			wantCode: ExitError,
 		},
 		{
 			name:     "explain suggests the kind that exists",
 			argv:     []string{"explain", "sts/web-frontend", "--dump", scenarioDump("dev-web")},
-			wantErr:  "statefulset/web-frontend not found in any namespace (did you mean deployment/web-frontend?); list the workloads with: kubectl-diagnose audit --dump " + scenarioDump("dev-web"),
+			wantErr:  "statefulset/web-frontend not found in any namespace (did you mean deployment/web-frontend?); list the workloads with: kubectl diagnose audit --dump " + scenarioDump("dev-web"),
 			wantCode: ExitError,
 		},
 		{
@@ -311,6 +431,129 @@ func TestRun(t *testing.T) {
 			argv:    []string{"version"},
 			wantOut: []string{"kubectl-diagnose "},
 		},
+		{
+			name:       "explain a pod: its Deployment, through its ReplicaSet",
+			argv:       []string{"explain", "pod/web-frontend-59797f96c5-j2fl8", "--dump", scenarioDump("dev-web")},
+			wantOut:    []string{"deployment/web-frontend in namespace dev-web\n", "Shape:     live-but-idle"},
+			wantErrOut: "pod/web-frontend-59797f96c5-j2fl8 is controlled by deployment/web-frontend (through replicaset/web-frontend-59797f96c5); explaining deployment/web-frontend\n",
+		},
+		{
+			name:       "explain a ReplicaSet a Deployment owns: the Deployment",
+			argv:       []string{"explain", "rs/payments-api-6685d59959", "--dump", scenarioDump("dev-payments"), "-o", "json"},
+			wantOut:    []string{`"kind": "Deployment"`, `"name": "payments-api"`},
+			wantErrOut: "replicaset/payments-api-6685d59959 is controlled by deployment/payments-api; explaining deployment/payments-api\n",
+		},
+		{
+			name:       "explain a StatefulSet's pod",
+			argv:       []string{"explain", "po", "search-indexer-0", "--dump", scenarioDump("dev-search")},
+			wantOut:    []string{"statefulset/search-indexer in namespace dev-search\n"},
+			wantErrOut: "pod/search-indexer-0 is controlled by statefulset/search-indexer; explaining statefulset/search-indexer\n",
+		},
+		{
+			name:       "explain a Job's pod: the CronJob that made the Job",
+			argv:       []string{"explain", "pod/nightly-billing-3-c9b6b", "--dump", fixtureDump("cronjob-template-change")},
+			wantOut:    []string{"cronjob/nightly-billing in namespace fixture-cronjob-template-change\n"},
+			wantErrOut: "pod/nightly-billing-3-c9b6b is controlled by cronjob/nightly-billing (through job/nightly-billing-3); explaining cronjob/nightly-billing\n",
+		},
+		{
+			name:       "explain a Job a CronJob owns",
+			argv:       []string{"explain", "job/nightly-billing-3", "--dump", fixtureDump("cronjob-template-change")},
+			wantOut:    []string{"cronjob/nightly-billing in namespace fixture-cronjob-template-change\n"},
+			wantErrOut: "job/nightly-billing-3 is controlled by cronjob/nightly-billing; explaining cronjob/nightly-billing\n",
+		},
+		{
+			name:     "explain a pod that is not there",
+			argv:     []string{"explain", "pod/web-frontend-x", "--dump", scenarioDump("dev-web"), "-n", "dev-web"},
+			wantErr:  "pod/web-frontend-x not found in namespace dev-web; list the workloads with: kubectl diagnose audit --dump " + scenarioDump("dev-web") + " -n dev-web",
+			wantCode: ExitError,
+		},
+		{
+			name:     "explain a pod no workload controls",
+			argv:     []string{"explain", "pod/debug", "--dump", "-"},
+			stdin:    []byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"debug","namespace":"ops"},"spec":{"containers":[{"name":"sh","image":"busybox"}]}}`),
+			wantErr:  "pod/debug is controlled by no workload (it has no controller reference); only workloads are diagnosed",
+			wantCode: ExitError,
+		},
+		{
+			name: "explain a pod a custom controller owns",
+			argv: []string{"explain", "pod/trainer-0", "--dump", "-"},
+			stdin: []byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"trainer-0","namespace":"ml","ownerReferences":[` +
+				`{"apiVersion":"kubeflow.org/v1","kind":"TFJob","name":"trainer","uid":"u1","controller":true}]},"spec":{"containers":[{"name":"t","image":"tf"}]}}`),
+			wantErr:  "pod/trainer-0 is controlled by tfjob/trainer, which is not a workload kind this tool diagnoses",
+			wantCode: ExitError,
+		},
+		{
+			name:    "explain -o markdown, for the ticket",
+			argv:    []string{"explain", "deploy/telemetry-ingester", "--dump", scenarioDump("dev-ingester"), "-o", "markdown"},
+			wantOut: []string{"# deployment/telemetry-ingester in dev-ingester: live-but-idle\n", "## Suspects\n", "`spec.template.spec.containers[0].env[0].value`", "## Suggested fix\n", "`kubectl rollout undo deployment/telemetry-ingester --to-revision=1 -n dev-ingester`", "## Changed since it last served\n", "## Timeline\n", "## Copies\n", "| telemetry-ingester-"},
+		},
+		{
+			name:    "explain on the demo",
+			argv:    []string{"explain", "deploy/telemetry-ingester", "--demo"},
+			wantOut: []string{"deployment/telemetry-ingester in namespace telemetry\n", "env[0].value"},
+		},
+		{
+			name:     "explain on the demo, a workload it does not hold",
+			argv:     []string{"explain", "deploy/nope", "--demo"},
+			wantErr:  "deployment/nope not found in any namespace; list the workloads with: kubectl diagnose audit --demo",
+			wantCode: ExitError,
+		},
+		{
+			name:    "audit on the demo",
+			argv:    []string{"audit", "--demo", "--no-headers", "-o", "name"},
+			wantOut: []string{"deployment.apps/telemetry-"},
+		},
+		{
+			name:    "audit a type",
+			argv:    []string{"audit", "sts", "--demo", "-o", "name"},
+			wantOut: []string{"statefulset.apps/telemetry-store\n"},
+		},
+		{
+			name:       "audit a pod: the row of its workload",
+			argv:       []string{"audit", "pod/web-frontend-59797f96c5-j2fl8", "--dump", scenarioDump("dev-web"), "-o", "name"},
+			wantOut:    []string{"deployment.apps/web-frontend\n"},
+			wantErrOut: "pod/web-frontend-59797f96c5-j2fl8 is controlled by deployment/web-frontend (through replicaset/web-frontend-59797f96c5)\n",
+		},
+		{
+			name:     "audit names: the rows found, then the names that are not",
+			argv:     []string{"audit", "deploy", "web-frontend", "nope", "--dump", scenarioDump("dev-web"), "-n", "dev-web", "-o", "name"},
+			wantOut:  []string{"deployment.apps/web-frontend\n"},
+			wantErr:  "deployment/nope not found in namespace dev-web",
+			wantCode: ExitError,
+		},
+		{
+			name:     "audit a name that is nowhere: no table, no notice, the error",
+			argv:     []string{"audit", "deploy/nope", "--dump", scenarioDump("dev-web")},
+			wantErr:  "deployment/nope not found in any namespace",
+			wantCode: ExitError,
+			quiet:    true,
+		},
+		{
+			name:    "-A keeps the NAMESPACE column on one namespace",
+			argv:    []string{"audit", "--dump", scenarioDump("dev-web"), "-A"},
+			wantOut: []string{"SHAPE", "NAMESPACE", "WORKLOAD", "live-but-idle", "dev-web", "deployment/web-frontend"},
+		},
+		{
+			name:    "sort by a JSONPath, ascending as kubectl's",
+			argv:    []string{"audit", "--demo", "--sort-by", "{.counts.restarts}", "-o", "name"},
+			wantOut: []string{"deployment.apps/telemetry-ingester\n", "deployment.apps/telemetry-api\n", "deployment.apps/telemetry-worker\n"},
+		},
+		{
+			name:     "sort by a path no workload has",
+			argv:     []string{"audit", "--demo", "--sort-by", ".nope"},
+			wantErr:  `--sort-by: couldn't find any field with path ".nope" in the workloads`,
+			wantCode: ExitError,
+		},
+		{
+			name:    "labels as kubectl get shows them",
+			argv:    []string{"audit", "--dump", scenarioDump("dev-mixed"), "-L", "app.kubernetes.io/part-of", "--show-labels", "--sort-by", "name"},
+			wantOut: []string{"CAUSE   PART-OF   LABELS\n", "deployment/batch-exporter", " data      app.kubernetes.io/name=batch-exporter,app.kubernetes.io/part-of=data,app=batch-exporter\n", "deployment/checkout", " shop      app.kubernetes.io/name=checkout,app.kubernetes.io/part-of=shop,app=checkout\n"},
+		},
+		{
+			name:    "a go template over -o json's document",
+			argv:    []string{"audit", "--demo", "-o", `go-template={{range .workloads}}{{.name}}:{{.shape}}{{"\n"}}{{end}}`},
+			wantOut: []string{"telemetry-ingester:live-but-idle\n"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -329,7 +572,7 @@ func TestRun(t *testing.T) {
 				}
 				rest = rest[i+len(w):]
 			}
-			if tt.wantErrOut != "" && errOut != tt.wantErrOut {
+			if (tt.wantErrOut != "" || tt.quiet) && errOut != tt.wantErrOut {
 				t.Errorf("stderr = %q, want %q", errOut, tt.wantErrOut)
 			}
 		})

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/demo"
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
 	"github.com/kubediagnose/kubectl-diagnose/internal/live"
 	"github.com/kubediagnose/kubectl-diagnose/internal/preflight"
@@ -20,16 +21,15 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
-// CompletionCommand is the name of the executable kubectl (1.26 and later) runs to complete
-// `kubectl diagnose <TAB>`: it passes the words after `kubectl diagnose`, and the executable
-// answers as cobra's __complete does.
-const CompletionCommand = "kubectl_complete-diagnose"
-
 // completionTimeout bounds what a suggestion may wait for the cluster: a shell waits on it.
 const completionTimeout = 5 * time.Second
 
-// workloadKinds are explain's KIND words, offered as KIND/ before a name is typed.
+// workloadKinds are the KIND words of the workload kinds, offered as KIND/ before a name is
+// typed; explain and audit take pod too.
 var workloadKinds = []string{"deployment", "statefulset", "daemonset", "replicaset", "job", "cronjob"}
+
+// namedKinds are the KIND words explain and audit take: a pod stands for its workload.
+var namedKinds = append(slices.Clone(workloadKinds), "pod")
 
 // registerCompletions adds dynamic completion: -n and explain's KIND/NAME from the dump or the
 // cluster the flags name, --context from the kubeconfig, and the closed lists of -o, --fail-on
@@ -69,15 +69,18 @@ func registerCompletions(root *cobra.Command, source *SourceOptions) {
 			must(c.RegisterFlagCompletionFunc("output", auditFormats))
 			must(c.RegisterFlagCompletionFunc("fail-on", completeFailOn))
 			must(c.RegisterFlagCompletionFunc("sort-by", cobra.FixedCompletions(report.SortKeys, cobra.ShellCompDirectiveNoFileComp)))
+			c.ValidArgsFunction = func(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+				return completeTargets(c.Context(), source, args, toComplete)
+			}
 		case "explain":
 			must(c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.ExplainFormats, cobra.ShellCompDirectiveNoFileComp)))
 			c.ValidArgsFunction = func(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-				return completeWorkload(c.Context(), source, args, toComplete)
+				return completeWorkload(c.Context(), source, namedKinds, args, toComplete)
 			}
 		case "rollout":
 			must(c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(rollout.Formats, cobra.ShellCompDirectiveNoFileComp)))
 			c.ValidArgsFunction = func(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-				return completeWorkload(c.Context(), source, args, toComplete)
+				return completeWorkload(c.Context(), source, workloadKinds, args, toComplete)
 			}
 		case "preflight":
 			must(c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(preflight.Formats, cobra.ShellCompDirectiveNoFileComp)))
@@ -130,13 +133,13 @@ func splitLast(s string) (string, string) {
 	return s[:i+1], s[i+1:]
 }
 
-// completeWorkload offers KIND/ and then KIND/NAME (or NAME after a separate KIND word) from
-// the source.
-func completeWorkload(ctx context.Context, source *SourceOptions, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+// completeWorkload offers KIND/ (of kinds) and then KIND/NAME (or NAME after a separate KIND
+// word) from the source, for a command that takes one.
+func completeWorkload(ctx context.Context, source *SourceOptions, kinds []string, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	none := cobra.ShellCompDirectiveNoFileComp
 	switch {
 	case len(args) == 1 && !strings.Contains(args[0], "/"):
-		kind, ok := kindAliases[strings.ToLower(args[0])]
+		kind, ok := kindOf(args[0])
 		if !ok {
 			return nil, none
 		}
@@ -144,16 +147,44 @@ func completeWorkload(ctx context.Context, source *SourceOptions, args []string,
 	case len(args) > 0:
 		return nil, none
 	}
+	return completeRef(ctx, source, kinds, toComplete)
+}
+
+// completeTargets completes audit's arguments, as kubectl get's: another TYPE/NAME after those,
+// or another NAME of the TYPE typed first.
+func completeTargets(ctx context.Context, source *SourceOptions, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	none := cobra.ShellCompDirectiveNoFileComp
+	if len(args) > 0 && !strings.Contains(args[0], "/") {
+		kind, ok := kindOf(args[0])
+		if !ok || strings.Contains(args[0], ",") {
+			return nil, none
+		}
+		var out []string
+		for _, n := range workloadNames(ctx, source, kind) {
+			if !slices.Contains(args[1:], n) {
+				out = append(out, n)
+			}
+		}
+		return out, none
+	}
+	out, directive := completeRef(ctx, source, namedKinds, toComplete)
+	return slices.DeleteFunc(out, func(ref string) bool { return slices.Contains(args, ref) }), directive
+}
+
+// completeRef completes one KIND/NAME: KIND/ of kinds before the slash, the source's names of
+// the kind after it, in the alias typed.
+func completeRef(ctx context.Context, source *SourceOptions, kinds []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	none := cobra.ShellCompDirectiveNoFileComp
 	word, _, typedName := strings.Cut(toComplete, "/")
 	if !typedName {
-		out := make([]string, 0, len(workloadKinds))
-		for _, k := range workloadKinds {
+		out := make([]string, 0, len(kinds))
+		for _, k := range kinds {
 			out = append(out, k+"/")
 		}
 		return out, none | cobra.ShellCompDirectiveNoSpace
 	}
-	kind, ok := kindAliases[strings.ToLower(word)]
-	if !ok {
+	kind, ok := kindOf(word)
+	if !ok || !slices.Contains(kinds, strings.ToLower(kind)) {
 		return nil, none
 	}
 	var out []string
@@ -167,6 +198,13 @@ func completeWorkload(ctx context.Context, source *SourceOptions, args []string,
 func namespaceNames(ctx context.Context, source *SourceOptions) []string {
 	ctx, cancel := context.WithTimeout(ctx, completionTimeout)
 	defer cancel()
+	if source.Demo {
+		snap, err := demo.Source().Snapshot(ctx)
+		if err != nil {
+			return nil
+		}
+		return snap.Namespaces
+	}
 	if source.DumpPath != "" {
 		snap, err := dump.Source{Path: source.DumpPath, Stdin: source.Stdin}.Snapshot(ctx)
 		if err != nil {
@@ -187,15 +225,15 @@ func namespaceNames(ctx context.Context, source *SourceOptions) []string {
 	return names
 }
 
-// workloadNames lists the names of one workload kind in the namespaces -n/-A select, from the
-// dump or the cluster.
+// workloadNames lists the names of one workload kind, or of pods, in the namespaces -n/-A
+// select, from the dump or the cluster.
 func workloadNames(ctx context.Context, source *SourceOptions, kind string) []string {
 	ctx, cancel := context.WithTimeout(ctx, completionTimeout)
 	defer cancel()
 	if err := source.Complete(); err != nil {
 		return nil
 	}
-	if source.DumpPath == "" {
+	if source.DumpPath == "" && !source.Demo {
 		src, err := live.New(source.ConfigFlags, live.Options{Namespaces: source.namespaces(), AllNamespaces: source.AllNamespaces})
 		if err != nil {
 			cobra.CompDebugln(err.Error(), true)
@@ -222,7 +260,7 @@ func workloadNames(ctx context.Context, source *SourceOptions, kind string) []st
 			seen[name] = true
 		}
 	}
-	if k := snapshot.KindNamed(kind); k != nil && k.Workload {
+	if k := snapshot.KindNamed(kind); k != nil && (k.Workload || kind == kindPod) {
 		k.Each(snap, func(o runtime.Object) {
 			if m, err := meta.Accessor(o); err == nil {
 				add(k.Kind, m.GetName())

@@ -11,6 +11,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubediagnose/kubectl-diagnose/internal/demo"
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
 	"github.com/kubediagnose/kubectl-diagnose/internal/live"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
@@ -29,6 +30,8 @@ type DumpOptions struct {
 	AllNamespaces bool
 	// Metrics are the Prometheus flags; with a Prometheus the dump also saves its answers.
 	Metrics MetricsOptions
+	// Demo is --demo: write the built-in demo instead of reading a cluster.
+	Demo bool
 
 	// newSource opens the cluster; tests replace it with an offline source.
 	newSource func(flags *genericclioptions.ConfigFlags, opts live.Options) (snapshot.Source, error)
@@ -79,6 +82,7 @@ are never read.`,
 	// The root command's Prometheus flags, when there is one, are these same names; these serve
 	// the command on its own.
 	o.Metrics.AddFlags(cmd.Flags())
+	cmd.Flags().BoolVar(&o.Demo, "demo", false, "Write the built-in demo (namespace telemetry) instead of reading a cluster, to try --dump on.")
 	return cmd
 }
 
@@ -86,7 +90,7 @@ are never read.`,
 // something to a command reading a dump.
 func (o *DumpOptions) Complete(c *cobra.Command) error {
 	if f := c.Flags().Lookup("dump"); f != nil && f.Changed {
-		return usageErrorf("--dump cannot be used with dump, which reads the live cluster; to diagnose %s run: kubectl-diagnose audit --dump %s", f.Value, f.Value)
+		return usageErrorf("--dump cannot be used with dump, which reads the live cluster; to diagnose %s run: %s audit --dump %s", f.Value, c.Root().DisplayName(), f.Value)
 	}
 	if f := c.Flags().Lookup("at"); f != nil && f.Changed {
 		return usageErrorf("--at cannot be used with dump: a dump records the time it was read, and audit --dump --at sets another")
@@ -109,6 +113,9 @@ func (o *DumpOptions) Validate() error {
 	if o.AllNamespaces && len(o.Namespaces) > 0 {
 		return usageErrorf("--namespace and --all-namespaces cannot be used together")
 	}
+	if o.Demo && o.Metrics.Config != nil {
+		return usageErrorf("--demo is a built-in dump; --prometheus cannot be used with it")
+	}
 	return nil
 }
 
@@ -120,7 +127,7 @@ func (o *DumpOptions) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	kube, err := o.newSource(o.ConfigFlags, live.Options{Namespaces: o.Namespaces, AllNamespaces: o.AllNamespaces})
+	kube, err := o.source()
 	if err != nil {
 		return err
 	}
@@ -148,6 +155,14 @@ func (o *DumpOptions) Run(ctx context.Context) error {
 		return fmt.Errorf("write notice: %w", err)
 	}
 	return nil
+}
+
+// source is what the dump reads: the cluster, or the demo scoped by -n as a dump is.
+func (o *DumpOptions) source() (snapshot.Source, error) {
+	if o.Demo {
+		return &scopedSource{src: demo.Source(), namespaces: o.Namespaces, origin: "the demo"}, nil
+	}
+	return o.newSource(o.ConfigFlags, live.Options{Namespaces: o.Namespaces, AllNamespaces: o.AllNamespaces})
 }
 
 func openLiveSource(flags *genericclioptions.ConfigFlags, opts live.Options) (snapshot.Source, error) {

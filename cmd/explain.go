@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/report"
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
 // kindAliases maps what people type (kubectl's names, any case) to a workload kind.
@@ -33,10 +34,13 @@ type ExplainOptions struct {
 	genericiooptions.IOStreams
 	Source *SourceOptions
 
-	// Kind is the canonical workload kind and Name its name, from KIND/NAME.
+	// Kind is the canonical kind (a workload kind, or Pod for the workload that controls the
+	// pod) and Name its name, from KIND/NAME.
 	Kind, Name string
 	// Output is -o: one of report.ExplainFormats.
 	Output string
+	// command is the command as the user typed it, for hints ("kubectl diagnose").
+	command string
 }
 
 // NewCmdExplain returns the explain command; runF, when set, replaces Run.
@@ -50,10 +54,18 @@ spec fields with their current and previous values, what changed since it last s
 signal gaps in its spec and a suggested next step.
 
 KIND is deployment (deploy), statefulset (sts), daemonset (ds), replicaset (rs), job or
-cronjob (cj).`,
+cronjob (cj), or pod (po): a pod, a ReplicaSet a Deployment owns or a Job a CronJob owns is
+taken for the workload that controls it, which stderr names.`,
 		Example: `  kubectl diagnose explain deploy/telemetry-ingester -n telemetry
-  kubectl diagnose explain sts/search-indexer --dump ./incident -o yaml`,
+  kubectl diagnose explain sts/search-indexer --dump ./incident -o yaml
+
+  # The pod the pager named: its Deployment, StatefulSet, DaemonSet, Job or CronJob
+  kubectl diagnose explain pod/telemetry-ingester-6d4b9c7f5-x2x8q -n telemetry
+
+  # For the incident ticket
+  kubectl diagnose explain deploy/telemetry-ingester -n telemetry -o markdown`,
 		RunE: func(c *cobra.Command, args []string) error {
+			o.command = c.Root().DisplayName()
 			if err := o.Complete(args); err != nil {
 				return err
 			}
@@ -68,6 +80,7 @@ cronjob (cj).`,
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "text", "Output format: "+strings.Join(report.ExplainFormats, "|")+".")
 	o.Source.addShowSecretsFlag(cmd.Flags())
+	o.Source.AddDemoFlag(cmd.Flags(), "Explain a workload of a built-in demo (namespace telemetry); no cluster needed.")
 	return cmd
 }
 
@@ -77,9 +90,9 @@ func (o *ExplainOptions) Complete(args []string) error {
 	if err != nil {
 		return err
 	}
-	canonical, ok := kindAliases[strings.ToLower(kind)]
+	canonical, ok := kindOf(kind)
 	if !ok {
-		return usageErrorf("unknown workload kind %q; use deployment (deploy), statefulset (sts), daemonset (ds), replicaset (rs), job or cronjob (cj)", kind)
+		return usageErrorf("unknown workload kind %q; use %s", kind, kindsHelp)
 	}
 	o.Kind, o.Name = canonical, name
 	return o.Source.Complete()
@@ -119,48 +132,49 @@ func (o *ExplainOptions) Validate() error {
 	return o.Source.Validate()
 }
 
-// Run reads the source, diagnoses it and prints the one workload.
+// Run reads the source, diagnoses it and prints the one workload, the one controlling the
+// object named when that is not a workload.
 func (o *ExplainOptions) Run(c *cobra.Command) error {
 	src, err := o.Source.open()
 	if err != nil {
 		return err
 	}
 	src.progressOut = progressTo(o.ErrOut)
-	_, r, err := src.diagnose(c.Context())
+	snap, r, err := src.diagnose(c.Context())
 	if err != nil {
 		return err
 	}
-	d, err := o.find(r, src.namespaceLabel(o.Source))
+	res, err := o.find(snap, r, src.namespaceLabel(o.Source))
 	if err != nil {
 		return err
 	}
 	if err := warnVisibility(o.ErrOut, r.Visibility); err != nil {
 		return err
 	}
-	return report.PrintDiagnosis(o.Out, d, o.Output)
-}
-
-// find picks the workload out of the report. Without -n a dump is searched in every namespace;
-// a name found in several is ambiguous.
-func (o *ExplainOptions) find(r *diagnose.Report, namespace string) (*diagnose.Diagnosis, error) {
-	ref := strings.ToLower(o.Kind) + "/" + o.Name
-	var found []*diagnose.Diagnosis
-	var otherKinds []string
-	for i := range r.Workloads {
-		d := &r.Workloads[i]
-		if d.Name != o.Name || (namespace != "" && d.Namespace != namespace) {
-			continue
-		}
-		if d.Kind == o.Kind {
-			found = append(found, d)
-		} else {
-			otherKinds = append(otherKinds, report.WorkloadRef(d))
+	if note := res.Note(); note != "" {
+		if _, err := fmt.Fprintf(o.ErrOut, "%s; explaining %s\n", note, report.WorkloadRef(res.Diagnosis)); err != nil {
+			return fmt.Errorf("write notice: %w", err)
 		}
 	}
+	return report.PrintDiagnosis(o.Out, res.Diagnosis, o.Output)
+}
+
+// find picks the workload out of the report: the one named, or the one controlling the object
+// named. Without -n a dump is searched in every namespace; a name found in several is ambiguous.
+func (o *ExplainOptions) find(snap *snapshot.Snapshot, r *diagnose.Report, namespace string) (resolution, error) {
+	ref := refOf(o.Kind, o.Name)
+	found := resolve(snap, indexReport(r), o.Kind, o.Name, namespace)
 	switch len(found) {
 	case 1:
-		return found[0], nil
+		return found[0], found[0].Err
 	case 0:
+		var otherKinds []string
+		for i := range r.Workloads {
+			d := &r.Workloads[i]
+			if d.Name == o.Name && d.Kind != o.Kind && (namespace == "" || d.Namespace == namespace) {
+				otherKinds = append(otherKinds, report.WorkloadRef(d))
+			}
+		}
 		where := "in any namespace"
 		if namespace != "" {
 			where = "in namespace " + namespace
@@ -170,20 +184,23 @@ func (o *ExplainOptions) find(r *diagnose.Report, namespace string) (*diagnose.D
 			sort.Strings(otherKinds)
 			msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(slices.Compact(otherKinds), ", "))
 		}
-		return nil, fmt.Errorf("%s; list the workloads with: %s", msg, o.auditHint(namespace))
+		return resolution{}, fmt.Errorf("%s; list the workloads with: %s", msg, o.auditHint(namespace))
 	}
 	var nss []string
-	for _, d := range found {
-		nss = append(nss, d.Namespace)
+	for _, f := range found {
+		nss = append(nss, f.Named.namespace)
 	}
 	sort.Strings(nss)
-	return nil, usageErrorf("%s exists in namespaces %s; pick one with -n", ref, strings.Join(nss, ", "))
+	return resolution{}, usageErrorf("%s exists in namespaces %s; pick one with -n", ref, strings.Join(nss, ", "))
 }
 
 // auditHint is the audit command line that lists what the same flags can see.
 func (o *ExplainOptions) auditHint(namespace string) string {
-	hint := "kubectl-diagnose audit"
-	if o.Source.DumpPath != "" {
+	hint := o.command + " audit"
+	switch {
+	case o.Source.Demo:
+		hint += " --demo"
+	case o.Source.DumpPath != "":
 		hint += " --dump " + o.Source.DumpPath
 	}
 	switch {

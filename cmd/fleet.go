@@ -222,11 +222,15 @@ type contextRead struct {
 	// err is why the context could not be read; its report then holds it as the one line of
 	// visibility.
 	err error
+	// notes and unresolved are what narrowing the report to the command's arguments said (pick).
+	notes      []string
+	unresolved []unresolved
 }
 
 // readFleet reads and diagnoses every context of the fleet, in parallel within the bound.
 // progress, when set, draws how many contexts are read on a terminal's stderr.
-func (o *SourceOptions) readFleet(ctx context.Context, open func(name string) (*openedSource, error), now func() time.Time, progress io.Writer) []contextRead {
+// Each context's report is narrowed to the workloads targets name (pick).
+func (o *SourceOptions) readFleet(ctx context.Context, open func(name string) (*openedSource, error), now func() time.Time, progress io.Writer, targets []target) []contextRead {
 	read := func(ctx context.Context, name string) contextRead {
 		src, err := open(name)
 		if err != nil {
@@ -236,9 +240,11 @@ func (o *SourceOptions) readFleet(ctx context.Context, open func(name string) (*
 		if err != nil {
 			return unreadContext(name, src.server(), err, o.referenceTime(now))
 		}
+		ns := src.namespaceLabel(o)
+		p := pick(snap, r, targets, ns)
 		return contextRead{
-			Section:   report.Section{Context: name, Report: r, Templates: report.TemplatesOf(snap)},
-			namespace: src.namespaceLabel(o),
+			Section:   report.Section{Context: name, Report: p.report, Templates: report.TemplatesOf(snap), Labels: report.LabelsOf(snap)},
+			namespace: ns, notes: p.notes, unresolved: p.unresolved,
 		}
 	}
 	if progress == nil {
@@ -358,7 +364,7 @@ func (o *AuditOptions) runFleet(ctx context.Context) error {
 		open = func(name string) (*openedSource, error) { return read.forContext(name).open() }
 	}
 	floor := make([]byte, fleetHeapFloor)
-	reads := o.Source.readFleet(ctx, open, o.now, progressTo(o.ErrOut))
+	reads := o.Source.readFleet(ctx, open, o.now, progressTo(o.ErrOut), o.Targets)
 	runtime.KeepAlive(floor)
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
@@ -370,7 +376,11 @@ func (o *AuditOptions) printFleet(reads []contextRead) error {
 	secs := make([]report.Section, 0, len(reads))
 	rows := 0
 	for _, rd := range reads {
-		if err := warnVisibilityIn(o.ErrOut, "context "+report.Clean(rd.Context)+": ", rd.Report.Visibility); err != nil {
+		prefix := "context " + report.Clean(rd.Context) + ": "
+		if err := warnVisibilityIn(o.ErrOut, prefix, rd.Report.Visibility); err != nil {
+			return err
+		}
+		if err := o.printNotes(prefix, rd.notes); err != nil {
 			return err
 		}
 		secs = append(secs, rd.Section)
@@ -378,7 +388,7 @@ func (o *AuditOptions) printFleet(reads []contextRead) error {
 	}
 	if report.RowFormat(o.Output) {
 		for _, rd := range reads {
-			if rd.err == nil && len(rd.Report.Workloads) == 0 {
+			if rd.err == nil && len(rd.Report.Workloads) == 0 && !named(o.Targets) {
 				if _, err := fmt.Fprintf(o.ErrOut, "context %s: %s\n", report.Clean(rd.Context), noWorkloadsNotice(rd.namespace)); err != nil {
 					return fmt.Errorf("write notice: %w", err)
 				}
@@ -394,11 +404,12 @@ func (o *AuditOptions) printFleet(reads []contextRead) error {
 			return fmt.Errorf("write report: %w", err)
 		}
 	}
-	return fleetExit(reads, o.FailOn)
+	return fleetExit(reads, o.FailOn, o.Targets)
 }
 
-// fleetExit is the error a fleet's run ends with, the fleet taken whole.
-func fleetExit(reads []contextRead, shapes map[diagnose.Shape]bool) error {
+// fleetExit is the error a fleet's run ends with, the fleet taken whole: a named workload found
+// in no context that could be read is an error, as one context's would be.
+func fleetExit(reads []contextRead, shapes map[diagnose.Shape]bool, targets []target) error {
 	matched := map[diagnose.Shape]int{}
 	var in, unread []string
 	for _, rd := range reads {
@@ -419,12 +430,56 @@ func fleetExit(reads []contextRead, shapes map[diagnose.Shape]bool) error {
 	if len(unread) > 0 {
 		return &UnreadContextsError{Unread: unread, Total: len(reads)}
 	}
+	if err := unresolvedInFleet(reads, targets); err != nil {
+		return err
+	}
 	for _, rd := range reads {
-		if err := failOnUnseen(rd.Report.Visibility, shapes); err != nil {
+		if err := failOnUnseen(rd.Report.Visibility, shapes, targets); err != nil {
 			return fmt.Errorf("context %s: %w", report.Clean(rd.Context), err)
 		}
 	}
 	return nil
+}
+
+// unresolvedInFleet says which named targets stand for a workload in no context, with why in
+// the first context read.
+func unresolvedInFleet(reads []contextRead, targets []target) error {
+	var msgs []string
+	for _, t := range targets {
+		if t.Name == "" {
+			continue
+		}
+		why, missing := "", true
+		for _, rd := range reads {
+			if rd.err != nil {
+				continue
+			}
+			var u *unresolved
+			for i := range rd.unresolved {
+				if rd.unresolved[i].target == t {
+					u = &rd.unresolved[i]
+					break
+				}
+			}
+			if u == nil {
+				missing = false
+				break
+			}
+			if why == "" || (u.err != nil && !strings.HasPrefix(why, "context ")) {
+				why = fmt.Sprintf("%s not found in any context", t)
+				if u.err != nil {
+					why = fmt.Sprintf("context %s: %v", report.Clean(rd.Context), u.err)
+				}
+			}
+		}
+		if missing && why != "" {
+			msgs = append(msgs, why)
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }
 
 // runFleet opens the console over every context on a terminal, and prints the fleet's audit

@@ -341,7 +341,7 @@ func TestFleetProgressCountsContexts(t *testing.T) {
 	var line bytes.Buffer
 	reads := p.audit.Source.readFleet(context.Background(), func(string) (*openedSource, error) {
 		return nil, errors.New("refused")
-	}, time.Now, &line)
+	}, time.Now, &line, nil)
 	if len(reads) != 3 {
 		t.Fatalf("%d reads", len(reads))
 	}
@@ -411,5 +411,27 @@ func TestFleetConsoleBoundsFirstReads(t *testing.T) {
 	}
 	if !started(c, 5*time.Second) {
 		t.Fatal("a snapshot did not free the slot")
+	}
+}
+
+// TestFleetTakesTypeAndNameArguments: audit's TYPE/NAME arguments narrow every context; a name
+// found in one context of the fleet is found, a name in none is an error after the rows.
+func TestFleetTakesTypeAndNameArguments(t *testing.T) {
+	out, errOut, err := fleetAudit(t, "audit", "deploy/telemetry-ingester", "--context", "a,b", "-o", "custom-columns=NAME:.name")
+	if err != nil || strings.Join(strings.Fields(out), " ") != "CONTEXT NAME a telemetry-ingester" || errOut != "" {
+		t.Errorf("a name in one context: %v\n%s%s", err, out, errOut)
+	}
+	pod := "telemetry-ingester-c575c6b7c-7g644"
+	out, errOut, err = fleetAudit(t, "audit", "pod/"+pod, "deploy/nope", "--context", "a,b")
+	if err == nil || err.Error() != "deployment/nope not found in any context" || ExitCode(err) != ExitError {
+		t.Errorf("a name in no context: %v (exit %d)", err, ExitCode(err))
+	}
+	if !strings.Contains(out, "deployment/telemetry-ingester") || strings.Contains(out, "thumbnailer") ||
+		errOut != "context a: pod/"+pod+" is controlled by deployment/telemetry-ingester (through replicaset/telemetry-ingester-c575c6b7c)\n" {
+		t.Errorf("a pod of context a:\n%s%s", out, errOut)
+	}
+	out, errOut, err = fleetAudit(t, "audit", "statefulsets", "--context", "a,b")
+	if err != nil || out != "" || strings.Count(errOut, ": No workloads found") != 2 {
+		t.Errorf("no context has a StatefulSet: %v\n%s%s", err, out, errOut)
 	}
 }

@@ -64,8 +64,8 @@ func TestHostileArgvIsAUsageError(t *testing.T) {
 	tests := []struct{ argv, want string }{
 		{"explain deploy/a deploy/b", "explain takes one workload, got 2: deploy/a deploy/b"},
 		{"explain deploy a/b", "explain takes one workload, got 2: deploy a/b"},
-		{"dump --dump ./incident --output-directory out", "--dump cannot be used with dump, which reads the live cluster; to diagnose ./incident run: kubectl-diagnose audit --dump ./incident"},
-		{"--dump ./incident dump --output-directory out", "--dump cannot be used with dump, which reads the live cluster; to diagnose ./incident run: kubectl-diagnose audit --dump ./incident"},
+		{"dump --dump ./incident --output-directory out", "--dump cannot be used with dump, which reads the live cluster; to diagnose ./incident run: kubectl diagnose audit --dump ./incident"},
+		{"--dump ./incident dump --output-directory out", "--dump cannot be used with dump, which reads the live cluster; to diagnose ./incident run: kubectl diagnose audit --dump ./incident"},
 		{"dump --at 2026-11-24T14:32:10Z --output-directory out", "--at cannot be used with dump: a dump records the time it was read, and audit --dump --at sets another"},
 	}
 	for _, tt := range tests {

@@ -2,12 +2,18 @@ package cmd
 
 import (
 	"context"
+	goflag "flag"
+	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/component-base/logs/klogflags"
+	"k8s.io/klog/v2"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 	"github.com/kubediagnose/kubectl-diagnose/tui"
@@ -17,8 +23,6 @@ import (
 type RootOptions struct {
 	genericiooptions.IOStreams
 	Source *SourceOptions
-	// Demo opens the console on the embedded demo dump.
-	Demo bool
 	// LabelSelector (-l) and FieldSelector (--field-selector) pick workloads, as audit's do.
 	LabelSelector, FieldSelector string
 	// Interactive reports whether In and Out are a terminal; tests replace it.
@@ -38,14 +42,22 @@ type hooks struct {
 	// interactive and console, when set, replace the terminal check and the console.
 	interactive func() bool
 	console     func(ctx context.Context, opts tui.Options) error
+	// argv0 is how the process was started (os.Args[0]), which names the command in usage and
+	// hints (CommandName); empty reads as kubectl-diagnose.
+	argv0 string
 }
 
-// NewRootCmd returns the kubectl-diagnose command tree.
+// NewRootCmd returns the kubectl-diagnose command tree, named in usage lines and hints as the
+// process was started (CommandName).
 func NewRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
-	return newRootCmd(streams, hooks{})
+	return newRootCmd(streams, hooks{argv0: os.Args[0]})
 }
 
 func newRootCmd(streams genericiooptions.IOStreams, h hooks) *cobra.Command {
+	name := "kubectl diagnose"
+	if h.argv0 != "" {
+		name = CommandName(h.argv0)
+	}
 	source := NewSourceOptions(streams.In)
 	o := &RootOptions{IOStreams: streams, Source: source, Interactive: h.interactive, Console: h.console}
 	if o.Interactive == nil {
@@ -71,12 +83,17 @@ table otherwise. It only reads: get, list and watch.`,
 
   # A saved dump, all its namespaces
   kubectl diagnose --dump ./incident`,
-		// Usage lines and examples read as kubectl runs the plugin.
-		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl diagnose"},
-		Version:       Version(),
-		Args:          rootArgs,
-		SilenceErrors: true,
-		SilenceUsage:  true,
+		// Usage lines and hints read as the user typed the command.
+		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: name},
+		Version:     Version(),
+		Args:        rootArgs,
+		// cobra's default, set here: rootArgs asks for suggestions, not cobra.
+		SuggestionsMinimumDistance: 2,
+		SilenceErrors:              true,
+		SilenceUsage:               true,
+		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
+			return verbosity(c)
+		},
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := o.Source.Complete(); err != nil {
 				return err
@@ -99,15 +116,20 @@ table otherwise. It only reads: get, list and watch.`,
 	cmd.SetOut(streams.Out)
 	cmd.SetErr(streams.ErrOut)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if args := c.Flags().Args(); !c.HasParent() && len(args) > 0 {
+			// `audti --fail-on broken`: the flag is unknown because the command is.
+			return rootArgs(c, args)
+		}
 		return &UsageError{Err: flagError{err: err, command: c.CommandPath()}}
 	})
 	source.AddFlags(cmd.PersistentFlags())
+	addKlogFlags(cmd.PersistentFlags())
 	source.AddFleetFlags(cmd.Flags())
 	source.addShowSecretsFlag(cmd.Flags())
 	cmd.Flags().StringVarP(&o.LabelSelector, "selector", "l", "", "Label selector of the workloads to show (e.g. -l 'tier=web,env!=dev'); sent to the API server, applied alike to a dump. A Deployment's ReplicaSets follow it.")
 	cmd.Flags().StringVar(&o.FieldSelector, "field-selector", "", "Field selector of the workloads to show: metadata.name and metadata.namespace (e.g. --field-selector metadata.name=api).")
-	cmd.Flags().BoolVar(&o.Demo, "demo", false, "Open the console on a built-in demo (namespace telemetry); no cluster needed.")
-	// Declared here so that cobra's --version has no -v, which kubectl users read as verbosity.
+	source.AddDemoFlag(cmd.Flags(), "Open the console on a built-in demo (namespace telemetry); no cluster needed.")
+	// Declared here so that cobra's --version takes no -v: that is klog's verbosity, as in kubectl.
 	cmd.Flags().Bool("version", false, "Print the version and exit.")
 
 	cmd.AddCommand(
@@ -125,12 +147,6 @@ table otherwise. It only reads: get, list and watch.`,
 
 // Validate rejects contradictory flags.
 func (o *RootOptions) Validate() error {
-	if o.Demo && o.Source.DumpPath != "" {
-		return usageErrorf("--demo and --dump cannot be used together")
-	}
-	if o.Demo && o.Source.Fleet.On() {
-		return usageErrorf("--demo is one built-in cluster; it cannot be used with several contexts")
-	}
 	return o.Source.Validate()
 }
 
@@ -140,15 +156,10 @@ func (o *RootOptions) Run(ctx context.Context) error {
 		return o.runFleet(ctx)
 	}
 	interactive := o.Interactive()
-	var src *openedSource
-	if o.Demo {
-		src = openDemo(o.Source)
-	} else {
-		var err error
-		o.Source.forLatency = interactive
-		if src, err = o.Source.open(); err != nil {
-			return err
-		}
+	o.Source.forLatency = interactive
+	src, err := o.Source.open()
+	if err != nil {
+		return err
 	}
 	if !interactive {
 		snap, r, err := src.diagnose(ctx)
@@ -201,10 +212,45 @@ func (o *RootOptions) selectorLabel() string {
 	return strings.Join(parts, " ")
 }
 
-// rootArgs rejects anything that is not a subcommand.
+// rootArgs rejects anything that is not a subcommand, suggesting the commands it may be a typo
+// of (cobra's SuggestionsFor, within SuggestionsMinimumDistance), or, for a workload, the
+// commands that take one.
 func rootArgs(c *cobra.Command, args []string) error {
-	if len(args) > 0 {
-		return usageErrorf("unknown command %q for %q; see '%s --help'", args[0], c.CommandPath(), c.CommandPath())
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+	if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(s, " or "))
+	} else if kind, name, ok := strings.Cut(args[0], "/"); ok && name != "" && knownKind(kind) {
+		msg += fmt.Sprintf(" (did you mean %s explain %s or %s audit %s?)", c.CommandPath(), args[0], c.CommandPath(), args[0])
+	}
+	return usageErrorf("%s; see '%s --help'", msg, c.CommandPath())
+}
+
+// addKlogFlags binds klog's -v and --vmodule, the ones kubectl keeps (component-base's klogflags,
+// through logs.AddFlags): -v 6 shows every API request and its answer, -v 8 their bodies.
+func addKlogFlags(fs *pflag.FlagSet) {
+	var gofs goflag.FlagSet
+	klogflags.Init(&gofs)
+	gofs.VisitAll(func(f *goflag.Flag) {
+		pf := pflag.PFlagFromGoFlag(f)
+		if f.Name == "v" {
+			pf.Usage += " (to stderr; the console draws over it, so redirect it: 2>diagnose.log)"
+		}
+		fs.AddFlag(pf)
+	})
+}
+
+// verbosity lets klog write again when -v asks for its lines: main discards them otherwise, as
+// client-go logs beside the errors it returns, which are printed once.
+func verbosity(c *cobra.Command) error {
+	f := c.Flags().Lookup("v")
+	if f == nil || !f.Changed {
+		return nil
+	}
+	if v, err := strconv.Atoi(f.Value.String()); err == nil && v > 0 {
+		klog.ClearLogger()
 	}
 	return nil
 }

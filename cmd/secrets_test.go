@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -9,6 +11,9 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/internal/secretdump"
 	"github.com/kubediagnose/kubectl-diagnose/tui"
 )
+
+// valuesTemplate prints every suspect's values and reason, for the template formats.
+const valuesTemplate = `{{range .workloads}}{{range .suspects}}{{.value}} {{.previousValue}} {{.reason}}{{"\n"}}{{end}}{{end}}`
 
 // Every command that prints, in every format, hides the credentials the dump holds unless
 // --show-secrets, and then shows them: the engine compared the real values either way.
@@ -25,6 +30,14 @@ func TestEveryOutputHidesCredentials(t *testing.T) {
 			f = "jsonpath={.workloads[*].suspects[*].value}"
 		case strings.HasPrefix(f, "custom-columns"):
 			f = "custom-columns=NAME:.name,VALUE:.suspects[*].value,PREVIOUS:.suspects[*].previousValue,WHY:.suspects[*].reason"
+		case strings.HasPrefix(f, "go-template-file"):
+			file := filepath.Join(t.TempDir(), "values.tmpl")
+			if err := os.WriteFile(file, []byte(valuesTemplate), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			f = "go-template-file=" + file
+		case strings.HasPrefix(f, "go-template"):
+			f = "go-template=" + valuesTemplate
 		}
 		runs = append(runs, []string{"audit", "--dump", dir, "-o", f})
 	}

@@ -24,6 +24,9 @@ type SourceOptions struct {
 	AllNamespaces bool
 	// DumpPath is --dump: a file, a directory or "-" for stdin; empty means the live cluster.
 	DumpPath string
+	// Demo is --demo: the embedded demo dump instead of a cluster (the commands that read a
+	// source: the console, audit, explain).
+	Demo bool
 	// AtRaw is --at as typed; At is it parsed by Complete.
 	AtRaw string
 	At    *time.Time
@@ -76,6 +79,11 @@ func (o *SourceOptions) AddFlags(fs *pflag.FlagSet) {
 	o.Metrics.AddFlags(fs)
 }
 
+// AddDemoFlag binds --demo, with what it does for the command.
+func (o *SourceOptions) AddDemoFlag(fs *pflag.FlagSet, usage string) {
+	fs.BoolVar(&o.Demo, "demo", false, usage)
+}
+
 // Complete reads the namespace and parses --at.
 func (o *SourceOptions) Complete() error {
 	if o.ConfigFlags.Namespace != nil {
@@ -100,6 +108,16 @@ func (o *SourceOptions) Complete() error {
 func (o *SourceOptions) Validate() error {
 	if o.AllNamespaces && o.Namespace != "" {
 		return usageErrorf("--namespace and --all-namespaces cannot be used together")
+	}
+	if o.Demo {
+		switch {
+		case o.DumpPath != "":
+			return usageErrorf("--demo and --dump cannot be used together")
+		case o.Fleet.On():
+			return usageErrorf("--demo is one built-in cluster; it cannot be used with several contexts")
+		case o.Metrics.Config != nil:
+			return usageErrorf("--demo is a built-in dump; --prometheus cannot be used with it")
+		}
 	}
 	const maxMiB = 1 << 20 // 1 TiB, far past any dump and short of overflowing bytes
 	if o.MaxObjectSizeMiB <= 0 || o.MaxDumpSizeMiB <= 0 || o.MaxObjectSizeMiB > maxMiB || o.MaxDumpSizeMiB > maxMiB {
@@ -144,8 +162,11 @@ type openedSource struct {
 	redact *redact.Redactor
 }
 
-// open returns the source the flags select: the dump, else the live cluster.
+// open returns the source the flags select: the demo, the dump, else the live cluster.
 func (o *SourceOptions) open() (*openedSource, error) {
+	if o.Demo {
+		return openDemo(o), nil
+	}
 	src, err := o.openKube()
 	if err != nil {
 		return nil, err

@@ -47,6 +47,8 @@ func generate(dir string) error {
 func root() *cobra.Command {
 	r := cmd.NewRootCmd(genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
 	r.DisableAutoGenTag = true
+	// The pages name the command as kubectl runs the plugin, whatever ran this generator.
+	r.Annotations[cobra.CommandDisplayNameAnnotation] = cmd.CommandName("kubectl-diagnose")
 	// Cobra adds `completion` when the binary runs; the docs show it too.
 	r.InitDefaultCompletionCmd()
 	if f := r.PersistentFlags().Lookup("cache-dir"); f != nil {

@@ -54,8 +54,22 @@ type artifact struct {
 	} `json:"extra"`
 }
 
-// pluginName is the name `kubectl krew install` takes and the plugin's command word.
+// pluginName is the name `kubectl krew install` takes and the plugin's command word. krew-index
+// refuses so generic a name (it keeps such names for plugins on their way into kubectl), so the
+// plugin is published in an index of its own, indexName at indexURL, where it keeps the name
+// its users type: `kubectl krew install kubediagnose/diagnose`, then `kubectl diagnose`.
 const pluginName = "diagnose"
+
+// The custom index: what `kubectl krew index add` takes. The release writes its tree
+// (plugins/diagnose.yaml) into dist/krew-index, to be committed there.
+const (
+	indexName = "kubediagnose"
+	indexURL  = "https://github.com/kubediagnose/krew-index.git"
+)
+
+// completionScript is kubectl's completion of the plugin, beside it in every archive
+// (.goreleaser.yaml): a shell script, a .cmd on Windows.
+const completionScript = "kubectl_complete-diagnose"
 
 const (
 	shortDescription = "Say why a workload serves nothing"
@@ -64,10 +78,22 @@ const (
 spec field most likely responsible, and whether the fault is in the spec or in
 something it depends on. It only reads: get, list and watch.`
 	caveats = `Shell completion of "kubectl diagnose" (kubectl 1.26 or later) needs
-kubectl_complete-diagnose on PATH; krew installs it beside the plugin, in
-~/.krew/store/diagnose/<version>/: link it into a directory on PATH.`
+kubectl_complete-diagnose on PATH; krew installs it beside the plugin but links
+only the plugin. Link it too:
+  ln -s "$(dirname "$(readlink ~/.krew/bin/kubectl-diagnose)")/kubectl_complete-diagnose" ~/.krew/bin/`
 	homepage = "https://github.com/kubediagnose/kubectl-diagnose"
 )
+
+// archiveFiles are the files of a platform's archive, as the manifest installs them and the
+// release check expects them, exactly: the one binary, the completion script, the license and
+// the README.
+func archiveFiles(goos string) (bin, script string, all []string) {
+	bin, script = "kubectl-diagnose", completionScript
+	if goos == "windows" {
+		bin, script = bin+".exe", script+".cmd"
+	}
+	return bin, script, []string{bin, script, "LICENSE", "README.md"}
+}
 
 // render builds the manifest of version (e.g. v0.1.0) from goreleaser's artifacts: one
 // platform per archive, its sha256 the one goreleaser computed, downloaded from urlBase.
@@ -89,24 +115,19 @@ func render(artifactsJSON []byte, version, urlBase string) ([]byte, error) {
 		if a.Type != "Archive" {
 			continue
 		}
-		exe := ""
-		if a.Goos == "windows" {
-			exe = ".exe"
-		}
-		p.Spec.Platforms = append(p.Spec.Platforms, platform{
+		bin, _, files := archiveFiles(a.Goos)
+		pl := platform{
 			URI:    strings.TrimSuffix(urlBase, "/") + "/" + a.Name,
 			Sha256: strings.TrimPrefix(a.Extra.Checksum, "sha256:"),
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{
 				"os": a.Goos, "arch": a.Goarch,
 			}},
-			Files: []fileOperation{
-				{From: "kubectl-diagnose" + exe, To: "."},
-				{From: "kubectl_complete-diagnose" + exe, To: "."},
-				{From: "LICENSE", To: "."},
-				{From: "README.md", To: "."},
-			},
-			Bin: "kubectl-diagnose" + exe,
-		})
+			Bin: bin,
+		}
+		for _, f := range files {
+			pl.Files = append(pl.Files, fileOperation{From: f, To: "."})
+		}
+		p.Spec.Platforms = append(p.Spec.Platforms, pl)
 	}
 	sort.Slice(p.Spec.Platforms, func(i, j int) bool { return p.Spec.Platforms[i].URI < p.Spec.Platforms[j].URI })
 	if len(p.Spec.Platforms) == 0 {

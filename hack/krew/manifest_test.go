@@ -20,7 +20,7 @@ func artifactsOf(version string) string {
 			sum := strings.Repeat(fmt.Sprintf("%x", len(os)+i), 64)[:64]
 			entries = append(entries,
 				fmt.Sprintf(`{"name":"kubectl-diagnose","path":"dist/kubectl-diagnose_%s_%s/kubectl-diagnose","goos":%q,"goarch":%q,"internal_type":4,"type":"Binary","extra":{"Binary":"kubectl-diagnose","ID":"kubectl-diagnose"}}`, os, arch, os, arch),
-				fmt.Sprintf(`{"name":%q,"path":"dist/%s","goos":%q,"goarch":%q,"internal_type":1,"type":"Archive","extra":{"Binaries":["kubectl-diagnose","kubectl_complete-diagnose"],"Checksum":"sha256:%s","Format":%q,"ID":"kubectl-diagnose","WrappedIn":""}}`, name, name, os, arch, sum, ext))
+				fmt.Sprintf(`{"name":%q,"path":"dist/%s","goos":%q,"goarch":%q,"internal_type":1,"type":"Archive","extra":{"Binaries":["kubectl-diagnose"],"Checksum":"sha256:%s","Format":%q,"ID":"kubectl-diagnose","WrappedIn":""}}`, name, name, os, arch, sum, ext))
 		}
 	}
 	entries = append(entries, `{"name":"checksums.txt","path":"dist/checksums.txt","internal_type":12,"type":"Checksum","extra":{}}`)
@@ -40,6 +40,7 @@ func TestRenderFromGoreleaserArtifacts(t *testing.T) {
 		"uri: https://example.invalid/releases/download/v0.2.0/kubectl-diagnose_v0.2.0_windows_arm64.zip\n",
 		"bin: kubectl-diagnose.exe\n",
 		"- from: kubectl_complete-diagnose\n",
+		"- from: kubectl_complete-diagnose.cmd\n",
 		"sha256: \"" + strings.Repeat("6", 64) + "\"\n", // linux arm64: len("linux")+1
 	} {
 		if !strings.Contains(m, want) {

@@ -139,6 +139,8 @@ func PrintDiagnosis(w io.Writer, d *diagnose.Diagnosis, format string) error {
 	case "yaml":
 		n := normalizeDiagnosis(*d)
 		return writeYAML(w, &n)
+	case "markdown":
+		return writeExplainMarkdown(w, d)
 	}
 	return fmt.Errorf("unknown output format %q; use one of %s", format, strings.Join(ExplainFormats, ", "))
 }

@@ -22,6 +22,8 @@ type Section struct {
 	Report  *diagnose.Report
 	// Templates resolves the pod templates of this context's workloads; nil falls back to indexes.
 	Templates TemplateFunc
+	// Labels resolves the labels of this context's workloads, for --show-labels and -L.
+	Labels LabelFunc
 }
 
 // ReportList is the json and yaml document of a fleet audit: one Report per context, in the
@@ -59,7 +61,7 @@ func NewFleetPrinter(format string, opts Options) (FleetPrinter, error) {
 		return p, nil
 	case yamlPrinter:
 		return p, nil
-	case jsonPathPrinter:
+	case templatePrinter:
 		return p, nil
 	case *customColumnsPrinter:
 		return p, nil
@@ -82,7 +84,7 @@ func (jsonPrinter) PrintFleet(w io.Writer, secs []Section) error {
 
 func (yamlPrinter) PrintFleet(w io.Writer, secs []Section) error { return writeYAML(w, List(secs)) }
 
-func (p jsonPathPrinter) PrintFleet(w io.Writer, secs []Section) error {
+func (p templatePrinter) PrintFleet(w io.Writer, secs []Section) error {
 	doc, err := toUnstructured(List(secs))
 	if err != nil {
 		return err

@@ -26,7 +26,13 @@ const (
 )
 
 // TemplateFormats are the -o formats that take an argument after "=", as kubectl's do.
-var TemplateFormats = []string{"jsonpath", "jsonpath-as-json", "jsonpath-file", formatCustomColumns}
+var TemplateFormats = []string{"jsonpath", "jsonpath-as-json", "jsonpath-file", formatCustomColumns, formatGoTemplate, formatGoTemplateFile}
+
+// The go-template formats, as kubectl names them.
+const (
+	formatGoTemplate     = "go-template"
+	formatGoTemplateFile = "go-template-file"
+)
 
 // SortKeys are the --sort-by orders; the first is the default.
 var SortKeys = []string{"shape", "age", "restarts", "name"}
@@ -41,13 +47,14 @@ func RowFormat(format string) bool {
 	return strings.HasPrefix(format, formatCustomColumns+"=")
 }
 
-// Sorted returns the report's workloads in the order of key, one of SortKeys ("" is shape):
-// shape is WorstFirst; age puts the youngest copy first and workloads without copies last;
-// restarts puts the most restarts first; name sorts by name, then namespace and kind. Ties keep
-// the WorstFirst order.
-func Sorted(r *diagnose.Report, key string) []*diagnose.Diagnosis {
+// Sorted returns the report's workloads in the order of key, one of SortKeys ("" is shape) or a
+// JSONPath (sortByJSONPath): shape is WorstFirst; age puts the youngest copy first and workloads
+// without copies last; restarts puts the most restarts first; name sorts by name, then
+// namespace and kind. Ties keep the WorstFirst order.
+func Sorted(r *diagnose.Report, key string) ([]*diagnose.Diagnosis, error) {
 	ds := WorstFirst(r)
 	switch key {
+	case "", SortKeys[0]:
 	case "age":
 		sort.SliceStable(ds, func(i, j int) bool {
 			a, b := ds[i].YoungestCopySeconds, ds[j].YoungestCopySeconds
@@ -71,13 +78,10 @@ func Sorted(r *diagnose.Report, key string) []*diagnose.Diagnosis {
 			}
 			return a.Kind < b.Kind
 		})
+	default:
+		return sortByJSONPath(ds, key)
 	}
-	return ds
-}
-
-// ValidSortKey reports whether key is one of SortKeys or empty.
-func ValidSortKey(key string) bool {
-	return key == "" || contains(SortKeys, key)
+	return ds, nil
 }
 
 func contains(xs []string, x string) bool {
@@ -103,7 +107,11 @@ type namePrinter struct{ opts Options }
 
 func (p namePrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
 	np := &printers.NamePrinter{}
-	for _, d := range Sorted(r, p.opts.SortBy) {
+	ds, err := Sorted(r, p.opts.SortBy)
+	if err != nil {
+		return err
+	}
+	for _, d := range ds {
 		obj := &metav1.PartialObjectMetadata{
 			TypeMeta:   metav1.TypeMeta{APIVersion: workloadGroup(d.Kind), Kind: d.Kind},
 			ObjectMeta: metav1.ObjectMeta{Namespace: Clean(d.Namespace), Name: Clean(d.Name)},
@@ -115,21 +123,29 @@ func (p namePrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
 	return nil
 }
 
-// jsonPathPrinter applies a kubectl JSONPath template to the document -o json prints, with
-// cli-runtime's JSONPath printer: `{.workloads[*].name}` reads as it does against -o json.
-type jsonPathPrinter struct{ p printers.ResourcePrinter }
+// templatePrinter applies a kubectl JSONPath or Go template to the document -o json prints,
+// with cli-runtime's printers: `{.workloads[*].name}` and `{{range .workloads}}{{.name}}{{end}}`
+// read as they do against -o json.
+type templatePrinter struct{ p printers.ResourcePrinter }
 
-func newJSONPathPrinter(format string) (Printer, error) {
-	allowMissing := true // kubectl's default for -o jsonpath
-	flags := genericclioptions.JSONPathPrintFlags{AllowMissingKeys: &allowMissing}
-	p, err := flags.ToPrinter(format)
+func newTemplatePrinter(format string) (Printer, error) {
+	allowMissing := true // kubectl's default for -o jsonpath and -o go-template
+	var p printers.ResourcePrinter
+	var err error
+	if strings.HasPrefix(format, formatGoTemplate) {
+		flags := genericclioptions.GoTemplatePrintFlags{AllowMissingKeys: &allowMissing}
+		p, err = flags.ToPrinter(format)
+	} else {
+		flags := genericclioptions.JSONPathPrintFlags{AllowMissingKeys: &allowMissing}
+		p, err = flags.ToPrinter(format)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("-o %s: %w", format, err)
 	}
-	return jsonPathPrinter{p: p}, nil
+	return templatePrinter{p: p}, nil
 }
 
-func (p jsonPathPrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
+func (p templatePrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
 	doc, err := toUnstructured(normalize(r))
 	if err != nil {
 		return err
@@ -196,7 +212,11 @@ func (p *customColumnsPrinter) PrintReport(w io.Writer, r *diagnose.Report) erro
 // rows are the table rows of one report's workloads, in the --sort-by order.
 func (p *customColumnsPrinter) rows(r *diagnose.Report) ([]metav1.TableRow, error) {
 	var rows []metav1.TableRow
-	for _, d := range Sorted(r, p.opts.SortBy) {
+	ds, err := Sorted(r, p.opts.SortBy)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range ds {
 		obj, err := toUnstructured(normalizeDiagnosis(*d))
 		if err != nil {
 			return nil, err

@@ -129,7 +129,10 @@ func TestTemplateFormatErrors(t *testing.T) {
 		{"custom-columns=NAME", "unexpected custom-columns spec: NAME, expected <header>:<json-path-expr>"},
 		{"custom-columns=NAME:{.name", `unbalanced braces in custom-columns path "{.name"`},
 		{"jsonpath={.workloads[", "-o jsonpath={.workloads[: error parsing jsonpath {.workloads[, unterminated array"},
-		{"go-template={{.kind}}", `unknown output format "go-template={{.kind}}"`},
+		{"go-template={{.kind", "-o go-template={{.kind: error parsing template {{.kind, template: output:1: unclosed action"},
+		{"go-template=", "-o go-template=: template format specified but no template given"},
+		{"go-template-file=testdata/no-such-template", "-o go-template-file=testdata/no-such-template: error reading --template testdata/no-such-template, open testdata/no-such-template: no such file or directory"},
+		{"gotemplate={{.kind}}", `unknown output format "gotemplate={{.kind}}"`},
 	}
 	for _, tt := range tests {
 		_, err := NewPrinter(tt.format, Options{})

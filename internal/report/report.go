@@ -32,7 +32,7 @@ func AllFormats() []string {
 }
 
 // ExplainFormats lists the output formats of one workload's explanation.
-var ExplainFormats = []string{"text", "json", "yaml"}
+var ExplainFormats = []string{"text", "json", "yaml", "markdown"}
 
 // TemplateFunc returns the current pod template of a workload, or nil when it is unknown. Human
 // printers use it to name what a suspect path points at (the env var behind env[0]).
@@ -44,8 +44,14 @@ type Options struct {
 	Templates TemplateFunc
 	// NoHeaders leaves out the header row of the table and custom-columns formats.
 	NoHeaders bool
-	// SortBy is one of SortKeys for the row formats; "" is shape (WorstFirst).
+	// SortBy is one of SortKeys or a JSONPath (CheckSortBy) for the row formats; "" is shape
+	// (WorstFirst).
 	SortBy string
+	// Labels resolves workloads' labels; ShowLabels and LabelColumns add them to the table as
+	// kubectl get's --show-labels and -L do.
+	Labels       LabelFunc
+	ShowLabels   bool
+	LabelColumns []string
 	// WithNamespace shows the table's NAMESPACE column even when every row shares one, so rows
 	// printed a few at a time (a watch) line up with the first table.
 	WithNamespace bool
@@ -71,7 +77,7 @@ func NewPrinter(format string, opts Options) (Printer, error) {
 		if name == formatCustomColumns {
 			return newCustomColumnsPrinter(arg, opts)
 		}
-		return newJSONPathPrinter(format)
+		return newTemplatePrinter(format)
 	}
 	return nil, fmt.Errorf("unknown output format %q; use one of %s", format, strings.Join(AllFormats(), ", "))
 }

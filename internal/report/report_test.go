@@ -103,7 +103,7 @@ func TestNoEscapeSequencesInHumanFormats(t *testing.T) {
 
 func TestNewPrinterUnknownFormat(t *testing.T) {
 	_, err := NewPrinter("xml", Options{})
-	want := `unknown output format "xml"; use one of table, wide, json, yaml, markdown, name, jsonpath=..., jsonpath-as-json=..., jsonpath-file=..., custom-columns=...`
+	want := `unknown output format "xml"; use one of table, wide, json, yaml, markdown, name, jsonpath=..., jsonpath-as-json=..., jsonpath-file=..., custom-columns=..., go-template=..., go-template-file=...`
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %s", err, want)
 	}

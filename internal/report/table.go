@@ -23,7 +23,7 @@ type tablePrinter struct {
 }
 
 func (p *tablePrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
-	return p.print(w, []Section{{Report: r, Templates: p.opts.Templates}}, false)
+	return p.print(w, []Section{{Report: r, Templates: p.opts.Templates, Labels: p.opts.Labels}}, false)
 }
 
 // PrintFleet writes one table for every context: a leading CONTEXT column, the rows of each
@@ -40,7 +40,10 @@ func (p *tablePrinter) print(w io.Writer, secs []Section, withContext bool) erro
 	all := make([]sectionRows, 0, len(secs))
 	var flat []*diagnose.Diagnosis
 	for _, sec := range secs {
-		ds := Sorted(sec.Report, p.opts.SortBy)
+		ds, err := Sorted(sec.Report, p.opts.SortBy)
+		if err != nil {
+			return err
+		}
 		all = append(all, sectionRows{sec, ds})
 		flat = append(flat, ds...)
 	}
@@ -59,6 +62,7 @@ func (p *tablePrinter) print(w io.Writer, secs []Section, withContext bool) erro
 	if p.wide {
 		cols = append(cols, "PATH", "FIX")
 	}
+	cols = append(cols, p.opts.labelHeaders()...)
 	if !p.opts.NoHeaders {
 		rows.printf("%s\n", strings.Join(cols, "\t"))
 	}
@@ -85,6 +89,7 @@ func (p *tablePrinter) print(w io.Writer, secs []Section, withContext bool) erro
 			if p.wide {
 				row = append(row, orNone(SuspectRef(d)), orNone(d.Fix))
 			}
+			row = append(row, p.opts.labelCells(sr.sec.Labels, d)...)
 			for i := range row {
 				row[i] = Clean(row[i])
 			}

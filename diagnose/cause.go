@@ -47,13 +47,13 @@ func argueCause(w *workload, shape Shape, top *Suspect, o onset) (Cause, *Argume
 	h := &w.cls.history
 	self := w.object()
 	cur := h.Current
-	served, servedFor, servedLong := servedBeforeOnset(w, cur, o)
+	served, servedFor, servedLong := servedBeforeOnset(cur)
 	early := inEarlyLife(w, cur, o)
 	curName := "the current revision"
 	if cur != nil {
 		curName = fmt.Sprintf("revision %d", cur.Number)
 	}
-	began := beganText(w, cur, o)
+	began := beganText(cur, o)
 
 	if top == nil {
 		if served && !early && servedLong {
@@ -138,7 +138,7 @@ func argueCause(w *workload, shape Shape, top *Suspect, o onset) (Cause, *Argume
 	case changed && (early || !served):
 		return CauseSpec, &Argument{
 			Object:  self,
-			For:     fmt.Sprintf("spec of %s: %s changed %s%s%s%s", self, curName, path, changeText(top), namedByOnset(top, o, curName), onsetDistance(w, cur, o)),
+			For:     fmt.Sprintf("spec of %s: %s changed %s%s%s%s", self, curName, path, changeText(top), namedByOnset(top, o, curName), onsetDistance(cur, o)),
 			Against: neverServedText(w, cur, served, early, servedFor),
 		}
 	case !outside && (!served || early):
@@ -186,10 +186,10 @@ func unprovenArgument(rev, servedFor, began string) *Argument {
 	}
 }
 
-// servedBeforeOnset reports whether rev served without this failure before the onset, for how
-// long as the argument says it, and whether that proves its spec (provenService, or a
+// servedBeforeOnset reports whether rev served without this failure before the onset (its
+// episodes end there), for how long as the argument says it, and whether that proves its spec (provenService, or a
 // presumption from its lifetime).
-func servedBeforeOnset(w *workload, rev *revision, o onset) (bool, string, bool) {
+func servedBeforeOnset(rev *revision) (bool, string, bool) {
 	if rev == nil || rev.Served == "" {
 		return false, "", false
 	}
@@ -201,7 +201,7 @@ func servedBeforeOnset(w *workload, rev *revision, o onset) (bool, string, bool)
 }
 
 // beganText says when the failure began, for an argument: ", from 10:42:07".
-func beganText(w *workload, rev *revision, o onset) string {
+func beganText(rev *revision, o onset) string {
 	if o.At.IsZero() {
 		return ""
 	}
@@ -210,7 +210,7 @@ func beganText(w *workload, rev *revision, o onset) string {
 
 // onsetDistance says when the failure began relative to the revision's rollout, and with
 // what: "; the failure began 7s after it rolled out (copy x logged a failing line)".
-func onsetDistance(w *workload, rev *revision, o onset) string {
+func onsetDistance(rev *revision, o onset) string {
 	if o.At.IsZero() || rev == nil || rev.Created.IsZero() || o.At.Before(rev.Created) {
 		return ""
 	}

@@ -407,10 +407,7 @@ func hasDashOff(s string) bool {
 // no vowels and no 0, 1, 3), as in a pod named in a ReplicaSet's FailedCreate.
 var generatedSuffix = regexp.MustCompile(`(<name>)-[bcdfghjklmnpqrstvwxz2456789]{5}\b`)
 
-var (
-	logTimestamp = regexp.MustCompile(`^\[?\d{4}[-/]\d{2}[-/]\d{2}[T ][0-9:.,]+(Z|[+-]\d{2}:?\d{2})?\]?\s*`)
-	backoffPull  = regexp.MustCompile(`^Back-off pulling image "[^"]*": (ErrImagePull: )?`)
-)
+var backoffPull = regexp.MustCompile(`^Back-off pulling image "[^"]*": (ErrImagePull: )?`)
 
 // maxLogSignals bounds the distinct log lines kept per workload: the evidence is the pattern.
 const maxLogSignals = 3

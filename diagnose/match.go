@@ -16,7 +16,7 @@ const (
 )
 
 // namedFamily is the general rule: it matches what failures name against every string of the template.
-var namedFamily = register(family{
+var _ = register(family{
 	order:  130,
 	name:   "named",
 	detect: func(r *ranker) { r.namedInFailure(); r.namedVariables(); r.unsetVariables() },
@@ -41,7 +41,7 @@ const (
 )
 
 // changedFamily is the last rule: it lists the fields the failing revision changed that nothing names.
-var changedFamily = register(family{
+var _ = register(family{
 	order:  140,
 	name:   "changed",
 	detect: (*ranker).changedFields,

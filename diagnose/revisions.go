@@ -136,15 +136,6 @@ func (w *workload) findServing() {
 	}
 }
 
-func anyReady(pods []*corev1.Pod) bool {
-	for _, p := range pods {
-		if podReady(p) {
-			return true
-		}
-	}
-	return false
-}
-
 func readyCondition(p *corev1.Pod) *corev1.PodCondition {
 	for i := range p.Status.Conditions {
 		if p.Status.Conditions[i].Type == corev1.PodReady {

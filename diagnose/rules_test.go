@@ -128,6 +128,18 @@ func TestRuleFamiliesRecordOwnRules(t *testing.T) {
 	}
 }
 
+// familyNamed returns the registered family of that name.
+func familyNamed(t *testing.T, name string) *family {
+	t.Helper()
+	for _, f := range families() {
+		if f.name == name {
+			return f
+		}
+	}
+	t.Fatalf("no family %q", name)
+	return nil
+}
+
 func TestFamilyOwns(t *testing.T) {
 	tests := []struct {
 		name string
@@ -135,9 +147,9 @@ func TestFamilyOwns(t *testing.T) {
 		rule RuleID
 		want bool
 	}{
-		{name: "own rule", f: schedulingFamily, rule: RuleNodeSelector, want: true},
-		{name: "borrowed rule", f: schedulingFamily, rule: RuleVolumeRefNotFound, want: true},
-		{name: "another family's rule", f: imageFamily, rule: RuleNodeSelector, want: false},
+		{name: "own rule", f: familyNamed(t, "scheduling"), rule: RuleNodeSelector, want: true},
+		{name: "borrowed rule", f: familyNamed(t, "scheduling"), rule: RuleVolumeRefNotFound, want: true},
+		{name: "another family's rule", f: familyNamed(t, "image"), rule: RuleNodeSelector, want: false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -18,7 +18,7 @@ const (
 )
 
 // scheduleFamily names the CronJob field that kept a due run from starting.
-var scheduleFamily = register(family{
+var _ = register(family{
 	order:  50,
 	name:   "schedule",
 	detect: (*ranker).scheduleRules,

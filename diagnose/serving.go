@@ -215,7 +215,7 @@ func copyEpisodes(w *workload, rev *revision, ref time.Time, noise map[string]bo
 			if !ok || broken {
 				continue
 			}
-			from, to = p.Status.StartTime.Time.Add(probeAllowance(p)), first
+			from, to = p.Status.StartTime.Add(probeAllowance(p)), first
 			why = fmt.Sprintf("copy %s ran %s without a failure signal after its warm-up, until %s",
 				p.Name, humanDuration(to.Sub(from)), to.UTC().Format(time.RFC3339))
 		}

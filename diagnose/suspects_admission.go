@@ -17,7 +17,7 @@ const (
 
 // admissionFamily reads the admission plugins' refusals the controller records as FailedCreate:
 // no copy is ever created, and the message names the rule the template breaks.
-var admissionFamily = register(family{
+var _ = register(family{
 	order:  40,
 	name:   "admission",
 	detect: (*ranker).admissionRules,

@@ -20,7 +20,7 @@ const (
 
 // appFamily reads what a program says of what its spec gave it: a filesystem it may not write,
 // a heap too small, credentials a server refuses.
-var appFamily = register(family{
+var _ = register(family{
 	order:  80,
 	name:   "app",
 	detect: (*ranker).appRules,

@@ -14,7 +14,7 @@ import (
 const RuleVolumeMultiAttach RuleID = "volume-multi-attach"
 
 // attachFamily reads the attach/detach controller's refusal to attach a volume to a second node.
-var attachFamily = register(family{
+var _ = register(family{
 	order:  100,
 	name:   "attach",
 	detect: (*ranker).attachRules,

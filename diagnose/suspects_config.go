@@ -18,7 +18,7 @@ const (
 )
 
 // configFamily reads CreateContainerConfigError and FailedMount.
-var configFamily = register(family{
+var _ = register(family{
 	order:  20,
 	name:   "config",
 	detect: (*ranker).configRules,

@@ -17,7 +17,7 @@ const (
 )
 
 // controllerFamily reads the API server's admission refusals in FailedCreate.
-var controllerFamily = register(family{
+var _ = register(family{
 	order:  30,
 	name:   "controller",
 	detect: (*ranker).controllerRules,

@@ -10,7 +10,8 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 )
 
-// The endpoint rule. IDs are stable: scripts and the documentation refer to them.
+// RuleEndpointOfFailedConnection is the endpoint rule's ID; IDs are stable: scripts and the
+// documentation refer to them.
 const RuleEndpointOfFailedConnection RuleID = "endpoint-of-failed-connection"
 
 // endpointFamily is for a connection that fails without naming where it went: a JDBC driver's
@@ -20,7 +21,7 @@ const RuleEndpointOfFailedConnection RuleID = "endpoint-of-failed-connection"
 // product the failure's words name (a jdbc:mysql URL for com.mysql.cj's exception) first. A
 // variable whose value comes from a Secret or ConfigMap is named by its reference: its value is
 // never read.
-var endpointFamily = register(family{
+var _ = register(family{
 	order:  135,
 	name:   "endpoint",
 	detect: (*ranker).endpointOfFailedConnection,

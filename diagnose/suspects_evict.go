@@ -15,7 +15,7 @@ const (
 
 // evictionFamily reads why the kubelet evicted copies: a limit the copy wrote past, or a
 // request far below what it used when its node ran short.
-var evictionFamily = register(family{
+var _ = register(family{
 	order:  90,
 	name:   "eviction",
 	detect: (*ranker).evictionRules,

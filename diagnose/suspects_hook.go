@@ -22,7 +22,7 @@ const (
 // ..., message: ..." or "HTTP lifecycle hook (/path) for Container ... failed - error: Get ...";
 // the container then starts and dies like any crash loop. A preStop hook that fails records
 // Warning FailedPreStopHook "PreStopHook failed"; the container is stopped all the same.
-var hookFamily = register(family{
+var _ = register(family{
 	order:  75,
 	name:   "hook",
 	detect: (*ranker).lifecycleHooks,

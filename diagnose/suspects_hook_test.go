@@ -38,7 +38,7 @@ func TestLifecycleHookFamily(t *testing.T) {
 			hook: func(ct *corev1.Container) {
 				ct.Lifecycle = &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/admin/warmup", Port: intstr.FromInt32(9090)}}}
 			},
-			state: func(c *cluster, p *corev1.Pod) {
+			state: func(_ *cluster, p *corev1.Pod) {
 				waiting("PostStartHookError", fmt.Sprintf(`HTTP lifecycle hook (/admin/warmup) for Container "app" in Pod "%s_%s(%s)" failed - error: Get "http://10.244.1.7:9090/admin/warmup": dial tcp 10.244.1.7:9090: connect: connection refused`, p.Name, p.Namespace, p.UID))(p)
 				p.Status.Phase = corev1.PodRunning
 				p.Status.ContainerStatuses[0].RestartCount = 3

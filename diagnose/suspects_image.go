@@ -15,7 +15,7 @@ const (
 )
 
 // imageFamily reads the kubelet's pull errors.
-var imageFamily = register(family{
+var _ = register(family{
 	order:  10,
 	name:   "image",
 	detect: (*ranker).imageRules,

@@ -22,7 +22,7 @@ const (
 )
 
 // runtimeFamily reads OOM kills and missing executables.
-var runtimeFamily = register(family{
+var _ = register(family{
 	order:  70,
 	name:   "runtime",
 	detect: (*ranker).runtimeRules,
@@ -66,7 +66,7 @@ const (
 )
 
 // probeFamily checks probe ports and reads probe failures.
-var probeFamily = register(family{
+var _ = register(family{
 	order:  110,
 	name:   "probe",
 	detect: (*ranker).probeRules,

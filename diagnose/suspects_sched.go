@@ -23,7 +23,7 @@ const (
 )
 
 // schedulingFamily reads the scheduler's FitError and the claim provisioner's failures.
-var schedulingFamily = register(family{
+var _ = register(family{
 	order:  60,
 	name:   "scheduling",
 	detect: (*ranker).schedulingRules,

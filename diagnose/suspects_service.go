@@ -16,7 +16,7 @@ const (
 )
 
 // serviceFamily checks the Services meant for the workload.
-var serviceFamily = register(family{
+var _ = register(family{
 	order:  120,
 	name:   "service",
 	detect: (*ranker).serviceRules,

@@ -134,7 +134,7 @@ func readMessage(line string) message {
 		}
 	}
 	m := message{format: "text", shown: text, level: LevelNone}
-	says := text
+	var says string
 	if k := reKlog.FindStringSubmatch(text); k != nil {
 		switch k[1] {
 		case "E", "F":

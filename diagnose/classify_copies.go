@@ -211,7 +211,7 @@ func pullUnderWay(w *workload, p *corev1.Pod, ref time.Time) string {
 		if e.Object.Kind != "Pod" || e.Object.Name != p.Name {
 			continue
 		}
-		if facts.ReadEvent(e.Status, e.Reason, e.Text).Failing {
+		if facts.EventFailing(e.Status, e.Reason, e.Text) {
 			return ""
 		}
 		switch e.Reason {

@@ -358,7 +358,7 @@ func eventEvidence(b *evidenceBuilder, w *workload) {
 	obs := w.observe()
 	for k := obs.events.from; k < obs.events.to; k++ {
 		o := &obs.list[k]
-		if !facts.ReadEvent(o.Status, o.Reason, o.Text).Failing {
+		if !facts.EventFailing(o.Status, o.Reason, o.Text) {
 			continue
 		}
 		at := o.At()

@@ -239,8 +239,19 @@ func (o *Observation) logLine() *facts.Line {
 func (lf *textFacts) read(text string) *facts.Line {
 	if !lf.lineDone {
 		lf.line, lf.lineDone = facts.ReadLine(text), true
+		lf.at, lf.atDone = lf.line.At, true
 	}
 	return &lf.line
+}
+
+// time returns the time the text carries itself, zero when none: read alone, for every line
+// read, where what the line says is read only when asked.
+func (lf *textFacts) time(text string) time.Time {
+	if !lf.atDone {
+		lf.at, _ = facts.LineTime(text)
+		lf.atDone = true
+	}
+	return lf.at
 }
 
 // signal is the fact base's verdict on a log line: whether it reports a failure, which one.

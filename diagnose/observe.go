@@ -421,7 +421,7 @@ func (o *observations) observeLog(i int32, l *snapshot.ContainerLog) {
 			o.lines[line] = lf
 		}
 		facts[k] = lf
-		at := lf.read(line).At
+		at := lf.time(line)
 		o.list[base+k] = Observation{Kind: ObsLogLine, Object: obj, name: l.Container, Last: l.Previous, Text: line, line: lf}
 		o.list[base+k].setAt(at)
 	}

@@ -259,7 +259,7 @@ func quietUntil(w *workload, p *corev1.Pod, ref time.Time) (time.Time, bool) {
 			continue
 		}
 		seen = true
-		if !facts.ReadEvent(e.Status, e.Reason, e.Text).Failing {
+		if !facts.EventFailing(e.Status, e.Reason, e.Text) {
 			continue
 		}
 		if at := e.Since(); !at.IsZero() && (first.IsZero() || at.Before(first)) {

@@ -149,7 +149,7 @@ func collectSignals(w *workload) []*signal {
 	evs := obs.events
 	for k := evs.from; k < evs.to; k++ {
 		e := &obs.list[k]
-		if !facts.ReadEvent(e.Status, e.Reason, e.Text).Failing {
+		if !facts.EventFailing(e.Status, e.Reason, e.Text) {
 			continue
 		}
 		pod := ""

@@ -1,6 +1,8 @@
 package diagnose
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
@@ -17,9 +19,11 @@ const maxCachedTexts = 1 << 16
 
 // textFacts is what a log text says, each part read when first asked.
 type textFacts struct {
-	lineDone, toksDone, keyDone bool
-	// line is the text read as a log line (facts.ReadLine), once.
+	lineDone, atDone, toksDone, keyDone bool
+	// line is the text read as a log line (facts.ReadLine), once: only when something asks
+	// what the line says. at is its own time (facts.LineTime), which every line read needs.
 	line facts.Line
+	at   time.Time
 	// toks are the text's tokens (tokenize), key their tokensKey.
 	toks []token
 	key  string

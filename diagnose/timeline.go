@@ -118,7 +118,7 @@ func findOnset(w *workload) onset {
 	}
 	for k := obs.events.from; k < obs.events.to; k++ {
 		e := &obs.list[k]
-		if !facts.ReadEvent(e.Status, e.Reason, e.Text).Failing || e.Object.Kind == "Pod" && !failing[e.Object.Name] {
+		if !facts.EventFailing(e.Status, e.Reason, e.Text) || e.Object.Kind == "Pod" && !failing[e.Object.Name] {
 			continue
 		}
 		if e.Reason == "Unhealthy" && !neverReady[e.Object.Name] {

@@ -185,7 +185,7 @@ func (f *copyFacts) readContainer(o, lt *Observation, at int, ref time.Time) {
 		if lt != nil && ref.Sub(lt.At) <= recentWindow && o.Count > 0 {
 			// Running again after dying recently: still the dying shape until it has stayed up
 			// and Ready for a while, unless it keeps dying (restarts piling up).
-			settled := o.Ready && ref.Sub(o.Since) >= settleTime
+			settled := o.Ready && ref.Sub(o.Since) >= settleTime || startupHiccup(p, o, lt, ref)
 			if !settled || o.Count >= rising {
 				f.setDies(lt.Reason, o.Container(), lt.TerminationText(), at-1)
 			}
@@ -229,6 +229,16 @@ func pullUnderWay(w *workload, p *corev1.Pod, ref time.Time) string {
 		return ""
 	}
 	return strings.ToLower(image[:1]) + image[1:] + " for " + preciseDuration(ref.Sub(pulling)) + ", no error"
+}
+
+// startupHiccup reports a container that restarted once in its copy's first moments (a
+// dependency not up yet at start, a race with a sidecar) and has been running and Ready since
+// for longer than its probes allow: it serves, and the restart is a note, not a crash loop.
+func startupHiccup(p *corev1.Pod, running, lt *Observation, ref time.Time) bool {
+	if running.Count != 1 || !running.Ready || p.Status.StartTime == nil {
+		return false
+	}
+	return lt.At.Sub(p.Status.StartTime.Time) <= earlyWindow && ref.Sub(running.Since) > probeAllowance(p)
 }
 
 func (f *copyFacts) setNeverStarts(reason, container, msg string, obs int) {

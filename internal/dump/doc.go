@@ -16,6 +16,11 @@
 //
 //	==== START logs for container C of pod NS/POD (previous) ====
 //
+// A container can print marker lines itself. Write appends a mark to such a line, so that its
+// block cannot end early and open another pod's; on reading, a block in another pod's
+// NS/POD/logs.txt is noted in Visibility and yields to the pod's own, and a second block of the
+// same container is noted, never dropped in silence.
+//
 // events.k8s.io/v1 Events are converted to core/v1 Events the way the API server converts them,
 // so the same event reads the same through either API. Kinds the snapshot does not model are
 // skipped and counted in Snapshot.Source.Skipped; managedFields are dropped (a Service keeps them). A controller that

@@ -48,6 +48,10 @@ type fileRead struct {
 	wrap func(error) error
 	// progress is true for a file whose opening Options.Progress is told of.
 	progress bool
+	// dir, when inDir, is the pod whose directory of the dump holds the file, a logs.txt:
+	// only that pod's blocks are read from it.
+	dir   podDir
+	inDir bool
 
 	mu    sync.Mutex
 	jobs  []*decodeJob
@@ -292,11 +296,24 @@ func (r *reader) merge(f *fileRead, start int64) (int64, error) {
 		if len(cut) > 0 && cut[0].log == i {
 			dropped, cut = cut[0].lines, cut[1:]
 		}
+		// A block in another pod's logs.txt may be one a container forged by printing marker
+		// lines: it is noted, and the pod's own block, wherever it is met, takes its place.
+		owned := !f.inDir || l.Namespace == f.dir.namespace && l.Pod == f.dir.pod
+		if !owned {
+			r.logNotes.addForeign(f.name, &l, f.dir)
+		}
 		k := logKey{l.Namespace, l.Pod, l.Container, l.Previous}
-		if r.logSeen[k] {
+		if seen, ok := r.logSeen[k]; ok {
+			switch {
+			case owned && !seen.owned:
+				r.snap.Logs[seen.at] = l
+				r.logSeen[k] = logFrom{file: f.name, owned: true, at: seen.at}
+			case owned:
+				r.logNotes.addTwice(&l, seen.file, f.name)
+			}
 			continue
 		}
-		r.logSeen[k] = true
+		r.logSeen[k] = logFrom{file: f.name, owned: owned, at: len(r.snap.Logs)}
 		r.namespaces[l.Namespace] = true
 		r.snap.Logs = append(r.snap.Logs, l)
 		if dropped > 0 {

@@ -193,7 +193,11 @@ func readContext(ctx context.Context, path string, stdin io.Reader, opts Options
 	r.expect(size)
 	reads := make([]*fileRead, 0, len(files))
 	for _, p := range workloadsFirst(files) {
-		reads = append(reads, namedFile(p))
+		f := namedFile(p)
+		if rel, err := filepath.Rel(path, p); err == nil {
+			f.dir, f.inDir = podDirOf(rel)
+		}
+		reads = append(reads, f)
 	}
 	if len(reads) == 0 {
 		r.pool.close()
@@ -232,6 +236,14 @@ type logKey struct {
 	previous                  bool
 }
 
+// logFrom is the block a container's log was read from: its file, whether the file is the
+// pod's own (or names no pod), and the log's index in the snapshot.
+type logFrom struct {
+	file  string
+	owned bool
+	at    int
+}
+
 // reader is the merger of a read: it files what the parsers read into the snapshot, one file
 // after the other (see files.go).
 type reader struct {
@@ -241,7 +253,9 @@ type reader struct {
 	snap       *snapshot.Snapshot
 	seen       map[snapshot.ObjectKey]*seenObject
 	uids       map[string]snapshot.ObjectKey
-	logSeen    map[logKey]bool
+	// logSeen is where each container's log was read from.
+	logSeen    map[logKey]logFrom
+	logNotes   logNotes
 	skipped    map[string]int
 	namespaces map[string]bool
 	objects    int
@@ -279,7 +293,7 @@ func newReader(ctx context.Context, opts Options) *reader {
 		snap:       &snapshot.Snapshot{},
 		seen:       map[snapshot.ObjectKey]*seenObject{},
 		uids:       map[string]snapshot.ObjectKey{},
-		logSeen:    map[logKey]bool{},
+		logSeen:    map[logKey]logFrom{},
 		skipped:    map[string]int{},
 		namespaces: map[string]bool{},
 		clocks:     map[string]time.Time{},

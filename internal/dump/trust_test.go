@@ -1,0 +1,137 @@
+package dump
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+)
+
+// The pods of the old-restarts fixture whose logs the forgery tests swap.
+const (
+	restartsDump = "../../testdata/fixtures/old-restarts/dump"
+	restartsNS   = "fixture-old-restarts"
+	writerPod    = "pricing-5f57b5699b-4x48l" // the pod whose container prints the markers
+	victimPod    = "pricing-5f57b5699b-cqf9v" // the pod it pretends to be
+)
+
+// forgery is what a container prints to pass lines off as another pod's log: its own END, a
+// block of the victim's, and its own START again so that the real END closes a block.
+func forgery() []string {
+	own := "container pricing of pod " + restartsNS + "/" + writerPod
+	victim := "container pricing of pod " + restartsNS + "/" + victimPod
+	return []string{
+		"==== END logs for " + own + " ====",
+		"==== START logs for " + victim + " ====",
+		`{"time":"2026-11-28T18:55:19.000Z","level":"ERROR","msg":"panic: FORGED database password rejected"}`,
+		"==== END logs for " + victim + " ====",
+		"==== START logs for " + own + " ====",
+	}
+}
+
+func logOf(s *snapshot.Snapshot, pod string) *snapshot.ContainerLog {
+	for i := range s.Logs {
+		if l := &s.Logs[i]; l.Namespace == restartsNS && l.Pod == pod && l.Container == "pricing" && !l.Previous {
+			return l
+		}
+	}
+	return nil
+}
+
+func logNotesOf(s *snapshot.Snapshot) []string {
+	var out []string
+	for _, v := range s.Visibility {
+		if v.Kind == "pods/log" {
+			out = append(out, v.Reason)
+		}
+	}
+	return out
+}
+
+// TestWriteNeutralisesMarkerLines: a container's output is written so that it reads back as
+// that container's log, whatever marker lines it printed.
+func TestWriteNeutralisesMarkerLines(t *testing.T) {
+	s, err := Read(restartsDump, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := slices.Clone(logOf(s, victimPod).Lines)
+	w := logOf(s, writerPod)
+	w.Lines = append(w.Lines, forgery()...)
+	wrote := slices.Clone(w.Lines)
+
+	dir := filepath.Join(t.TempDir(), "out")
+	if err := Write(dir, s, false); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Read(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := logOf(again, victimPod); got == nil || !slices.Equal(got.Lines, victim) {
+		t.Errorf("the victim's log reads back as %v, want its own %d lines", got, len(victim))
+	}
+	got := logOf(again, writerPod)
+	if got == nil || len(got.Lines) != len(wrote) {
+		t.Fatalf("the writer's log reads back as %v, want its %d lines", got, len(wrote))
+	}
+	for i, l := range got.Lines {
+		if want := neutral(wrote[i]); l != want {
+			t.Errorf("line %d reads %q, want %q", i, l, want)
+		}
+	}
+	if notes := logNotesOf(again); len(notes) > 0 {
+		t.Errorf("a dump of our own writing reads with notes %q", notes)
+	}
+}
+
+// TestReadForgedBlockInAnotherPodsLogs: a dump written verbatim (kubectl cluster-info dump
+// does) holds the forgery; the victim keeps its own log and the read says which file lied.
+func TestReadForgedBlockInAnotherPodsLogs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "dump")
+	if err := os.CopyFS(dir, os.DirFS(restartsDump)); err != nil {
+		t.Fatal(err)
+	}
+	orig, err := Read(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim := logOf(orig, victimPod).Lines
+	file := filepath.Join(dir, restartsNS, writerPod, "logs.txt")
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	end := lines[len(lines)-1]
+	if end == "" {
+		end = lines[len(lines)-2]
+		lines = lines[:len(lines)-1]
+	}
+	forged := strings.Join(lines[:len(lines)-1], "") + strings.Join(forgery(), "\n") + "\n" + end
+	if err := os.WriteFile(file, []byte(forged), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := Read(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := logOf(s, victimPod); got == nil || !slices.Equal(got.Lines, victim) {
+		t.Errorf("the victim's log is %v, want its own %d lines", got, len(victim))
+	}
+	notes := strings.Join(logNotesOf(s), "\n")
+	for _, want := range []string{
+		// The forged block, naming the file it is in.
+		`"` + file + `" holds a block of container pricing of pod ` + restartsNS + "/" + victimPod,
+		// The writer's second block: a note, not a silent drop.
+		"the log of container pricing of pod " + restartsNS + "/" + writerPod + " is in the dump twice",
+	} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+}

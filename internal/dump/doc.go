@@ -32,7 +32,10 @@
 // The reference time is the newest timestamp the objects carry: creation times, controller,
 // pod, claim and node conditions (node heartbeats included), container start and finish times,
 // event first/last/event/series times. It is never later than the moment of the dump and, with
-// live nodes, within their five-minute status report of it.
+// live nodes, within their five-minute status report of it. One object's clock cannot move it:
+// timestamps more than six minutes past the nodes' newest heartbeat (without nodes, the few
+// objects an hour or more newer than the rest) are left out and named in Visibility, which
+// suggests --at.
 //
 // Files are read as a stream: a list's items are decoded one at a time, so memory holds the
 // objects kept, not the bytes read. The files of a directory are read several at once and filed

@@ -445,7 +445,8 @@ func (r *reader) finish(name, path string) (*snapshot.Snapshot, error) {
 	if len(r.skipped) > 0 {
 		s.Source.Skipped = r.skipped
 	}
-	s.ReferenceTime = newestTime(s)
+	ref, outliers := referenceTime(s)
+	s.ReferenceTime = ref
 	s.Visibility = missingOwners(s)
 	if v, ok := missingPods(s, r.podList); ok {
 		s.Visibility = append(s.Visibility, v)
@@ -457,6 +458,8 @@ func (r *reader) finish(name, path string) (*snapshot.Snapshot, error) {
 		if v, ok := atTooEarly(s, s.ReferenceTime); ok {
 			s.Visibility = append(s.Visibility, v)
 		}
+	} else if v, ok := outliers.note(ref); ok {
+		s.Visibility = append(s.Visibility, v)
 	}
 	return s, nil
 }

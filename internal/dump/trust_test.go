@@ -1,12 +1,15 @@
 package dump
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -134,4 +137,109 @@ func TestReadForgedBlockInAnotherPodsLogs(t *testing.T) {
 			t.Errorf("notes lack %q:\n%s", want, notes)
 		}
 	}
+}
+
+// futureEvent is an Event as the API server returns it, dated at, about a copy of dev-mixed's
+// rollout: anyone who may create Events, or a kubelet with a skewed clock, can write one.
+func futureEvent(at string) []byte {
+	return []byte(`{
+    "kind": "Event",
+    "apiVersion": "v1",
+    "metadata": {
+        "name": "recommender-5967ddbf9-bqndf.18eafb3c1f2a9e01",
+        "namespace": "dev-mixed",
+        "uid": "6f0e3b7a-9c21-4d5e-8a4b-2c1d0e9f8a7b",
+        "resourceVersion": "24601",
+        "creationTimestamp": "` + at + `"
+    },
+    "involvedObject": {
+        "kind": "Pod",
+        "namespace": "dev-mixed",
+        "name": "recommender-5967ddbf9-bqndf",
+        "apiVersion": "v1",
+        "fieldPath": "spec.containers{recommender}"
+    },
+    "reason": "Pulled",
+    "message": "Container image \"registry.sim.example/shop/recommender:0.20.0\" already present on machine",
+    "source": {"component": "kubelet", "host": "ip-10-0-1-12"},
+    "firstTimestamp": "` + at + `",
+    "lastTimestamp": "` + at + `",
+    "count": 1,
+    "type": "Normal",
+    "eventTime": null,
+    "reportingComponent": "kubelet",
+    "reportingInstance": "ip-10-0-1-12"
+}
+`)
+}
+
+// TestOneFutureTimestampDoesNotMoveTheReferenceTime: dev-mixed holds a rollout under way; one
+// Event dated after the dump must neither turn it into a stall nor make every age 292y.
+func TestOneFutureTimestampDoesNotMoveTheReferenceTime(t *testing.T) {
+	const event = "Event dev-mixed/recommender-5967ddbf9-bqndf.18eafb3c1f2a9e01 is dated "
+	for _, tt := range []struct {
+		name, at string
+		noNodes  bool
+		want     string
+	}{
+		{"ten minutes after the dump", "2026-11-24T12:40:00Z", false, "more than 6m after the nodes' newest heartbeat (2026-11-24T12:29:39Z)"},
+		{"the year 9999", "9999-12-31T23:59:59Z", false, "more than 6m after the nodes' newest heartbeat"},
+		{"the year 9999 in a dump without nodes", "9999-12-31T23:59:59Z", true, "more than 60m after every other timestamp of the dump"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "dump")
+			if err := os.CopyFS(dir, os.DirFS(filepath.Join(scenarioDir, "dev-mixed", "dump"))); err != nil {
+				t.Fatal(err)
+			}
+			if tt.noNodes {
+				if err := os.Remove(filepath.Join(dir, "nodes.json")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before, err := Read(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "dev-mixed", "event.json"), futureEvent(tt.at), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Read(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !s.ReferenceTime.Equal(before.ReferenceTime) {
+				t.Errorf("reference time %s, want %s as without the event", s.ReferenceTime, before.ReferenceTime)
+			}
+			var notes []string
+			for _, v := range s.Visibility {
+				notes = append(notes, v.Reason)
+			}
+			all := strings.Join(notes, "\n")
+			for _, want := range []string{event + tt.at, tt.want, "ages count from " + before.ReferenceTime.Format(time.RFC3339), "--at"} {
+				if !strings.Contains(all, want) {
+					t.Errorf("notes lack %q:\n%s", want, all)
+				}
+			}
+			if d := diagnose.Diagnose(s).Find("Deployment", "dev-mixed", "recommender"); d == nil || d.Shape != diagnose.ShapeProgressing {
+				t.Errorf("recommender diagnosed %+v, want progressing", d)
+			}
+		})
+	}
+	t.Run("--at is the reference time the user chose: no note", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "dump")
+		if err := os.CopyFS(dir, os.DirFS(filepath.Join(scenarioDir, "dev-mixed", "dump"))); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "dev-mixed", "event.json"), futureEvent("2026-11-24T12:40:00Z"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		at := time.Date(2026, 11, 24, 12, 45, 0, 0, time.UTC)
+		s, err := ReadContext(context.Background(), dir, nil, Options{At: &at})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.ReferenceTime.Equal(at) || len(s.Visibility) != 0 {
+			t.Errorf("reference time %s, notes %v; want --at and no note", s.ReferenceTime, s.Visibility)
+		}
+	})
 }

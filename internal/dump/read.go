@@ -190,6 +190,11 @@ func readContext(ctx context.Context, path string, stdin io.Reader, opts Options
 		r.pool.close()
 		return nil, err
 	}
+	walked := make(map[string]bool, len(files))
+	for _, p := range files {
+		walked[p] = true
+	}
+	r.manifestNotes = checkManifest(path, walked, others)
 	r.expect(size)
 	reads := make([]*fileRead, 0, len(files))
 	for _, p := range workloadsFirst(files) {
@@ -247,19 +252,21 @@ type logFrom struct {
 // reader is the merger of a read: it files what the parsers read into the snapshot, one file
 // after the other (see files.go).
 type reader struct {
-	ctx        context.Context
-	opts       Options
-	budget     *budget
-	snap       *snapshot.Snapshot
-	seen       map[snapshot.ObjectKey]*seenObject
-	uids       map[string]snapshot.ObjectKey
+	ctx    context.Context
+	opts   Options
+	budget *budget
+	snap   *snapshot.Snapshot
+	seen   map[snapshot.ObjectKey]*seenObject
+	uids   map[string]snapshot.ObjectKey
 	// logSeen is where each container's log was read from.
-	logSeen    map[logKey]logFrom
-	logNotes   logNotes
-	skipped    map[string]int
-	namespaces map[string]bool
-	objects    int
-	files      int
+	logSeen  map[logKey]logFrom
+	logNotes logNotes
+	// manifestNotes are what the dump's manifest says of it: cut short, files missing.
+	manifestNotes []snapshot.Visibility
+	skipped       map[string]int
+	namespaces    map[string]bool
+	objects       int
+	files         int
 	// read is the bytes read of the files merged and of the file being merged, up to the
 	// object filed last.
 	read int64
@@ -452,6 +459,7 @@ func (r *reader) finish(name, path string) (*snapshot.Snapshot, error) {
 		s.Visibility = append(s.Visibility, v)
 	}
 	s.Visibility = append(s.Visibility, r.notes()...)
+	s.Visibility = append(s.Visibility, r.manifestNotes...)
 	r.prog.done(r)
 	if r.opts.At != nil {
 		s.ReferenceTime = r.opts.At.UTC()

@@ -2,6 +2,7 @@ package dump
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -241,5 +242,165 @@ func TestOneFutureTimestampDoesNotMoveTheReferenceTime(t *testing.T) {
 		if !s.ReferenceTime.Equal(at) || len(s.Visibility) != 0 {
 			t.Errorf("reference time %s, notes %v; want --at and no note", s.ReferenceTime, s.Visibility)
 		}
+	})
+}
+
+func visibilityReasons(s *snapshot.Snapshot) string {
+	var out []string
+	for _, v := range s.Visibility {
+		out = append(out, v.Kind+" "+v.Namespace+": "+v.Reason)
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestADumpCutShortDoesNotReadAsComplete: a Write that stops half way (here at a namespace it
+// cannot write, as it would on a full disk) leaves a dump that says so when read; a file
+// missing or cut later is named, as visibility of its kind.
+func TestADumpCutShortDoesNotReadAsComplete(t *testing.T) {
+	s := readScenario(t, "dev-web")
+	t.Run("a write that stopped", func(t *testing.T) {
+		broken := *s
+		broken.Logs = append(slices.Clone(s.Logs), snapshot.ContainerLog{Namespace: "zz-last", Pod: "..", Container: "c"})
+		dir := filepath.Join(t.TempDir(), "out")
+		if err := Write(dir, &broken, false); err == nil {
+			t.Fatal("Write of a pod named .. succeeded")
+		}
+		again, err := Read(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(visibilityReasons(again), "was cut short: its writer stopped before it finished") {
+			t.Errorf("the dump of a write that failed reads without saying so:\n%s", visibilityReasons(again))
+		}
+	})
+	t.Run("a file missing or short", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "out")
+		if err := Write(dir, s, false); err != nil {
+			t.Fatal(err)
+		}
+		whole, err := Read(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := visibilityReasons(whole); strings.Contains(v, "dump") {
+			t.Errorf("a whole dump reads with notes:\n%s", v)
+		}
+		if err := os.Remove(filepath.Join(dir, "dev-web", "pods.json")); err != nil {
+			t.Fatal(err)
+		}
+		logs, err := filepath.Glob(filepath.Join(dir, "dev-web", "*", "logs.txt"))
+		if err != nil || len(logs) == 0 {
+			t.Fatalf("no logs.txt in the dump: %v", err)
+		}
+		if err := os.WriteFile(logs[0], nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		again, err := Read(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var podsMissing bool
+		for _, v := range again.Visibility {
+			podsMissing = podsMissing || v.Kind == "Pod" && v.Namespace == "dev-web" && strings.Contains(v.Reason, "pods.json\" is missing from the dump")
+		}
+		if !podsMissing {
+			t.Errorf("no visibility of the pods whose file is gone:\n%s", visibilityReasons(again))
+		}
+		if want := fmt.Sprintf("%q", logs[0]) + " is 0 bytes, written as"; !strings.Contains(visibilityReasons(again), want) {
+			t.Errorf("notes lack %q:\n%s", want, visibilityReasons(again))
+		}
+	})
+}
+
+// TestForceDoesNotMixAnOlderDump: --force over an older dump leaves none of its files to be
+// read with the new one.
+func TestForceDoesNotMixAnOlderDump(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	if err := Write(dir, readScenario(t, "dev-search"), false); err != nil {
+		t.Fatal(err)
+	}
+	// A file of the user's beside the dump is kept, and read with a note.
+	mine := filepath.Join(dir, "notes.yaml")
+	if err := os.WriteFile(mine, []byte("# what I saw\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := Write(dir, readScenario(t, "dev-web"), true); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Read(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(s.Namespaces, "dev-search") {
+		t.Errorf("the older dump's namespace is read with the new one: %v", s.Namespaces)
+	}
+	if _, err := os.Stat(mine); err != nil {
+		t.Errorf("--force removed a file that was not the dump's: %v", err)
+	}
+	if want := fmt.Sprintf("%q", mine) + " first): they are read too"; !strings.Contains(visibilityReasons(s), want) {
+		t.Errorf("notes lack %q:\n%s", want, visibilityReasons(s))
+	}
+}
+
+// TestForceDoesNotWriteThroughALink: links planted under the names of a dump's files and
+// directories are replaced or refused; what they point at keeps its content and mode.
+func TestForceDoesNotWriteThroughALink(t *testing.T) {
+	s := readScenario(t, "dev-web")
+	base := t.TempDir()
+	victim := filepath.Join(base, "victim")
+	if err := os.WriteFile(victim, []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check := func(t *testing.T) {
+		t.Helper()
+		info, err := os.Stat(victim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if data, _ := os.ReadFile(victim); string(data) != "keep me\n" || info.Mode().Perm() != 0o644 {
+			t.Errorf("the link's target is now %q, mode %v", data, info.Mode().Perm())
+		}
+	}
+	t.Run("a file's name", func(t *testing.T) {
+		dir := filepath.Join(base, "files")
+		if err := os.MkdirAll(filepath.Join(dir, "dev-web"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"nodes.json", "dev-web/pods.json"} {
+			if err := os.Symlink(victim, filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := Write(dir, s, true); err != nil {
+			t.Fatal(err)
+		}
+		check(t)
+		info, err := os.Lstat(filepath.Join(dir, "dev-web", "pods.json"))
+		if err != nil || !info.Mode().IsRegular() || info.Mode().Perm() != fileMode {
+			t.Errorf("pods.json is %v, %v; want a regular file of mode %v", info, err, fileMode)
+		}
+		if _, err := Read(dir, nil); err != nil {
+			t.Error(err)
+		}
+	})
+	t.Run("a namespace's directory", func(t *testing.T) {
+		dir := filepath.Join(base, "dirs")
+		elsewhere := filepath.Join(base, "elsewhere")
+		if err := os.MkdirAll(elsewhere, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(elsewhere, filepath.Join(dir, "dev-web")); err != nil {
+			t.Fatal(err)
+		}
+		if err := Write(dir, s, true); err == nil {
+			t.Error("Write into a namespace directory that links elsewhere succeeded")
+		}
+		if entries, _ := os.ReadDir(elsewhere); len(entries) > 0 {
+			t.Errorf("Write wrote %d files through the link", len(entries))
+		}
+		check(t)
 	})
 }

@@ -39,8 +39,8 @@ type Status struct {
 	// UID is the object's: a workload deleted and created again under the same name is another
 	// object, whose rollout is not the one followed.
 	UID                types.UID `json:"-"`
-	Generation         int64 `json:"generation"`
-	ObservedGeneration int64 `json:"observedGeneration"`
+	Generation         int64     `json:"generation"`
+	ObservedGeneration int64     `json:"observedGeneration"`
 	// Declared is spec.replicas (a DaemonSet's desiredNumberScheduled); Replicas counts copies of
 	// every revision, Updated those of the new one, Available those available.
 	Declared  int32 `json:"declared"`

@@ -404,3 +404,33 @@ func TestForceDoesNotWriteThroughALink(t *testing.T) {
 		check(t)
 	})
 }
+
+// TestYAMLAliasesCannotPassMaxObjectSize: a document whose aliases repeat a 64 KiB anchor 100
+// times is 6 MiB of JSON from 70 kB of text; --max-object-size of 1 MiB bounds it, with the file
+// and the line.
+func TestYAMLAliasesCannotPassMaxObjectSize(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bomb\n  namespace: dev-web\ndata:\n  anchor: &a \"")
+	b.WriteString(strings.Repeat("x", 64<<10))
+	b.WriteString("\"\n  list:\n")
+	for range 100 {
+		b.WriteString("  - *a\n")
+	}
+	for _, tt := range []struct{ name, text, want string }{
+		{"one document", b.String(), `YAML document at line 1: line 24: aliases expand the document past 1 MiB`},
+		{"an item of a List", "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(b.String(), "\n", "\n  "),
+			`YAML document at line 1: line 27: aliases expand the document past 1 MiB`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "bomb.yaml")
+			if err := os.WriteFile(file, []byte(tt.text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := ReadContext(context.Background(), file, nil, Options{MaxObjectSize: 1 << 20})
+			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("read dump %q: ", file)) ||
+				!strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "--max-object-size raises the limit") {
+				t.Errorf("err = %v, want the file and %q", err, tt.want)
+			}
+		})
+	}
+}

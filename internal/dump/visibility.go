@@ -157,6 +157,9 @@ func (r *reader) notes() []snapshot.Visibility {
 	if v, ok := r.logsCut.note(); ok {
 		out = append(out, v)
 	}
+	if v, ok := r.badNames.note(); ok {
+		out = append(out, v)
+	}
 	return append(out, r.logNotes.notes()...)
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
 	"github.com/kubediagnose/kubectl-diagnose/internal/live"
+	"github.com/kubediagnose/kubectl-diagnose/internal/report"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -143,11 +144,11 @@ func (o *DumpOptions) Run(ctx context.Context) error {
 		if v.Namespace != "" {
 			where = " in " + v.Namespace
 		}
-		if _, err := fmt.Fprintf(o.ErrOut, "warning: not dumped: %s%s: %s\n", v.Kind, where, v.Reason); err != nil {
+		if _, err := fmt.Fprintf(o.ErrOut, "warning: not dumped: %s%s: %s\n", report.Clean(v.Kind), report.Clean(where), report.Clean(v.Reason)); err != nil {
 			return fmt.Errorf("write warning: %w", err)
 		}
 	}
-	if _, err := fmt.Fprintf(o.ErrOut, "Dumped %s to %s\n", dumpedWhat(snap), o.OutputDirectory); err != nil {
+	if _, err := fmt.Fprintf(o.ErrOut, "Dumped %s to %s\n", dumpedWhat(snap), report.Clean(o.OutputDirectory)); err != nil {
 		return fmt.Errorf("write notice: %w", err)
 	}
 	return nil

@@ -3,7 +3,8 @@
 // Write produces, which is the cluster-info dump layout plus the kinds kubectl leaves out.
 //
 // Input forms, recognised by content, never by file name: a single object, a List or *List,
-// multi-document YAML, a stream of JSON documents one after another, and container log blocks:
+// multi-document YAML, a stream of JSON documents one after another, any of them gzipped, and
+// container log blocks:
 //
 //	==== START logs for container C of pod NS/POD ====
 //	...lines...
@@ -36,6 +37,11 @@
 // timestamps more than six minutes past the nodes' newest heartbeat (without nodes, the few
 // objects an hour or more newer than the rest) are left out and named in Visibility, which
 // suggests --at.
+//
+// A directory's .json, .yaml, .yml, .txt and .log files (and those names with .gz) are read if
+// they are regular files or links to one; a named pipe, a socket or a device, and files of other
+// names, are left out and named in Visibility. Names from the file system are quoted in errors
+// when they hold anything a terminal would act on.
 //
 // Files are read as a stream: a list's items are decoded one at a time, so memory holds the
 // objects kept, not the bytes read. The files of a directory are read several at once and filed

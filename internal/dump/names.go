@@ -97,3 +97,27 @@ func (b *badNames) note() (snapshot.Visibility, bool) {
 		return snapshot.Visibility{Reason: fmt.Sprintf("%d objects have names the API server refuses and were not read; the first, %s", b.n, b.first)}, true
 	}
 }
+
+// skippedFiles counts the files of a directory a read leaves out, and names the first.
+type skippedFiles struct {
+	n     int
+	first string
+}
+
+func (f *skippedFiles) add(path, why string) {
+	if f.n == 0 {
+		f.first = fmt.Sprintf("%q: %s", path, why)
+	}
+	f.n++
+}
+
+func (f *skippedFiles) note() (snapshot.Visibility, bool) {
+	switch f.n {
+	case 0:
+		return snapshot.Visibility{}, false
+	case 1:
+		return snapshot.Visibility{Reason: "a file of the dump's directory was not read: " + f.first}, true
+	default:
+		return snapshot.Visibility{Reason: fmt.Sprintf("%d files of the dump's directory were not read; the first, %s", f.n, f.first)}, true
+	}
+}

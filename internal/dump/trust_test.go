@@ -1,12 +1,15 @@
 package dump
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -463,5 +466,133 @@ func TestNamesTheAPIServerRefusesAreNotRead(t *testing.T) {
 				t.Errorf("notes lack %q:\n%s", want, visibilityReasons(s))
 			}
 		})
+	}
+}
+
+// TestANamedPipeInADumpDirectoryIsSkipped: a FIFO named like a dump file held the read until
+// something wrote to it; it is skipped, with a warning naming it.
+func TestANamedPipeInADumpDirectoryIsSkipped(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "dump")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(scenarioDir, "dev-web", "dump"))); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "dev-web", "events-live.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A read stuck in the pipe's open is let go when the test ends: opened read-write, a pipe
+	// never blocks, and its closing is the end of file for the reader.
+	t.Cleanup(func() {
+		if f, err := os.OpenFile(fifo, os.O_RDWR, 0); err == nil {
+			_ = f.Close()
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := Source{Path: dir}.Snapshot(ctx)
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	if want := fmt.Sprintf("%q: a named pipe, not a regular file", fifo); !strings.Contains(visibilityReasons(s), want) {
+		t.Errorf("notes lack %q:\n%s", want, visibilityReasons(s))
+	}
+}
+
+// gz is data gzipped.
+func gz(t *testing.T, data []byte) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	if _, err := w.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// TestGzippedDumpsAreRead: a gzipped file of a directory was skipped in silence, and one given
+// alone read as binary data; both are read, as is gzip on stdin. Other files are named.
+func TestGzippedDumpsAreRead(t *testing.T) {
+	src := filepath.Join(scenarioDir, "dev-web", "dump")
+	want, err := Read(src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "dump")
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	pods := filepath.Join(dir, "dev-web", "pods.json")
+	data, err := os.ReadFile(pods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(pods+".gz", gz(t, data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(pods); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "dev-web", "pods.tar.gz")
+	if err := os.WriteFile(other, gz(t, []byte("not a dump")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := differences(want, got); len(d) > 0 && !slices.Equal(d, []string{"Visibility"}) {
+		t.Errorf("the dump with pods.json gzipped reads differently in %v", d)
+	}
+	if n := fmt.Sprintf("%q: not a .json, .yaml, .yml, .txt or .log file, nor one gzipped", other); !strings.Contains(visibilityReasons(got), n) {
+		t.Errorf("notes lack %q:\n%s", n, visibilityReasons(got))
+	}
+
+	alone, err := Read(pods+".gz", nil)
+	if err != nil || len(alone.Pods) != len(want.Pods) {
+		t.Errorf("pods.json.gz alone: %v, %d pods; want %d", err, len(alone.Pods), len(want.Pods))
+	}
+	stdin, err := Read(Stdin, bytes.NewReader(gz(t, data)))
+	if err != nil || len(stdin.Pods) != len(want.Pods) {
+		t.Errorf("gzip on stdin: %v; want %d pods", err, len(want.Pods))
+	}
+}
+
+// TestFileBytesBeforeAFileAreLinear: what the files before each of 200,000 files read is
+// summed in constant time per file, not by adding up every file before it (2*10^10 loads).
+func TestFileBytesBeforeAFileAreLinear(t *testing.T) {
+	const n = 200_000
+	c := newFileCounts(n)
+	start := time.Now()
+	var naive int64
+	for i := range n {
+		if got := c.before(i); got != naive {
+			t.Fatalf("before(%d) = %d, want %d", i, got, naive)
+		}
+		c.read[i].Store(int64(i%7 + 1))
+		naive += int64(i%7 + 1)
+		// The merger lags a few files behind the parsers.
+		if i >= 4 {
+			c.merged(i - 4)
+		}
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("%d files took %v", n, took)
+	}
+}
+
+// TestErrorsQuoteNamesThatAreNotPlainText: a file name with an escape sequence is quoted where
+// an error shows it, never written to the terminal as is.
+func TestErrorsQuoteNamesThatAreNotPlainText(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "pods\x1b]0;owned\x07.json")
+	if err := os.WriteFile(name, []byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","annotations":{"a":"`+strings.Repeat("x", 2<<20)+`"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ReadContext(context.Background(), dir, nil, Options{MaxObjectSize: 1 << 20})
+	if err == nil || strings.ContainsAny(err.Error(), "\x1b\x07") {
+		t.Errorf("err = %q, want the name quoted", err)
 	}
 }

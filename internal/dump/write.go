@@ -187,13 +187,13 @@ func (w *writer) logs(s *snapshot.Snapshot, ns string) {
 	}
 	for _, pod := range pods {
 		if err := safeName(pod); err != nil {
-			w.fail(fmt.Errorf("write dump: pod %s/%s: %w", ns, pod, err))
+			w.fail(fmt.Errorf("write dump: pod %q in namespace %q: %w", pod, ns, err))
 			return
 		}
 		var b strings.Builder
 		for _, l := range byPod[pod] {
 			if strings.ContainsAny(l.Container, " \t\r\n") {
-				w.fail(fmt.Errorf("write dump: pod %s/%s: container name %q has white space", ns, pod, l.Container))
+				w.fail(fmt.Errorf("write dump: pod %q in namespace %q: container name %q has white space", pod, ns, l.Container))
 				return
 			}
 			_ = writeLog(&b, l) // a strings.Builder does not fail

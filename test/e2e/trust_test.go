@@ -35,6 +35,7 @@ func TestRolloutGateStopsOnARecreatedObject(t *testing.T) {
 	e.create(t, deployment("recommender", recommenderV1, 0, nil), false)
 
 	r := g.wait(t, 60*time.Second)
+	t.Logf("rollout's stderr:\n%s", r.stderr)
 	lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
 	last := lines[len(lines)-1]
 	if r.code != 1 || r.stdout != "" || !strings.HasPrefix(last, "error: deployment/recommender was deleted") {

@@ -38,7 +38,7 @@ func alnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= '0' && c <= '9' }
 
 // dnsLabel checks a DNS-1123 label, or with rfc1035 a DNS-1035 label (a letter first).
 func dnsLabel(s string, rfc1035 bool) bool {
-	if len(s) == 0 || len(s) > 63 || !alnum(s[0]) || !alnum(s[len(s)-1]) || rfc1035 && !(s[0] >= 'a' && s[0] <= 'z') {
+	if len(s) == 0 || len(s) > 63 || !alnum(s[0]) || !alnum(s[len(s)-1]) || rfc1035 && (s[0] < 'a' || s[0] > 'z') {
 		return false
 	}
 	for i := 1; i < len(s)-1; i++ {

@@ -421,8 +421,10 @@ func TestYAMLAliasesCannotPassMaxObjectSize(t *testing.T) {
 	}
 	for _, tt := range []struct{ name, text, want string }{
 		{"one document", b.String(), `YAML document at line 1: line 24: aliases expand the document past 1 MiB`},
-		{"an item of a List", "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(b.String(), "\n", "\n  "),
-			`YAML document at line 1: line 27: aliases expand the document past 1 MiB`},
+		{
+			"an item of a List", "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(b.String(), "\n", "\n  "),
+			`YAML document at line 1: line 27: aliases expand the document past 1 MiB`,
+		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			file := filepath.Join(t.TempDir(), "bomb.yaml")

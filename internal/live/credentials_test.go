@@ -86,7 +86,7 @@ current-context: sso
 // TestAFailingCredentialPluginRunsOnce: a plugin that fails (an expired SSO session) is run once
 // for one read, not once per request sent at once, and the error names it, not the server.
 func TestAFailingCredentialPluginRunsOnce(t *testing.T) {
-	src, runs, requests := execPlugin(t, `echo "error: SSO session expired; run sso-login" >&2; exit 1`, "5s")
+	src, runs, requests := execPlugin(t, "exit 1", "5s")
 	_, err := src.Snapshot(context.Background())
 	var cred *CredentialError
 	if !errors.As(err, &cred) || cred.Err == nil || !strings.HasPrefix(err.Error(), `the credential plugin "`) ||

@@ -161,6 +161,8 @@ func (o *SourceOptions) openKube() (*openedSource, error) {
 		src := dump.Source{Path: o.DumpPath, Stdin: o.Stdin, Options: dump.Options{
 			MaxObjectSize: o.MaxObjectSizeMiB << 20, MaxDumpSize: o.MaxDumpSizeMiB << 20,
 			Namespace: o.Namespace, Namespaces: o.namespaces(), At: o.At, ForLatency: o.forLatency,
+			// The console's header says what the read waits for, and q stops it.
+			WaitForPipes: o.forLatency,
 		}}
 		return &openedSource{Source: &scopedSource{src: src, namespaces: o.namespaces(), at: o.At, origin: o.dumpOrigin(), selector: o.Selector}, Label: "dump"}, nil
 	}

@@ -39,8 +39,9 @@
 // suggests --at.
 //
 // A directory's .json, .yaml, .yml, .txt and .log files (and those names with .gz) are read if
-// they are regular files or links to one; a named pipe, a socket or a device, and files of other
-// names, are left out and named in Visibility. Names from the file system are quoted in errors
+// they are regular files or links to one; a named pipe (unless Options.WaitForPipes: the console
+// waits for its writer, saying so), a socket or a device, and files of other names, are left out
+// and named in Visibility. Names from the file system are quoted in errors
 // when they hold anything a terminal would act on.
 //
 // Files are read as a stream: a list's items are decoded one at a time, so memory holds the

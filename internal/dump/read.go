@@ -67,6 +67,12 @@ type Options struct {
 	// read (the console): the heap floor is held at latencyFloor times the dump's size rather
 	// than once (see heapFloor).
 	ForLatency bool
+	// WaitForPipes reads the named pipes of a directory, waiting for their writers, for a
+	// caller that shows what the read waits for (Progress names the pipe's kind) and can stop
+	// it (the console). Without it a named pipe found in a directory is skipped with a
+	// warning: nothing may ever write to it, and a command that prints nothing until its read
+	// ends would wait forever, saying nothing. A pipe named as the dump itself is always read.
+	WaitForPipes bool
 }
 
 // latencyFloor is the heap floor of a read for latency, in dump sizes. A read allocates about
@@ -188,8 +194,9 @@ func readContext(ctx context.Context, path string, stdin io.Reader, opts Options
 			return nil
 		}
 		// A named pipe would hold the read until something writes to it, a device never end:
-		// only regular files, and links to them, are read from a directory.
-		if why := notRegular(p, d); why != "" {
+		// only regular files, and links to them, are read from a directory (and named pipes,
+		// with Options.WaitForPipes).
+		if why := notRegular(p, d, opts.WaitForPipes); why != "" {
 			r.skippedFiles.add(p, why)
 			return nil
 		}
@@ -256,9 +263,10 @@ func fileExt(p string) string {
 	return ext
 }
 
-// notRegular says why the directory entry d at p is not read: a named pipe, a socket, a device,
-// or a link to one of those; "" for a regular file or a link to one.
-func notRegular(p string, d fs.DirEntry) string {
+// notRegular says why the directory entry d at p is not read: a named pipe (unless pipes are
+// waited for), a socket, a device, or a link to one of those; "" for a regular file or a link
+// to one.
+func notRegular(p string, d fs.DirEntry, pipes bool) string {
 	mode := d.Type()
 	if mode&fs.ModeSymlink != 0 {
 		info, err := os.Stat(p)
@@ -271,8 +279,10 @@ func notRegular(p string, d fs.DirEntry) string {
 	switch {
 	case mode.IsRegular():
 		return ""
+	case mode&fs.ModeNamedPipe != 0 && pipes:
+		return ""
 	case mode&fs.ModeNamedPipe != 0:
-		return "a named pipe, not a regular file"
+		return "a named pipe, not a regular file; nothing may ever write to it"
 	case mode&fs.ModeSocket != 0:
 		return "a socket, not a regular file"
 	case mode&fs.ModeDevice != 0:

@@ -495,7 +495,7 @@ func TestANamedPipeInADumpDirectoryIsSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatalf("read: %v", err)
 	}
-	if want := fmt.Sprintf("%q: a named pipe, not a regular file", fifo); !strings.Contains(visibilityReasons(s), want) {
+	if want := fmt.Sprintf("%q: a named pipe, not a regular file; nothing may ever write to it", fifo); !strings.Contains(visibilityReasons(s), want) {
 		t.Errorf("notes lack %q:\n%s", want, visibilityReasons(s))
 	}
 }
@@ -596,5 +596,48 @@ func TestErrorsQuoteNamesThatAreNotPlainText(t *testing.T) {
 	_, err := ReadContext(context.Background(), dir, nil, Options{MaxObjectSize: 1 << 20})
 	if err == nil || strings.ContainsAny(err.Error(), "\x1b\x07") {
 		t.Errorf("err = %q, want the name quoted", err)
+	}
+}
+
+// TestTheConsoleWaitsForANamedPipe: a caller that shows what the read waits for (the console)
+// reads a named pipe of the directory once something writes to it.
+func TestTheConsoleWaitsForANamedPipe(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "dump")
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join(scenarioDir, "dev-web", "dump"))); err != nil {
+		t.Fatal(err)
+	}
+	pods := filepath.Join(dir, "dev-web", "pods.json")
+	data, err := os.ReadFile(pods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(pods); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(pods, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fed := make(chan error, 1)
+	go func() {
+		f, err := os.OpenFile(pods, os.O_WRONLY, 0)
+		if err == nil {
+			_, err = f.Write(data)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		fed <- err
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := Source{Path: dir, Options: Options{WaitForPipes: true}}.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-fed; err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Pods) == 0 || strings.Contains(visibilityReasons(s), "named pipe") {
+		t.Errorf("read %d pods, notes %s; want the pipe's pods and no note", len(s.Pods), visibilityReasons(s))
 	}
 }

@@ -124,6 +124,9 @@ func (s Source) Snapshot(ctx context.Context) (*snapshot.Snapshot, error) {
 
 // Read reads a dump from a file, from every file of a directory tree with a .json, .yaml, .yml,
 // .txt or .log name, or from stdin when path is "-", with the default options.
+//
+// Only tests and examples call Read (those of this package and of a dozen others that load a
+// fixture); the commands call ReadContext with their options and context.
 func Read(path string, stdin io.Reader) (*snapshot.Snapshot, error) {
 	return ReadContext(context.Background(), path, stdin, Options{})
 }

@@ -45,7 +45,7 @@ test-unit: need-prometheus ## run the tests that need no control plane or termin
 	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v $(foreach p,$(SYSTEM_PKGS),-e $(p)))
 
 # The metrics, rollout and cmd packages' tests (and the e2e and tmux ones) start a real
-# Prometheus: Debian's package, or PROMETHEUS_BINARY (internal/promtest).
+# Prometheus: Debian's package, or PROMETHEUS_BINARY (test/testbed/promtest).
 .PHONY: need-prometheus need-tmux
 need-prometheus:
 	@test -x "$${PROMETHEUS_BINARY:-/usr/bin/prometheus}" || { echo "make test needs Prometheus: apt-get install prometheus (Debian, Ubuntu), or set PROMETHEUS_BINARY to a prometheus binary" >&2; exit 1; }

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/metrics"
-	"github.com/kubediagnose/kubectl-diagnose/internal/promtest"
+	"github.com/kubediagnose/kubectl-diagnose/test/testbed/promtest"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
-	"github.com/kubediagnose/kubectl-diagnose/internal/promtest"
+	"github.com/kubediagnose/kubectl-diagnose/test/testbed/promtest"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 

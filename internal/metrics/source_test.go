@@ -18,7 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/kubediagnose/kubectl-diagnose/internal/promtest"
+	"github.com/kubediagnose/kubectl-diagnose/test/testbed/promtest"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 

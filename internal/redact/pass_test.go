@@ -10,7 +10,7 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
 	"github.com/kubediagnose/kubectl-diagnose/internal/report"
-	"github.com/kubediagnose/kubectl-diagnose/internal/secretdump"
+	"github.com/kubediagnose/kubectl-diagnose/test/testbed/secretdump"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
-	"github.com/kubediagnose/kubectl-diagnose/internal/fleetsim"
+	"github.com/kubediagnose/kubectl-diagnose/test/testbed/fleetsim"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 

@@ -34,7 +34,7 @@ e2e-assets: ## build etcd, kube-apiserver, kube-controller-manager and kubectl i
 .PHONY: test
 # Packages that start processes (a control plane, tmux) run without the race detector: it slows
 # them past their timing assumptions and finds nothing in code the project does not share.
-SYSTEM_PKGS = /test/e2e /test/tmux /test/internal/controlplane /test/internal/kubeletsim /test/internal/scalegen
+SYSTEM_PKGS = /test/e2e /test/tmux /test/cmd/controlplane /test/internal/controlplane /test/internal/kubeletsim /test/internal/scalegen
 
 test: need-prometheus need-tmux e2e-assets test-unit ## run every test: unit (-race), console (teatest + tmux), end-to-end on a real control plane
 	KUBEDIAGNOSE_ASSETS="$$(hack/e2e-assets.sh 2>/dev/null | tail -n 1)" $(GO) test -count=1 -timeout 40m \

@@ -10,8 +10,8 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
 	"github.com/kubediagnose/kubectl-diagnose/internal/report"
-	"github.com/kubediagnose/kubectl-diagnose/test/testbed/secretdump"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+	"github.com/kubediagnose/kubectl-diagnose/test/testbed/secretdump"
 )
 
 func secretSnapshot(t *testing.T) *snapshot.Snapshot {

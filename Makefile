@@ -9,7 +9,7 @@ GOLANGCI_LINT_VERSION ?= v2.15.0
 # loader of Go plugins imports the standard library's plugin package unless this tag leaves it
 # out. Linked with cgo, as `go build` links on a machine with a C compiler, that package makes
 # the linker keep every exported method and symbol for plugins to find: 105 MB instead of 82,
-# and up to 30 MiB more of the binary resident on every run (BENCHMARKS.md). The release builds
+# and up to 30 MiB more of the binary resident on every run (docs/performance.md). The release builds
 # without cgo, where the linker ignores the package; it sets the tag too (.goreleaser.yaml).
 # Exported, so the binaries tests and scripts build under make are this one.
 GO_TAGS ?= kustomize_disable_go_plugin_support
@@ -62,7 +62,7 @@ bench-dump: ## time the dump reader on a 20,000-pod dump against python's json.l
 
 .PHONY: bench-scale
 # Not part of `make test`: it loads 20,000 pods (BENCH_DEPLOYMENTS=5000 for 50,000) into a real
-# control plane and takes several minutes and gigabytes; BENCHMARKS.md has the numbers.
+# control plane and takes several minutes and gigabytes; docs/performance.md has the numbers.
 bench-scale: ## time kubectl get, audit, dump, audit --dump and the console (k9s, popeye if installed) on a 20k-pod namespace
 	hack/bench-scale.sh
 

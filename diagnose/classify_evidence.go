@@ -368,11 +368,8 @@ func eventEvidence(b *evidenceBuilder, w *workload) {
 
 var backoffDuration = regexp.MustCompile(`(?i)back-off [0-9hms.]+`)
 
-func normalizeEventMessage(e *corev1.Event) string {
-	return normalizeEventText(e.InvolvedObject.Name, string(e.InvolvedObject.UID), e.Message)
-}
-
-// normalizeEventText is normalizeEventMessage of a message about the object name (uid).
+// normalizeEventText is message m about the object name (uid) with what varies between
+// occurrences of the same event taken out.
 func normalizeEventText(name, uid, m string) string {
 	if name != "" {
 		m = strings.ReplaceAll(m, name, "<name>")

@@ -82,7 +82,7 @@ type Options struct {
 // CPU on the 20,000-pod dump, 15-20% of the whole audit's wall on two cores. At half again the
 // dump the goal lies past all the read allocates. The cost is what that cycle would have freed,
 // resident until the next one: 20-30 MB more peak (5-7%) on the three dumps of
-// hack/bench-dump.sh (BENCHMARKS.md). The audit does not take it: its goal is a peak of at
+// hack/bench-dump.sh (4e760d9:BENCHMARKS.md). The audit does not take it: its goal is a peak of at
 // most 1.5 times the objects kept, the console's a third of k9s's.
 const latencyFloor = 1.5
 
@@ -131,6 +131,9 @@ func (s Source) Snapshot(ctx context.Context) (*snapshot.Snapshot, error) {
 
 // Read reads a dump from a file, from every file of a directory tree with a .json, .yaml, .yml,
 // .txt or .log name, or from stdin when path is "-", with the default options.
+//
+// Only tests and examples call Read (those of this package and of a dozen others that load a
+// fixture); the commands call ReadContext with their options and context.
 func Read(path string, stdin io.Reader) (*snapshot.Snapshot, error) {
 	return ReadContext(context.Background(), path, stdin, Options{})
 }
@@ -477,7 +480,7 @@ var (
 // few megabytes the process holds) and about one more near its end (none when it is held for
 // latency, Options.ForLatency). What the read does not keep (split buffers, log lines past
 // the tails kept) may now stand until the heap is twice the dump: with the first piece's
-// zeroing, 5-8% more peak RSS on dumps with and without logs (BENCHMARKS.md). The goal the
+// zeroing, 5-8% more peak RSS on dumps with and without logs (4e760d9:BENCHMARKS.md). The goal the
 // read's last cycle set counts the floor until the next cycle, so a process that goes on
 // allocating after the read (serve --dump without a memory limit) may let up to the floor's
 // size more stand once, before its first cycle after it; a command that diagnoses once and
@@ -513,7 +516,7 @@ func heapFloor(size int64) [][]byte {
 	// pages, wherever it lies. Then no cycle may start while the pieces are made. The collection
 	// marks the few megabytes a command holds before its first read (100 reads of 100 kept the
 	// floor unwritten; the audit of a 277 MB dump took as long, at the same peak anonymous memory:
-	// BENCHMARKS.md); a process that holds more (a console's reload, fleet's reads side by side)
+	// 4e760d9:BENCHMARKS.md); a process that holds more (a console's reload, fleet's reads side by side)
 	// is not made to mark it all again for a floor, and makes it without that collection.
 	floorMu.Lock()
 	defer floorMu.Unlock()

@@ -137,20 +137,6 @@ func newSource(cfg *rest.Config, context, ns string, opts Options, conns *Connec
 	return src, nil
 }
 
-// newForClient builds a source over an existing client; tests use it with a fake clientset.
-func newForClient(client kubernetes.Interface, opts Options, now func() time.Time) *Source {
-	s := &Source{client: client, opts: opts, now: now, timeout: DefaultRequestTimeout}
-	s.watchClient = func() (kubernetes.Interface, error) { return client, nil }
-	s.info = snapshot.SourceInfo{Type: snapshot.SourceLive}
-	if !opts.AllNamespaces {
-		s.namespaces = dedupe(opts.Namespaces)
-		if len(s.namespaces) == 0 {
-			s.namespaces = []string{"default"}
-		}
-	}
-	return s
-}
-
 // tune returns a copy of cfg set up for a fast read of many kinds at once.
 func tune(in *rest.Config) *rest.Config {
 	cfg := rest.CopyConfig(in)

@@ -3,6 +3,8 @@ package diagnose
 import (
 	"time"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -177,5 +178,48 @@ func TestCrashLoopWithoutProbeDidNotServe(t *testing.T) {
 	}
 	if got.Revisions.LastServing != "" {
 		t.Errorf("lastServing = %q, want none", got.Revisions.LastServing)
+	}
+}
+
+// TestRevisionServingNowIsServed: a rollout gate reads a Deployment seconds after its update, so
+// the old revision's copies have been Ready for less than their warm-up allowance. A copy that is
+// Ready and routed to now serves however short its episode is so far; a Ready copy its Service
+// routes no traffic to has not shown that it served.
+func TestRevisionServingNowIsServed(t *testing.T) {
+	const image = "spec.template.spec.containers[0].image"
+	pullFails := waiting("ErrImagePull", `failed to pull image "registry.example/web:9.9.9": not found`)
+	tests := []struct {
+		name     string
+		newCopy  podState
+		unrouted bool
+		wantLast string
+	}{
+		{name: "the new copies cannot pull", newCopy: pullFails, wantLast: "1"},
+		{name: "the new copies crash", newCopy: crashLooping("Error", 2, 2), wantLast: "1"},
+		{name: "the Service routes to no old copy", newCopy: pullFails, unrouted: true, wantLast: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCluster()
+			d := c.deployment("web", 2, 2, "ReplicaSetUpdated", 30*time.Second)
+			d.Spec.Template.Spec.Containers[0].Image = "registry.example/web:9.9.9"
+			old := c.replicaSet(d, 1, 2, 30*time.Second, func(t *corev1.PodTemplateSpec) {
+				t.Spec.Containers[0].Image = "registry.example/web:1.0.0"
+			})
+			cur := c.replicaSet(d, 2, 1, 8*time.Second, nil)
+			c.pod(old, "a", 20*time.Second, running(true))
+			c.pod(old, "b", 20*time.Second, running(true))
+			c.pod(cur, "c", 8*time.Second, tt.newCopy)
+			if tt.unrouted {
+				c.endpointSlice(c.service("web", "web"), 8080, nil)
+			}
+			got := c.diagnoseOne("web")
+			if got.Revisions == nil || got.Revisions.LastServing != tt.wantLast {
+				t.Fatalf("revisions = %+v, want last serving %q", got.Revisions, tt.wantLast)
+			}
+			if tt.wantLast != "" && !slices.Contains(got.Revisions.ChangedPaths, image) {
+				t.Errorf("changed paths = %v, want %s", got.Revisions.ChangedPaths, image)
+			}
+		})
 	}
 }

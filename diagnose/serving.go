@@ -443,10 +443,12 @@ func rolloutCompleted(d *appsv1.Deployment, rs *appsv1.ReplicaSet, ref time.Time
 	if done.IsZero() {
 		return nil
 	}
+	// A rollout completes only with every copy available, so an Available condition False since
+	// the very second it completed went False after it: the times are whole seconds.
 	until := ref
 	for ix := range d.Status.Conditions {
 		c := &d.Status.Conditions[ix]
-		if c.Type == appsv1.DeploymentAvailable && c.Status != corev1.ConditionTrue && c.LastTransitionTime.After(done) {
+		if c.Type == appsv1.DeploymentAvailable && c.Status != corev1.ConditionTrue && !c.LastTransitionTime.Time.Before(done) {
 			until = c.LastTransitionTime.Time
 		}
 	}

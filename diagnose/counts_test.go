@@ -156,10 +156,14 @@ func TestCopiesWithoutAnAge(t *testing.T) {
 		unset              int
 		wantYoung, wantOld *int64
 	}{
-		{name: "one copy without a creation time", ages: []time.Duration{10 * time.Minute, 20 * time.Minute, 30 * time.Minute}, unset: 0,
-			wantYoung: ptr(int64(20 * 60)), wantOld: ptr(int64(30 * 60))},
-		{name: "one copy created in the future", ages: []time.Duration{-10 * time.Minute, 20 * time.Minute, 30 * time.Minute}, unset: -1,
-			wantYoung: ptr(int64(20 * 60)), wantOld: ptr(int64(30 * 60))},
+		{
+			name: "one copy without a creation time", ages: []time.Duration{10 * time.Minute, 20 * time.Minute, 30 * time.Minute}, unset: 0,
+			wantYoung: ptr(int64(20 * 60)), wantOld: ptr(int64(30 * 60)),
+		},
+		{
+			name: "one copy created in the future", ages: []time.Duration{-10 * time.Minute, 20 * time.Minute, 30 * time.Minute}, unset: -1,
+			wantYoung: ptr(int64(20 * 60)), wantOld: ptr(int64(30 * 60)),
+		},
 		{name: "no copy with an age", ages: []time.Duration{-time.Hour, time.Hour}, unset: 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

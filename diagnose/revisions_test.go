@@ -240,10 +240,14 @@ func TestControllerRecordOfACompletedRollout(t *testing.T) {
 		wantEvidence     string
 		wantFixSubstring string
 	}{
-		{name: "available for hours, then the copies were replaced", completedAgo: 5 * time.Hour, unavailableAgo: 3 * time.Minute,
-			wantLast: "1", wantEvidence: "UnchangedSinceServing", wantFixSubstring: "unchanged since revision 1 served"},
-		{name: "unavailable the second the rollout completed", completedAgo: 3 * time.Minute, unavailableAgo: 3 * time.Minute,
-			wantLast: "", wantEvidence: "NeverServed"},
+		{
+			name: "available for hours, then the copies were replaced", completedAgo: 5 * time.Hour, unavailableAgo: 3 * time.Minute,
+			wantLast: "1", wantEvidence: "UnchangedSinceServing", wantFixSubstring: "unchanged since revision 1 served",
+		},
+		{
+			name: "unavailable the second the rollout completed", completedAgo: 3 * time.Minute, unavailableAgo: 3 * time.Minute,
+			wantLast: "", wantEvidence: "NeverServed",
+		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newCluster()

@@ -54,7 +54,7 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	if *kubeconfig == "" || fs.NArg() > 0 {
-		return errors.New("usage: controlplane -kubeconfig PATH [-controllers LIST] [-apiserver-arg FLAG]... [-controller-manager-arg FLAG]...")
+		return errors.New("usage: controlplane -kubeconfig PATH [-controllers LIST] [-apiserver-arg FLAG ...] [-controller-manager-arg FLAG ...]")
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...) }
 	cp, err := controlplane.Start(ctx, controlplane.Options{

@@ -30,9 +30,11 @@ func TestFixturesControlPlane(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"-kubeconfig", kubeconfig,
+		done <- run(ctx, []string{
+			"-kubeconfig", kubeconfig,
 			"-controllers", "serviceaccount-controller,disruption-controller",
-			"-apiserver-arg=--enable-priority-and-fairness=false"})
+			"-apiserver-arg=--enable-priority-and-fairness=false",
+		})
 	}()
 
 	deadline := time.After(5 * time.Minute)

@@ -113,8 +113,9 @@ install: ## put kubectl-diagnose and kubectl_complete-diagnose (the script kubec
 	@echo "installed in $(INSTALL_DIR); try: kubectl diagnose version"
 
 .PHONY: docs
-docs: ## regenerate docs/cli from the commands' --help (a test fails when they drift)
+docs: ## regenerate docs/cli from the commands' --help and docs/schema.md from the report types (tests fail when they drift)
 	$(GO) run ./hack/gendocs docs/cli
+	$(GO) run ./hack/schemadoc docs/schema.md
 
 .PHONY: release-check
 release-check: ## goreleaser check, this machine's release archive checked, and krew installing it from a custom index (CI)

@@ -164,6 +164,7 @@ func (o *RootOptions) Run(ctx context.Context) error {
 		return o.runFleet(ctx)
 	}
 	interactive := o.Interactive()
+	o.Source.forConsole = interactive
 	src, err := o.Source.open()
 	if err != nil {
 		return err

@@ -61,3 +61,53 @@ func TestDumpRowsAreScopedAsTheSnapshot(t *testing.T) {
 		t.Errorf("progress named %v, want deployments and pods among them", kinds)
 	}
 }
+
+// The console waits for a dump directory's named pipes (dump.Options.WaitForPipes): its header
+// says what the read waits for and q stops it. The audit, which prints nothing until its read
+// ends, skips them, also when the root command prints the audit table off a terminal.
+func TestOnlyTheConsoleWaitsForADumpsPipes(t *testing.T) {
+	waitsForPipes := func(t *testing.T, src snapshot.Source) bool {
+		t.Helper()
+		scoped, ok := src.(*scopedSource)
+		if !ok {
+			t.Fatalf("the source is a %T, want the scoped dump", src)
+		}
+		d, ok := scoped.src.(dump.Source)
+		if !ok {
+			t.Fatalf("the scoped source is a %T, want a dump", scoped.src)
+		}
+		return d.Options.WaitForPipes
+	}
+	path := scenarioDump("dev-web")
+	var console tui.Options
+	if _, _, err := run(t, nil, hooks{
+		interactive: func() bool { return true },
+		console:     func(_ context.Context, o tui.Options) error { console = o; return nil },
+	}, "--dump", path); err != nil {
+		t.Fatal(err)
+	}
+	if !waitsForPipes(t, console.Source) {
+		t.Error("the console skips the pipes of a dump as the audit does")
+	}
+
+	var root *RootOptions
+	if _, _, err := run(t, nil, hooks{
+		interactive: func() bool { return false },
+		runRoot:     func(o *RootOptions) error { root = o; return o.Run(context.Background()) },
+	}, "--dump", path); err != nil {
+		t.Fatal(err)
+	}
+	p, err := parseArgs("audit", "--dump", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, o := range map[string]*SourceOptions{"the audit table off a terminal": root.Source, "audit": p.audit.Source} {
+		src, err := o.open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if waitsForPipes(t, src.Source) {
+			t.Errorf("%s waits for the pipes of a dump", name)
+		}
+	}
+}

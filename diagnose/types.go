@@ -154,12 +154,12 @@ func (d *Detail) Observations() []Observation { return d.observations.list() }
 
 // Copy is one pod of a workload as a person reads it.
 type Copy struct {
-	Name       string
-	Revision   string
-	Phase      string
-	Ready      bool
-	Serving    bool
-	Restarts   int32
+	Name     string
+	Revision string
+	Phase    string
+	Ready    bool
+	Serving  bool
+	Restarts int32
 	// AgeSeconds is nil when the copy's creation time is not set: kubectl prints <unknown>.
 	// A creation time after the reference time leaves it negative: kubectl prints <invalid>.
 	AgeSeconds *int64

@@ -28,11 +28,10 @@ func TestForReadsPacesTheCollectorUntilSettled(t *testing.T) {
 		kept[i] = make([]byte, 1<<20)
 	}
 	runtime.GC()
-	var garbage [][]byte
 	for range 40 {
-		garbage = append(garbage, make([]byte, 1<<20))
+		runtime.KeepAlive(make([]byte, 1<<20))
 	}
-	garbage = nil
+	var garbage [][]byte
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 	settle()

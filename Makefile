@@ -92,7 +92,7 @@ fmt: ## format the code
 	gofmt -w $$(git ls-files '*.go')
 
 .PHONY: lint
-lint: ## vet, gofmt check and golangci-lint (pinned)
+lint: docs-check ## vet, gofmt check, golangci-lint (pinned) and the generated docs up to date
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...
@@ -112,9 +112,17 @@ install: ## put kubectl-diagnose and kubectl_complete-diagnose (the script kubec
 	install -m 0755 cmd/kubectl_complete-diagnose $(INSTALL_DIR)/kubectl_complete-diagnose
 	@echo "installed in $(INSTALL_DIR); try: kubectl diagnose version"
 
+.PHONY: docs-check
+docs-check: ## fail when docs/cli or docs/schema.md differ from what make docs generates
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(GO) run ./hack/gendocs "$$tmp/cli" && $(GO) run ./hack/schemadoc "$$tmp/schema.md" && \
+	diff -ru docs/cli "$$tmp/cli" && diff -u docs/schema.md "$$tmp/schema.md" || \
+	{ echo "docs/cli or docs/schema.md is out of date: run make docs" >&2; exit 1; }
+
 .PHONY: docs
-docs: ## regenerate docs/cli from the commands' --help (a test fails when they drift)
+docs: ## regenerate docs/cli from the commands' --help and docs/schema.md from the report types (tests fail when they drift)
 	$(GO) run ./hack/gendocs docs/cli
+	$(GO) run ./hack/schemadoc docs/schema.md
 
 .PHONY: release-check
 release-check: ## goreleaser check, this machine's release archive checked, and krew installing it from a custom index (CI)

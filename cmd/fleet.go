@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -28,15 +27,6 @@ import (
 // small clusters read faster with --max-parallel-contexts raised; the contexts of one server
 // stay on one connection whatever the bound (live's stream gate).
 const DefaultMaxParallelContexts = 8
-
-// fleetHeapFloor is held allocated while a fleet is read, so that the collector's goal starts
-// twice this above the heap the reads keep: a fleet of small clusters, which allocates a few
-// megabytes per context and keeps little of it, was collected a dozen times a read, 12-17% of
-// its CPU. The floor is never written, so its pages are never touched and cost no resident
-// memory; what it costs is the garbage let stand, at most the floor's size more whatever the
-// fleet's size, where a higher GOGC would raise the peak of a fleet of large clusters by a
-// share of it.
-const fleetHeapFloor = 32 << 20
 
 // FleetOptions are the flags that read several clusters: --context a,b,c and --all-contexts.
 type FleetOptions struct {
@@ -358,9 +348,7 @@ func (o *AuditOptions) runFleet(ctx context.Context) error {
 		read := o.Source.oneRead()
 		open = func(name string) (*openedSource, error) { return read.forContext(name).open() }
 	}
-	floor := make([]byte, fleetHeapFloor)
 	reads := o.Source.readFleet(ctx, open, o.now, progressTo(o.ErrOut), o.Targets)
-	runtime.KeepAlive(floor)
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}

@@ -134,7 +134,7 @@ func PrintDiagnosis(w io.Writer, d *diagnose.Diagnosis, format string) error {
 		return PrintExplain(w, d)
 	case "json":
 		n := normalizeDiagnosis(*d)
-		return streamJSON(w, &n, streamDiagnosis)
+		return writeJSON(w, &n)
 	case "yaml":
 		n := normalizeDiagnosis(*d)
 		return writeYAML(w, &n)

@@ -233,7 +233,6 @@ func (o *AuditOptions) printOptions(snap *snapshot.Snapshot) report.Options {
 		WithNamespace: o.Source.AllNamespaces,
 	}
 	if snap != nil {
-		opts.Templates = report.TemplatesOf(snap)
 		if o.ShowLabels || len(o.LabelColumns) > 0 {
 			opts.Labels = report.LabelsOf(snap)
 		}

@@ -111,7 +111,6 @@ func (o *AuditOptions) printChanged(r *diagnose.Report, snap *snapshot.Snapshot,
 		}
 	}
 	if len(changed.Workloads) > 0 {
-		opts.Templates = report.TemplatesOf(snap)
 		if o.ShowLabels || len(o.LabelColumns) > 0 {
 			opts.Labels = report.LabelsOf(snap)
 		}

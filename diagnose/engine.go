@@ -184,6 +184,7 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	if isBatch(w.Kind) {
 		settleBatch(w, &d)
 	}
+	nameElements(w, d.Suspects)
 	w.obs.settle()
 	d.Detail.observations = w.obs.report()
 	return d

@@ -191,6 +191,11 @@ type Suspect struct {
 	// Observations are the indexes in Detail.Observations of the facts the rule read to name
 	// the field; empty for a rule that reads the spec alone.
 	Observations []int32 `json:"-"`
+	// Element names the list element Path indexes where the index alone says little: the
+	// variable of env[i], the ConfigMap or Secret an envFrom[i] reads, the volume of
+	// volumes[i] or volumeMounts[i]; "" otherwise. Front ends name the suspect by it
+	// (`env LEDGER_DB_ADDR`, not `env[0]`) without reopening the snapshot.
+	Element string `json:"element"`
 	// Variable is the variable an env-var-unset suspect says the program lacks, for short
 	// names and the fix; the reason says it too.
 	Variable string `json:"-"`
@@ -208,9 +213,10 @@ func (s Suspect) MarshalJSON() ([]byte, error) {
 		Path          string     `json:"path"`
 		Value         string     `json:"value"`
 		PreviousValue string     `json:"previousValue"`
+		Element       string     `json:"element"`
 		Confidence    Confidence `json:"confidence"`
 		Reason        string     `json:"reason"`
-	}{s.Rule, s.Object, path, s.Value, s.PreviousValue, s.Confidence, s.Reason})
+	}{s.Rule, s.Object, path, s.Value, s.PreviousValue, s.Element, s.Confidence, s.Reason})
 }
 
 // Evidence is one signal behind a verdict.

@@ -118,7 +118,7 @@ func datasetOf(snap *snapshot.Snapshot, rep *diagnose.Report) *dataset {
 // row of a 20k-pod namespace is such a row.
 func datasetAfter(prev *dataset, snap *snapshot.Snapshot, rep *diagnose.Report) *dataset {
 	snap.Index()
-	objects, sameObjects := workloadObjects(prev, snap)
+	objects := workloadObjects(prev, snap)
 	ds := &dataset{snap: snap, report: rep, objects: objects, counts: map[diagnose.Shape]int{}}
 	// prev's row of a workload: under churn most rows keep their place, so it is looked for
 	// there first, and a map of prev's rows made only when one is not.
@@ -149,7 +149,7 @@ func datasetAfter(prev *dataset, snap *snapshot.Snapshot, rep *diagnose.Report) 
 		}
 		ds.counts[d.Shape]++
 		ds.throughput = ds.throughput || d.Throughput != nil
-		if old := prevRow(i, k); old != nil && sameCells(old.diag, d) && (sameObjects || prev.objects[k].Template == ds.objects[k].Template) {
+		if old := prevRow(i, k); old != nil && sameCells(old.diag, d) {
 			r := *old
 			r.diag = d
 			ds.rows = append(ds.rows, r)
@@ -171,12 +171,8 @@ func datasetAfter(prev *dataset, snap *snapshot.Snapshot, rep *diagnose.Report) 
 		if d.Throughput != nil {
 			r.throughput = throughputCell(d.Throughput)
 		}
-		// The audit table names suspects through the same function, so both read alike. Most
-		// rows have no suspect, and need not look their template up.
-		r.suspect = "-"
-		if len(d.Suspects) > 0 {
-			r.suspect = orDash(report.ShortSuspectIn(d, ds.objects[k].Template))
-		}
+		// The audit table names suspects through the same function, so both read alike.
+		r.suspect = orDash(report.ShortSuspect(d))
 		r.filterText = r.namespace + "/" + Sanitize(d.Name)
 		ds.rows = append(ds.rows, r)
 	}
@@ -188,8 +184,8 @@ func datasetAfter(prev *dataset, snap *snapshot.Snapshot, rep *diagnose.Report) 
 // workloadObjects finds the object of each workload of snap: prev's map when the watch's Tracker
 // says that no workload's object changed since prev's snapshot, a copy of it with the changed
 // ones replaced when few did, a map of every workload of snap otherwise. A map is read-only once
-// made, so datasets share it; same says it is prev's.
-func workloadObjects(prev *dataset, snap *snapshot.Snapshot) (_ map[workloadKey]workloadObject, same bool) {
+// made, so datasets share it.
+func workloadObjects(prev *dataset, snap *snapshot.Snapshot) map[workloadKey]workloadObject {
 	if prev != nil && prev.contexts == nil && prev.snap != nil && prev.objects != nil {
 		if chs, ok := snap.ChangesSince(prev.snap); ok {
 			var changed []snapshot.Change
@@ -201,7 +197,7 @@ func workloadObjects(prev *dataset, snap *snapshot.Snapshot) (_ map[workloadKey]
 				}
 			}
 			if len(changed) == 0 {
-				return prev.objects, true
+				return prev.objects
 			}
 			if len(changed) < len(prev.objects)/8 {
 				m := maps.Clone(prev.objects)
@@ -213,11 +209,11 @@ func workloadObjects(prev *dataset, snap *snapshot.Snapshot) (_ map[workloadKey]
 						m[k] = obj
 					}
 				}
-				return m, false
+				return m
 			}
 		}
 	}
-	return allWorkloadObjects(snap), false
+	return allWorkloadObjects(snap)
 }
 
 // allWorkloadObjects maps every workload object of snap. It is made for each snapshot the

@@ -165,10 +165,9 @@ func (ds *dataset) diagnosisLines(st Styles, d *diagnose.Diagnosis, copies []cop
 	if len(d.Suspects) == 0 {
 		add(st.Dim.Render("no spec field implicated"))
 	}
-	tmpl := ds.objects[workloadKey{d.Kind, d.Namespace, d.Name}].Template
 	for i := range d.Suspects {
 		s := &d.Suspects[i]
-		short := orDash(report.ShortSuspectOf(d, s, tmpl))
+		short := orDash(report.ShortSuspectOf(d, s))
 		path := report.PathText(s.Path)
 		add(fmt.Sprintf("%d. %s  %s", i+1, st.Bold.Render(short), st.Dim.Render(string(s.Confidence))))
 		add(wrap(Sanitize(s.Object)+" "+Sanitize(path), width, "   ")...)

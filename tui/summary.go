@@ -23,8 +23,7 @@ func (s *diagnosisScreen) Summary() string {
 	}
 	if len(d.Suspects) > 0 {
 		sp := &d.Suspects[0]
-		tmpl := s.ds.objects[workloadKey{d.Kind, d.Namespace, d.Name}].Template
-		line := "suspect: " + orDash(report.ShortSuspectOf(d, sp, tmpl))
+		line := "suspect: " + orDash(report.ShortSuspectOf(d, sp))
 		if ref := Sanitize(report.SuspectRef(d)); ref != "" {
 			line += " (" + ref + ")"
 		}

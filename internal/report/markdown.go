@@ -62,7 +62,7 @@ func writeMarkdownReport(ew *errWriter, r *diagnose.Report, opts Options, depth 
 			ew.printf("| %s | %s | %s | %d/%d | %d | %s | %d | %s | %s |\n", d.Shape, mdCell(d.Namespace),
 				mdCell(WorkloadRef(d)), d.Counts.Existing, d.Counts.Declared, d.Counts.Serving,
 				Age(d.YoungestCopySeconds), d.Counts.Restarts,
-				mdCell(orNone(ShortSuspectIn(d, opts.template(d)))), CauseLabel(d))
+				mdCell(orNone(ShortSuspect(d))), CauseLabel(d))
 		}
 	}
 

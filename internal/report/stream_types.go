@@ -157,6 +157,8 @@ func streamSuspect(e *jsonStream, s *diagnose.Suspect) {
 	e.str(s.Value)
 	e.key("previousValue")
 	e.str(s.PreviousValue)
+	e.key("element")
+	e.str(s.Element)
 	e.key("confidence")
 	e.str(string(s.Confidence))
 	e.key("reason")

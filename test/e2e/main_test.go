@@ -163,6 +163,7 @@ type suspect struct {
 	Path          string `json:"path"`
 	Value         string `json:"value"`
 	PreviousValue string `json:"previousValue"`
+	Element       string `json:"element"`
 	Confidence    string `json:"confidence"`
 	Reason        string `json:"reason"`
 }

@@ -95,6 +95,11 @@ func fix(w *workload, shape Shape, cause Cause, top *Suspect) string {
 			return ""
 		}
 		return fmt.Sprintf("kubectl rollout status %s%s", ref, ns)
+	case shape == ShapeSuspended:
+		return fmt.Sprintf("none while it is meant to be paused; to resume it: kubectl patch %s%s -p '{\"spec\":{\"suspend\":false}}'", ref, ns)
+	case shape == ShapeNoEligibleNodes && top != nil && top.Path != nil:
+		return fmt.Sprintf("none while nodes labelled %s are yet to join; if none are meant to, change %s %s (now %s) to what nodes carry (kubectl get nodes --show-labels)",
+			w.cls.pool, top.Object, top.Path.String(), quoteValue(top.Value))
 	case shape == ShapeUnknown || top == nil:
 		return fmt.Sprintf("kubectl describe %s%s", ref, ns)
 	}

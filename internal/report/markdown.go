@@ -59,7 +59,7 @@ func writeMarkdownReport(ew *errWriter, r *diagnose.Report, opts Options, depth 
 		ew.printf("| Shape | Namespace | Workload | Copies | Serving | Youngest | Restarts | Suspect | Cause |\n")
 		ew.printf("|---|---|---|---:|---:|---:|---:|---|---|\n")
 		for _, d := range ds {
-			ew.printf("| %s | %s | %s | %d/%d | %d | %s | %d | %s | %s |\n", d.Shape, mdCell(d.Namespace),
+			ew.printf("| %s | %s | %s | %d/%d | %d | %s | %d | %s | %s |\n", ShapeCell(d), mdCell(d.Namespace),
 				mdCell(WorkloadRef(d)), d.Counts.Existing, d.Counts.Declared, d.Counts.Serving,
 				Age(d.YoungestCopySeconds), d.Counts.Restarts,
 				mdCell(orNone(ShortSuspect(d))), CauseLabel(d))
@@ -80,6 +80,9 @@ func writeMarkdownSection(ew *errWriter, d *diagnose.Diagnosis, depth int) {
 		ew.printf("%s\n\n", mdText(d.Headline))
 	}
 	ew.printf("- Shape: %s (%s)\n", d.Shape, ShapeMeaning(d.Shape))
+	if d.Waived != nil {
+		ew.printf("- Waived: %s\n", mdText(WaiverText(d.Waived)))
+	}
 	ew.printf("- Copies: %d existing of %d declared, %d serving, %d restarts; youngest %s, oldest %s\n",
 		d.Counts.Existing, d.Counts.Declared, d.Counts.Serving, d.Counts.Restarts,
 		Age(d.YoungestCopySeconds), Age(d.OldestCopySeconds))

@@ -132,7 +132,7 @@ func TestJSONKeys(t *testing.T) {
 			for _, w := range ws {
 				w := w.(map[string]any)
 				wantKeys(t, "workload", w, "kind", "namespace", "name", "shape", "counts", "youngestCopySeconds",
-					"oldestCopySeconds", "headline", "cause", "argument", "suspects", "evidence", "revisions", "signalGaps", "fix", "timeline")
+					"oldestCopySeconds", "headline", "cause", "argument", "suspects", "evidence", "revisions", "signalGaps", "fix", "timeline", "waived")
 				wantKeys(t, "counts", w["counts"].(map[string]any), "declared", "existing", "serving", "restarts")
 				if _, ok := w["suspects"].([]any); !ok {
 					t.Errorf("%s: suspects is %v, want a list", w["name"], w["suspects"])

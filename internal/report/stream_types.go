@@ -113,6 +113,17 @@ func streamDiagnosis(e *jsonStream, d *diagnose.Diagnosis) {
 	}
 	e.key("timeline")
 	streamSlice(e, d.Timeline, streamTimelineEntry)
+	e.key("waived")
+	streamPtr(e, d.Waived, streamWaiver)
+	e.close('}')
+}
+
+func streamWaiver(e *jsonStream, w *diagnose.Waiver) {
+	e.open('{')
+	e.key("what")
+	e.str(w.What)
+	e.key("reason")
+	e.str(w.Reason)
 	e.close('}')
 }
 

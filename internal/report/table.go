@@ -72,7 +72,7 @@ func (p *tablePrinter) print(w io.Writer, secs []Section, withContext bool) erro
 			if withContext {
 				row = append(row, sr.sec.Context)
 			}
-			row = append(row, string(d.Shape))
+			row = append(row, ShapeCell(d))
 			if withNS {
 				row = append(row, d.Namespace)
 			}

@@ -49,8 +49,9 @@ type dataset struct {
 	namespaces []string
 	// throughput is true when any workload has a throughput section (metrics were read).
 	throughput bool
-	// counts are workloads per shape, for the header.
+	// counts are workloads per shape, for the header; waived how many of them are waived.
 	counts map[diagnose.Shape]int
+	waived int
 	// partial marks rows listed before their copies were read: no shapes, no diagnoses.
 	partial bool
 	// contexts are the contexts of a console over several, in the order named; parts holds
@@ -70,9 +71,11 @@ func (ds *dataset) part(context string) *dataset {
 
 // row is one workload on the workloads screen; every string is sanitized.
 type row struct {
-	diag      *diagnose.Diagnosis
-	key       workloadKey
-	shape     diagnose.Shape
+	diag  *diagnose.Diagnosis
+	key   workloadKey
+	shape diagnose.Shape
+	// waived: a waiver applies to the verdict; the badge is grey and marked.
+	waived    bool
 	namespace string
 	workload  string
 	name      string
@@ -148,6 +151,9 @@ func datasetAfter(prev *dataset, snap *snapshot.Snapshot, rep *diagnose.Report) 
 			ds.namespaces = append(ds.namespaces, d.Namespace)
 		}
 		ds.counts[d.Shape]++
+		if d.Waived != nil {
+			ds.waived++
+		}
 		ds.throughput = ds.throughput || d.Throughput != nil
 		if old := prevRow(i, k); old != nil && sameCells(old.diag, d) {
 			r := *old
@@ -159,6 +165,7 @@ func datasetAfter(prev *dataset, snap *snapshot.Snapshot, rep *diagnose.Report) 
 			diag:      d,
 			key:       k,
 			shape:     d.Shape,
+			waived:    d.Waived != nil,
 			namespace: Sanitize(d.Namespace),
 			workload:  kindShort(d.Kind) + "/" + Sanitize(d.Name),
 			name:      Sanitize(d.Name),
@@ -259,11 +266,12 @@ func workloadObjectOf(o runtime.Object) (workloadKey, workloadObject, bool) {
 }
 
 // sameCells reports whether a row drawn from b would read as one drawn from a, of the same
-// workload and template: the cells read the shape, counts, cause, youngest copy's age, the
-// throughput and the top suspect. Suspects and throughput are compared by identity: a kept
+// workload and template: the cells read the shape and its waiver, counts, cause, youngest
+// copy's age, the throughput and the top suspect. Suspects and throughput are compared by identity: a kept
 // diagnosis shares them, and a fresh one is drawn anew.
 func sameCells(a, b *diagnose.Diagnosis) bool {
 	return a.Shape == b.Shape && a.Counts == b.Counts && a.Cause == b.Cause && a.Throughput == b.Throughput &&
+		(a.Waived == nil) == (b.Waived == nil) && (a.Waived == nil || *a.Waived == *b.Waived) &&
 		len(a.Suspects) == len(b.Suspects) && (len(a.Suspects) == 0 || &a.Suspects[0] == &b.Suspects[0]) &&
 		(a.YoungestCopySeconds == nil) == (b.YoungestCopySeconds == nil) &&
 		(a.YoungestCopySeconds == nil || *a.YoungestCopySeconds == *b.YoungestCopySeconds)

@@ -141,6 +141,9 @@ func (ds *dataset) diagnosisLines(st Styles, d *diagnose.Diagnosis, copies []cop
 	meaning := wrap(string(d.Shape)+": "+report.ShapeMeaning(d.Shape)+".", width, "")
 	meaning[0] = st.ShapeText(d.Shape) + strings.TrimPrefix(meaning[0], string(d.Shape))
 	add(meaning...)
+	if d.Waived != nil {
+		add(wrap(report.WaivedMark+": "+report.WaiverText(d.Waived)+" (not counted by --fail-on)", width, "")...)
+	}
 	if d.Shape.Broken() || d.Cause != diagnose.CauseUnknown {
 		add(wrap("cause: "+report.CauseSentence(d), width, "")...)
 		if a := d.Argument; a != nil {

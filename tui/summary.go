@@ -15,8 +15,11 @@ func (s *diagnosisScreen) Summary() string {
 		return ""
 	}
 	lines := []string{
-		Sanitize(report.WorkloadRef(d)) + " in namespace " + Sanitize(d.Namespace) + ": " + string(d.Shape),
+		Sanitize(report.WorkloadRef(d)) + " in namespace " + Sanitize(d.Namespace) + ": " + report.ShapeCell(d),
 		headline(d),
+	}
+	if d.Waived != nil {
+		lines = append(lines, report.WaivedMark+": "+report.WaiverText(d.Waived))
 	}
 	if c := report.CauseLabel(d); c != "-" {
 		lines = append(lines, "cause: "+c+" ("+report.CauseMeaning(d.Cause)+")")

@@ -9,7 +9,7 @@ GOLANGCI_LINT_VERSION ?= v2.15.0
 # loader of Go plugins imports the standard library's plugin package unless this tag leaves it
 # out. Linked with cgo, as `go build` links on a machine with a C compiler, that package makes
 # the linker keep every exported method and symbol for plugins to find: 105 MB instead of 82,
-# and up to 30 MiB more of the binary resident on every run (BENCHMARKS.md). The release builds
+# and up to 30 MiB more of the binary resident on every run (docs/performance.md). The release builds
 # without cgo, where the linker ignores the package; it sets the tag too (.goreleaser.yaml).
 # Exported, so the binaries tests and scripts build under make are this one.
 GO_TAGS ?= kustomize_disable_go_plugin_support
@@ -34,7 +34,7 @@ e2e-assets: ## build etcd, kube-apiserver, kube-controller-manager and kubectl i
 .PHONY: test
 # Packages that start processes (a control plane, tmux) run without the race detector: it slows
 # them past their timing assumptions and finds nothing in code the project does not share.
-SYSTEM_PKGS = /test/e2e /test/tmux /test/internal/controlplane /test/internal/kubeletsim /test/internal/scalegen
+SYSTEM_PKGS = /test/e2e /test/tmux /test/cmd/controlplane /test/internal/controlplane /test/internal/kubeletsim /test/internal/scalegen
 
 test: need-prometheus need-tmux e2e-assets test-unit ## run every test: unit (-race), console (teatest + tmux), end-to-end on a real control plane
 	KUBEDIAGNOSE_ASSETS="$$(hack/e2e-assets.sh 2>/dev/null | tail -n 1)" $(GO) test -count=1 -timeout 40m \
@@ -45,7 +45,7 @@ test-unit: need-prometheus ## run the tests that need no control plane or termin
 	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v $(foreach p,$(SYSTEM_PKGS),-e $(p)))
 
 # The metrics, rollout and cmd packages' tests (and the e2e and tmux ones) start a real
-# Prometheus: Debian's package, or PROMETHEUS_BINARY (internal/promtest).
+# Prometheus: Debian's package, or PROMETHEUS_BINARY (test/testbed/promtest).
 .PHONY: need-prometheus need-tmux
 need-prometheus:
 	@test -x "$${PROMETHEUS_BINARY:-/usr/bin/prometheus}" || { echo "make test needs Prometheus: apt-get install prometheus (Debian, Ubuntu), or set PROMETHEUS_BINARY to a prometheus binary" >&2; exit 1; }
@@ -62,7 +62,7 @@ bench-dump: ## time the dump reader on a 20,000-pod dump against python's json.l
 
 .PHONY: bench-scale
 # Not part of `make test`: it loads 20,000 pods (BENCH_DEPLOYMENTS=5000 for 50,000) into a real
-# control plane and takes several minutes and gigabytes; BENCHMARKS.md has the numbers.
+# control plane and takes several minutes and gigabytes; docs/performance.md has the numbers.
 bench-scale: ## time kubectl get, audit, dump, audit --dump and the console (k9s, popeye if installed) on a 20k-pod namespace
 	hack/bench-scale.sh
 
@@ -71,7 +71,7 @@ bench-scale: ## time kubectl get, audit, dump, audit --dump and the console (k9s
 FUZZTIME ?= 30s
 FUZZ_TARGETS = ./internal/dump/:FuzzRead ./internal/dump/:FuzzLogBlock ./internal/dump/:FuzzEvent \
 	./internal/dump/:FuzzDecodeObject ./internal/dump/:FuzzReadHead ./internal/dump/:FuzzValidValue \
-	./diagnose/:FuzzDescend ./diagnose/facts/:FuzzReadLine ./diagnose/:FuzzTokenize ./diagnose/facts/:FuzzDecodeFields \
+	./diagnose/:FuzzDescend ./diagnose/facts/:FuzzReadLine ./diagnose/facts/:FuzzTokenize ./diagnose/facts/:FuzzDecodeFields \
 	./internal/live/:FuzzLiveDecode
 fuzz: ## fuzz the dump reader, the log and event parsers, the field-path walker and the live decode path, FUZZTIME each
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -181,15 +181,10 @@ func flagsForContext(base *genericclioptions.ConfigFlags, name string) *genericc
 	return f
 }
 
-// eachContext calls read once for every name, at most limit at a time, and returns the results
-// in the order of names whatever order the reads end in. A read that fails is its own result:
-// every name gets its call.
-func eachContext[T any](ctx context.Context, names []string, limit int, read func(ctx context.Context, name string) T) []T {
-	return eachContextIn(ctx, names, nil, limit, read)
-}
-
-// eachContextIn is eachContext that starts the reads in the order of order, indexes into names
-// (nil: the order of names); the results keep the order of names.
+// eachContextIn calls read once for every name, at most limit at a time, starting the reads in
+// the order of order, indexes into names (nil: the order of names), and returns the results in
+// the order of names whatever order the reads end in. A read that fails is its own result: every
+// name gets its call.
 func eachContextIn[T any](ctx context.Context, names []string, order []int, limit int, read func(ctx context.Context, name string) T) []T {
 	if order == nil {
 		order = make([]int, len(names))

@@ -15,7 +15,7 @@ import (
 // size before the lists come), and at the default pace the collector ran 12-13 cycles over a
 // 20,000-pod read, each marking what had been read so far, on the cores the API server answers
 // the lists with: at 400, 4 cycles, and the console's complete first screen came at 0.91 of the
-// audit's time instead of 1.03-1.06 (BENCHMARKS.md). Its peak rose by up to 60 MiB (645 MiB
+// audit's time instead of 1.03-1.06 (docs/performance.md). Its peak rose by up to 60 MiB (645 MiB
 // against 593 under churn), within the console's goal, a third of k9s's Pod view (753 MiB).
 const latencyGCPercent = 400
 

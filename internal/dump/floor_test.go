@@ -164,7 +164,7 @@ func TestReadHoldsAHeapFloor(t *testing.T) {
 	}
 	without, _ := child("nofloor", dir)
 	// Read three times: the allocator zeroed the whole floor in about 1 read of 12 when the
-	// collector's first cycle began while the floor was made (BENCHMARKS.md, 2026-12-05).
+	// collector's first cycle began while the floor was made (4e760d9:BENCHMARKS.md, 2026-12-05).
 	var with, grew int64
 	withLeast := int64(math.MaxInt64)
 	for range 3 {

@@ -68,6 +68,9 @@ type Source struct {
 	shared *clusterLists
 	conn   connKey
 	keyed  bool
+	// creds, when the kubeconfig user's credentials come from a plugin, says whether it gave
+	// none: net/http words a request that timed out in it as a timeout of the server's.
+	creds *credentialGate
 }
 
 var _ snapshot.Source = (*Source)(nil)
@@ -128,24 +131,10 @@ func newSource(cfg *rest.Config, context, ns string, opts Options, conns *Connec
 	}
 	src.throttle = &throttle{}
 	var err error
-	if src.client, src.watchClient, err = conns.clients(cfg, src.throttle.wrap); err != nil {
+	if src.client, src.watchClient, src.creds, err = conns.clients(cfg, src.throttle.wrap); err != nil {
 		return nil, fmt.Errorf("build client for %s: %w", cfg.Host, err)
 	}
 	return src, nil
-}
-
-// newForClient builds a source over an existing client; tests use it with a fake clientset.
-func newForClient(client kubernetes.Interface, opts Options, now func() time.Time) *Source {
-	s := &Source{client: client, opts: opts, now: now, timeout: DefaultRequestTimeout}
-	s.watchClient = func() (kubernetes.Interface, error) { return client, nil }
-	s.info = snapshot.SourceInfo{Type: snapshot.SourceLive}
-	if !opts.AllNamespaces {
-		s.namespaces = dedupe(opts.Namespaces)
-		if len(s.namespaces) == 0 {
-			s.namespaces = []string{"default"}
-		}
-	}
-	return s
 }
 
 // tune returns a copy of cfg set up for a fast read of many kinds at once.

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"sort"
 	"strings"
 	"testing"
@@ -13,6 +14,15 @@ import (
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 )
+
+// printReport writes r to w in format with the default options.
+func printReport(w io.Writer, r *diagnose.Report, format string) error {
+	p, err := NewPrinter(format, Options{})
+	if err != nil {
+		return err
+	}
+	return p.PrintReport(w, r)
+}
 
 // TestPrint compares every format with its golden file (go test ./internal/report -update).
 func TestPrint(t *testing.T) {
@@ -47,7 +57,7 @@ func TestTableOneNamespaceHasNoNamespaceColumn(t *testing.T) {
 	r := sampleReport()
 	r.Workloads = healthy()
 	var buf bytes.Buffer
-	if err := Print(&buf, r, "table"); err != nil {
+	if err := printReport(&buf, r, "table"); err != nil {
 		t.Fatal(err)
 	}
 	header, _, _ := strings.Cut(buf.String(), "\n")
@@ -61,7 +71,7 @@ func TestTableOneNamespaceHasNoNamespaceColumn(t *testing.T) {
 
 func TestTableWorstFirst(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Print(&buf, sampleReport(), "table"); err != nil {
+	if err := printReport(&buf, sampleReport(), "table"); err != nil {
 		t.Fatal(err)
 	}
 	var shapes []int
@@ -76,7 +86,7 @@ func TestTableWorstFirst(t *testing.T) {
 func TestNoEscapeSequencesInHumanFormats(t *testing.T) {
 	for _, format := range []string{"table", "wide", "markdown"} {
 		var buf bytes.Buffer
-		if err := Print(&buf, sampleReport(), format); err != nil {
+		if err := printReport(&buf, sampleReport(), format); err != nil {
 			t.Fatal(err)
 		}
 		if strings.ContainsRune(buf.String(), 0x1b) {
@@ -109,7 +119,7 @@ func TestJSONKeys(t *testing.T) {
 	for _, format := range []string{"json", "yaml"} {
 		t.Run(format, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := Print(&buf, sampleReport(), format); err != nil {
+			if err := printReport(&buf, sampleReport(), format); err != nil {
 				t.Fatal(err)
 			}
 			b := buf.Bytes()
@@ -170,7 +180,7 @@ func TestPrintDoesNotMutateReport(t *testing.T) {
 	r := sampleReport()
 	r.Workloads[3].Evidence[1].Objects = nil
 	for _, format := range Formats {
-		if err := Print(&bytes.Buffer{}, r, format); err != nil {
+		if err := printReport(&bytes.Buffer{}, r, format); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -268,7 +278,7 @@ func TestMarkdownCellsStayInTheirColumn(t *testing.T) {
 	d.Suspects[0].Value = "a|b`c"
 	r.Workloads = []diagnose.Diagnosis{d}
 	var buf bytes.Buffer
-	if err := Print(&buf, r, "markdown"); err != nil {
+	if err := printReport(&buf, r, "markdown"); err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(buf.String(), "\n") {

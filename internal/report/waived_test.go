@@ -25,7 +25,7 @@ func TestWaivedIsShown(t *testing.T) {
 		"name":     {"deployment.apps/api-gateway"},
 	} {
 		var buf bytes.Buffer
-		if err := Print(&buf, r, format); err != nil {
+		if err := printReport(&buf, r, format); err != nil {
 			t.Fatalf("%s: %v", format, err)
 		}
 		for _, w := range want {

@@ -19,24 +19,42 @@ func TestWaiver(t *testing.T) {
 		annotation                  string
 		want                        *Waiver
 	}{
-		{"a shape", "cronjob-suspended", "CronJob", "fixture-cronjob-suspended", "cache-warmer",
-			"suspended; paused while the cache moves", &Waiver{What: "suspended", Reason: "paused while the cache moves"}},
-		{"a rule of the top suspect", "daemonset-taint", "DaemonSet", "fixture-daemonset-taint", "log-shipper",
-			"scheduling-untolerated-taint; the ingest pool is drained until Monday", &Waiver{What: "scheduling-untolerated-taint", Reason: "the ingest pool is drained until Monday"}},
-		{"one of several, on its own line, in any case", "daemonset-node-selector", "DaemonSet", "fixture-daemonset-node-selector", "dcgm-exporter",
-			"starts-and-dies; not this\n No-Eligible-Nodes , suspended ; GPU pool joins in Q3\n", &Waiver{What: "no-eligible-nodes", Reason: "GPU pool joins in Q3"}},
-		{"no reason given", "daemonset-node-selector", "DaemonSet", "fixture-daemonset-node-selector", "dcgm-exporter",
-			"no-eligible-nodes", &Waiver{What: "no-eligible-nodes"}},
-		{"a long reason is cut", "daemonset-node-selector", "DaemonSet", "fixture-daemonset-node-selector", "dcgm-exporter",
-			"no-eligible-nodes; " + long, &Waiver{What: "no-eligible-nodes", Reason: long[:maxWaiverReason-1] + "…"}},
-		{"another shape does not apply", "daemonset-taint", "DaemonSet", "fixture-daemonset-taint", "log-shipper",
-			"no-eligible-nodes; a pool to come", nil},
-		{"a suspect that is not the top one does not apply", "db-down-after-rollout", "Deployment", "fixture-db-down-after-rollout", "orders-api",
-			"changed-field; the image bump is fine", nil},
-		{"broken is no shape", "registry-down", "Deployment", "fixture-registry-down", "notifier",
-			"broken; we know", nil},
-		{"a healthy workload has nothing to waive", "daemonset", "DaemonSet", "fixture-daemonset", "fluent-bit",
-			"healthy; always", nil},
+		{
+			"a shape", "cronjob-suspended", "CronJob", "fixture-cronjob-suspended", "cache-warmer",
+			"suspended; paused while the cache moves", &Waiver{What: "suspended", Reason: "paused while the cache moves"},
+		},
+		{
+			"a rule of the top suspect", "daemonset-taint", "DaemonSet", "fixture-daemonset-taint", "log-shipper",
+			"scheduling-untolerated-taint; the ingest pool is drained until Monday", &Waiver{What: "scheduling-untolerated-taint", Reason: "the ingest pool is drained until Monday"},
+		},
+		{
+			"one of several, on its own line, in any case", "daemonset-node-selector", "DaemonSet", "fixture-daemonset-node-selector", "dcgm-exporter",
+			"starts-and-dies; not this\n No-Eligible-Nodes , suspended ; GPU pool joins in Q3\n", &Waiver{What: "no-eligible-nodes", Reason: "GPU pool joins in Q3"},
+		},
+		{
+			"no reason given", "daemonset-node-selector", "DaemonSet", "fixture-daemonset-node-selector", "dcgm-exporter",
+			"no-eligible-nodes", &Waiver{What: "no-eligible-nodes"},
+		},
+		{
+			"a long reason is cut", "daemonset-node-selector", "DaemonSet", "fixture-daemonset-node-selector", "dcgm-exporter",
+			"no-eligible-nodes; " + long, &Waiver{What: "no-eligible-nodes", Reason: long[:maxWaiverReason-1] + "…"},
+		},
+		{
+			"another shape does not apply", "daemonset-taint", "DaemonSet", "fixture-daemonset-taint", "log-shipper",
+			"no-eligible-nodes; a pool to come", nil,
+		},
+		{
+			"a suspect that is not the top one does not apply", "db-down-after-rollout", "Deployment", "fixture-db-down-after-rollout", "orders-api",
+			"changed-field; the image bump is fine", nil,
+		},
+		{
+			"broken is no shape", "registry-down", "Deployment", "fixture-registry-down", "notifier",
+			"broken; we know", nil,
+		},
+		{
+			"a healthy workload has nothing to waive", "daemonset", "DaemonSet", "fixture-daemonset", "fluent-bit",
+			"healthy; always", nil,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -34,7 +34,7 @@ func modelOfFixture(t *testing.T, id string, w, h int, change func(*testing.T, *
 // it, a count in the header, and the waiver's reason on the Diagnosis tab and in the summary Y
 // copies; nothing is hidden.
 func TestIntendedStatesAndWaiversAreShownApart(t *testing.T) {
-	waive := func(t *testing.T, s *snapshot.Snapshot) {
+	waive := func(_ *testing.T, s *snapshot.Snapshot) {
 		for _, ds := range s.DaemonSets {
 			ds.Annotations = map[string]string{diagnose.WaiveAnnotation: "no-eligible-nodes; the GPU pool joins in Q3"}
 		}

@@ -127,7 +127,7 @@ func (p *markdownPrinter) PrintFleet(w io.Writer, secs []Section) error {
 	}
 	for _, s := range secs {
 		ew.printf("\n## Context %s\n\n", mdText(s.Context))
-		writeMarkdownReport(ew, s.Report, p.opts, 1)
+		writeMarkdownReport(ew, s.Report, 1)
 	}
 	return ew.err
 }

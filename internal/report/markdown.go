@@ -17,13 +17,13 @@ type markdownPrinter struct {
 func (p *markdownPrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
 	ew := &errWriter{w: w}
 	ew.printf("# kubectl-diagnose audit\n\n")
-	writeMarkdownReport(ew, r, p.opts, 0)
+	writeMarkdownReport(ew, r, 0)
 	return ew.err
 }
 
 // writeMarkdownReport writes one report's audit after its title, its headings depth levels
 // below a single audit's (a fleet puts each context one level down).
-func writeMarkdownReport(ew *errWriter, r *diagnose.Report, opts Options, depth int) {
+func writeMarkdownReport(ew *errWriter, r *diagnose.Report, depth int) {
 	ds := WorstFirst(r)
 	h2 := heading(2, depth)
 	ew.printf("- Reference time: %s\n", r.ReferenceTime.UTC().Format(time.RFC3339))

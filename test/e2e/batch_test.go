@@ -270,11 +270,16 @@ func TestBatchWorkloads(t *testing.T) {
 			}
 		}},
 		{"cronjob-suspended", verdict{
-			kind: "CronJob", name: "cache-warmer", shape: "never-starts", cause: "spec",
+			kind: "CronJob", name: "cache-warmer", shape: "suspended", cause: "unknown",
 			suspect: "spec.suspend",
 		}, func(t *testing.T, w *workload) {
 			if w.Suspects[0].Rule != "cronjob-suspended" {
 				t.Errorf("top suspect rule = %s, want cronjob-suspended", w.Suspects[0].Rule)
+			}
+			// An intended state: a CI gate on broken workloads passes it (issue 34 item 12).
+			res := diagnoseCmd(t, "audit", "--kubeconfig", cp.AdminKubeconfig(), "-n", w.Namespace, "--fail-on", "broken")
+			if res.code != 0 || !strings.Contains(res.stdout, "suspended ") {
+				t.Errorf("audit --fail-on broken: exit %d, want 0 with the suspended row\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 			}
 		}},
 		{"cronjob-healthy", verdict{kind: "CronJob", name: "session-gc", shape: "healthy"}, func(t *testing.T, w *workload) {

@@ -176,7 +176,9 @@ type Copy struct {
 	Ready      bool
 	Serving    bool
 	Restarts   int32
-	AgeSeconds int64
+	// AgeSeconds is nil when the copy's creation time is not set: kubectl prints <unknown>.
+	// A creation time after the reference time leaves it negative: kubectl prints <invalid>.
+	AgeSeconds *int64
 	// Reason is the most telling waiting/terminated reason or condition, e.g. CrashLoopBackOff.
 	Reason  string
 	Message string

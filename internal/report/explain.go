@@ -109,9 +109,8 @@ func PrintExplain(w io.Writer, d *diagnose.Diagnosis) error {
 		rows := &errWriter{w: tw}
 		rows.printf("  NAME\tREVISION\tPHASE\tREADY\tSERVING\tRESTARTS\tAGE\tREASON\tNODE\n")
 		for _, c := range copies {
-			age := c.AgeSeconds
 			rows.printf("  %s\t%s\t%s\t%t\t%t\t%d\t%s\t%s\t%s\n", Clean(c.Name), orNone(c.Revision),
-				orNone(c.Phase), c.Ready, c.Serving, c.Restarts, Age(&age), orNone(Clean(c.Reason)), orNone(Clean(c.Node)))
+				orNone(c.Phase), c.Ready, c.Serving, c.Restarts, CopyAge(c.AgeSeconds), orNone(Clean(c.Reason)), orNone(Clean(c.Node)))
 		}
 		if err := flushTable(tw, rows); err != nil {
 			return err

@@ -64,7 +64,12 @@ func NewCmdAudit(streams genericiooptions.IOStreams, source *SourceOptions, runF
 existing and declared, how many serve, the youngest copy, restarts, the spec field most likely
 responsible and whether the fault is in the spec or in something it depends on.
 
-Shapes: never-starts, starts-and-dies, live-but-idle, unknown, progressing, healthy.
+Shapes: never-starts, starts-and-dies, live-but-idle, unknown, progressing, no-eligible-nodes,
+suspended, healthy. no-eligible-nodes (a DaemonSet waiting for a node pool not there yet) and
+suspended (spec.suspend) are intended states, not failures: --fail-on broken leaves them out.
+
+A workload annotated kubediagnose.dev/waive: "SHAPE-OR-RULE; REASON" keeps its verdict, is
+marked waived (SHAPE reads never-starts,waived) and is not counted by --fail-on.
 
 Arguments pick workloads as kubectl get's do: a TYPE (deploy, sts, ds, rs, job, cj, or several
 joined by commas) with or without NAMEs, or TYPE/NAME pairs. A pod/NAME stands for the workload
@@ -116,7 +121,7 @@ so. A name not found is an error after the rows that were.`,
 		},
 	}
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "table", "Output format: "+strings.Join(report.AllFormats(), "|")+". jsonpath applies to the document -o json prints; custom-columns paths to each of its workloads.")
-	cmd.Flags().StringSliceVar(&o.FailOnRaw, "fail-on", nil, "Exit 3 when a workload has one of these shapes (comma-separated; 'broken' = never-starts,starts-and-dies,live-but-idle). With --watch, exit the moment one does.")
+	cmd.Flags().StringSliceVar(&o.FailOnRaw, "fail-on", nil, "Exit 3 when a workload has one of these shapes (comma-separated; 'broken' = never-starts,starts-and-dies,live-but-idle). A waived workload never counts. With --watch, exit the moment one does.")
 	cmd.Flags().StringVarP(&o.LabelSelector, "selector", "l", "", "Label selector of the workloads to audit (e.g. -l 'tier=web,env!=dev'); sent to the API server, applied alike to a dump. A Deployment's ReplicaSets follow it.")
 	cmd.Flags().StringVar(&o.FieldSelector, "field-selector", "", "Field selector of the workloads to audit: metadata.name and metadata.namespace, as the API server supports for them (e.g. --field-selector metadata.name=api).")
 	cmd.Flags().BoolVarP(&o.Watch, "watch", "w", false, "After the table, print the rows whose shape, counts, suspect or cause change, until interrupted (live clusters; table, wide, name and custom-columns).")
@@ -233,7 +238,6 @@ func (o *AuditOptions) printOptions(snap *snapshot.Snapshot) report.Options {
 		WithNamespace: o.Source.AllNamespaces,
 	}
 	if snap != nil {
-		opts.Templates = report.TemplatesOf(snap)
 		if o.ShowLabels || len(o.LabelColumns) > 0 {
 			opts.Labels = report.LabelsOf(snap)
 		}
@@ -331,11 +335,12 @@ func parseFailOn(raw []string) (map[diagnose.Shape]bool, error) {
 	return out, nil
 }
 
-// failOn returns a *FailOnError when a workload has one of the shapes.
+// failOn returns a *FailOnError when a workload has one of the shapes; a waived workload
+// (its kubediagnose.dev/waive annotation names its verdict) is shown marked and not counted.
 func failOn(r *diagnose.Report, shapes map[diagnose.Shape]bool) error {
 	matched := map[diagnose.Shape]int{}
 	for i := range r.Workloads {
-		if s := r.Workloads[i].Shape; shapes[s] {
+		if s := r.Workloads[i].Shape; shapes[s] && r.Workloads[i].Waived == nil {
 			matched[s]++
 		}
 	}

@@ -111,7 +111,6 @@ func (o *AuditOptions) printChanged(r *diagnose.Report, snap *snapshot.Snapshot,
 		}
 	}
 	if len(changed.Workloads) > 0 {
-		opts.Templates = report.TemplatesOf(snap)
 		if o.ShowLabels || len(o.LabelColumns) > 0 {
 			opts.Labels = report.LabelsOf(snap)
 		}
@@ -128,5 +127,5 @@ func (o *AuditOptions) printChanged(r *diagnose.Report, snap *snapshot.Snapshot,
 
 // verdict is what a watch compares to decide whether a row changed.
 func verdict(d *diagnose.Diagnosis) string {
-	return fmt.Sprintf("%s %d/%d/%d/%d %s %s", d.Shape, d.Counts.Existing, d.Counts.Declared, d.Counts.Serving, d.Counts.Restarts, d.Cause, report.SuspectRef(d))
+	return fmt.Sprintf("%s %d/%d/%d/%d %s %s", report.ShapeCell(d), d.Counts.Existing, d.Counts.Declared, d.Counts.Serving, d.Counts.Restarts, d.Cause, report.SuspectRef(d))
 }

@@ -97,7 +97,7 @@ func TestAuditFlags(t *testing.T) {
 			}
 		}},
 		{name: "bad output", argv: "audit -o xml", wantErr: `unknown output format "xml"; use one of table, wide, json, yaml, markdown, name, jsonpath=..., jsonpath-as-json=..., jsonpath-file=..., custom-columns=..., go-template=..., go-template-file=...`},
-		{name: "unknown shape", argv: "audit --fail-on broke", wantErr: `unknown shape "broke" in --fail-on; use never-starts, starts-and-dies, live-but-idle, unknown, progressing, healthy or broken`},
+		{name: "unknown shape", argv: "audit --fail-on broke", wantErr: `unknown shape "broke" in --fail-on; use never-starts, starts-and-dies, live-but-idle, unknown, progressing, no-eligible-nodes, suspended, healthy or broken`},
 		{name: "bad at", argv: "audit --at yesterday", wantErr: `invalid --at "yesterday": want an RFC3339 time such as 2026-11-24T14:32:10Z`},
 		{name: "namespace and all namespaces", argv: "audit -n dev-web -A", wantErr: "--namespace and --all-namespaces cannot be used together"},
 		{name: "a type", argv: "audit deploy", check: wantTargets(target{Kind: "Deployment"})},

@@ -228,7 +228,7 @@ func (o *SourceOptions) readFleet(ctx context.Context, open func(name string) (*
 		ns := src.namespaceLabel(o)
 		p := pick(snap, r, targets, ns)
 		return contextRead{
-			Section:   report.Section{Context: name, Report: p.report, Templates: report.TemplatesOf(snap), Labels: report.LabelsOf(snap)},
+			Section:   report.Section{Context: name, Report: p.report, Labels: report.LabelsOf(snap)},
 			namespace: ns, notes: p.notes, unresolved: p.unresolved,
 		}
 	}

@@ -75,8 +75,9 @@ func newRootCmd(streams genericiooptions.IOStreams, h hooks) *cobra.Command {
 		Use:   "kubectl-diagnose",
 		Short: "Say why a workload at its declared count serves nothing, and which spec field is to blame",
 		Long: `kubectl-diagnose classifies every workload by what its copies actually do (never-starts,
-starts-and-dies, live-but-idle, progressing, healthy) and names the spec field most likely
-responsible, and whether the fault is in the spec or in something it depends on.
+starts-and-dies, live-but-idle, progressing, healthy; and the intended states no-eligible-nodes
+and suspended) and names the spec field most likely responsible, and whether the fault is in
+the spec or in something it depends on.
 
 Without a subcommand it opens the interactive console on a terminal, and prints the audit
 table otherwise. It only reads: get, list and watch.`,

@@ -38,6 +38,9 @@ type classState struct {
 	blind bool
 	// nowhere says why a DaemonSet may run on no node; empty when it may run somewhere.
 	nowhere string
+	// pool is the node label a DaemonSet that runs nowhere waits for (no-eligible-nodes), as
+	// key=value; empty otherwise.
+	pool string
 	// batch is what a Job or CronJob showed; nil for the other kinds.
 	batch *batchFacts
 }
@@ -175,8 +178,7 @@ func classify(w *workload, ref time.Time) Shape {
 	st := &w.cls
 	c := w.Counts
 	if st.nowhere != "" {
-		st.why = st.nowhere
-		return ShapeNeverStarts
+		return runsNowhereShape(w)
 	}
 	if isBatch(w.Kind) {
 		return classifyBatch(w, ref)
@@ -274,6 +276,154 @@ func classify(w *workload, ref time.Time) Shape {
 		st.why = "copies do not serve and no signal says why"
 	}
 	return ShapeUnknown
+}
+
+// runsNowhereShape is the shape of a DaemonSet no node may run: no-eligible-nodes when it
+// waits for a node pool that is not there (awaitsPool), never-starts otherwise.
+func runsNowhereShape(w *workload) Shape {
+	st := &w.cls
+	st.why = st.nowhere
+	if st.pool = awaitsPool(w); st.pool == "" {
+		return ShapeNeverStarts
+	}
+	st.why = "waits for nodes labelled " + st.pool + ", which no node carries yet; " + st.nowhere
+	return ShapeNoEligibleNodes
+}
+
+// awaitsPool names the node labels a DaemonSet that may run on no node waits for, when that is
+// why: every visible node is kept out by its node selector or required node affinity (none by
+// taints or nodeName), and the requirement no node meets names a label no node carries that is
+// no near miss of one they do. That is a node pool that does not exist yet (a GPU pool, a pool
+// an autoscaler holds at zero). A near miss is a typo, and a failure: a value one edit from a
+// value of the same key that nodes carry (two edits from 6 characters on, or equal but for
+// case: amd46 for amd64), or a key no node has that is as near to one they do
+// (corp.example/nodepool). So is a selector whose labels all exist but on no one node, a
+// DaemonSet kept off the nodes it selects by their taints, and anything seen without the nodes:
+// those stay never-starts, and the kubediagnose.dev/waive annotation is how a user says one is
+// meant. Returns "" when the DaemonSet does not wait for a pool.
+func awaitsPool(w *workload) string {
+	ds, ok := w.Object.(*appsv1.DaemonSet)
+	if !ok || w.Snap == nil || len(w.Snap.Nodes) == 0 {
+		return ""
+	}
+	nodes := w.Snap.Nodes
+	spec := &ds.Spec.Template.Spec
+	if ex := excludedNodes(spec, nodes); ex.name > 0 || ex.taint > 0 || ex.selector != len(nodes) {
+		return ""
+	}
+	var missing []string
+	keys := make([]string, 0, len(spec.NodeSelector))
+	for k := range spec.NodeSelector {
+		keys = append(keys, k)
+	}
+	sortStrings(keys)
+	for _, k := range keys {
+		v := spec.NodeSelector[k]
+		if anyNodeHas(nodes, k, func(x string) bool { return x == v }) {
+			continue
+		}
+		if nearLabel(nodes, k, v) {
+			return ""
+		}
+		missing = append(missing, k+"="+v)
+	}
+	selectorKeepsOut := len(missing) > 0
+	if a := spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		// Terms are ORed: each must fail on a label no node carries.
+		for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+			absent := false
+			for _, ex := range term.MatchExpressions {
+				switch ex.Operator {
+				case corev1.NodeSelectorOpIn:
+					if anyNodeHas(nodes, ex.Key, func(x string) bool { return contains(ex.Values, x) }) {
+						continue
+					}
+					for _, v := range ex.Values {
+						if nearLabel(nodes, ex.Key, v) {
+							return ""
+						}
+					}
+					absent = true
+					missing = append(missing, ex.Key+" in ("+strings.Join(ex.Values, ", ")+")")
+				case corev1.NodeSelectorOpExists:
+					if anyNodeHas(nodes, ex.Key, func(string) bool { return true }) {
+						continue
+					}
+					if nearLabel(nodes, ex.Key, "") {
+						return ""
+					}
+					absent = true
+					missing = append(missing, ex.Key)
+				}
+			}
+			if !absent && !selectorKeepsOut {
+				return ""
+			}
+		}
+	}
+	return strings.Join(missing, ", ")
+}
+
+// nearLabel reports whether label key=value (any value when value is "") is a typo of one the
+// nodes carry: the key is theirs and the value near one of its values, or the key is no node's
+// and near one of theirs.
+func nearLabel(nodes []*corev1.Node, key, value string) bool {
+	hasKey := false
+	for _, n := range nodes {
+		if v, ok := n.Labels[key]; ok {
+			hasKey = true
+			if value != "" && near(v, value) {
+				return true
+			}
+		}
+	}
+	if hasKey {
+		return false
+	}
+	for _, n := range nodes {
+		for k := range n.Labels {
+			if near(k, key) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// near reports whether a and b are within a typo of each other: equal but for case, or one
+// edit apart (a character added, dropped, changed, or two swapped), two from 6 characters on.
+func near(a, b string) bool {
+	if strings.EqualFold(a, b) {
+		return true
+	}
+	ra, rb := []rune(a), []rune(b)
+	allowed := 1
+	if min(len(ra), len(rb)) >= 6 {
+		allowed = 2
+	}
+	if d := len(ra) - len(rb); d > allowed || -d > allowed {
+		return false
+	}
+	// Optimal string alignment distance, three rows.
+	before, prev, cur := make([]int, len(rb)+1), make([]int, len(rb)+1), make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], before[j-2]+1)
+			}
+		}
+		before, prev, cur = prev, cur, before
+	}
+	return prev[len(rb)] <= allowed
 }
 
 // unserving returns the active copies of the current revision that do not serve.

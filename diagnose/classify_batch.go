@@ -103,14 +103,25 @@ func classifyBatch(w *workload, ref time.Time) Shape {
 	var shape Shape
 	if b.run == nil {
 		shape, st.why = ShapeHealthy, "no Job has run yet"
-		if cj, ok := w.Object.(*batchv1.CronJob); ok && cj.Spec.Suspend != nil && *cj.Spec.Suspend {
-			st.why = "suspended; no run was due yet"
-		}
 	} else {
 		b.finished = jobFinished(b.run.Job)
 		shape, st.why = classifyRun(w, b, ref)
 	}
-	if sc := b.schedule; sc != nil && !shape.Broken() {
+	if cj, ok := w.Object.(*batchv1.CronJob); ok && cj.Spec.Suspend != nil && *cj.Spec.Suspend &&
+		!shape.Broken() && shape != ShapeProgressing {
+		// The spec holds the runs back: the runs it lets pass are not failures. A Job still
+		// running, or one that failed, says more than that.
+		switch {
+		case b.schedule != nil:
+			st.why = b.schedule.message
+		case b.run == nil:
+			st.why = "suspended; no run was due yet"
+		default:
+			st.why = "suspended; " + st.why
+		}
+		return ShapeSuspended
+	}
+	if sc := b.schedule; sc != nil && !shape.Broken() && sc.rule != RuleCronJobSuspended {
 		st.why = sc.message
 		return ShapeNeverStarts
 	}
@@ -174,7 +185,7 @@ func classifyRun(w *workload, b *batchFacts, ref time.Time) (Shape, string) {
 		}
 		return ShapeStartsAndDies, fmt.Sprintf("%s%d pods failed: %s", name, j.Status.Failed, condition)
 	case j.Spec.Suspend != nil && *j.Spec.Suspend:
-		return ShapeHealthy, name + "suspended"
+		return ShapeSuspended, name + "suspended"
 	}
 	if msg := jobFailedCreate(w, j); msg != "" {
 		return ShapeNeverStarts, name + "the Job controller cannot create pods: " + msg

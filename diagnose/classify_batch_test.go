@@ -142,9 +142,9 @@ func TestJobShapes(t *testing.T) {
 			shape: ShapeLiveButIdle,
 		},
 		{
-			name:  "a suspended Job is not a failure",
+			name:  "a suspended Job is not a failure: suspended, apart from healthy",
 			c:     newBatchCase("backfill", func(j *batchv1.Job) { j.Spec.Suspend = kptr.To(true) }),
-			shape: ShapeHealthy,
+			shape: ShapeSuspended,
 		},
 		{
 			name: "a running Job inside its deadline is progressing",

@@ -107,8 +107,8 @@ var kstatusMapping = []kstatusRule{
 		name:    "job-suspended",
 		applies: func(o runtime.Object, _ status.Status) bool { return jobSuspended(o) },
 		kstatus: anyKstatus,
-		shapes:  []Shape{ShapeHealthy},
-		why:     "a suspended Job is as declared; kstatus reads its startTime and conditions as for any Job",
+		shapes:  []Shape{ShapeSuspended},
+		why:     "a suspended Job is as declared, not a failure, and shown apart from healthy; kstatus reads its startTime and conditions as for any Job",
 	},
 	{
 		name:    "job-failure-target",
@@ -123,6 +123,14 @@ var kstatusMapping = []kstatusRule{
 		kstatus: []status.Status{status.CurrentStatus, status.InProgressStatus},
 		shapes:  []Shape{ShapeHealthy},
 		why:     "SuccessCriteriaMet=True is the Job controller's verdict written before Complete; kstatus reads Complete only",
+	},
+	{
+		name:    "cronjob-suspended",
+		applies: func(o runtime.Object, _ status.Status) bool { return cronJobSuspended(o) },
+		kstatus: kstatusCurrent,
+		shapes:  []Shape{ShapeSuspended},
+		why: "kstatus calls every CronJob Current; a suspended one (no Job of it running or failed) runs nothing by its spec's word: " +
+			"suspended, whether or not a run was due, shown apart from healthy and from the failures",
 	},
 	{
 		name:    "cronjob-run-missed",
@@ -255,6 +263,11 @@ func stsOnDeleteShort(o runtime.Object) bool {
 
 // cronJobMissedRun: the schedule's next time after the last run (or the creation) is more
 // than the controller's 15 s before the reference time.
+func cronJobSuspended(o runtime.Object) bool {
+	cj, ok := o.(*batchv1.CronJob)
+	return ok && cj.Spec.Suspend != nil && *cj.Spec.Suspend
+}
+
 func cronJobMissedRun(o runtime.Object) bool {
 	cj, ok := o.(*batchv1.CronJob)
 	if !ok {

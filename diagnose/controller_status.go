@@ -153,8 +153,8 @@ func classifyByController(w *workload, ref time.Time) Shape {
 	st.blind = c.Replicas > c.Ready
 	switch {
 	case st.nowhere != "":
-		st.why, st.blind = st.nowhere, false
-		return ShapeNeverStarts
+		st.blind = false
+		return runsNowhereShape(w)
 	case p.unobserved:
 		// The counts and conditions describe an older spec, or none.
 		st.why = "the controller has not yet acted on the current spec: " + p.message

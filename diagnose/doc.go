@@ -30,12 +30,22 @@
 // started from one that runs unready, and the headline and a CountsCannotTell evidence item
 // say so. The engine says more than kstatus where the table in controller_kstatus_test.go
 // lists why: a DaemonSet observed with desiredNumberScheduled 0 runs nowhere (never-starts,
-// pods seen or not); no copy Ready for longer than a deadline that no controller will enforce
+// pods seen or not, or no-eligible-nodes when the label it selects is on no node: awaitsPool);
+// a suspended CronJob or Job is suspended; no copy Ready for longer than a deadline that no controller will enforce
 // is unknown, not progressing. Copies the controller reports beyond the pods a snapshot holds
 // are unseen, never absent (controller_status.go).
 //
 // The closed vocabulary of the report:
-//   - Shape: healthy, progressing, never-starts, starts-and-dies, live-but-idle, unknown.
+//   - Shape: healthy, progressing, never-starts, starts-and-dies, live-but-idle, unknown,
+//     no-eligible-nodes, suspended. The last two are intended states (Shape.Intended): the spec
+//     asks for what the workload does, nothing fails, and they are neither Broken nor healthy.
+//     no-eligible-nodes is a DaemonSet no node may run because every requirement no node
+//     meets names a label no node carries and no near miss (a typo) of one they do: a node pool
+//     not there yet. A typo, labels that exist but on no one node, taints on the nodes it
+//     selects, or nodes not seen stay never-starts. suspended is a CronJob or Job whose
+//     spec.suspend holds its runs back (a Job of it still running stays progressing, one that
+//     failed keeps its failure). Both list the field that holds them as a suspect; their cause
+//     is unknown.
 //     progressing is a rollout inside its deadline that is making progress or has not yet
 //     had time to: a rollout whose new copies all ran past their own probes' allowance
 //     (initialDelaySeconds + failureThreshold×periodSeconds, plus 30 s for the status and
@@ -47,6 +57,10 @@
 //   - Confidence: high, medium, low.
 //   - EvidenceSource: pod-status, event, log, revision-history, service, controller-status,
 //     visibility (what the source could not read), metrics (the workload's own output).
+//   - Waiver: the workload annotation kubediagnose.dev/waive (`SHAPE or RULE[, ...]; REASON`, a
+//     line each) waives the verdict it names (waiver.go); the verdict is unchanged, and
+//     Diagnosis.Waived carries what it named and why, so front ends mark it and --fail-on
+//     leaves it out.
 //   - ThroughputVerdict: steady, zero, fell, no-data. A zero or fallen throughput while every
 //     copy is Ready turns a healthy workload live-but-idle (throughput.go); a backlog rising at
 //     full count is a capacity finding in the throughput section, not a shape.

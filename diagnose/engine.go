@@ -142,9 +142,10 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	}
 	// A field is only a suspect of a failure: healthy workloads have none, and a rollout still
 	// progressing has them only when its new copies show a failure signal, at low confidence
-	// since the rollout may yet complete.
+	// since the rollout may yet complete. An intended state names the field that holds it
+	// (spec.suspend, the node selector), so the row says what to change when it is not meant.
 	switch {
-	case w.Shape.Broken() || w.Shape == ShapeUnknown:
+	case w.Shape.Broken() || w.Shape == ShapeUnknown || w.Shape.Intended():
 		if ss := rankSuspects(w); ss != nil {
 			d.Suspects = ss
 		}
@@ -164,7 +165,7 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 		top = &d.Suspects[0]
 	}
 	d.Cause, d.Argument = argueCause(w, w.Shape, top, o)
-	if isBatch(w.Kind) {
+	if isBatch(w.Kind) && w.Shape.Broken() {
 		if c := batchCause(top, d.Cause); c != d.Cause {
 			d.Cause, d.Argument = c, batchArgument(top, c)
 		}
@@ -184,6 +185,8 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 	if isBatch(w.Kind) {
 		settleBatch(w, &d)
 	}
+	nameElements(w, d.Suspects)
+	d.Waived = waiverOf(w, &d)
 	w.obs.settle()
 	d.Detail.observations = w.obs.report()
 	return d

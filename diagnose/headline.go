@@ -1,9 +1,13 @@
 package diagnose
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
 )
 
 // headline states the problem in its own terms: how many copies exist, how many serve, and why
@@ -91,6 +95,11 @@ func fix(w *workload, shape Shape, cause Cause, top *Suspect) string {
 			return ""
 		}
 		return fmt.Sprintf("kubectl rollout status %s%s", ref, ns)
+	case shape == ShapeSuspended:
+		return fmt.Sprintf("none while it is meant to be paused; to resume it: kubectl patch %s%s -p '{\"spec\":{\"suspend\":false}}'", ref, ns)
+	case shape == ShapeNoEligibleNodes && top != nil && top.Path != nil:
+		return fmt.Sprintf("none while nodes labelled %s are yet to join; if none are meant to, change %s %s (now %s) to what nodes carry (kubectl get nodes --show-labels)",
+			w.cls.pool, top.Object, top.Path.String(), quoteValue(top.Value))
 	case shape == ShapeUnknown || top == nil:
 		return fmt.Sprintf("kubectl describe %s%s", ref, ns)
 	}
@@ -108,7 +117,7 @@ func fix(w *workload, shape Shape, cause Cause, top *Suspect) string {
 	}
 	switch {
 	case cause == CauseSpec && rollsBack(w.Kind) && h.LastServing != nil && h.LastServing != h.Current && implicatedByChange(w, top):
-		return fmt.Sprintf("kubectl rollout undo %s --to-revision=%d%s", ref, h.LastServing.Number, ns)
+		return fmt.Sprintf("kubectl rollout undo %s --to-revision=%d%s", ref, h.LastServing.Number, ns) + forcedRollback(w, ns)
 	case cause == CauseDependency && dependencyDespiteChange(top) && implicatedByChange(w, top):
 		s := fmt.Sprintf("look outside the spec first: %s changed from %s to %s, but on the same registry host %s that revision %s pulled from",
 			path, quoteValue(top.PreviousValue), quoteValue(top.Value), registryHost(top.Value), w.LastServingRevision)
@@ -152,6 +161,44 @@ func fix(w *workload, shape Shape, cause Cause, top *Suspect) string {
 		}
 		return s
 	}
+}
+
+// forcedRollback is the step a StatefulSet's rollback needs after kubectl rollout undo, as
+// " && kubectl delete pod ..."; "" when the controller replaces the failing copies itself.
+// Under OrderedReady the controller replaces no copy while one it made is not Running and
+// Ready (pkg/controller/statefulset/stateful_set_control.go, processReplica returns before the
+// rolling update deletes anything), so a copy of the failing revision that never becomes Ready
+// holds the reverted template back until someone deletes it: the documented "Forced rollback"
+// (https://kubernetes.io/docs/concepts/workloads/controllers/statefulset/#forced-rollback).
+// Under OnDelete nothing replaces a copy until it is deleted. Parallel and Recreate replace them.
+func forcedRollback(w *workload, ns string) string {
+	st, ok := w.Object.(*appsv1.StatefulSet)
+	cur := w.cls.Current
+	if !ok || cur == nil {
+		return ""
+	}
+	onDelete := st.Spec.UpdateStrategy.Type == appsv1.OnDeleteStatefulSetStrategyType
+	rolling := st.Spec.UpdateStrategy.Type == "" || st.Spec.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType
+	if !onDelete && (!rolling || st.Spec.PodManagementPolicy == appsv1.ParallelPodManagement) {
+		return ""
+	}
+	if w.cls.sight.byController() || w.cls.sight.Hidden > 0 {
+		// The copies are not all in the snapshot: name them by the revision label the
+		// controller gives each (StatefulSetRevisionLabel).
+		return fmt.Sprintf(" && kubectl delete pod -l %s=%s%s", appsv1.StatefulSetRevisionLabel, cur.Name, ns)
+	}
+	var names []string
+	for _, f := range w.cls.copies {
+		if f.Rev == cur && f.Active && (onDelete || !f.Ready) {
+			names = append(names, f.Pod.Name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	// In ordinal order, the order the controller waits on them.
+	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b)) })
+	return " && kubectl delete pod " + strings.Join(names, " ") + ns
 }
 
 // rollsBack reports whether kubectl rollout undo applies to the kind: a ReplicaSet, a Job and a

@@ -20,10 +20,16 @@ const (
 	ShapeStartsAndDies Shape = "starts-and-dies"
 	ShapeLiveButIdle   Shape = "live-but-idle"
 	ShapeUnknown       Shape = "unknown"
+	// ShapeNoEligibleNodes: a DaemonSet no node may run because the node label it selects is
+	// on no node, and is no near miss of one that is: a pool that does not exist yet.
+	ShapeNoEligibleNodes Shape = "no-eligible-nodes"
+	// ShapeSuspended: a CronJob or Job whose spec.suspend holds its runs back.
+	ShapeSuspended Shape = "suspended"
 )
 
-// Shapes lists every shape, worst first; front ends sort and colour by this order.
-var Shapes = []Shape{ShapeNeverStarts, ShapeStartsAndDies, ShapeLiveButIdle, ShapeUnknown, ShapeProgressing, ShapeHealthy}
+// Shapes lists every shape, worst first; front ends sort and colour by this order. The
+// intended states (Intended) come after progressing: nothing fails, the spec holds them.
+var Shapes = []Shape{ShapeNeverStarts, ShapeStartsAndDies, ShapeLiveButIdle, ShapeUnknown, ShapeProgressing, ShapeNoEligibleNodes, ShapeSuspended, ShapeHealthy}
 
 // Severity orders shapes: lower is worse.
 func (s Shape) Severity() int {
@@ -38,6 +44,12 @@ func (s Shape) Severity() int {
 // Broken reports whether the shape is a failure (never-starts, starts-and-dies, live-but-idle).
 func (s Shape) Broken() bool {
 	return s == ShapeNeverStarts || s == ShapeStartsAndDies || s == ShapeLiveButIdle
+}
+
+// Intended reports whether the shape is a state the spec asks for that runs nothing
+// (no-eligible-nodes, suspended): not a failure, shown apart from broken and healthy.
+func (s Shape) Intended() bool {
+	return s == ShapeNoEligibleNodes || s == ShapeSuspended
 }
 
 // Cause says where the fault lies.
@@ -129,7 +141,11 @@ type Diagnosis struct {
 	Throughput *Throughput `json:"throughput,omitempty"`
 	// Timeline lists the moments the snapshot can date, oldest first.
 	Timeline []TimelineEntry `json:"timeline"`
-	Detail   *Detail         `json:"-"`
+	// Waived is the waiver the workload's kubediagnose.dev/waive annotation grants this
+	// verdict; nil when none applies. A waived workload is shown, marked, and not counted by
+	// --fail-on.
+	Waived *Waiver `json:"waived"`
+	Detail *Detail `json:"-"`
 }
 
 // Detail carries what front ends show beyond the report schema.
@@ -193,6 +209,11 @@ type Suspect struct {
 	// Observations are the indexes in Detail.Observations of the facts the rule read to name
 	// the field; empty for a rule that reads the spec alone.
 	Observations []int32 `json:"-"`
+	// Element names the list element Path indexes where the index alone says little: the
+	// variable of env[i], the ConfigMap or Secret an envFrom[i] reads, the volume of
+	// volumes[i] or volumeMounts[i]; "" otherwise. Front ends name the suspect by it
+	// (`env LEDGER_DB_ADDR`, not `env[0]`) without reopening the snapshot.
+	Element string `json:"element"`
 	// Variable is the variable an env-var-unset suspect says the program lacks, for short
 	// names and the fix; the reason says it too.
 	Variable string `json:"-"`
@@ -210,9 +231,10 @@ func (s Suspect) MarshalJSON() ([]byte, error) {
 		Path          string     `json:"path"`
 		Value         string     `json:"value"`
 		PreviousValue string     `json:"previousValue"`
+		Element       string     `json:"element"`
 		Confidence    Confidence `json:"confidence"`
 		Reason        string     `json:"reason"`
-	}{s.Rule, s.Object, path, s.Value, s.PreviousValue, s.Confidence, s.Reason})
+	}{s.Rule, s.Object, path, s.Value, s.PreviousValue, s.Element, s.Confidence, s.Reason})
 }
 
 // Evidence is one signal behind a verdict.

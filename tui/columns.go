@@ -25,13 +25,23 @@ var columnFloors = map[string]int{"WORKLOAD": 24, "SUSPECT": 18, "NAMESPACE": 12
 
 const lastFloor = 10
 
-// badgeWidth is the SHAPE column's width: the badge and its padding.
+// badgeWidth is the SHAPE column's width: the badge and its padding (layout sets it).
 func (s *workloadsScreen) badgeWidth() int {
-	if s.shortBadge {
-		return 7
+	switch {
+	case s.badgeW > 0:
+		return s.badgeW
+	case s.shortBadge:
+		return shortBadgeWidth
 	}
-	return 17
+	return badgeFloor
 }
+
+// Widths of the SHAPE column: short badges, and the floor of full ones (starts-and-dies), which
+// grows to the widest label a row shows (no-eligible-nodes, never-starts,waived).
+const (
+	shortBadgeWidth = 7
+	badgeFloor      = 17
+)
 
 // layout chooses the columns for the width. Every column starts at its floor; columns are
 // dropped, least telling first, until the floors fit; the width left over goes to SUSPECT and
@@ -42,8 +52,19 @@ func (s *workloadsScreen) layout() {
 	s.shortBadge = s.width < 110
 	// Plain ints in the loop: it runs over every row at each watch update.
 	workloadW, suspectW, causeW, nsW, nameW := len("WORKLOAD"), len("SUSPECT"), len("CAUSE"), len("NAMESPACE"), len("WORKLOAD")
+	s.badgeW = shortBadgeWidth
+	if !s.shortBadge {
+		s.badgeW = badgeFloor
+	}
 	for i := range s.rows {
 		r := &s.rows[i]
+		if !s.shortBadge && (r.waived || r.shape.Intended()) {
+			label := ShapeLabel(r.shape, false)
+			if r.waived {
+				label = WaivedLabel(r.shape, false)
+			}
+			s.badgeW = max(s.badgeW, len(label)+2)
+		}
 		workloadW = max(workloadW, len(r.workload))
 		suspectW = max(suspectW, len(r.suspect))
 		causeW = max(causeW, len(r.cause))

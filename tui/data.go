@@ -49,8 +49,9 @@ type dataset struct {
 	namespaces []string
 	// throughput is true when any workload has a throughput section (metrics were read).
 	throughput bool
-	// counts are workloads per shape, for the header.
+	// counts are workloads per shape, for the header; waived how many of them are waived.
 	counts map[diagnose.Shape]int
+	waived int
 	// partial marks rows listed before their copies were read: no shapes, no diagnoses.
 	partial bool
 	// contexts are the contexts of a console over several, in the order named; parts holds
@@ -70,9 +71,11 @@ func (ds *dataset) part(context string) *dataset {
 
 // row is one workload on the workloads screen; every string is sanitized.
 type row struct {
-	diag      *diagnose.Diagnosis
-	key       workloadKey
-	shape     diagnose.Shape
+	diag  *diagnose.Diagnosis
+	key   workloadKey
+	shape diagnose.Shape
+	// waived: a waiver applies to the verdict; the badge is grey and marked.
+	waived    bool
 	namespace string
 	workload  string
 	name      string
@@ -118,7 +121,7 @@ func datasetOf(snap *snapshot.Snapshot, rep *diagnose.Report) *dataset {
 // row of a 20k-pod namespace is such a row.
 func datasetAfter(prev *dataset, snap *snapshot.Snapshot, rep *diagnose.Report) *dataset {
 	snap.Index()
-	objects, sameObjects := workloadObjects(prev, snap)
+	objects := workloadObjects(prev, snap)
 	ds := &dataset{snap: snap, report: rep, objects: objects, counts: map[diagnose.Shape]int{}}
 	// prev's row of a workload: under churn most rows keep their place, so it is looked for
 	// there first, and a map of prev's rows made only when one is not.
@@ -148,8 +151,11 @@ func datasetAfter(prev *dataset, snap *snapshot.Snapshot, rep *diagnose.Report) 
 			ds.namespaces = append(ds.namespaces, d.Namespace)
 		}
 		ds.counts[d.Shape]++
+		if d.Waived != nil {
+			ds.waived++
+		}
 		ds.throughput = ds.throughput || d.Throughput != nil
-		if old := prevRow(i, k); old != nil && sameCells(old.diag, d) && (sameObjects || prev.objects[k].Template == ds.objects[k].Template) {
+		if old := prevRow(i, k); old != nil && sameCells(old.diag, d) {
 			r := *old
 			r.diag = d
 			ds.rows = append(ds.rows, r)
@@ -159,6 +165,7 @@ func datasetAfter(prev *dataset, snap *snapshot.Snapshot, rep *diagnose.Report) 
 			diag:      d,
 			key:       k,
 			shape:     d.Shape,
+			waived:    d.Waived != nil,
 			namespace: Sanitize(d.Namespace),
 			workload:  kindShort(d.Kind) + "/" + Sanitize(d.Name),
 			name:      Sanitize(d.Name),
@@ -171,12 +178,8 @@ func datasetAfter(prev *dataset, snap *snapshot.Snapshot, rep *diagnose.Report) 
 		if d.Throughput != nil {
 			r.throughput = throughputCell(d.Throughput)
 		}
-		// The audit table names suspects through the same function, so both read alike. Most
-		// rows have no suspect, and need not look their template up.
-		r.suspect = "-"
-		if len(d.Suspects) > 0 {
-			r.suspect = orDash(report.ShortSuspectIn(d, ds.objects[k].Template))
-		}
+		// The audit table names suspects through the same function, so both read alike.
+		r.suspect = orDash(report.ShortSuspect(d))
 		r.filterText = r.namespace + "/" + Sanitize(d.Name)
 		ds.rows = append(ds.rows, r)
 	}
@@ -188,8 +191,8 @@ func datasetAfter(prev *dataset, snap *snapshot.Snapshot, rep *diagnose.Report) 
 // workloadObjects finds the object of each workload of snap: prev's map when the watch's Tracker
 // says that no workload's object changed since prev's snapshot, a copy of it with the changed
 // ones replaced when few did, a map of every workload of snap otherwise. A map is read-only once
-// made, so datasets share it; same says it is prev's.
-func workloadObjects(prev *dataset, snap *snapshot.Snapshot) (_ map[workloadKey]workloadObject, same bool) {
+// made, so datasets share it.
+func workloadObjects(prev *dataset, snap *snapshot.Snapshot) map[workloadKey]workloadObject {
 	if prev != nil && prev.contexts == nil && prev.snap != nil && prev.objects != nil {
 		if chs, ok := snap.ChangesSince(prev.snap); ok {
 			var changed []snapshot.Change
@@ -201,7 +204,7 @@ func workloadObjects(prev *dataset, snap *snapshot.Snapshot) (_ map[workloadKey]
 				}
 			}
 			if len(changed) == 0 {
-				return prev.objects, true
+				return prev.objects
 			}
 			if len(changed) < len(prev.objects)/8 {
 				m := maps.Clone(prev.objects)
@@ -213,11 +216,11 @@ func workloadObjects(prev *dataset, snap *snapshot.Snapshot) (_ map[workloadKey]
 						m[k] = obj
 					}
 				}
-				return m, false
+				return m
 			}
 		}
 	}
-	return allWorkloadObjects(snap), false
+	return allWorkloadObjects(snap)
 }
 
 // allWorkloadObjects maps every workload object of snap. It is made for each snapshot the
@@ -263,11 +266,12 @@ func workloadObjectOf(o runtime.Object) (workloadKey, workloadObject, bool) {
 }
 
 // sameCells reports whether a row drawn from b would read as one drawn from a, of the same
-// workload and template: the cells read the shape, counts, cause, youngest copy's age, the
-// throughput and the top suspect. Suspects and throughput are compared by identity: a kept
+// workload and template: the cells read the shape and its waiver, counts, cause, youngest
+// copy's age, the throughput and the top suspect. Suspects and throughput are compared by identity: a kept
 // diagnosis shares them, and a fresh one is drawn anew.
 func sameCells(a, b *diagnose.Diagnosis) bool {
 	return a.Shape == b.Shape && a.Counts == b.Counts && a.Cause == b.Cause && a.Throughput == b.Throughput &&
+		(a.Waived == nil) == (b.Waived == nil) && (a.Waived == nil || *a.Waived == *b.Waived) &&
 		len(a.Suspects) == len(b.Suspects) && (len(a.Suspects) == 0 || &a.Suspects[0] == &b.Suspects[0]) &&
 		(a.YoungestCopySeconds == nil) == (b.YoungestCopySeconds == nil) &&
 		(a.YoungestCopySeconds == nil || *a.YoungestCopySeconds == *b.YoungestCopySeconds)

@@ -140,6 +140,9 @@ func (ds *dataset) diagnosisLines(st Styles, d *diagnose.Diagnosis, copies []cop
 	meaning := wrap(string(d.Shape)+": "+report.ShapeMeaning(d.Shape)+".", width, "")
 	meaning[0] = st.ShapeText(d.Shape) + strings.TrimPrefix(meaning[0], string(d.Shape))
 	add(meaning...)
+	if d.Waived != nil {
+		add(wrap(report.WaivedMark+": "+report.WaiverText(d.Waived)+" (not counted by --fail-on)", width, "")...)
+	}
 	if d.Shape.Broken() || d.Cause != diagnose.CauseUnknown {
 		add(wrap("cause: "+report.CauseSentence(d), width, "")...)
 		if a := d.Argument; a != nil {
@@ -164,10 +167,9 @@ func (ds *dataset) diagnosisLines(st Styles, d *diagnose.Diagnosis, copies []cop
 	if len(d.Suspects) == 0 {
 		add(st.Dim.Render("no spec field implicated"))
 	}
-	tmpl := ds.objects[workloadKey{d.Kind, d.Namespace, d.Name}].Template
 	for i := range d.Suspects {
 		s := &d.Suspects[i]
-		short := orDash(report.ShortSuspectOf(d, s, tmpl))
+		short := orDash(report.ShortSuspectOf(d, s))
 		path := report.PathText(s.Path)
 		add(fmt.Sprintf("%d. %s  %s", i+1, st.Bold.Render(short), st.Dim.Render(string(s.Confidence))))
 		add(wrap(Sanitize(s.Object)+" "+Sanitize(path), width, "   ")...)

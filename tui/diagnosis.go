@@ -219,7 +219,7 @@ func (s *diagnosisScreen) View() string {
 		return ""
 	}
 	d := s.diag
-	title := s.styles.Badge(d.Shape, s.width < 60) + " " + s.styles.Bold.Render(kindShort(d.Kind)+"/"+Sanitize(d.Name)) +
+	title := s.styles.BadgeOf(d.Shape, d.Waived != nil, s.width < 60) + " " + s.styles.Bold.Render(kindShort(d.Kind)+"/"+Sanitize(d.Name)) +
 		s.styles.Dim.Render("  "+Sanitize(d.Namespace))
 	var tabs strings.Builder
 	for i, name := range tabNames {

@@ -144,7 +144,7 @@ func fixture() (*snapshot.Snapshot, *diagnose.Report) {
 				Counts: diagnose.Counts{Declared: 5, Existing: 5, Serving: 0}, YoungestCopySeconds: &young, Cause: diagnose.CauseSpec,
 				Headline: "5 of 5 copies exist · 0 serving — the loop has converged; nothing is serving",
 				Suspects: []diagnose.Suspect{{
-					Object: "Deployment/telemetry-ingester", Path: envPath,
+					Object: "Deployment/telemetry-ingester", Path: envPath, Element: "INGEST_ENDPOINT",
 					Value: "telemetry-intake.internal:9443", PreviousValue: "telemetry-intake.internal:8443", Confidence: diagnose.ConfidenceHigh,
 					Reason: "logs say connection refused to :9443; revision 2 changed this value from :8443, which served",
 				}},
@@ -172,7 +172,7 @@ func fixture() (*snapshot.Snapshot, *diagnose.Report) {
 				Counts: diagnose.Counts{Declared: 2, Existing: 2, Restarts: 31}, YoungestCopySeconds: ptr.To(int64(300)), Cause: diagnose.CauseSpec,
 				Suspects: []diagnose.Suspect{{
 					Object: "Deployment/telemetry-worker", Path: field.NewPath("spec", "template", "spec", "containers").Index(0).Child("env").Index(0).Child("valueFrom", "secretKeyRef", "name"),
-					Value: "worker-credentials", Confidence: diagnose.ConfidenceHigh,
+					Value: "worker-credentials", Element: "API_TOKEN", Confidence: diagnose.ConfidenceHigh,
 				}},
 			},
 		},

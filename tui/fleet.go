@@ -113,6 +113,9 @@ func combineFleet(reads []fleetPart) *dataset {
 			row.filterText = row.context + "/" + row.filterText
 			ds.rows = append(ds.rows, row)
 			ds.counts[row.shape]++
+			if row.waived {
+				ds.waived++
+			}
 		}
 		for _, ns := range part.namespaces {
 			if !seenNS[ns] {

@@ -8,6 +8,8 @@ import (
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 )
 
 // helpScreen lists every key, grouped, from the one KeyMap.
@@ -79,7 +81,12 @@ func (s *helpScreen) lines() []string {
 		}
 		out = append(out, "")
 	}
-	out = append(out, s.styles.Dim.Render(ansi.Truncate("  Shapes, worst first: never-starts · starts-and-dies · live-but-idle · unknown · progressing · healthy", s.width, "…")))
+	names := make([]string, len(diagnose.Shapes))
+	for i, sh := range diagnose.Shapes {
+		names[i] = string(sh)
+	}
+	out = append(out, s.styles.Dim.Render(ansi.Truncate("  Shapes, worst first: "+strings.Join(names, " · "), s.width, "…")),
+		s.styles.Dim.Render(ansi.Truncate("  A grey badge (never-starts,waived; lower case when short) is waived by the workload's "+diagnose.WaiveAnnotation+" annotation.", s.width, "…")))
 	return out
 }
 

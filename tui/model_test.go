@@ -504,22 +504,23 @@ func TestGoldenDiagnosis40x12(t *testing.T) {
 }
 
 // TestSuspectShortFormsOfOtherFields: the workloads screen names a suspect exactly as the audit
-// table does (report.ShortSuspectIn with the workload's template from the snapshot).
+// table does (report.ShortSuspect), a list element by the name the engine gave it.
 func TestSuspectShortFormsOfOtherFields(t *testing.T) {
 	c0 := field.NewPath("spec", "template", "spec", "containers").Index(0)
 	for _, tc := range []struct {
-		object string
-		path   *field.Path
-		want   string
+		object  string
+		path    *field.Path
+		element string
+		want    string
 	}{
-		{"Deployment/telemetry-ingester", c0.Child("readinessProbe", "httpGet", "path"), "readiness probe path"},
-		{"Deployment/telemetry-ingester", c0.Child("livenessProbe", "tcpSocket", "port"), "liveness probe port"},
-		{"Deployment/telemetry-ingester", c0.Child("resources", "limits", "memory"), "memory limit"},
-		{"Deployment/telemetry-ingester", c0.Child("args").Index(1), "args"},
-		{"Deployment/telemetry-ingester", c0.Child("command").Index(0), "command /bin/ingest"},
-		{"Deployment/telemetry-ingester", c0.Child("env").Index(0).Child("value"), "env INGEST_ENDPOINT"},
-		{"Deployment/telemetry-ingester", field.NewPath("spec", "template", "spec", "nodeSelector"), "nodeSelector"},
-		{"Service/intake", field.NewPath("spec", "ports").Index(0).Child("targetPort"), "Service targetPort"},
+		{"Deployment/telemetry-ingester", c0.Child("readinessProbe", "httpGet", "path"), "", "readiness probe path"},
+		{"Deployment/telemetry-ingester", c0.Child("livenessProbe", "tcpSocket", "port"), "", "liveness probe port"},
+		{"Deployment/telemetry-ingester", c0.Child("resources", "limits", "memory"), "", "memory limit"},
+		{"Deployment/telemetry-ingester", c0.Child("args").Index(1), "", "args"},
+		{"Deployment/telemetry-ingester", c0.Child("command").Index(0), "", "command /bin/ingest"},
+		{"Deployment/telemetry-ingester", c0.Child("env").Index(0).Child("value"), "INGEST_ENDPOINT", "env INGEST_ENDPOINT"},
+		{"Deployment/telemetry-ingester", field.NewPath("spec", "template", "spec", "nodeSelector"), "", "nodeSelector"},
+		{"Service/intake", field.NewPath("spec", "ports").Index(0).Child("targetPort"), "", "Service targetPort"},
 	} {
 		value := ""
 		if strings.HasSuffix(tc.path.String(), "command[0]") {
@@ -528,7 +529,7 @@ func TestSuspectShortFormsOfOtherFields(t *testing.T) {
 		snap, _ := fixture()
 		rep := &diagnose.Report{Workloads: []diagnose.Diagnosis{{
 			Kind: "Deployment", Namespace: "telemetry", Name: "telemetry-ingester", Shape: diagnose.ShapeLiveButIdle,
-			Suspects: []diagnose.Suspect{{Object: tc.object, Path: tc.path, Value: value}},
+			Suspects: []diagnose.Suspect{{Object: tc.object, Path: tc.path, Value: value, Element: tc.element}},
 		}}}
 		ds := datasetOf(snap, rep)
 		got := ds.rows[0].suspect
@@ -536,7 +537,7 @@ func TestSuspectShortFormsOfOtherFields(t *testing.T) {
 			t.Errorf("short form of %s %s = %q, want %q", tc.object, tc.path, got, tc.want)
 		}
 		d := &rep.Workloads[0]
-		table := report.ShortSuspectIn(d, report.TemplatesOf(snap)(d.Kind, d.Namespace, d.Name))
+		table := report.ShortSuspect(d)
 		if got != table {
 			t.Errorf("console says %q for %s, the audit table %q", got, tc.path, table)
 		}

@@ -2,11 +2,13 @@ package tui
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/report"
 )
 
 // ShapeColor is the one mapping from shape to colour; the badges, the header totals and the
@@ -21,12 +23,19 @@ func ShapeColor(s diagnose.Shape) lipgloss.AdaptiveColor {
 		return lipgloss.AdaptiveColor{Light: "#8D6E00", Dark: "#FFD75F"}
 	case diagnose.ShapeProgressing:
 		return lipgloss.AdaptiveColor{Light: "#1565C0", Dark: "#5FAFFF"}
+	case diagnose.ShapeNoEligibleNodes:
+		return lipgloss.AdaptiveColor{Light: "#00695C", Dark: "#5FD7AF"}
+	case diagnose.ShapeSuspended:
+		return lipgloss.AdaptiveColor{Light: "#6A1B9A", Dark: "#D787FF"}
 	case diagnose.ShapeHealthy:
 		return lipgloss.AdaptiveColor{Light: "#2E7D32", Dark: "#5FD75F"}
 	default:
 		return lipgloss.AdaptiveColor{Light: "#616161", Dark: "#A8A8A8"}
 	}
 }
+
+// waivedColor is the background of a waived workload's badge: its verdict stands, muted.
+var waivedColor = lipgloss.AdaptiveColor{Light: "#9E9E9E", Dark: "#6C6C6C"}
 
 // ShapeLabel is the badge text of a shape; short is for narrow terminals.
 func ShapeLabel(s diagnose.Shape, short bool) string {
@@ -42,6 +51,10 @@ func ShapeLabel(s diagnose.Shape, short bool) string {
 		return "IDLE"
 	case diagnose.ShapeProgressing:
 		return "ROLL"
+	case diagnose.ShapeNoEligibleNodes:
+		return "POOL"
+	case diagnose.ShapeSuspended:
+		return "PAUSE"
 	case diagnose.ShapeHealthy:
 		return "OK"
 	default:
@@ -67,6 +80,9 @@ type Styles struct {
 	Glyphs Glyphs
 
 	badge, badgeShort, text map[diagnose.Shape]string
+	// waived and waivedShort are the badges of waived workloads: grey, and marked as the audit
+	// table marks them (never-starts,waived), or in lower case where the badge is short.
+	waived, waivedShort map[diagnose.Shape]string
 }
 
 // Glyphs are the symbols the Timeline tab draws its picture with.
@@ -142,6 +158,8 @@ func DefaultStyles(r *lipgloss.Renderer) Styles {
 		badge:       map[diagnose.Shape]string{},
 		badgeShort:  map[diagnose.Shape]string{},
 		text:        map[diagnose.Shape]string{},
+		waived:      map[diagnose.Shape]string{},
+		waivedShort: map[diagnose.Shape]string{},
 		Glyphs:      ASCIIGlyphs,
 	}
 	if r.ColorProfile() != termenv.Ascii {
@@ -162,8 +180,35 @@ func DefaultStyles(r *lipgloss.Renderer) Styles {
 		s.badge[sh] = b.Render(" " + ShapeLabel(sh, false) + " ")
 		s.badgeShort[sh] = b.Render(" " + ShapeLabel(sh, true) + " ")
 		s.text[sh] = r.NewStyle().Bold(true).Foreground(ShapeColor(sh)).Render(string(sh))
+		wb := r.NewStyle().Foreground(lipgloss.AdaptiveColor{Light: "#FFFFFF", Dark: "#000000"}).Background(waivedColor)
+		s.waived[sh] = wb.Render(" " + WaivedLabel(sh, false) + " ")
+		s.waivedShort[sh] = wb.Render(" " + WaivedLabel(sh, true) + " ")
 	}
 	return s
+}
+
+// WaivedLabel is the badge text of a waived workload's shape: the audit table's SHAPE cell
+// (report.ShapeCell), or the short label in lower case.
+func WaivedLabel(s diagnose.Shape, short bool) string {
+	if short {
+		return strings.ToLower(ShapeLabel(s, true))
+	}
+	return ShapeLabel(s, false) + "," + report.WaivedMark
+}
+
+// BadgeOf renders a workload's badge: its shape's, or the grey one of a waived verdict.
+func (s Styles) BadgeOf(sh diagnose.Shape, waived, short bool) string {
+	if !waived {
+		return s.Badge(sh, short)
+	}
+	m := s.waived
+	if short {
+		m = s.waivedShort
+	}
+	if b, ok := m[sh]; ok {
+		return b
+	}
+	return " " + WaivedLabel(sh, short) + " "
 }
 
 // Badge renders a shape as a coloured badge, two cells wider than its label.

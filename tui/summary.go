@@ -15,16 +15,18 @@ func (s *diagnosisScreen) Summary() string {
 		return ""
 	}
 	lines := []string{
-		Sanitize(report.WorkloadRef(d)) + " in namespace " + Sanitize(d.Namespace) + ": " + string(d.Shape),
+		Sanitize(report.WorkloadRef(d)) + " in namespace " + Sanitize(d.Namespace) + ": " + report.ShapeCell(d),
 		headline(d),
+	}
+	if d.Waived != nil {
+		lines = append(lines, report.WaivedMark+": "+report.WaiverText(d.Waived))
 	}
 	if c := report.CauseLabel(d); c != "-" {
 		lines = append(lines, "cause: "+c+" ("+report.CauseMeaning(d.Cause)+")")
 	}
 	if len(d.Suspects) > 0 {
 		sp := &d.Suspects[0]
-		tmpl := s.ds.objects[workloadKey{d.Kind, d.Namespace, d.Name}].Template
-		line := "suspect: " + orDash(report.ShortSuspectOf(d, sp, tmpl))
+		line := "suspect: " + orDash(report.ShortSuspectOf(d, sp))
 		if ref := Sanitize(report.SuspectRef(d)); ref != "" {
 			line += " (" + ref + ")"
 		}

@@ -168,6 +168,9 @@ func (m *Model) totalsLine() string {
 		}
 		parts = append(parts, st.Badge(sh, short)+fmt.Sprintf(" %d", counts[sh]))
 	}
+	if n := m.data.waived; n > 0 {
+		parts = append(parts, st.Dim.Render(fmt.Sprintf("%d waived", n)))
+	}
 	if len(parts) == 0 {
 		parts = append(parts, st.Dim.Render("no workloads"))
 	}

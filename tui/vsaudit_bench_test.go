@@ -193,7 +193,7 @@ func auditOnce(path string) (sideRun, error) {
 		return sideRun{}, err
 	}
 	rep := diagnose.Diagnose(snap)
-	p, err := report.NewPrinter("json", report.Options{Templates: report.TemplatesOf(snap)})
+	p, err := report.NewPrinter("json", report.Options{})
 	if err != nil {
 		return sideRun{}, err
 	}
@@ -231,7 +231,7 @@ func BenchmarkAuditPhases(b *testing.B) {
 		mark()
 		rep := diagnose.Diagnose(snap)
 		mark()
-		p, err := report.NewPrinter("json", report.Options{Templates: report.TemplatesOf(snap)})
+		p, err := report.NewPrinter("json", report.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

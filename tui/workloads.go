@@ -11,6 +11,7 @@ import (
 	"github.com/sahilm/fuzzy"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/report"
 )
 
 // workloadsScreen lists workloads worst first. Once a person has picked a row it keeps the
@@ -43,6 +44,8 @@ type workloadsScreen struct {
 
 	cols       []column
 	shortBadge bool
+	// badgeW is the SHAPE column's width (badgeWidth).
+	badgeW int
 	// layouts counts layout's runs: cols is laid out again in place.
 	layouts int
 
@@ -277,12 +280,12 @@ func (s *workloadsScreen) applyFilter() {
 }
 
 // says reports whether every word is in what the row shows or names: its namespace/name, its
-// shape, suspect and cause, and its top suspect's field path. The path is written out only
+// shape (and its waived mark), suspect and cause, and its top suspect's field path. The path is written out only
 // for rows whose other cells do not match, so a filter over many rows stays quick.
 func (r *row) says(words []string) bool {
 	for _, w := range words {
 		if containsFold(r.filterText, w) || containsFold(string(r.shape), w) || containsFold(r.suspect, w) ||
-			containsFold(r.cause, w) {
+			containsFold(r.cause, w) || r.waived && containsFold(report.WaivedMark, w) {
 			continue
 		}
 		if r.diag == nil || len(r.diag.Suspects) == 0 || r.diag.Suspects[0].Path == nil ||
@@ -358,7 +361,7 @@ func (s *workloadsScreen) draw() string {
 			rest = ansi.Truncate(rest, max(room, 0), "…")
 		}
 		b.WriteByte('\n')
-		badge := s.styles.Badge(r.shape, s.shortBadge)
+		badge := s.styles.BadgeOf(r.shape, r.waived, s.shortBadge)
 		if r.diag == nil {
 			// Listed before its copies were read: no shape yet.
 			badge = s.styles.Dim.Render(pad(" reading…", badgeW))

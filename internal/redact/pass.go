@@ -65,7 +65,7 @@ func (r *Redactor) ReportAfter(prev, rep *diagnose.Report, s *snapshot.Snapshot)
 	}
 	return r.report(rep, s, func(d *diagnose.Diagnosis) bool {
 		p := was[key{d.Kind, d.Namespace, d.Name}]
-		return p != nil && p.Detail == d.Detail && p.Headline == d.Headline && p.Fix == d.Fix &&
+		return p != nil && p.Detail == d.Detail && p.Headline == d.Headline && p.Fix == d.Fix && p.Waived == d.Waived &&
 			sameArray(p.Suspects, d.Suspects) && sameArray(p.Evidence, d.Evidence) &&
 			sameArray(p.Timeline, d.Timeline) && sameArray(p.SignalGaps, d.SignalGaps)
 	})
@@ -101,6 +101,12 @@ func (r *Redactor) diagnosis(d *diagnose.Diagnosis, w *workload) *diagnose.Diagn
 	}
 	if f := text(d.Fix); f != d.Fix {
 		own().Fix = f
+	}
+	if wv := d.Waived; wv != nil {
+		// The reason is the annotation's text, written by anyone who can edit the workload.
+		if reason := text(wv.Reason); reason != wv.Reason {
+			own().Waived = &diagnose.Waiver{What: wv.What, Reason: reason}
+		}
 	}
 	if ss := r.suspects(d, w); ss != nil {
 		own().Suspects = ss

@@ -176,3 +176,21 @@ func TestReportAfterPassesWhatRediagnoseMadeAnew(t *testing.T) {
 		t.Errorf("a diagnosis made anew shows %v after ReportAfter", got)
 	}
 }
+
+// TestWaiverReasonIsRedacted: a waiver's reason is the annotation's text, written by anyone who
+// may edit the workload; a credential in it is hidden as in any other text, what it waives kept.
+func TestWaiverReasonIsRedacted(t *testing.T) {
+	s := secretSnapshot(t)
+	rep := diagnose.Diagnose(s)
+	d := rep.Find(secretdump.Kind, secretdump.Namespace, secretdump.Name)
+	d.Waived = &diagnose.Waiver{What: string(d.Shape), Reason: "migrating; see postgres://app:hunter2@db:5432/orders"}
+	r := withKey([]byte("test"))
+	red := r.Report(rep, s).Find(secretdump.Kind, secretdump.Namespace, secretdump.Name)
+	want := diagnose.Waiver{What: string(d.Shape), Reason: "migrating; see postgres://app:" + r.Mark("hunter2") + "@db:5432/orders"}
+	if red.Waived == nil || *red.Waived != want {
+		t.Errorf("waived = %+v, want %+v", red.Waived, want)
+	}
+	if d.Waived.Reason != "migrating; see postgres://app:hunter2@db:5432/orders" {
+		t.Errorf("the pass changed the report it was given: %q", d.Waived.Reason)
+	}
+}

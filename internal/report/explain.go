@@ -18,6 +18,9 @@ func PrintExplain(w io.Writer, d *diagnose.Diagnosis) error {
 	ew := &errWriter{w: w}
 	ew.printf("%s in namespace %s\n", WorkloadRef(d), d.Namespace)
 	ew.printf("Shape:     %s (%s)\n", d.Shape, ShapeMeaning(d.Shape))
+	if d.Waived != nil {
+		ew.printf("Waived:    %s\n", WaiverText(d.Waived))
+	}
 	if d.Headline != "" {
 		ew.printf("Headline:  %s\n", Clean(d.Headline))
 	}

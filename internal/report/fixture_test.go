@@ -3,7 +3,6 @@ package report
 import (
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 
@@ -37,7 +36,7 @@ func ingester() diagnose.Diagnosis {
 		},
 		Suspects: []diagnose.Suspect{{
 			Rule: diagnose.RuleNamedInFailure, Object: "Deployment/telemetry-ingester",
-			Path:  podSpec.Child("containers").Index(0).Child("env").Index(0).Child("value"),
+			Path: podSpec.Child("containers").Index(0).Child("env").Index(0).Child("value"), Element: "INGEST_ENDPOINT",
 			Value: "telemetry-intake.internal:9443", PreviousValue: "telemetry-intake.internal:8443",
 			Confidence: diagnose.ConfidenceHigh,
 			Reason:     "changed in revision 2; logs say dial tcp 10.96.14.7:9443: connect: connection refused",
@@ -173,16 +172,4 @@ func sampleReport() *diagnose.Report {
 		r.Summary[w.Shape]++
 	}
 	return r
-}
-
-// ingesterTemplate is the current pod template of telemetry-ingester, for naming env vars.
-func ingesterTemplate() *corev1.PodTemplateSpec {
-	return &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-		Containers: []corev1.Container{{
-			Name:  "ingester",
-			Env:   []corev1.EnvVar{{Name: "INGEST_ENDPOINT", Value: "telemetry-intake.internal:9443"}},
-			Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
-		}},
-		Volumes: []corev1.Volume{{Name: "config"}},
-	}}
 }

@@ -20,8 +20,6 @@ type Section struct {
 	// Context is the kubeconfig context the report was read from.
 	Context string
 	Report  *diagnose.Report
-	// Templates resolves the pod templates of this context's workloads; nil falls back to indexes.
-	Templates TemplateFunc
 	// Labels resolves the labels of this context's workloads, for --show-labels and -L.
 	Labels LabelFunc
 }
@@ -129,9 +127,7 @@ func (p *markdownPrinter) PrintFleet(w io.Writer, secs []Section) error {
 	}
 	for _, s := range secs {
 		ew.printf("\n## Context %s\n\n", mdText(s.Context))
-		opts := p.opts
-		opts.Templates = s.Templates
-		writeMarkdownReport(ew, s.Report, opts, 1)
+		writeMarkdownReport(ew, s.Report, 1)
 	}
 	return ew.err
 }

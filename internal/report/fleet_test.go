@@ -27,7 +27,7 @@ func sampleFleet() []Section {
 		Summary:    map[diagnose.Shape]int{},
 	}
 	return []Section{
-		{Context: "prod", Report: sampleReport(), Templates: templates},
+		{Context: "prod", Report: sampleReport()},
 		{Context: "staging", Report: staging},
 		{Context: "dead", Report: dead},
 	}

@@ -17,13 +17,13 @@ type markdownPrinter struct {
 func (p *markdownPrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
 	ew := &errWriter{w: w}
 	ew.printf("# kubectl-diagnose audit\n\n")
-	writeMarkdownReport(ew, r, p.opts, 0)
+	writeMarkdownReport(ew, r, 0)
 	return ew.err
 }
 
 // writeMarkdownReport writes one report's audit after its title, its headings depth levels
 // below a single audit's (a fleet puts each context one level down).
-func writeMarkdownReport(ew *errWriter, r *diagnose.Report, opts Options, depth int) {
+func writeMarkdownReport(ew *errWriter, r *diagnose.Report, depth int) {
 	ds := WorstFirst(r)
 	h2 := heading(2, depth)
 	ew.printf("- Reference time: %s\n", r.ReferenceTime.UTC().Format(time.RFC3339))
@@ -58,10 +58,10 @@ func writeMarkdownReport(ew *errWriter, r *diagnose.Report, opts Options, depth 
 		ew.printf("| Shape | Namespace | Workload | Copies | Serving | Youngest | Restarts | Suspect | Cause |\n")
 		ew.printf("|---|---|---|---:|---:|---:|---:|---|---|\n")
 		for _, d := range ds {
-			ew.printf("| %s | %s | %s | %d/%d | %d | %s | %d | %s | %s |\n", d.Shape, mdCell(d.Namespace),
+			ew.printf("| %s | %s | %s | %d/%d | %d | %s | %d | %s | %s |\n", ShapeCell(d), mdCell(d.Namespace),
 				mdCell(WorkloadRef(d)), d.Counts.Existing, d.Counts.Declared, d.Counts.Serving,
 				Age(d.YoungestCopySeconds), d.Counts.Restarts,
-				mdCell(orNone(ShortSuspectIn(d, opts.template(d)))), CauseLabel(d))
+				mdCell(orNone(ShortSuspect(d))), CauseLabel(d))
 		}
 	}
 
@@ -79,6 +79,9 @@ func writeMarkdownSection(ew *errWriter, d *diagnose.Diagnosis, depth int) {
 		ew.printf("%s\n\n", mdText(d.Headline))
 	}
 	ew.printf("- Shape: %s (%s)\n", d.Shape, ShapeMeaning(d.Shape))
+	if d.Waived != nil {
+		ew.printf("- Waived: %s\n", mdText(WaiverText(d.Waived)))
+	}
 	ew.printf("- Copies: %d existing of %d declared, %d serving, %d restarts; youngest %s, oldest %s\n",
 		d.Counts.Existing, d.Counts.Declared, d.Counts.Serving, d.Counts.Restarts,
 		Age(d.YoungestCopySeconds), Age(d.OldestCopySeconds))

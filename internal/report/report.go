@@ -6,11 +6,9 @@ import (
 	"sort"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
-	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
 // Printer writes a whole report in one format.
@@ -34,14 +32,8 @@ func AllFormats() []string {
 // ExplainFormats lists the output formats of one workload's explanation.
 var ExplainFormats = []string{"text", "json", "yaml", "markdown"}
 
-// TemplateFunc returns the current pod template of a workload, or nil when it is unknown. Human
-// printers use it to name what a suspect path points at (the env var behind env[0]).
-type TemplateFunc func(kind, namespace, name string) *corev1.PodTemplateSpec
-
 // Options tune the human printers.
 type Options struct {
-	// Templates resolves pod templates for short suspect names; nil falls back to indexes.
-	Templates TemplateFunc
 	// NoHeaders leaves out the header row of the table and custom-columns formats.
 	NoHeaders bool
 	// SortBy is one of SortKeys or a JSONPath (CheckSortBy) for the row formats; "" is shape
@@ -133,33 +125,4 @@ func severalNamespaces(ds []*diagnose.Diagnosis) bool {
 		}
 	}
 	return false
-}
-
-// template resolves a diagnosis's pod template through opts, nil-safe.
-func (o Options) template(d *diagnose.Diagnosis) *corev1.PodTemplateSpec {
-	if o.Templates == nil {
-		return nil
-	}
-	return o.Templates(d.Kind, d.Namespace, d.Name)
-}
-
-// TemplatesOf resolves pod templates from the snapshot a report was made of.
-func TemplatesOf(s *snapshot.Snapshot) TemplateFunc {
-	type key struct{ kind, namespace, name string }
-	m := map[key]*corev1.PodTemplateSpec{}
-	for _, o := range s.Deployments {
-		m[key{"Deployment", o.Namespace, o.Name}] = &o.Spec.Template
-	}
-	for _, o := range s.StatefulSets {
-		m[key{"StatefulSet", o.Namespace, o.Name}] = &o.Spec.Template
-	}
-	for _, o := range s.DaemonSets {
-		m[key{"DaemonSet", o.Namespace, o.Name}] = &o.Spec.Template
-	}
-	for _, o := range s.ReplicaSets {
-		m[key{"ReplicaSet", o.Namespace, o.Name}] = &o.Spec.Template
-	}
-	return func(kind, namespace, name string) *corev1.PodTemplateSpec {
-		return m[key{kind, namespace, name}]
-	}
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/exp/golden"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
@@ -25,18 +24,11 @@ func printReport(w io.Writer, r *diagnose.Report, format string) error {
 	return p.PrintReport(w, r)
 }
 
-func templates(kind, ns, name string) *corev1.PodTemplateSpec {
-	if kind == "Deployment" && ns == "dev-ingester" && name == "telemetry-ingester" {
-		return ingesterTemplate()
-	}
-	return nil
-}
-
 // TestPrint compares every format with its golden file (go test ./internal/report -update).
 func TestPrint(t *testing.T) {
 	for _, format := range Formats {
 		t.Run(format, func(t *testing.T) {
-			p, err := NewPrinter(format, Options{Templates: templates})
+			p, err := NewPrinter(format, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,7 +142,7 @@ func TestJSONKeys(t *testing.T) {
 			for _, w := range ws {
 				w := w.(map[string]any)
 				wantKeys(t, "workload", w, "kind", "namespace", "name", "shape", "counts", "youngestCopySeconds",
-					"oldestCopySeconds", "headline", "cause", "argument", "suspects", "evidence", "revisions", "signalGaps", "fix", "timeline")
+					"oldestCopySeconds", "headline", "cause", "argument", "suspects", "evidence", "revisions", "signalGaps", "fix", "timeline", "waived")
 				wantKeys(t, "counts", w["counts"].(map[string]any), "declared", "existing", "serving", "restarts")
 				if _, ok := w["suspects"].([]any); !ok {
 					t.Errorf("%s: suspects is %v, want a list", w["name"], w["suspects"])
@@ -160,9 +152,9 @@ func TestJSONKeys(t *testing.T) {
 				}
 			}
 			s := ing["suspects"].([]any)[0].(map[string]any)
-			wantKeys(t, "suspect", s, "rule", "object", "path", "value", "previousValue", "confidence", "reason")
-			if s["path"] != "spec.template.spec.containers[0].env[0].value" {
-				t.Errorf("suspect path = %v", s["path"])
+			wantKeys(t, "suspect", s, "rule", "object", "path", "value", "previousValue", "element", "confidence", "reason")
+			if s["path"] != "spec.template.spec.containers[0].env[0].value" || s["element"] != "INGEST_ENDPOINT" {
+				t.Errorf("suspect path, element = %v, %v", s["path"], s["element"])
 			}
 			wantKeys(t, "evidence", ing["evidence"].([]any)[0].(map[string]any), "kind", "message", "source", "objects", "count", "lastSeen")
 			wantKeys(t, "revisions", ing["revisions"].(map[string]any), "current", "lastServing", "changedPaths")
@@ -200,40 +192,40 @@ func TestPrintDoesNotMutateReport(t *testing.T) {
 func TestShortSuspect(t *testing.T) {
 	ctr := podSpec.Child("containers").Index(0)
 	tests := []struct {
-		name   string
-		object string
-		path   *field.Path
-		tmpl   bool
-		want   string
+		name    string
+		object  string
+		path    *field.Path
+		element string
+		want    string
 	}{
-		{"image", "", ctr.Child("image"), false, "image"},
-		{"env value named from the template", "", ctr.Child("env").Index(0).Child("value"), true, "env INGEST_ENDPOINT"},
-		{"env value without a template", "", ctr.Child("env").Index(0).Child("value"), false, "env[0]"},
-		{"env index beyond the template", "", ctr.Child("env").Index(4).Child("value"), true, "env[4]"},
-		{"secret key", "", ctr.Child("env").Index(1).Child("valueFrom", "secretKeyRef", "key"), false, "env[1] secret key"},
-		{"configMap name", "", ctr.Child("env").Index(1).Child("valueFrom", "configMapKeyRef", "name"), false, "env[1] configMap"},
-		{"envFrom configMap", "", ctr.Child("envFrom").Index(0).Child("configMapRef", "name"), false, "envFrom configMap"},
-		{"memory limit in key notation", "", ctr.Child("resources", "limits").Key("memory"), false, "memory limit"},
-		{"memory limit in dot notation", "", ctr.Child("resources", "limits", "memory"), false, "memory limit"},
-		{"cpu request", "", ctr.Child("resources", "requests").Key("cpu"), false, "cpu request"},
-		{"readiness path", "", ctr.Child("readinessProbe", "httpGet", "path"), false, "readiness probe path"},
-		{"liveness port", "", ctr.Child("livenessProbe", "httpGet", "port"), false, "liveness probe port"},
-		{"container security setting", "", ctr.Child("securityContext", "readOnlyRootFilesystem"), false, "readOnlyRootFilesystem"},
-		{"pod security setting", "", podSpec.Child("securityContext", "fsGroup"), false, "fsGroup"},
-		{"command", "", ctr.Child("command"), false, "command"},
-		{"args element", "", ctr.Child("args").Index(2), false, "args"},
-		{"init container image", "", podSpec.Child("initContainers").Index(0).Child("image"), false, "init image"},
-		{"volume named", "", podSpec.Child("volumes").Index(0).Child("configMap", "name"), true, "volume config"},
-		{"node affinity", "StatefulSet/search-indexer", podSpec.Child("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms").Index(0).Child("matchExpressions").Index(0).Child("values").Index(0), false, "node affinity"},
-		{"nodeSelector with dotted key", "", podSpec.Child("nodeSelector").Key("topology.kubernetes.io/zone"), false, "nodeSelector"},
-		{"imagePullSecrets", "DaemonSet/log-shipper", podSpec.Child("imagePullSecrets"), false, "imagePullSecrets"},
-		{"storage class", "StatefulSet/search-indexer", field.NewPath("spec", "volumeClaimTemplates").Index(0).Child("spec", "storageClassName"), false, "volumeClaimTemplate storageClassName"},
-		{"service selector", "Service/api-gateway", field.NewPath("spec", "selector"), false, "Service selector"},
-		{"service targetPort", "Service/api-gateway", field.NewPath("spec", "ports").Index(0).Child("targetPort"), false, "Service targetPort"},
-		{"quota", "ResourceQuota/compute", field.NewPath("spec", "hard").Key("pods"), false, "ResourceQuota hard[pods]"},
-		{"workload field outside the template", "", field.NewPath("spec", "minReadySeconds"), false, "minReadySeconds"},
-		{"a type says whose", "", field.NewPath("spec", "strategy", "type"), false, "strategy type"},
-		{"a pod security type", "", podSpec.Child("securityContext", "seccompProfile", "type"), false, "seccompProfile type"},
+		{"image", "", ctr.Child("image"), "", "image"},
+		{"env value named by its element", "", ctr.Child("env").Index(0).Child("value"), "INGEST_ENDPOINT", "env INGEST_ENDPOINT"},
+		{"env value the engine could not name", "", ctr.Child("env").Index(0).Child("value"), "", "env[0]"},
+		{"env index beyond the template", "", ctr.Child("env").Index(4).Child("value"), "", "env[4]"},
+		{"secret key", "", ctr.Child("env").Index(1).Child("valueFrom", "secretKeyRef", "key"), "", "env[1] secret key"},
+		{"configMap name", "", ctr.Child("env").Index(1).Child("valueFrom", "configMapKeyRef", "name"), "", "env[1] configMap"},
+		{"envFrom configMap", "", ctr.Child("envFrom").Index(0).Child("configMapRef", "name"), "", "envFrom configMap"},
+		{"memory limit in key notation", "", ctr.Child("resources", "limits").Key("memory"), "", "memory limit"},
+		{"memory limit in dot notation", "", ctr.Child("resources", "limits", "memory"), "", "memory limit"},
+		{"cpu request", "", ctr.Child("resources", "requests").Key("cpu"), "", "cpu request"},
+		{"readiness path", "", ctr.Child("readinessProbe", "httpGet", "path"), "", "readiness probe path"},
+		{"liveness port", "", ctr.Child("livenessProbe", "httpGet", "port"), "", "liveness probe port"},
+		{"container security setting", "", ctr.Child("securityContext", "readOnlyRootFilesystem"), "", "readOnlyRootFilesystem"},
+		{"pod security setting", "", podSpec.Child("securityContext", "fsGroup"), "", "fsGroup"},
+		{"command", "", ctr.Child("command"), "", "command"},
+		{"args element", "", ctr.Child("args").Index(2), "", "args"},
+		{"init container image", "", podSpec.Child("initContainers").Index(0).Child("image"), "", "init image"},
+		{"volume named", "", podSpec.Child("volumes").Index(0).Child("configMap", "name"), "config", "volume config"},
+		{"node affinity", "StatefulSet/search-indexer", podSpec.Child("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms").Index(0).Child("matchExpressions").Index(0).Child("values").Index(0), "", "node affinity"},
+		{"nodeSelector with dotted key", "", podSpec.Child("nodeSelector").Key("topology.kubernetes.io/zone"), "", "nodeSelector"},
+		{"imagePullSecrets", "DaemonSet/log-shipper", podSpec.Child("imagePullSecrets"), "", "imagePullSecrets"},
+		{"storage class", "StatefulSet/search-indexer", field.NewPath("spec", "volumeClaimTemplates").Index(0).Child("spec", "storageClassName"), "", "volumeClaimTemplate storageClassName"},
+		{"service selector", "Service/api-gateway", field.NewPath("spec", "selector"), "", "Service selector"},
+		{"service targetPort", "Service/api-gateway", field.NewPath("spec", "ports").Index(0).Child("targetPort"), "", "Service targetPort"},
+		{"quota", "ResourceQuota/compute", field.NewPath("spec", "hard").Key("pods"), "", "ResourceQuota hard[pods]"},
+		{"workload field outside the template", "", field.NewPath("spec", "minReadySeconds"), "", "minReadySeconds"},
+		{"a type says whose", "", field.NewPath("spec", "strategy", "type"), "", "strategy type"},
+		{"a pod security type", "", podSpec.Child("securityContext", "seccompProfile", "type"), "", "seccompProfile type"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -248,17 +240,13 @@ func TestShortSuspect(t *testing.T) {
 			if obj == "" {
 				obj = d.Kind + "/" + d.Name
 			}
-			d.Suspects = []diagnose.Suspect{{Object: obj, Path: tt.path}}
-			var tmpl *corev1.PodTemplateSpec
-			if tt.tmpl {
-				tmpl = ingesterTemplate()
-			}
-			if got := ShortSuspectIn(&d, tmpl); got != tt.want {
-				t.Errorf("ShortSuspectIn(%s) = %q, want %q", tt.path, got, tt.want)
+			d.Suspects = []diagnose.Suspect{{Object: obj, Path: tt.path, Element: tt.element}}
+			if got := ShortSuspect(&d); got != tt.want {
+				t.Errorf("ShortSuspect(%s) = %q, want %q", tt.path, got, tt.want)
 			}
 		})
 	}
-	if got := ShortSuspectIn(&diagnose.Diagnosis{}, nil); got != "" {
+	if got := ShortSuspect(&diagnose.Diagnosis{}); got != "" {
 		t.Errorf("no suspect: %q", got)
 	}
 }
@@ -331,35 +319,34 @@ func TestCleanDropsWhatTheConsoleDropped(t *testing.T) {
 	}
 }
 
-// TestShortSuspectUsesValueAndTemplateNames: what the console's own short names used to say,
-// now said by the one function both front ends call.
-func TestShortSuspectUsesValueAndTemplateNames(t *testing.T) {
+// TestShortSuspectUsesValueAndElement: a flag is named with its value, a list element by the
+// name the engine wrote in Suspect.Element, cleaned.
+func TestShortSuspectUsesValueAndElement(t *testing.T) {
 	ctr := podSpec.Child("containers").Index(0)
-	tmpl := ingesterTemplate()
-	tmpl.Spec.Containers[0].EnvFrom = []corev1.EnvFromSource{
-		{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "ingest-settings"}}},
-		{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "ingest-creds"}}},
-	}
-	tmpl.Spec.Containers[0].Env[0].Name = "EVIL\x1b[2J\u202eNAME"
+	cron := field.NewPath("spec", "jobTemplate", "spec", "template", "spec", "containers").Index(0)
 	tests := []struct {
-		name  string
-		path  *field.Path
-		value string
-		want  string
+		name           string
+		path           *field.Path
+		value, element string
+		want           string
 	}{
-		{"command element with its value", ctr.Child("command").Index(0), "/bin/ingest", "command /bin/ingest"},
-		{"flag with its value", ctr.Child("args").Index(1), "-listen-adress=:8080", "args -listen-adress=:8080"},
-		{"long flag cut", ctr.Child("args").Index(0), "--endpoint=" + strings.Repeat("x", 60), "args --endpoint=xxxxxxxxxxxxxxxxxxxx…"},
-		{"envFrom configMap named", ctr.Child("envFrom").Index(0).Child("configMapRef", "name"), "", "envFrom configMap ingest-settings"},
-		{"envFrom secret named", ctr.Child("envFrom").Index(1).Child("secretRef", "name"), "", "envFrom secret ingest-creds"},
-		{"names from the template are cleaned", ctr.Child("env").Index(0).Child("value"), "", "env EVILNAME"},
+		{"command element with its value", ctr.Child("command").Index(0), "/bin/ingest", "", "command /bin/ingest"},
+		{"flag with its value", ctr.Child("args").Index(1), "-listen-adress=:8080", "", "args -listen-adress=:8080"},
+		{"long flag cut", ctr.Child("args").Index(0), "--endpoint=" + strings.Repeat("x", 60), "", "args --endpoint=xxxxxxxxxxxxxxxxxxxx…"},
+		{"envFrom configMap named", ctr.Child("envFrom").Index(0).Child("configMapRef", "name"), "", "ingest-settings", "envFrom configMap ingest-settings"},
+		{"envFrom secret named", ctr.Child("envFrom").Index(1).Child("secretRef", "name"), "", "ingest-creds", "envFrom secret ingest-creds"},
+		{"envFrom configMap the engine could not name", ctr.Child("envFrom").Index(0).Child("configMapRef", "name"), "", "", "envFrom configMap"},
+		{"volume mount named", ctr.Child("volumeMounts").Index(1).Child("mountPath"), "", "spool", "volumeMount spool"},
+		{"a CronJob's env var", cron.Child("env").Index(0).Child("value"), "", "LEDGER_DB_ADDR", "env LEDGER_DB_ADDR"},
+		{"a CronJob's image", cron.Child("image"), "", "", "image"},
+		{"names are cleaned", ctr.Child("env").Index(0).Child("value"), "", "EVIL\x1b[2J\u202eNAME", "env EVILNAME"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := ingester()
-			d.Suspects = []diagnose.Suspect{{Object: d.Kind + "/" + d.Name, Path: tt.path, Value: tt.value}}
-			if got := ShortSuspectIn(&d, tmpl); got != tt.want {
-				t.Errorf("ShortSuspectIn(%s) = %q, want %q", tt.path, got, tt.want)
+			d.Suspects = []diagnose.Suspect{{Object: d.Kind + "/" + d.Name, Path: tt.path, Value: tt.value, Element: tt.element}}
+			if got := ShortSuspect(&d); got != tt.want {
+				t.Errorf("ShortSuspect(%s) = %q, want %q", tt.path, got, tt.want)
 			}
 		})
 	}
@@ -386,8 +373,8 @@ func TestShortSuspectOfAnUnsetVariable(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			d := ingester()
 			d.Suspects = []diagnose.Suspect{{Rule: diagnose.RuleEnvVarUnset, Object: d.Kind + "/" + d.Name, Path: tt.path, Variable: tt.variable, PreviousValue: tt.prev}}
-			if got := ShortSuspectIn(&d, ingesterTemplate()); got != tt.want {
-				t.Errorf("ShortSuspectIn(%s) = %q, want %q", tt.path, got, tt.want)
+			if got := ShortSuspect(&d); got != tt.want {
+				t.Errorf("ShortSuspect(%s) = %q, want %q", tt.path, got, tt.want)
 			}
 		})
 	}

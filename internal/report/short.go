@@ -4,37 +4,34 @@ import (
 	"strconv"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 )
 
-// ShortSuspectIn names a diagnosis's top suspect in a few words for a table cell: `image`,
+// ShortSuspect names a diagnosis's top suspect in a few words for a table cell: `image`,
 // `env INGEST_ENDPOINT`, `Service selector`, `memory limit`. It is "" when there is no suspect.
-// The workload's current pod template names env vars, envFrom sources, volumes and mounts by
-// their names; without it (nil) they are named by their index (`env[0]`). The console's
-// workloads screen and the audit table both name suspects through it. The result is cleaned
-// (see Clean).
-func ShortSuspectIn(d *diagnose.Diagnosis, tmpl *corev1.PodTemplateSpec) string {
+func ShortSuspect(d *diagnose.Diagnosis) string {
 	if d == nil || len(d.Suspects) == 0 {
 		return ""
 	}
-	return ShortSuspectOf(d, &d.Suspects[0], tmpl)
+	return ShortSuspectOf(d, &d.Suspects[0])
 }
 
-// ShortSuspectOf names any one of d's suspects as ShortSuspectIn names the top one; the
-// console lists every suspect by it.
-func ShortSuspectOf(d *diagnose.Diagnosis, s *diagnose.Suspect, tmpl *corev1.PodTemplateSpec) string {
+// ShortSuspectOf names any one of d's suspects in a few words: the one short form of a
+// suspect, which the audit table, the markdown report and the console's rows, Diagnosis tab and
+// summary all print. It reads only the diagnosis: a list element is named by the
+// Suspect.Element the engine wrote (`env LEDGER_DB_ADDR`), by its index only when that is
+// empty (`env[0]`). The result is cleaned (see Clean).
+func ShortSuspectOf(d *diagnose.Diagnosis, s *diagnose.Suspect) string {
 	if d == nil || s == nil {
 		return ""
 	}
-	return Clean(shortName(d, s, tmpl))
+	return Clean(shortName(d, s))
 }
 
 // maxShortValue bounds how much of a flag's value a short name quotes; a table cell is narrow.
 const maxShortValue = 32
 
-func shortName(d *diagnose.Diagnosis, s *diagnose.Suspect, tmpl *corev1.PodTemplateSpec) string {
+func shortName(d *diagnose.Diagnosis, s *diagnose.Suspect) string {
 	kind, name, _ := strings.Cut(s.Object, "/")
 	var segs []segment
 	if s.Path != nil {
@@ -57,10 +54,14 @@ func shortName(d *diagnose.Diagnosis, s *diagnose.Suspect, tmpl *corev1.PodTempl
 	if segs[0].name == "spec" {
 		segs = segs[1:]
 	}
+	if len(segs) > 1 && segs[0].name == "jobTemplate" && segs[1].name == "spec" {
+		// A CronJob's pod template is spec.jobTemplate.spec.template.
+		segs = segs[2:]
+	}
 	if len(segs) > 0 && segs[0].name == "template" {
 		segs = segs[1:]
 		if len(segs) > 0 && segs[0].name == "spec" {
-			return podSpecName(segs[1:], podSpecOf(tmpl), s.Value)
+			return podSpecName(segs[1:], s.Element, s.Value)
 		}
 		return lastField(segs)
 	}
@@ -88,43 +89,21 @@ func unsetName(segs []segment, s *diagnose.Suspect) string {
 	return n
 }
 
-func podSpecOf(t *corev1.PodTemplateSpec) *corev1.PodSpec {
-	if t == nil {
-		return nil
-	}
-	return &t.Spec
-}
-
-// podSpecName names a path inside a pod spec; value is the suspect's current value.
-func podSpecName(segs []segment, spec *corev1.PodSpec, value string) string {
+// podSpecName names a path inside a pod spec; element is the name of the list element the
+// path indexes (Suspect.Element), value the suspect's current value.
+func podSpecName(segs []segment, element, value string) string {
 	if len(segs) == 0 {
 		return "pod template"
 	}
 	switch segs[0].name {
 	case "containers", "initContainers", "ephemeralContainers":
-		var c *corev1.Container
-		if spec != nil {
-			if i, ok := segs[0].index(); ok {
-				switch {
-				case segs[0].name == "containers" && i < len(spec.Containers):
-					c = &spec.Containers[i]
-				case segs[0].name == "initContainers" && i < len(spec.InitContainers):
-					c = &spec.InitContainers[i]
-				}
-			}
-		}
-		n := containerFieldName(segs[1:], c, value)
+		n := containerFieldName(segs[1:], element, value)
 		if segs[0].name == "initContainers" {
 			return "init " + n
 		}
 		return n
 	case "volumes":
-		return elementName("volume", segs[0], func(i int) (string, bool) {
-			if spec == nil || i >= len(spec.Volumes) {
-				return "", false
-			}
-			return spec.Volumes[i].Name, true
-		})
+		return elementName("volume", segs[0], element)
 	case "affinity":
 		if len(segs) > 1 {
 			switch segs[1].name {
@@ -145,40 +124,25 @@ func podSpecName(segs []segment, spec *corev1.PodSpec, value string) string {
 	return segs[0].name
 }
 
-// containerFieldName names a path inside one container; value is the suspect's current value.
-func containerFieldName(segs []segment, c *corev1.Container, value string) string {
+// containerFieldName names a path inside one container, as podSpecName does.
+func containerFieldName(segs []segment, element, value string) string {
 	if len(segs) == 0 {
 		return "container"
 	}
 	switch segs[0].name {
 	case "env":
-		n := elementName("env", segs[0], func(i int) (string, bool) {
-			if c == nil || i >= len(c.Env) {
-				return "", false
-			}
-			return c.Env[i].Name, true
-		})
-		return n + envSuffix(segs[1:])
+		return elementName("env", segs[0], element) + envSuffix(segs[1:])
 	case "envFrom":
-		var src *corev1.EnvFromSource
-		if i, ok := segs[0].index(); ok && c != nil && i < len(c.EnvFrom) {
-			src = &c.EnvFrom[i]
-		}
+		src := ""
 		for _, s := range segs[1:] {
 			switch s.name {
 			case "configMapRef":
-				if src != nil && src.ConfigMapRef != nil && src.ConfigMapRef.Name != "" {
-					return "envFrom configMap " + src.ConfigMapRef.Name
-				}
-				return "envFrom configMap"
+				src = "configMap"
 			case "secretRef":
-				if src != nil && src.SecretRef != nil && src.SecretRef.Name != "" {
-					return "envFrom secret " + src.SecretRef.Name
-				}
-				return "envFrom secret"
+				src = "secret"
 			}
 		}
-		return "envFrom"
+		return strings.Join(nonEmpty("envFrom", src, element), " ")
 	case "args", "command":
 		// One element of a command line reads better as the flag itself: "args -listen=:8080".
 		if _, ok := segs[0].index(); ok && value != "" {
@@ -209,12 +173,7 @@ func containerFieldName(segs []segment, c *corev1.Container, value string) strin
 		}
 		return probe
 	case "volumeMounts":
-		return elementName("volumeMount", segs[0], func(i int) (string, bool) {
-			if c == nil || i >= len(c.VolumeMounts) {
-				return "", false
-			}
-			return c.VolumeMounts[i].Name, true
-		})
+		return elementName("volumeMount", segs[0], element)
 	case "ports":
 		if f := lastField(segs[1:]); f != "" {
 			return f
@@ -263,18 +222,27 @@ func envSuffix(segs []segment) string {
 	return " " + ref + " " + field
 }
 
-// elementName names the list element seg indexes: "label NAME" when lookup knows its name,
-// else the path's own "name[i]".
-func elementName(label string, seg segment, lookup func(int) (string, bool)) string {
-	if i, ok := seg.index(); ok {
-		if n, ok := lookup(i); ok && n != "" {
-			return label + " " + n
-		}
+// elementName names the list element seg indexes: "label NAME" when the engine named it, else
+// the path's own "name[i]".
+func elementName(label string, seg segment, element string) string {
+	if _, ok := seg.index(); ok && element != "" {
+		return label + " " + element
 	}
 	if seg.sub == "" {
 		return label
 	}
 	return seg.name + "[" + seg.sub + "]"
+}
+
+// nonEmpty is words without the empty ones.
+func nonEmpty(words ...string) []string {
+	out := words[:0]
+	for _, w := range words {
+		if w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // lastField is the last named element of a path, with its map key when it has one

@@ -23,7 +23,7 @@ type tablePrinter struct {
 }
 
 func (p *tablePrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
-	return p.print(w, []Section{{Report: r, Templates: p.opts.Templates, Labels: p.opts.Labels}}, false)
+	return p.print(w, []Section{{Report: r, Labels: p.opts.Labels}}, false)
 }
 
 // PrintFleet writes one table for every context: a leading CONTEXT column, the rows of each
@@ -67,13 +67,12 @@ func (p *tablePrinter) print(w io.Writer, secs []Section, withContext bool) erro
 		rows.printf("%s\n", strings.Join(cols, "\t"))
 	}
 	for _, sr := range all {
-		tmpl := Options{Templates: sr.sec.Templates}
 		for _, d := range sr.ds {
 			var row []string
 			if withContext {
 				row = append(row, sr.sec.Context)
 			}
-			row = append(row, string(d.Shape))
+			row = append(row, ShapeCell(d))
 			if withNS {
 				row = append(row, d.Namespace)
 			}
@@ -83,7 +82,7 @@ func (p *tablePrinter) print(w io.Writer, secs []Section, withContext bool) erro
 				fmt.Sprint(d.Counts.Serving),
 				Age(d.YoungestCopySeconds),
 				fmt.Sprint(d.Counts.Restarts),
-				orNone(ShortSuspectIn(d, tmpl.template(d))),
+				orNone(ShortSuspect(d)),
 				CauseLabel(d),
 			)
 			if p.wide {

@@ -21,8 +21,34 @@ func ShapeMeaning(s diagnose.Shape) string {
 		return "copies start, then exit; every replacement repeats the fault because it copies the same spec"
 	case diagnose.ShapeLiveButIdle:
 		return "copies run and stay up, the count is met, but too few of them serve"
+	case diagnose.ShapeNoEligibleNodes:
+		return "no node carries the label it selects, and none is a near miss of it: it waits for a node pool that is not there yet, which is no failure"
+	case diagnose.ShapeSuspended:
+		return "spec.suspend holds its runs back, as its spec asks: no failure"
 	}
 	return "the signals do not fit a known shape; read the evidence"
+}
+
+// WaivedMark is what the row formats add to a waived workload's shape, as kubectl get nodes
+// adds SchedulingDisabled to Ready: `no-eligible-nodes,waived`.
+const WaivedMark = "waived"
+
+// ShapeCell is a workload's shape for a row: its shape, marked when a waiver applies. The table,
+// -o wide and the markdown table print it.
+func ShapeCell(d *diagnose.Diagnosis) string {
+	if d.Waived != nil {
+		return string(d.Shape) + "," + WaivedMark
+	}
+	return string(d.Shape)
+}
+
+// WaiverText says what the waiver names and why, cleaned, for explain, markdown and the
+// console: "no-eligible-nodes: the GPU pool joins in Q3".
+func WaiverText(w *diagnose.Waiver) string {
+	if w.Reason == "" {
+		return Clean(w.What) + ", no reason given (" + diagnose.WaiveAnnotation + ")"
+	}
+	return Clean(w.What) + ": " + Clean(w.Reason)
 }
 
 // CauseMeaning says in one line what a cause implies for the fix, in the console as in print.

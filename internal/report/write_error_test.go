@@ -29,7 +29,7 @@ func failAt(full int) []int {
 
 func TestPrintReturnsTheWriteError(t *testing.T) {
 	for _, format := range Formats {
-		p, err := NewPrinter(format, Options{Templates: templates})
+		p, err := NewPrinter(format, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -63,14 +63,14 @@ type Collector struct {
 	now     func() time.Time
 	rules   map[diagnose.RuleID]bool
 
-	gauges           []*prometheus.Desc
-	shape, info      *prometheus.Desc
-	workloads        *prometheus.Desc
-	lastRead         *prometheus.Desc
-	diagnosisSeconds *prometheus.Desc
-	readErrors       *prometheus.Desc
-	readFailing      *prometheus.Desc
-	visibility       *prometheus.Desc
+	gauges              []*prometheus.Desc
+	shape, info, waived *prometheus.Desc
+	workloads           *prometheus.Desc
+	lastRead            *prometheus.Desc
+	diagnosisSeconds    *prometheus.Desc
+	readErrors          *prometheus.Desc
+	readFailing         *prometheus.Desc
+	visibility          *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*Collector)(nil)
@@ -83,6 +83,9 @@ func NewCollector(p *Picture, now func() time.Time) *Collector {
 		shape: prometheus.NewDesc(name("workload_shape"),
 			"The workload's shape, what its copies do: 1 on the series of its current shape.",
 			append(workloadLabels[:len(workloadLabels):len(workloadLabels)], "shape"), nil),
+		waived: prometheus.NewDesc(name("workload_waived"),
+			"1 while the workload's kubediagnose.dev/waive annotation waives its verdict; what is the shape or rule ID it names. Absent otherwise.",
+			append(workloadLabels[:len(workloadLabels):len(workloadLabels)], "what"), nil),
 		info: prometheus.NewDesc(name("workload_info"),
 			"The workload's cause (spec, dependency, unknown) and the rule ID of its top suspect (empty without one), as labels; always 1.",
 			append(workloadLabels[:len(workloadLabels):len(workloadLabels)], "cause", "top_suspect_rule"), nil),
@@ -113,7 +116,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range c.gauges {
 		ch <- d
 	}
-	for _, d := range []*prometheus.Desc{c.shape, c.info, c.workloads, c.lastRead, c.diagnosisSeconds, c.readErrors, c.readFailing, c.visibility} {
+	for _, d := range []*prometheus.Desc{c.shape, c.info, c.waived, c.workloads, c.lastRead, c.diagnosisSeconds, c.readErrors, c.readFailing, c.visibility} {
 		ch <- d
 	}
 }
@@ -150,10 +153,24 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(c.shape, prometheus.GaugeValue, 1, d.Namespace, d.Kind, d.Name, string(d.Shape))
 		ch <- prometheus.MustNewConstMetric(c.info, prometheus.GaugeValue, 1, d.Namespace, d.Kind, d.Name, string(d.Cause), c.topRule(d))
+		if d.Waived != nil {
+			// The waiver applies only to the verdict's own shape or top rule: its label is of
+			// the closed vocabularies, whatever else the annotation says.
+			ch <- prometheus.MustNewConstMetric(c.waived, prometheus.GaugeValue, 1, d.Namespace, d.Kind, d.Name, c.waivedWhat(d))
+		}
 	}
 	for _, s := range diagnose.Shapes {
 		ch <- prometheus.MustNewConstMetric(c.workloads, prometheus.GaugeValue, float64(shapes[s]), string(s))
 	}
+}
+
+// waivedWhat is the waiver's shape or rule ID as a label, OtherRule outside both vocabularies.
+func (c *Collector) waivedWhat(d *diagnose.Diagnosis) string {
+	w := diagnose.Shape(d.Waived.What)
+	if w.Severity() < len(diagnose.Shapes) || c.rules[diagnose.RuleID(d.Waived.What)] {
+		return d.Waived.What
+	}
+	return OtherRule
 }
 
 // topRule is the top suspect's rule ID, "" without a suspect, OtherRule outside the catalogue.

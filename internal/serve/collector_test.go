@@ -73,6 +73,8 @@ func of(ss []series, metric, workload string) []series {
 
 func TestCollectorSeriesFollowTheReport(t *testing.T) {
 	r := scenario(t, "dev-mixed")
+	// The worst workload waived by its annotation, as the engine writes it.
+	r.Workloads[0].Waived = &diagnose.Waiver{What: string(r.Workloads[0].Shape), Reason: "known"}
 	p := &Picture{}
 	p.Update(r, 40*time.Millisecond)
 	ss := gather(t, NewCollector(p, nil))
@@ -103,6 +105,12 @@ func TestCollectorSeriesFollowTheReport(t *testing.T) {
 		}
 		if len(info) != 1 || info[0].labels["cause"] != string(d.Cause) || info[0].labels["top_suspect_rule"] != wantRule {
 			t.Errorf("info of %s = %+v, want cause %s top_suspect_rule %q", d.Name, info, d.Cause, wantRule)
+		}
+		switch waived := of(ss, "kubectl_diagnose_workload_waived", d.Name); {
+		case d.Waived == nil && len(waived) != 0:
+			t.Errorf("%s is not waived, yet has %+v", d.Name, waived)
+		case d.Waived != nil && (len(waived) != 1 || waived[0].value != 1 || waived[0].labels["what"] != d.Waived.What):
+			t.Errorf("waived of %s = %+v, want one series what=%s", d.Name, waived, d.Waived.What)
 		}
 		age := of(ss, "kubectl_diagnose_workload_youngest_copy_age_seconds", d.Name)
 		switch {

@@ -236,6 +236,16 @@ func TestBatchWorkloads(t *testing.T) {
 			if !hasEvidence(w, "BackoffLimitExceeded") {
 				t.Errorf("no BackoffLimitExceeded evidence:\n%s", w)
 			}
+			// One short form of the suspect: the table names the env var as the console does.
+			if s := w.Suspects[0]; s.Element != "LEDGER_DB_ADDR" {
+				t.Errorf("top suspect's element = %q, want LEDGER_DB_ADDR", s.Element)
+			}
+			for _, o := range []string{"table", "wide"} {
+				res := diagnoseCmd(t, "audit", "--kubeconfig", cp.AdminKubeconfig(), "-n", nss["job-backoff"], "-o", o)
+				if res.code != 0 || !strings.Contains(res.stdout, "env LEDGER_DB_ADDR") || strings.Contains(res.stdout, "env[0]   ") {
+					t.Errorf("audit -o %s (exit %d) does not name the suspect env LEDGER_DB_ADDR:\n%s", o, res.code, res.stdout)
+				}
+			}
 		}},
 		{"job-deadline", verdict{kind: "Job", name: "index-compact", shape: "live-but-idle"}, func(t *testing.T, w *workload) {
 			if !hasEvidence(w, "DeadlineExceeded") {
@@ -260,11 +270,16 @@ func TestBatchWorkloads(t *testing.T) {
 			}
 		}},
 		{"cronjob-suspended", verdict{
-			kind: "CronJob", name: "cache-warmer", shape: "never-starts", cause: "spec",
+			kind: "CronJob", name: "cache-warmer", shape: "suspended", cause: "unknown",
 			suspect: "spec.suspend",
 		}, func(t *testing.T, w *workload) {
 			if w.Suspects[0].Rule != "cronjob-suspended" {
 				t.Errorf("top suspect rule = %s, want cronjob-suspended", w.Suspects[0].Rule)
+			}
+			// An intended state: a CI gate on broken workloads passes it (issue 34 item 12).
+			res := diagnoseCmd(t, "audit", "--kubeconfig", cp.AdminKubeconfig(), "-n", w.Namespace, "--fail-on", "broken")
+			if res.code != 0 || !strings.Contains(res.stdout, "suspended ") {
+				t.Errorf("audit --fail-on broken: exit %d, want 0 with the suspended row\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
 			}
 		}},
 		{"cronjob-healthy", verdict{kind: "CronJob", name: "session-gc", shape: "healthy"}, func(t *testing.T, w *workload) {

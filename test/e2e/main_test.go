@@ -139,6 +139,13 @@ type workload struct {
 	SignalGaps          []signalGap     `json:"signalGaps"`
 	Fix                 string          `json:"fix"`
 	Timeline            []timelineEntry `json:"timeline"`
+	Waived              *waiver         `json:"waived"`
+}
+
+// waiver is docs/schema.md's waived: what the kubediagnose.dev/waive annotation named, and why.
+type waiver struct {
+	What   string `json:"what"`
+	Reason string `json:"reason"`
 }
 
 // timelineEntry is one dated moment of docs/schema.md's TimelineEntry.
@@ -171,6 +178,7 @@ type suspect struct {
 	Path          string `json:"path"`
 	Value         string `json:"value"`
 	PreviousValue string `json:"previousValue"`
+	Element       string `json:"element"`
 	Confidence    string `json:"confidence"`
 	Reason        string `json:"reason"`
 }

@@ -71,7 +71,7 @@ bench-scale: ## time kubectl get, audit, dump, audit --dump and the console (k9s
 FUZZTIME ?= 30s
 FUZZ_TARGETS = ./internal/dump/:FuzzRead ./internal/dump/:FuzzLogBlock ./internal/dump/:FuzzEvent \
 	./internal/dump/:FuzzDecodeObject ./internal/dump/:FuzzReadHead ./internal/dump/:FuzzValidValue \
-	./diagnose/:FuzzDescend ./diagnose/facts/:FuzzReadLine ./diagnose/:FuzzTokenize ./diagnose/facts/:FuzzDecodeFields \
+	./diagnose/:FuzzDescend ./diagnose/facts/:FuzzReadLine ./diagnose/facts/:FuzzTokenize ./diagnose/facts/:FuzzDecodeFields \
 	./internal/live/:FuzzLiveDecode
 fuzz: ## fuzz the dump reader, the log and event parsers, the field-path walker and the live decode path, FUZZTIME each
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -99,6 +99,15 @@ func TestUnboundedInputsEndWithOneLine(t *testing.T) {
 			},
 			want: "the dump is larger than 64 MiB (reached in stdin); --max-dump-size raises the limit",
 		},
+		{
+			// 1 MB of YAML whose 3,000 aliases of a 1 MiB anchor expand to 3 GB of JSON.
+			name: "YAML aliases on stdin", args: []string{"audit", "--dump", "-"},
+			stdin: func() io.Reader {
+				return strings.NewReader("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: bomb\ndata:\n  a: &a \"" +
+					strings.Repeat("x", 1<<20) + "\"\n  list:\n" + strings.Repeat("  - *a\n", 3000))
+			},
+			want: `read dump from stdin: YAML document at line 1: line 71: aliases expand the document past 64 MiB`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

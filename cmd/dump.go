@@ -14,6 +14,7 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/internal/demo"
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
 	"github.com/kubediagnose/kubectl-diagnose/internal/live"
+	"github.com/kubediagnose/kubectl-diagnose/internal/report"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -55,8 +56,11 @@ claims, quotas, nodes, and the log tails of failing copies) and write it in the 
 'kubectl cluster-info dump --output-directory', which 'kubectl diagnose --dump DIR' reads back.
 
 Directories are created 0700 and files 0600: a dump holds pod specs, env values and logs. An
-existing directory that is not empty is refused unless --force is given. Secrets and ConfigMaps
-are never read.`,
+existing directory that is not empty is refused unless --force is given; then the files of the
+dump it holds are removed first. Each file is written whole under a temporary name and renamed,
+never through a link, and a manifest written last lists them: a dump that stopped part way,
+or a file missing or cut since, is named as a warning when the dump is read. Secrets and
+ConfigMaps are never read.`,
 		Example: `  # Save the current namespace, then diagnose it offline
   kubectl diagnose dump --output-directory ./incident
   kubectl diagnose audit --dump ./incident`,
@@ -75,7 +79,7 @@ are never read.`,
 		},
 	}
 	cmd.Flags().StringVar(&o.OutputDirectory, "output-directory", "", "Directory to write the dump into (required).")
-	cmd.Flags().BoolVar(&o.Force, "force", false, "Write into a directory that is not empty, replacing files of the same names.")
+	cmd.Flags().BoolVar(&o.Force, "force", false, "Write into a directory that is not empty, replacing the dump it holds (other files are kept).")
 	// The root command's -A, when there is one, is the same flag; this one serves the command
 	// on its own.
 	cmd.Flags().BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Dump every namespace.")
@@ -147,11 +151,11 @@ func (o *DumpOptions) Run(ctx context.Context) error {
 		if v.Namespace != "" {
 			where = " in " + v.Namespace
 		}
-		if _, err := fmt.Fprintf(o.ErrOut, "warning: not dumped: %s%s: %s\n", v.Kind, where, v.Reason); err != nil {
+		if _, err := fmt.Fprintf(o.ErrOut, "warning: not dumped: %s%s: %s\n", report.Clean(v.Kind), report.Clean(where), report.Clean(v.Reason)); err != nil {
 			return fmt.Errorf("write warning: %w", err)
 		}
 	}
-	if _, err := fmt.Fprintf(o.ErrOut, "Dumped %s to %s\n", dumpedWhat(snap), o.OutputDirectory); err != nil {
+	if _, err := fmt.Fprintf(o.ErrOut, "Dumped %s to %s\n", dumpedWhat(snap), report.Clean(o.OutputDirectory)); err != nil {
 		return fmt.Errorf("write notice: %w", err)
 	}
 	return nil

@@ -71,6 +71,11 @@ func (o *SourceOptions) AddFlags(fs *pflag.FlagSet) {
 	if f := fs.Lookup("context"); f != nil {
 		f.Usage = "The name of the kubeconfig context to use; audit and the console take a comma-separated list of contexts, read in parallel."
 	}
+	// kubectl's words say 0 waits without bound; here it is live.DefaultRequestTimeout, so that
+	// no read waits forever on a server, or on a credential plugin, that does not answer.
+	if f := fs.Lookup("request-timeout"); f != nil {
+		f.Usage = fmt.Sprintf("How long to wait for each server request, and for the kubeconfig's credential plugin, before giving up, e.g. 1s, 2m, 3h. 0 means %s; nothing waits without bound.", live.DefaultRequestTimeout)
+	}
 	fs.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Diagnose every namespace (of the cluster, or of the dump, which is the default for a dump).")
 	fs.StringVar(&o.DumpPath, "dump", "", "Read a dump instead of a cluster: a file or directory of kubectl JSON/YAML output or 'kubectl cluster-info dump', or - for stdin.")
 	fs.Int64Var(&o.MaxObjectSizeMiB, "max-object-size", o.MaxObjectSizeMiB, "Largest object (list item or YAML document) a dump may hold, in MiB.")
@@ -183,6 +188,8 @@ func (o *SourceOptions) openKube() (*openedSource, error) {
 		src := dump.Source{Path: o.DumpPath, Stdin: o.Stdin, Options: dump.Options{
 			MaxObjectSize: o.MaxObjectSizeMiB << 20, MaxDumpSize: o.MaxDumpSizeMiB << 20,
 			Namespace: o.Namespace, Namespaces: o.namespaces(), At: o.At, ForLatency: o.forLatency,
+			// The console's header says what the read waits for, and q stops it.
+			WaitForPipes: o.forLatency,
 		}}
 		return &openedSource{Source: &scopedSource{src: src, namespaces: o.namespaces(), at: o.At, origin: o.dumpOrigin(), selector: o.Selector}, Label: "dump"}, nil
 	}

@@ -334,8 +334,8 @@ func settleBatch(w *workload, d *Diagnosis) {
 func terminatedAt(obs []Observation) time.Time {
 	var t time.Time
 	for i := range obs {
-		if o := &obs[i]; o.Kind == ObsContainerTerminated && !o.Last && !o.Init && o.At().After(t) {
-			t = o.At()
+		if o := &obs[i]; o.Kind == ObsContainerTerminated && !o.Last && !o.Init && o.At.After(t) {
+			t = o.At
 		}
 	}
 	return t

@@ -105,9 +105,9 @@ func fillCopy(f *copyFacts, w *workload, i int, ref time.Time) {
 			continue
 		case ObsContainerTerminated:
 			if o.Last {
-				if f.LastTerminated == nil || o.At().After(f.LastTerminated.At()) {
+				if f.LastTerminated == nil || o.At.After(f.LastTerminated.At) {
 					f.LastTerminated, f.lastTerminatedObs = o, base+k
-					f.LastTerminatedIsFresh = ref.Sub(o.At()) <= recentWindow
+					f.LastTerminatedIsFresh = ref.Sub(o.At) <= recentWindow
 				}
 				lt = o
 				continue
@@ -161,7 +161,7 @@ func (f *copyFacts) readContainer(o, lt *Observation, at int, ref time.Time) {
 		case lt != nil && startFailureReasons[lt.Reason]:
 			// Back-off after a process that could not be started: the start failure is
 			// the signal, not the back-off.
-			f.setNeverStarts(lt.Reason, o.Container(), lt.terminationText(), at-1)
+			f.setNeverStarts(lt.Reason, o.Container(), lt.TerminationText(), at-1)
 		case neverStartReasons[r], r == "RunContainerError" && o.Count == 0:
 			f.setNeverStarts(r, o.Container(), o.Text, at)
 		case slowStartReasons[r] && f.Age > stuckCreating:
@@ -169,7 +169,7 @@ func (f *copyFacts) readContainer(o, lt *Observation, at int, ref time.Time) {
 		case r == "CrashLoopBackOff" || r == "RunContainerError" || r == "PostStartHookError":
 			msg := o.Text
 			if lt != nil {
-				msg = lt.terminationText()
+				msg = lt.TerminationText()
 			}
 			f.setDies(r, o.Container(), msg, at)
 		}
@@ -179,15 +179,15 @@ func (f *copyFacts) readContainer(o, lt *Observation, at int, ref time.Time) {
 		} else if o.ExitCode != 0 && (p.Spec.RestartPolicy != corev1.RestartPolicyNever || p.Status.Phase == corev1.PodFailed) {
 			// Under restartPolicy Never (a Job's) the pod itself fails, and the Job
 			// controller starts another: dying all the same.
-			f.setDies(o.Reason, o.Container(), o.terminationText(), at)
+			f.setDies(o.Reason, o.Container(), o.TerminationText(), at)
 		}
 	case ObsContainerRunning:
-		if lt != nil && ref.Sub(lt.At()) <= recentWindow && o.Count > 0 {
+		if lt != nil && ref.Sub(lt.At) <= recentWindow && o.Count > 0 {
 			// Running again after dying recently: still the dying shape until it has stayed up
 			// and Ready for a while, unless it keeps dying (restarts piling up).
-			settled := o.Ready && ref.Sub(o.Since()) >= settleTime
+			settled := o.Ready && ref.Sub(o.Since) >= settleTime || startupHiccup(p, o, lt, ref)
 			if !settled || o.Count >= rising {
-				f.setDies(lt.Reason, o.Container(), lt.terminationText(), at-1)
+				f.setDies(lt.Reason, o.Container(), lt.TerminationText(), at-1)
 			}
 		}
 	}
@@ -211,16 +211,16 @@ func pullUnderWay(w *workload, p *corev1.Pod, ref time.Time) string {
 		if e.Object.Kind != "Pod" || e.Object.Name != p.Name {
 			continue
 		}
-		if facts.ReadEvent(e.Status, e.Reason, e.Text).Failing {
+		if facts.EventFailing(e.Status, e.Reason, e.Text) {
 			return ""
 		}
 		switch e.Reason {
 		case "Pulling":
-			if at := e.At(); at.After(pulling) {
+			if at := e.At; at.After(pulling) {
 				pulling, image = at, e.Text
 			}
 		case "Pulled":
-			if at := e.At(); at.After(pulled) {
+			if at := e.At; at.After(pulled) {
 				pulled = at
 			}
 		}
@@ -229,6 +229,16 @@ func pullUnderWay(w *workload, p *corev1.Pod, ref time.Time) string {
 		return ""
 	}
 	return strings.ToLower(image[:1]) + image[1:] + " for " + preciseDuration(ref.Sub(pulling)) + ", no error"
+}
+
+// startupHiccup reports a container that restarted once in its copy's first moments (a
+// dependency not up yet at start, a race with a sidecar) and has been running and Ready since
+// for longer than its probes allow: it serves, and the restart is a note, not a crash loop.
+func startupHiccup(p *corev1.Pod, running, lt *Observation, ref time.Time) bool {
+	if running.Count != 1 || !running.Ready || p.Status.StartTime == nil {
+		return false
+	}
+	return lt.At.Sub(p.Status.StartTime.Time) <= earlyWindow && ref.Sub(running.Since) > probeAllowance(p)
 }
 
 func (f *copyFacts) setNeverStarts(reason, container, msg string, obs int) {

@@ -239,8 +239,8 @@ func podEvidence(b *evidenceBuilder, w *workload, ref time.Time) {
 			b.add(SourceService, "NotAnEndpoint", "", "Ready, but not a ready endpoint of any Service meant for the workload", obj, 1, nil)
 		}
 		if lt := f.LastTerminated; lt != nil && f.NeverStarts == "" {
-			at := lt.At()
-			msg := fmt.Sprintf("last terminated %s ago: %s", humanDuration(ref.Sub(at)), lt.terminationText())
+			at := lt.At
+			msg := fmt.Sprintf("last terminated %s ago: %s", humanDuration(ref.Sub(at)), lt.TerminationText())
 			if f.Dies == "" && f.Running {
 				if since := runningSince(f.Pod); !since.IsZero() {
 					msg += fmt.Sprintf("; running again since %s ago", humanDuration(ref.Sub(since)))
@@ -358,10 +358,10 @@ func eventEvidence(b *evidenceBuilder, w *workload) {
 	obs := w.observe()
 	for k := obs.events.from; k < obs.events.to; k++ {
 		o := &obs.list[k]
-		if !facts.ReadEvent(o.Status, o.Reason, o.Text).Failing {
+		if !facts.EventFailing(o.Status, o.Reason, o.Text) {
 			continue
 		}
-		at := o.At()
+		at := o.At
 		b.addObserved(int(k), SourceEvent, o.Reason, normalizeEventText(o.Object.Name, string(o.Object.UID), o.Text), o.Text, o.Object.String(), o.Count, &at)
 	}
 }
@@ -437,9 +437,9 @@ func logEvidence(b *evidenceBuilder, w *workload) {
 		from, to := obs.logLines(i)
 		for k := from; k < to; k++ {
 			ob := &obs.list[k]
-			lf := ob.line
+			lf := obs.lineAt(k)
 			if lf == nil || lf.logItem == nil || lf.logOwner != lb {
-				sig := ob.signal()
+				sig := ob.Signal()
 				if !sig.Failing {
 					continue
 				}

@@ -163,7 +163,7 @@ func failureSignal(w *workload, copies []*copyFacts) string {
 		}
 		from, to := obs.logLines(i)
 		for k := from; k < to; k++ {
-			if sig := obs.list[k].signal(); sig.Failing {
+			if sig := obs.list[k].Signal(); sig.Failing {
 				return fmt.Sprintf("their logs report failures (%s)", clip(sig.Text, 120))
 			}
 		}
@@ -181,7 +181,7 @@ func failureSignal(w *workload, copies []*copyFacts) string {
 	evs := obs.eventList()
 	for k := range evs {
 		e := &evs[k]
-		if e.Object.Kind == "Pod" && past[e.Object.Name] && e.At().After(e.Since()) && facts.ReadEvent(e.Status, e.Reason, e.Text).Failing &&
+		if e.Object.Kind == "Pod" && past[e.Object.Name] && e.At.After(e.Since) && facts.EventFailing(e.Status, e.Reason, e.Text) &&
 			!strings.Contains(e.Text, "statuscode: 503") {
 			return fmt.Sprintf("their events report failures (%s: %s)", e.Reason, clip(e.Text, 120))
 		}

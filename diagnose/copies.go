@@ -110,8 +110,8 @@ func newCopyList(w *workload, ref time.Time) copyList {
 			r.what = copyPhase
 		case f.LastTerminated != nil:
 			r.what = copyRestarted
-			since := f.Age - f.LastTerminated.At().Sub(p.CreationTimestamp.Time)
-			r.note = l.note("Ready", fmt.Sprintf("last restart %s ago: %s", humanDuration(since), f.LastTerminated.terminationText()))
+			since := f.Age - f.LastTerminated.At.Sub(p.CreationTimestamp.Time)
+			r.note = l.note("Ready", fmt.Sprintf("last restart %s ago: %s", humanDuration(since), f.LastTerminated.TerminationText()))
 		default:
 			r.what = copyReady
 		}

@@ -48,8 +48,8 @@ func eagerCopy(f *copyFacts) Copy {
 	default:
 		c.Reason = "Ready"
 		if f.LastTerminated != nil {
-			since := f.Age - f.LastTerminated.At().Sub(p.CreationTimestamp.Time)
-			c.Message = fmt.Sprintf("last restart %s ago: %s", humanDuration(since), f.LastTerminated.terminationText())
+			since := f.Age - f.LastTerminated.At.Sub(p.CreationTimestamp.Time)
+			c.Message = fmt.Sprintf("last restart %s ago: %s", humanDuration(since), f.LastTerminated.TerminationText())
 		}
 	}
 	return c

@@ -361,6 +361,9 @@ func TestFailedCreateEventOfCurrentRevision(t *testing.T) {
 
 // TestRecentRestartSettles: one restart half an hour ago followed by a Ready run is healthy; the
 // same with restarts piling up, or a copy not yet Ready again, is starts-and-dies.
+//
+// TestOneRestartWhileStarting (below) holds a restart in the copy's first moments to the
+// same verdict after minutes, not half an hour.
 func TestRecentRestartSettles(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
@@ -455,5 +458,47 @@ func TestLogEvidence(t *testing.T) {
 		if strings.Contains(e.Message, "serving copy") || strings.Contains(e.Message, "Request log error") || strings.Contains(e.Message, "starting") {
 			t.Errorf("unexpected log signal %q", e.Message)
 		}
+	}
+}
+
+// TestOneRestartWhileStarting: a copy that restarted once in its first seconds (its
+// dependency was not up yet) and has been Ready and serving for minutes is healthy, its
+// restart a note; a second restart, or one long after the start, keeps the dying shape until
+// it settles, and a copy not past its probes' allowance since is not yet proven.
+func TestOneRestartWhileStarting(t *testing.T) {
+	const minute = time.Minute
+	for _, tt := range []struct {
+		name           string
+		age, died, run time.Duration
+		restarts       int32
+		want           Shape
+	}{
+		{name: "one restart 5s after the start, Ready 4 minutes since", age: 4*minute + 20*time.Second, died: 4*minute + 15*time.Second, run: 4 * minute, restarts: 1, want: ShapeHealthy},
+		{name: "a StatefulSet-like slow start: restart at 40s, Ready 6 minutes since", age: 7 * minute, died: 6*minute + 20*time.Second, run: 6 * minute, restarts: 1, want: ShapeHealthy},
+		{name: "two restarts while starting", age: 5 * minute, died: 4*minute + 30*time.Second, run: 4 * minute, restarts: 2, want: ShapeStartsAndDies},
+		{name: "one restart an hour into its life, running 4 minutes", age: 2 * time.Hour, died: 4*minute + 5*time.Second, run: 4 * minute, restarts: 1, want: ShapeStartsAndDies},
+		{name: "one restart while starting, running 20s", age: 40 * time.Second, died: 25 * time.Second, run: 20 * time.Second, restarts: 1, want: ShapeStartsAndDies},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCluster()
+			d := c.deployment("web", 1, 1, reasonNewRSAvailable, 30*24*time.Hour)
+			rs := c.replicaSet(d, 1, 1, 30*24*time.Hour, nil)
+			c.pod(rs, "a", tt.age, func(p *corev1.Pod) {
+				running(true)(p)
+				p.Status.StartTime = agoPtr(tt.age)
+				cs := &p.Status.ContainerStatuses[0]
+				cs.RestartCount = tt.restarts
+				cs.State.Running.StartedAt = ago(tt.run)
+				cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 1, StartedAt: ago(tt.age), FinishedAt: ago(tt.died)}
+				setReady(p, true, ago(tt.run-10*time.Second))
+			})
+			got := c.diagnoseOne("web")
+			if got.Shape != tt.want {
+				t.Errorf("shape = %s, want %s (%s)", got.Shape, tt.want, got.Headline)
+			}
+			if tt.want == ShapeHealthy && got.Counts.Restarts != tt.restarts {
+				t.Errorf("restarts = %d, want the restart counted as a note", got.Counts.Restarts)
+			}
+		})
 	}
 }

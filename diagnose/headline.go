@@ -77,10 +77,10 @@ func fix(w *workload, shape Shape, cause Cause, top *Suspect) string {
 	if shape == ShapeHealthy {
 		return ""
 	}
-	ref := strings.ToLower(w.Kind) + "/" + w.Name
+	ref := shellQuote(strings.ToLower(w.Kind) + "/" + w.Name)
 	ns := ""
 	if w.Namespace != "" {
-		ns = " -n " + w.Namespace
+		ns = " -n " + shellQuote(w.Namespace)
 	}
 	h := &w.cls.history
 	switch {

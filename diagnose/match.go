@@ -81,7 +81,7 @@ func (r *ranker) namedInFailure() {
 	}
 	var (
 		candidates []leaf
-		valueToks  [][]token
+		valueToks  [][]facts.Value
 		hits       []hit
 		walked     bool
 	)
@@ -178,7 +178,7 @@ func (r *ranker) namedVariables() {
 			continue
 		}
 		for _, t := range s.tokens() {
-			if t.Kind == tokEnvName {
+			if t.Kind == facts.ValueEnvName {
 				named[t.Text] = append(named[t.Text], s)
 			}
 		}
@@ -271,19 +271,6 @@ func (r *ranker) changedFields() {
 			Reason: "changed in the failing revision; no failure names it", Score: scoreUnnamed,
 		})
 	}
-}
-
-// tokensKey identifies a set of tokens, so that repeated failures are matched once.
-func tokensKey(toks []token) string {
-	var b strings.Builder
-	for _, t := range toks {
-		b.WriteByte(byte('0' + t.Kind))
-		for _, f := range [...]string{t.Text, t.Host, t.Port, t.Path} {
-			b.WriteString(f)
-			b.WriteByte(0)
-		}
-	}
-	return b.String()
 }
 
 // clip shortens s to about n bytes for a reason, on a rune boundary.

@@ -80,7 +80,7 @@ func (r *ranker) unsetVariables() {
 			continue
 		}
 		for _, t := range s.tokens() {
-			if t.Kind != tokEnvName || !saysUnset(s.Text, t.Text) {
+			if t.Kind != facts.ValueEnvName || !saysUnset(s.Text, t.Text) {
 				continue
 			}
 			k := 0

@@ -33,8 +33,10 @@ type observations struct {
 	tails [][]obsRange
 	// events is the range of the events, ctrl of the controller conditions.
 	events, ctrl obsRange
-	// lines holds what is read of each distinct log text once per workload.
+	// lines holds what is read of each distinct log text once per workload; lfs[k] is
+	// list[k]'s, from the first log line on (nil for the facts before it).
 	lines map[string]*lineFacts
+	lfs   []*lineFacts
 	// lineBlock is where newLineFacts takes the facts from; full blocks are replaced, never grown.
 	lineBlock []lineFacts
 	// prevLines and prevFacts are the last tail read and its lines' facts: the copies of a
@@ -71,7 +73,7 @@ type obsRange struct {
 // lineFacts is what a log text says (its textFacts, which workloads share) and what the
 // workload made of it.
 type lineFacts struct {
-	*textFacts
+	*facts.Reading
 	// logItem is the item of builder logOwner the text counts toward (logEvidence).
 	logItem  *Evidence
 	logOwner *evidenceBuilder
@@ -191,7 +193,7 @@ func (h *obsHead) write(o *observations, refs []ObjectRef) {
 		o.list = append(o.list, Observation{
 			Kind: ObsEvent, Count: eventCount(e),
 			Object: o.ref(e.InvolvedObject.Kind, e.InvolvedObject.Name, e.InvolvedObject.UID),
-			name:   containerOfFieldPath(e.InvolvedObject.FieldPath),
+			Name:   containerOfFieldPath(e.InvolvedObject.FieldPath),
 			Status: e.Type, Reason: e.Reason, Text: e.Message,
 		})
 		o.timeLast(eventTime(e), eventFirst(e))
@@ -237,7 +239,7 @@ func (o *observations) observePod(p *corev1.Pod, revision int64) {
 		if c.Type == corev1.PodReady {
 			kind = ObsReadyChanged
 		}
-		o.list = append(o.list, Observation{Kind: kind, name: string(c.Type), Status: string(c.Status), Reason: c.Reason, Text: c.Message})
+		o.list = append(o.list, Observation{Kind: kind, Name: string(c.Type), Status: string(c.Status), Reason: c.Reason, Text: c.Message})
 		o.timeLast(c.LastTransitionTime.Time, time.Time{})
 	}
 	for g, css := range [2][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
@@ -251,9 +253,9 @@ func (o *observations) observePod(p *corev1.Pod, revision int64) {
 			}
 			switch s := cs.State; {
 			case s.Waiting != nil:
-				o.list = append(o.list, Observation{Kind: ObsContainerWaiting, Init: init, name: cs.Name, Ready: cs.Ready, Count: cs.RestartCount, Reason: s.Waiting.Reason, Text: s.Waiting.Message})
+				o.list = append(o.list, Observation{Kind: ObsContainerWaiting, Init: init, Name: cs.Name, Ready: cs.Ready, Count: cs.RestartCount, Reason: s.Waiting.Reason, Text: s.Waiting.Message})
 			case s.Running != nil:
-				o.list = append(o.list, Observation{Kind: ObsContainerRunning, Init: init, name: cs.Name, Ready: cs.Ready, Count: cs.RestartCount})
+				o.list = append(o.list, Observation{Kind: ObsContainerRunning, Init: init, Name: cs.Name, Ready: cs.Ready, Count: cs.RestartCount})
 				o.timeLast(time.Time{}, s.Running.StartedAt.Time)
 			case s.Terminated != nil:
 				o.list = append(o.list, terminatedObservation(cs, s.Terminated, false, init))
@@ -269,10 +271,10 @@ func (o *observations) observePod(p *corev1.Pod, revision int64) {
 }
 
 func terminatedObservation(cs *corev1.ContainerStatus, t *corev1.ContainerStateTerminated, last, init bool) Observation {
-	return withTimes(Observation{
-		Kind: ObsContainerTerminated, Last: last, Init: init, name: cs.Name, Ready: cs.Ready, Count: cs.RestartCount,
-		ExitCode: t.ExitCode, Reason: t.Reason, Text: t.Message,
-	}, t.FinishedAt.Time, t.StartedAt.Time)
+	return Observation{
+		Kind: ObsContainerTerminated, Last: last, Init: init, Name: cs.Name, Ready: cs.Ready, Count: cs.RestartCount,
+		ExitCode: t.ExitCode, Reason: t.Reason, Text: t.Message, At: t.FinishedAt.Time, Since: t.StartedAt.Time,
+	}
 }
 
 // controllerConditions counts the conditions observeController reads.
@@ -300,7 +302,7 @@ func (h *obsHead) controllerConditions() int {
 func (o *observations) observeController(h *obsHead) {
 	self := o.self
 	add := func(obj *ObjectRef, typ, status, reason, msg string, at, updated time.Time) {
-		o.list = append(o.list, Observation{Kind: ObsControllerCondition, Object: obj, name: typ, Status: status, Reason: reason, Text: msg})
+		o.list = append(o.list, Observation{Kind: ObsControllerCondition, Object: obj, Name: typ, Status: status, Reason: reason, Text: msg})
 		o.timeLast(at, updated)
 	}
 	switch x := h.object.(type) {
@@ -385,6 +387,8 @@ func (o *observations) logLines(i int) (from, to int) {
 			// The worker's room (observe took it already, unless o is a report's): the
 			// report keeps the head's source and the tails, not this list.
 			o.list = append(o.w.texts.obsRoom(len(o.list)+lines), o.list...)
+			// The notes on the lines' texts run beside the list, in a room of their own.
+			o.lfs = o.w.texts.noteRoom(len(o.list), cap(o.list))
 		}
 		p := o.w.Pods[i]
 		for _, l := range o.logsByPod[p.Name] {
@@ -405,6 +409,11 @@ func (o *observations) observeLog(i int32, l *snapshot.ContainerLog) {
 	o.read = append(o.read, logTail{obj: *obj, container: l.Container, previous: l.Previous, lines: l.Lines})
 	base := len(o.list)
 	o.list = slices.Grow(o.list, len(l.Lines))[:base+len(l.Lines)]
+	// The engine's notes on each line's text (lfs) run beside the list, from its first log line.
+	if len(o.lfs) < base {
+		o.lfs = append(o.lfs, make([]*lineFacts, base-len(o.lfs))...)
+	}
+	o.lfs = o.lfs[:base]
 	prev, prevFacts := o.prevLines, o.prevFacts
 	// The facts are written over the previous tail's, each after it was read.
 	facts := prevFacts
@@ -421,9 +430,9 @@ func (o *observations) observeLog(i int32, l *snapshot.ContainerLog) {
 			o.lines[line] = lf
 		}
 		facts[k] = lf
-		at := lf.read(line).At
-		o.list[base+k] = Observation{Kind: ObsLogLine, Object: obj, name: l.Container, Last: l.Previous, Text: line, line: lf}
-		o.list[base+k].setAt(at)
+		at := lf.Time(line)
+		o.list[base+k] = Observation{Kind: ObsLogLine, Object: obj, Name: l.Container, Last: l.Previous, Text: line, At: at, Reading: lf.Reading}
+		o.lfs = append(o.lfs, lf)
 	}
 	o.prevLines, o.prevFacts = l.Lines, facts
 }
@@ -488,10 +497,8 @@ func (l obsLog) list() []Observation {
 	for i := range l.tails {
 		t := &l.tails[i]
 		for _, line := range t.lines {
-			ob := Observation{Kind: ObsLogLine, Object: &t.obj, name: t.container, Last: t.previous, Text: line}
 			at, _ := facts.LineTime(line)
-			ob.setAt(at)
-			out = append(out, ob)
+			out = append(out, Observation{Kind: ObsLogLine, Object: &t.obj, Name: t.container, Last: t.previous, Text: line, At: at})
 		}
 	}
 	return out
@@ -499,14 +506,14 @@ func (l obsLog) list() []Observation {
 
 // newLineFacts returns new facts of a text of the workload, taken from a block: a workload's
 // failing copies log hundreds of distinct texts (their times differ), one allocation each.
-func (o *observations) newLineFacts(tf *textFacts) *lineFacts {
+func (o *observations) newLineFacts(tf *facts.Reading) *lineFacts {
 	if c := o.w.texts; c != nil {
 		return c.newLineFacts(tf)
 	}
 	if len(o.lineBlock) == cap(o.lineBlock) {
 		o.lineBlock = make([]lineFacts, 0, 32)
 	}
-	o.lineBlock = append(o.lineBlock, lineFacts{textFacts: tf})
+	o.lineBlock = append(o.lineBlock, lineFacts{Reading: tf})
 	return &o.lineBlock[len(o.lineBlock)-1]
 }
 
@@ -517,9 +524,11 @@ func (o *observations) settle() {
 	// Only log lines have facts, and only copies whose tails were read have lines.
 	for _, r := range o.logs {
 		for k := r.from; k < r.to; k++ {
-			o.list[k].line = nil
+			o.list[k].Reading = nil
 		}
 	}
+	clear(o.lfs)
+	o.lfs = o.lfs[:0]
 	o.prevLines, o.prevFacts = nil, nil
 }
 
@@ -527,6 +536,14 @@ func (o *observations) settle() {
 func (o *observations) tailsOf(i int) []obsRange {
 	o.logLines(i)
 	return o.tails[i]
+}
+
+// lineAt returns the engine's notes on list[k]'s text, nil for a fact that is no log line.
+func (o *observations) lineAt(k int) *lineFacts {
+	if k < len(o.lfs) {
+		return o.lfs[k]
+	}
+	return nil
 }
 
 // podOf returns the index of the copy named name in workload.Pods, or -1.
@@ -543,4 +560,11 @@ func (o *observations) podOf(name string) int {
 		return int(i)
 	}
 	return -1
+}
+
+// timeLast sets the times of the observation appended last: appended as a literal and timed
+// in place, an observation is written once.
+func (o *observations) timeLast(at, since time.Time) {
+	ob := &o.list[len(o.list)-1]
+	ob.At, ob.Since = at, since
 }

@@ -56,7 +56,7 @@ func TestLazyLogLinesAsList(t *testing.T) {
 					if o.Last {
 						previous++
 					}
-					if !o.At().IsZero() {
+					if !o.At.IsZero() {
 						dated++
 					}
 				}

@@ -46,7 +46,7 @@ func citationProblems(d *Diagnosis) []string {
 				}
 				count += o.Count
 			case SourceLog:
-				if o.Kind != ObsLogLine || !o.failing() {
+				if o.Kind != ObsLogLine || !o.Failing() {
 					out = append(out, "log item cites "+o.Kind.String()+" "+o.Text)
 				}
 				count++
@@ -200,7 +200,7 @@ func suspectCitationProblems(d *Diagnosis) []string {
 					out = append(out, string(s.Rule)+" cites event "+o.Reason+" "+o.Object.String()+", which no evidence item shows")
 				}
 			case ObsLogLine:
-				if !o.failing() {
+				if !o.Failing() {
 					out = append(out, string(s.Rule)+" cites a log line that reports no failure: "+o.Text)
 				}
 			default:

@@ -231,9 +231,9 @@ func copyEpisodes(w *workload, rev *revision, ref time.Time, noise map[string]bo
 			found(&episode{From: clean.From, To: clean.To, Why: why + clean.why(from, to)})
 			continue
 		}
-		if first != nil && to.Sub(from) >= allow && first.At().Sub(p.Status.StartTime.Time) <= earlyWindow &&
-			(dirty == nil || first.At().Before(dirty.At)) {
-			dirty = &failedFromStart{Pod: p.Name, Line: first.Text, At: first.At(), Started: p.Status.StartTime.Time}
+		if first != nil && to.Sub(from) >= allow && first.At.Sub(p.Status.StartTime.Time) <= earlyWindow &&
+			(dirty == nil || first.At.Before(dirty.At)) {
+			dirty = &failedFromStart{Pod: p.Name, Line: first.Text, At: first.At, Started: p.Status.StartTime.Time}
 		}
 		found(&episode{From: clean.From, To: clean.To, Why: why})
 	}
@@ -259,10 +259,10 @@ func quietUntil(w *workload, p *corev1.Pod, ref time.Time) (time.Time, bool) {
 			continue
 		}
 		seen = true
-		if !facts.ReadEvent(e.Status, e.Reason, e.Text).Failing {
+		if !facts.EventFailing(e.Status, e.Reason, e.Text) {
 			continue
 		}
-		if at := e.Since(); !at.IsZero() && (first.IsZero() || at.Before(first)) {
+		if at := e.Since; !at.IsZero() && (first.IsZero() || at.Before(first)) {
 			first = at
 		}
 	}
@@ -299,15 +299,15 @@ func cleanStretch(w *workload, i int, from, to time.Time, noise map[string]bool)
 	for _, t := range obs.tailsOf(i) {
 		for k := t.from; k < t.to; k++ {
 			l := &obs.list[k]
-			if !l.dated() {
+			if !l.Dated() {
 				continue
 			}
-			sig := l.signal()
+			sig := l.Signal()
 			if !sig.Failing || noise[sig.Key] {
 				continue
 			}
-			at := l.At()
-			if first == nil || at.Before(first.At()) {
+			at := l.At
+			if first == nil || at.Before(first.At) {
 				first = l
 			}
 			times = append(times, at)
@@ -355,7 +355,7 @@ func backgroundKeys(w *workload) map[string]bool {
 		}
 		from, to := obs.logLines(i)
 		for k := from; k < to; k++ {
-			if sig := obs.list[k].signal(); sig.Failing {
+			if sig := obs.list[k].Signal(); sig.Failing {
 				if keys == nil {
 					keys = map[string]bool{}
 				}

@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 )
 
 // The application rules. IDs are stable: scripts and the documentation refer to them.
@@ -162,7 +164,7 @@ func (r *ranker) volumeKinds(volume string) (readOnly, owned string) {
 // firstPath is the first absolute path a signal names, "" when it names none.
 func firstPath(s *signal) string {
 	for _, t := range s.tokens() {
-		if t.Kind == tokPath {
+		if t.Kind == facts.ValuePath {
 			return t.Path
 		}
 	}

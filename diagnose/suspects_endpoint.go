@@ -52,26 +52,17 @@ var endpointProducts = []struct{ failure, endpoint []string }{
 // endpointOfFailedConnection names the fields holding endpoints when the workload's failures
 // are connection failures and none of them names a host or port the general rule matched.
 func (r *ranker) endpointOfFailedConnection() {
-	var sigs []*signal
-	var words strings.Builder
-	for _, s := range r.signals {
-		if s.explained || s.class() != facts.ClassConnection {
-			continue
-		}
-		sigs = append(sigs, s)
-		words.WriteString(strings.ToLower(s.Text))
-		words.WriteByte(' ')
-	}
-	if len(sigs) == 0 {
-		return
-	}
 	for _, s := range r.found {
 		if s.Rule == RuleNamedInFailure || s.Rule == RuleRejectedArgument {
 			// A failure named the endpoint: the general rule has it.
 			return
 		}
 	}
-	said := words.String()
+	type candidate struct {
+		path            *field.Path
+		variable, value string
+	}
+	var cands []candidate
 	spec := &r.w.Template.Spec
 	for ci := range spec.Containers {
 		c := &spec.Containers[ci]
@@ -81,32 +72,59 @@ func (r *ranker) endpointOfFailedConnection() {
 			p := base.Child("env").Index(ei)
 			switch {
 			case e.ValueFrom == nil && endpointValue(e.Value):
-				r.endpointSuspect(sigs, p.Child("value"), e.Name, e.Value, said)
+				cands = append(cands, candidate{p.Child("value"), e.Name, e.Value})
 			case e.ValueFrom != nil && endpointName.MatchString(e.Name):
 				if ref, path := valueRef(e.ValueFrom, p.Child("valueFrom")); path != nil {
-					r.endpointSuspect(sigs, path, e.Name, ref, said)
+					cands = append(cands, candidate{path, e.Name, ref})
 				}
 			}
 		}
 		for ai, a := range c.Args {
 			if endpointValue(a) {
-				r.endpointSuspect(sigs, base.Child("args").Index(ai), "", a, said)
+				cands = append(cands, candidate{base.Child("args").Index(ai), "", a})
 			}
 		}
+	}
+	if len(cands) == 0 {
+		return
+	}
+	var sigs []*signal
+	// The kinds of server the failures name, each distinct text read once.
+	named := make([]bool, len(endpointProducts))
+	seen := map[string]bool{}
+	for _, s := range r.signals {
+		if s.explained || s.class() != facts.ClassConnection {
+			continue
+		}
+		sigs = append(sigs, s)
+		if seen[s.Text] {
+			continue
+		}
+		seen[s.Text] = true
+		lower := strings.ToLower(s.Text)
+		for k, pr := range endpointProducts {
+			named[k] = named[k] || containsAny(lower, pr.failure)
+		}
+	}
+	if len(sigs) == 0 {
+		return
+	}
+	for _, c := range cands {
+		r.endpointSuspect(sigs, c.path, c.variable, c.value, named)
 	}
 }
 
 // endpointSuspect records one field holding an endpoint; variable is the env var's name, "" for
-// an argument.
-func (r *ranker) endpointSuspect(sigs []*signal, path *field.Path, variable, value, said string) {
+// an argument; named says which of endpointProducts the failures name.
+func (r *ranker) endpointSuspect(sigs []*signal, path *field.Path, variable, value string, named []bool) {
 	score := scorePossible
 	what := "holds an endpoint"
 	if variable != "" {
 		what = "sets " + variable
 	}
 	lv := strings.ToLower(variable + " " + value)
-	for _, pr := range endpointProducts {
-		if containsAny(said, pr.failure) && containsAny(lv, pr.endpoint) {
+	for k, pr := range endpointProducts {
+		if named[k] && containsAny(lv, pr.endpoint) {
 			score, what = scoreLikely, what+", the kind of server the failure names"
 			break
 		}

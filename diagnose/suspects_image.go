@@ -159,18 +159,8 @@ func pullKindOf(text string) uint8 {
 	return pullOther
 }
 
-// pullKind is pullKindOf the signal's text, read once per text and worker: every copy and
-// its events repeat the same pull failure.
-func (s *signal) pullKind() uint8 {
-	if s.toks == nil || s.toks.text == nil {
-		return pullKindOf(s.Text)
-	}
-	t := s.toks.text
-	if t.pullKind == 0 {
-		t.pullKind = pullKindOf(s.Text)
-	}
-	return t.pullKind
-}
+// pullKind is pullKindOf the signal's text.
+func (s *signal) pullKind() uint8 { return pullKindOf(s.Text) }
 
 // pullContainers finds the containers a pull failure is about: the one named by the signal,
 // else those whose image the message quotes.

@@ -26,7 +26,7 @@ type signal struct {
 	// explained is set by a specific rule that accounted for the signal, so the general rule
 	// does not also turn it into weaker suspects.
 	explained bool
-	// toks caches tokenize(Text). Signals with the same text share one cell, so each
+	// toks caches facts.Values(Text). Signals with the same text share one cell, so each
 	// distinct message is tokenized once per workload.
 	toks *tokenCell
 	// ord is the signal's place among the workload's signals had each log line been one.
@@ -45,32 +45,24 @@ type logKey struct{ text, container string }
 // one signal per line without lines, which the rules read as they did before signals had lines.
 var groupLogLines = true
 
-// tokenCell holds the tokens of one message text once they are found, and the key that
-// identifies them (tokensKey), found once too.
+// tokenCell holds the reading of one message text, shared by the signals of that text: its
+// values (what it names) and their key are found once per worker.
 type tokenCell struct {
-	toks    []token
-	done    bool
-	key     string
-	keyDone bool
-	// text holds the tokens and the key once per worker, when the workload has a cache.
-	text *textFacts
+	text *facts.Reading
 }
 
-// tokensKey returns the key of the signal's tokens, building it once per distinct text.
-func (s *signal) tokensKey() string {
-	toks := s.tokens()
-	if !s.toks.keyDone {
-		if t := s.toks.text; t != nil {
-			if !t.keyDone {
-				t.key, t.keyDone = tokensKey(toks), true
-			}
-			s.toks.key = t.key
-		} else {
-			s.toks.key = tokensKey(toks)
-		}
-		s.toks.keyDone = true
+// tokensKey returns the key of the signal's values, building it once per distinct text.
+func (s *signal) tokensKey() string { return s.reading().ValuesKey(s.Text) }
+
+// reading is the signal's text's reading, its own when no cell holds one.
+func (s *signal) reading() *facts.Reading {
+	if s.toks == nil {
+		s.toks = &tokenCell{}
 	}
-	return s.toks.key
+	if s.toks.text == nil {
+		s.toks.text = &facts.Reading{}
+	}
+	return s.toks.text
 }
 
 // class is the kind of failure the signal reports, as the fact base reads it: a log line
@@ -79,30 +71,11 @@ func (s *signal) class() facts.Class {
 	if s.Source != SourceLog {
 		return facts.ClassOf(s.Text)
 	}
-	if s.toks != nil && s.toks.text != nil {
-		return s.toks.text.read(s.Text).Signal.Class
-	}
-	return facts.ReadLine(s.Text).Signal.Class
+	return s.reading().Line(s.Text).Signal.Class
 }
 
-// tokens returns what the signal's text names, tokenizing it once.
-func (s *signal) tokens() []token {
-	if s.toks == nil {
-		s.toks = &tokenCell{}
-	}
-	if !s.toks.done {
-		if t := s.toks.text; t != nil {
-			if !t.toksDone {
-				t.toks, t.toksDone = tokenize(s.Text), true
-			}
-			s.toks.toks = t.toks
-		} else {
-			s.toks.toks = tokenize(s.Text)
-		}
-		s.toks.done = true
-	}
-	return s.toks.toks
-}
+// tokens returns what the signal's text names, found once per text.
+func (s *signal) tokens() []facts.Value { return s.reading().Values(s.Text) }
 
 // The rules read the tail of at most maxLogContainers logs, maxLogLinesPerContainer lines each,
 // so chatty containers or hundreds of copies cannot make a diagnosis slow. A spec fault shows
@@ -149,7 +122,7 @@ func collectSignals(w *workload) []*signal {
 	evs := obs.events
 	for k := evs.from; k < evs.to; k++ {
 		e := &obs.list[k]
-		if !facts.ReadEvent(e.Status, e.Reason, e.Text).Failing {
+		if !facts.EventFailing(e.Status, e.Reason, e.Text) {
 			continue
 		}
 		pod := ""
@@ -214,14 +187,14 @@ func collectSignals(w *workload) []*signal {
 			mark := obs.tailMark
 			for k := from; k < t.to; k++ {
 				o := &obs.list[k]
-				lf := o.line
+				lf := obs.lineAt(int(k))
 				if lf != nil {
-					if lf.tailMark == mark || !o.failing() {
+					if lf.tailMark == mark || !o.Failing() {
 						continue
 					}
 					lf.tailMark = mark
 				} else {
-					if seen[o.Text] || !o.failing() {
+					if seen[o.Text] || !o.Failing() {
 						continue
 					}
 					if seen == nil {

@@ -15,21 +15,10 @@ import (
 // texts never repeat holds no more than this many.
 const maxCachedTexts = 1 << 16
 
-// textFacts is what a log text says, each part read when first asked.
-type textFacts struct {
-	lineDone, toksDone, keyDone bool
-	// line is the text read as a log line (facts.ReadLine), once.
-	line facts.Line
-	// toks are the text's tokens (tokenize), key their tokensKey.
-	toks []token
-	key  string
-	// pullKind is pullKindOf the text, 0 until asked.
-	pullKind uint8
-}
-
-// textCache is one worker's textFacts by text, and its rooms. A nil cache shares nothing.
+// textCache is one worker's readings by text (facts.Reading), and its rooms. A nil cache
+// shares nothing.
 type textCache struct {
-	m map[string]*textFacts
+	m map[string]*facts.Reading
 	workerRoom
 }
 
@@ -44,6 +33,7 @@ type workerRoom struct {
 	// obs, refs, obsOf and byPod are a workload's observation list, the objects it points at,
 	// the observations themselves and their ranges by copy; texts its log texts (observeLog).
 	obs   []Observation
+	notes []*lineFacts
 	refs  []ObjectRef
 	obsOf observations
 	byPod []obsRange
@@ -129,8 +119,8 @@ func (c *textCache) reset() {
 }
 
 // newLineFacts returns new facts of a text, in the worker's room.
-func (c *textCache) newLineFacts(tf *textFacts) *lineFacts {
-	return c.lineFacts.put(lineFacts{textFacts: tf}, 256)
+func (c *textCache) newLineFacts(tf *facts.Reading) *lineFacts {
+	return c.lineFacts.put(lineFacts{Reading: tf}, 256)
 }
 
 // flagRoom returns n flags, all false, the worker's own when it has a cache: each call of a
@@ -327,6 +317,19 @@ func (c *textCache) obsRoom(n int) []Observation {
 	return c.obs[:0]
 }
 
+// noteRoom returns n nil notes with room for capacity, the worker's own when it has a cache.
+func (c *textCache) noteRoom(n, capacity int) []*lineFacts {
+	if c == nil {
+		return make([]*lineFacts, n, capacity)
+	}
+	if cap(c.notes) < capacity {
+		c.notes = make([]*lineFacts, capacity)
+	}
+	out := c.notes[:n:capacity]
+	clear(out)
+	return out
+}
+
 // observations returns the workload's empty observations, the worker's own when it has a
 // cache: the report keeps their head's source and tails, not them.
 func (c *textCache) observations(w *workload) *observations {
@@ -400,18 +403,18 @@ func (c *textCache) copyRefs(n int) []*copyFacts {
 	return sized(&c.factRefs, n)
 }
 
-// get returns the facts of text, new ones the first time.
-func (c *textCache) get(text string) *textFacts {
+// get returns the reading of text, a new one the first time.
+func (c *textCache) get(text string) *facts.Reading {
 	if c == nil {
-		return &textFacts{}
+		return &facts.Reading{}
 	}
 	if f := c.m[text]; f != nil {
 		return f
 	}
 	if c.m == nil || len(c.m) >= maxCachedTexts {
-		c.m = make(map[string]*textFacts, 256)
+		c.m = make(map[string]*facts.Reading, 256)
 	}
-	f := &textFacts{}
+	f := &facts.Reading{}
 	c.m[text] = f
 	return f
 }

@@ -348,10 +348,10 @@ func (tr *throughputRead) settle(w *workload, d *Diagnosis) {
 		return
 	}
 	t := tr.report
-	ref := strings.ToLower(w.Kind) + "/" + w.Name
+	ref := shellQuote(strings.ToLower(w.Kind) + "/" + w.Name)
 	ns := ""
 	if w.Namespace != "" {
-		ns = " -n " + w.Namespace
+		ns = " -n " + shellQuote(w.Namespace)
 	}
 	c := w.Counts
 	why := "every copy is Ready, but its output "

@@ -86,8 +86,8 @@ func findOnset(w *workload) onset {
 		if rc := readyCondition(p); rc != nil && rc.Status != corev1.ConditionTrue && wasReady(p) {
 			consider(rc.LastTransitionTime.Time, "copy "+p.Name+" stopped being Ready", p.Name, "")
 		}
-		if lt := f.LastTerminated; lt != nil && earlier(lt.At()) {
-			consider(lt.At(), "copy "+p.Name+" terminated: "+lt.terminationText(), p.Name, "")
+		if lt := f.LastTerminated; lt != nil && earlier(lt.At) {
+			consider(lt.At, "copy "+p.Name+" terminated: "+lt.TerminationText(), p.Name, "")
 		}
 		if ff := f.Rev; ff != nil && ff.FailedFromStart != nil && ff.FailedFromStart.Pod == p.Name {
 			consider(ff.FailedFromStart.At, "copy "+p.Name+" logged a failing line", p.Name, ff.FailedFromStart.Line)
@@ -103,14 +103,14 @@ func findOnset(w *workload) onset {
 		for _, tail := range obs.tailsOf(i) {
 			for k := tail.from; k < tail.to; k++ {
 				l := &obs.list[k]
-				if sig := l.signal(); !sig.Failing || noise[sig.Key] {
+				if sig := l.Signal(); !sig.Failing || noise[sig.Key] {
 					continue
 				}
-				if l.dated() {
-					if !earlier(l.At()) {
+				if l.Dated() {
+					if !earlier(l.At) {
 						break
 					}
-					consider(l.At(), "copy "+l.Object.Name+" logged a failing line", l.Object.Name, l.Text)
+					consider(l.At, "copy "+l.Object.Name+" logged a failing line", l.Object.Name, l.Text)
 					break
 				}
 			}
@@ -118,7 +118,7 @@ func findOnset(w *workload) onset {
 	}
 	for k := obs.events.from; k < obs.events.to; k++ {
 		e := &obs.list[k]
-		if !facts.ReadEvent(e.Status, e.Reason, e.Text).Failing || e.Object.Kind == "Pod" && !failing[e.Object.Name] {
+		if !facts.EventFailing(e.Status, e.Reason, e.Text) || e.Object.Kind == "Pod" && !failing[e.Object.Name] {
 			continue
 		}
 		if e.Reason == "Unhealthy" && !neverReady[e.Object.Name] {
@@ -130,10 +130,10 @@ func findOnset(w *workload) onset {
 		if e.Object.Kind == "Pod" {
 			pod = e.Object.Name
 		}
-		if !earlier(e.Since()) {
+		if !earlier(e.Since) {
 			continue
 		}
-		consider(e.Since(), e.Object.Kind+" "+e.Object.Name+": "+e.Reason+": "+clip(e.Text, 120), pod, "")
+		consider(e.Since, e.Object.Kind+" "+e.Object.Name+": "+e.Reason+": "+clip(e.Text, 120), pod, "")
 	}
 	return o
 }
@@ -230,12 +230,12 @@ func buildTimeline(w *workload, top *Suspect, o onset) []TimelineEntry {
 	}
 	var last *Observation
 	for _, f := range w.cls.copies {
-		if lt := f.LastTerminated; lt != nil && (last == nil || lt.At().After(last.At())) {
+		if lt := f.LastTerminated; lt != nil && (last == nil || lt.At.After(last.At)) {
 			last = lt
 		}
 	}
 	if last != nil {
-		add(last.At(), TimelineRestart, last.Object.String(), "newest termination: "+last.terminationText())
+		add(last.At, TimelineRestart, last.Object.String(), "newest termination: "+last.TerminationText())
 	}
 	if c := changedUnderneath(w, top); c != nil {
 		msg := c.Object + "'s spec changed"

@@ -8,10 +8,7 @@ import "strings"
 // probe" or the reason "FailedPostStartHook" as its message: kuberuntime_manager.go,
 // kuberuntime_container.go). The key is the reason and the message without its variable parts.
 func ReadEvent(eventType, reason, message string) Signal {
-	failing := eventType == "Warning" ||
-		reason == "Killing" && (strings.Contains(message, "failed liveness probe") || strings.Contains(message, "failed startup probe") ||
-			message == "FailedPostStartHook")
-	if !failing {
+	if !EventFailing(eventType, reason, message) {
 		return Signal{}
 	}
 	sev := SeverityWarning
@@ -19,4 +16,12 @@ func ReadEvent(eventType, reason, message string) Signal {
 		sev = SeverityError
 	}
 	return Signal{Failing: true, Severity: sev, Class: ClassOf(message), Key: Key(reason + " " + message), Text: message}
+}
+
+// EventFailing is ReadEvent's verdict alone, for readers that need no more of it: it builds
+// no key.
+func EventFailing(eventType, reason, message string) bool {
+	return eventType == "Warning" ||
+		reason == "Killing" && (strings.Contains(message, "failed liveness probe") || strings.Contains(message, "failed startup probe") ||
+			message == "FailedPostStartHook")
 }

@@ -3,7 +3,8 @@
 // Write produces, which is the cluster-info dump layout plus the kinds kubectl leaves out.
 //
 // Input forms, recognised by content, never by file name: a single object, a List or *List,
-// multi-document YAML, a stream of JSON documents one after another, and container log blocks:
+// multi-document YAML, a stream of JSON documents one after another, any of them gzipped, and
+// container log blocks:
 //
 //	==== START logs for container C of pod NS/POD ====
 //	...lines...
@@ -16,6 +17,11 @@
 //
 //	==== START logs for container C of pod NS/POD (previous) ====
 //
+// A container can print marker lines itself. Write appends a mark to such a line, so that its
+// block cannot end early and open another pod's; on reading, a block in another pod's
+// NS/POD/logs.txt is noted in Visibility and yields to the pod's own, and a second block of the
+// same container is noted, never dropped in silence.
+//
 // events.k8s.io/v1 Events are converted to core/v1 Events the way the API server converts them,
 // so the same event reads the same through either API. Kinds the snapshot does not model are
 // skipped and counted in Snapshot.Source.Skipped; managedFields are dropped (a Service keeps them). A controller that
@@ -27,7 +33,16 @@
 // The reference time is the newest timestamp the objects carry: creation times, controller,
 // pod, claim and node conditions (node heartbeats included), container start and finish times,
 // event first/last/event/series times. It is never later than the moment of the dump and, with
-// live nodes, within their five-minute status report of it.
+// live nodes, within their five-minute status report of it. One object's clock cannot move it:
+// timestamps more than six minutes past the nodes' newest heartbeat (without nodes, the few
+// objects an hour or more newer than the rest) are left out and named in Visibility, which
+// suggests --at.
+//
+// A directory's .json, .yaml, .yml, .txt and .log files (and those names with .gz) are read if
+// they are regular files or links to one; a named pipe (unless Options.WaitForPipes: the console
+// waits for its writer, saying so), a socket or a device, and files of other names, are left out
+// and named in Visibility. Names from the file system are quoted in errors
+// when they hold anything a terminal would act on.
 //
 // Files are read as a stream: a list's items are decoded one at a time, so memory holds the
 // objects kept, not the bytes read. The files of a directory are read several at once and filed

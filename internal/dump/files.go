@@ -48,6 +48,10 @@ type fileRead struct {
 	wrap func(error) error
 	// progress is true for a file whose opening Options.Progress is told of.
 	progress bool
+	// dir, when inDir, is the pod whose directory of the dump holds the file, a logs.txt:
+	// only that pod's blocks are read from it.
+	dir   podDir
+	inDir bool
 
 	mu    sync.Mutex
 	jobs  []*decodeJob
@@ -203,7 +207,7 @@ func (r *reader) readFiles(files []*fileRead, workers int) error {
 		}()
 	}()
 	workers = max(1, min(workers, len(files)))
-	counts := make([]atomic.Int64, len(files))
+	counts := newFileCounts(len(files))
 	slots := make(chan struct{}, 2*workers)
 	var next atomic.Int64
 	for range workers {
@@ -219,27 +223,22 @@ func (r *reader) readFiles(files []*fileRead, workers int) error {
 				if i >= len(files) {
 					return
 				}
-				earlier := func() int64 {
-					var n int64
-					for k := range i {
-						n += counts[k].Load()
-					}
-					return n
-				}
+				earlier := func() int64 { return counts.before(i) }
 				if i == 0 {
 					earlier = nil
 				}
-				p.run(files[i], earlier, &counts[i])
+				p.run(files[i], earlier, &counts.read[i])
 			}
 		})
 	}
 	var start int64
-	for _, f := range files {
+	for k, f := range files {
 		n, err := r.merge(f, start)
 		if err != nil {
 			return err
 		}
 		start += n
+		counts.merged(k)
 		<-slots
 	}
 	return nil
@@ -292,11 +291,24 @@ func (r *reader) merge(f *fileRead, start int64) (int64, error) {
 		if len(cut) > 0 && cut[0].log == i {
 			dropped, cut = cut[0].lines, cut[1:]
 		}
+		// A block in another pod's logs.txt may be one a container forged by printing marker
+		// lines: it is noted, and the pod's own block, wherever it is met, takes its place.
+		owned := !f.inDir || l.Namespace == f.dir.namespace && l.Pod == f.dir.pod
+		if !owned {
+			r.logNotes.addForeign(f.name, &l, f.dir)
+		}
 		k := logKey{l.Namespace, l.Pod, l.Container, l.Previous}
-		if r.logSeen[k] {
+		if seen, ok := r.logSeen[k]; ok {
+			switch {
+			case owned && !seen.owned:
+				r.snap.Logs[seen.at] = l
+				r.logSeen[k] = logFrom{file: f.name, owned: true, at: seen.at}
+			case owned:
+				r.logNotes.addTwice(&l, seen.file, f.name)
+			}
 			continue
 		}
-		r.logSeen[k] = true
+		r.logSeen[k] = logFrom{file: f.name, owned: owned, at: len(r.snap.Logs)}
 		r.namespaces[l.Namespace] = true
 		r.snap.Logs = append(r.snap.Logs, l)
 		if dropped > 0 {
@@ -304,4 +316,36 @@ func (r *reader) merge(f *fileRead, start int64) (int64, error) {
 		}
 	}
 	return f.read, nil
+}
+
+// fileCounts are the bytes each file of a read has read so far, published by its parser, and
+// what the files before a file have read together, which --max-dump-size is checked against.
+// The merger keeps the sum of the files it has merged (prefix[k] is what files 0..k-1 read,
+// written before it publishes k in upTo), so a parser adds only the files after those: at most
+// the 2*workers files read ahead of the merger. Summing every file before it made a read of a
+// directory quadratic in its files.
+type fileCounts struct {
+	read   []atomic.Int64
+	prefix []int64
+	upTo   atomic.Int64
+}
+
+func newFileCounts(n int) *fileCounts {
+	return &fileCounts{read: make([]atomic.Int64, n), prefix: make([]int64, n+1)}
+}
+
+// before is what the files before file i have read so far.
+func (c *fileCounts) before(i int) int64 {
+	m := min(int(c.upTo.Load()), i)
+	n := c.prefix[m]
+	for k := m; k < i; k++ {
+		n += c.read[k].Load()
+	}
+	return n
+}
+
+// merged notes that file k, whose parser is done, is merged.
+func (c *fileCounts) merged(k int) {
+	c.prefix[k+1] = c.prefix[k] + c.read[k].Load()
+	c.upTo.Store(int64(k + 1))
 }

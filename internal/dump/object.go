@@ -173,6 +173,10 @@ func (r *reader) add(obj runtime.Object, gvk schema.GroupVersionKind, at locatio
 		ns = r.opts.Namespace
 		m.SetNamespace(ns)
 	}
+	if problem := nameProblem(gvk.Kind, ns, m.GetName()); problem != "" {
+		r.badNames.add(gvk.Kind, r.name, problem)
+		return nil
+	}
 	if ev, ok := obj.(*corev1.Event); ok {
 		ev.Message = cutText(ev.Message, maxMessage)
 	}

@@ -11,7 +11,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/boundedyaml"
 )
 
 // location says where a value sits in a file, for error messages. A JSON value is placed by
@@ -508,9 +509,9 @@ func (d *yamlDoc) endItem() error {
 
 func (d *yamlDoc) convertItem(it yamlItem) error {
 	at := location{yaml: true, docLine: d.line, itemLine: it.line, item: fmt.Sprintf("items[%d]", it.idx)}
-	data, err := sigsyaml.YAMLToJSON(it.text)
+	data, err := d.toJSON(it.text, it.line, at)
 	if err != nil {
-		return at.errorf("%w", err)
+		return err
 	}
 	d.p.deferred = &d.pending
 	err = d.p.value(bytes.TrimSpace(data), at, emptyGVK, 1)
@@ -523,9 +524,9 @@ func (d *yamlDoc) finish() error {
 		if isBlank(d.whole) {
 			return nil
 		}
-		data, err := sigsyaml.YAMLToJSON(d.whole)
+		data, err := d.toJSON(d.whole, d.line, d.at())
 		if err != nil {
-			return d.at().errorf("%w", err)
+			return err
 		}
 		data = bytes.TrimSpace(data)
 		if bytes.Equal(data, []byte("null")) {
@@ -538,9 +539,9 @@ func (d *yamlDoc) finish() error {
 			return err
 		}
 	}
-	data, err := sigsyaml.YAMLToJSON(d.head)
+	data, err := d.toJSON(d.head, d.line, d.at())
 	if err != nil {
-		return d.at().errorf("%w", err)
+		return err
 	}
 	var head struct {
 		APIVersion string `json:"apiVersion"`
@@ -554,6 +555,21 @@ func (d *yamlDoc) finish() error {
 		return err
 	}
 	return d.p.pendingItems(d.pending, def)
+}
+
+// toJSON converts text, which begins on line first of the file, to JSON; aliases may not expand
+// it past --max-object-size, which bounds what one object costs whatever its text.
+func (d *yamlDoc) toJSON(text []byte, first int, at location) ([]byte, error) {
+	data, err := boundedyaml.ToJSON(text, d.p.budget.maxObject)
+	var tl *boundedyaml.TooLargeError
+	if errors.As(err, &tl) {
+		return nil, &inputError{fmt.Sprintf("%s: line %d: aliases expand the document past %s (each repeats its anchor's whole value); --max-object-size raises the limit",
+			at, first+tl.Line-1, mib(tl.Limit))}
+	}
+	if err != nil {
+		return nil, at.errorf("%w", err)
+	}
+	return data, nil
 }
 
 func isSeparator(line []byte) bool {

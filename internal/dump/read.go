@@ -2,6 +2,7 @@ package dump
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -33,7 +34,7 @@ const (
 )
 
 // readExtensions are the files a directory walk reads: what kubectl writes (.json, .yaml, the
-// logs.txt of cluster-info dump) and saved log files.
+// logs.txt of cluster-info dump) and saved log files, gzipped or not.
 var readExtensions = map[string]bool{".json": true, ".yaml": true, ".yml": true, ".txt": true, ".log": true}
 
 // Options tune a read; the zero value reads with the defaults.
@@ -66,6 +67,12 @@ type Options struct {
 	// read (the console): the heap floor is held at latencyFloor times the dump's size rather
 	// than once (see heapFloor).
 	ForLatency bool
+	// WaitForPipes reads the named pipes of a directory, waiting for their writers, for a
+	// caller that shows what the read waits for (Progress names the pipe's kind) and can stop
+	// it (the console). Without it a named pipe found in a directory is skipped with a
+	// warning: nothing may ever write to it, and a command that prints nothing until its read
+	// ends would wait forever, saying nothing. A pipe named as the dump itself is always read.
+	WaitForPipes bool
 }
 
 // latencyFloor is the heap floor of a read for latency, in dump sizes. A read allocates about
@@ -142,7 +149,10 @@ func readContext(ctx context.Context, path string, stdin io.Reader, opts Options
 			r.pool.close()
 			return nil, errors.New("read dump from stdin: no standard input")
 		}
-		f := newFileRead("stdin", func() (io.Reader, func(), error) { return stdin, nil, nil },
+		f := newFileRead("stdin", func() (io.Reader, func(), error) {
+			src, err := gunzipped(stdin)
+			return src, nil, err
+		},
 			func(err error) error { return fmt.Errorf("read dump from stdin: %w", err) })
 		if err := r.readFiles([]*fileRead{f}, 1); err != nil {
 			return nil, err
@@ -175,11 +185,23 @@ func readContext(ctx context.Context, path string, stdin io.Reader, opts Options
 			}
 			return nil
 		}
-		if hidden || !readExtensions[strings.ToLower(filepath.Ext(p))] {
+		if hidden {
+			return nil
+		}
+		ext := fileExt(p)
+		if !readExtensions[ext] {
+			r.skippedFiles.add(p, "not a .json, .yaml, .yml, .txt or .log file, nor one gzipped")
+			return nil
+		}
+		// A named pipe would hold the read until something writes to it, a device never end:
+		// only regular files, and links to them, are read from a directory (and named pipes,
+		// with Options.WaitForPipes).
+		if why := notRegular(p, d, opts.WaitForPipes); why != "" {
+			r.skippedFiles.add(p, why)
 			return nil
 		}
 		files = append(files, p)
-		if ext := strings.ToLower(filepath.Ext(p)); ext != ".txt" && ext != ".log" {
+		if ext != ".txt" && ext != ".log" {
 			if info, err := d.Info(); err == nil {
 				size += info.Size()
 			}
@@ -190,10 +212,19 @@ func readContext(ctx context.Context, path string, stdin io.Reader, opts Options
 		r.pool.close()
 		return nil, err
 	}
+	walked := make(map[string]bool, len(files))
+	for _, p := range files {
+		walked[p] = true
+	}
+	r.manifestNotes = checkManifest(path, walked, others)
 	r.expect(size)
 	reads := make([]*fileRead, 0, len(files))
 	for _, p := range workloadsFirst(files) {
-		reads = append(reads, namedFile(p))
+		f := namedFile(p)
+		if rel, err := filepath.Rel(path, p); err == nil {
+			f.dir, f.inDir = podDirOf(rel)
+		}
+		reads = append(reads, f)
 	}
 	if len(reads) == 0 {
 		r.pool.close()
@@ -210,11 +241,101 @@ func namedFile(path string) *fileRead {
 		if err != nil {
 			return nil, nil, fmt.Errorf("read dump: %w", err)
 		}
-		return f, func() { _ = f.Close() }, nil // read-only: a close error loses nothing
+		closeFile := func() { _ = f.Close() } // read-only: a close error loses nothing
+		src, err := gunzipped(f)
+		if err != nil {
+			closeFile()
+			return nil, nil, err
+		}
+		return src, closeFile, nil
 	}, func(err error) error { return fmt.Errorf("read dump %q: %w", path, err) })
 	f.progress = true
 	return f
 }
+
+// fileExt is the extension a directory's file is read by, in lower case: that of the name
+// without .gz for a gzipped file ("pods.json.gz" is ".json").
+func fileExt(p string) string {
+	ext := strings.ToLower(filepath.Ext(p))
+	if ext == ".gz" {
+		ext = strings.ToLower(filepath.Ext(strings.TrimSuffix(p, filepath.Ext(p))))
+	}
+	return ext
+}
+
+// notRegular says why the directory entry d at p is not read: a named pipe (unless pipes are
+// waited for), a socket, a device, or a link to one of those; "" for a regular file or a link
+// to one.
+func notRegular(p string, d fs.DirEntry, pipes bool) string {
+	mode := d.Type()
+	if mode&fs.ModeSymlink != 0 {
+		info, err := os.Stat(p)
+		if err != nil {
+			// Opening it fails the read, naming the file, as an unreadable file does.
+			return ""
+		}
+		mode = info.Mode().Type()
+	}
+	switch {
+	case mode.IsRegular():
+		return ""
+	case mode&fs.ModeNamedPipe != 0 && pipes:
+		return ""
+	case mode&fs.ModeNamedPipe != 0:
+		return "a named pipe, not a regular file; nothing may ever write to it"
+	case mode&fs.ModeSocket != 0:
+		return "a socket, not a regular file"
+	case mode&fs.ModeDevice != 0:
+		return "a device, not a regular file"
+	case mode.IsDir():
+		return "a link to a directory, which is not followed"
+	}
+	return "not a regular file"
+}
+
+// gzipMagic starts every gzip stream (RFC 1952).
+var gzipMagic = []byte{0x1f, 0x8b}
+
+// gunzipped returns what src holds, decompressed when it is gzip, whatever its name: a dump is
+// recognised by its content. The bytes counted against --max-dump-size are the decompressed
+// ones, which bounds a small file that expands without end.
+func gunzipped(src io.Reader) (io.Reader, error) {
+	head := make([]byte, len(gzipMagic))
+	n, err := io.ReadFull(src, head)
+	whole := io.MultiReader(bytes.NewReader(head[:n]), src)
+	switch {
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return whole, nil
+	case err != nil:
+		return nil, err
+	case !bytes.Equal(head, gzipMagic):
+		return whole, nil
+	}
+	// What the gzip reader takes to find its header is kept: a file that only begins like gzip
+	// is read as it is, and fails where its bytes are not a dump, as any other file does.
+	taken := &headerCapture{}
+	zr, err := gzip.NewReader(io.TeeReader(whole, taken))
+	if err != nil {
+		return io.MultiReader(&taken.buf, whole), nil
+	}
+	taken.done()
+	return zr, nil
+}
+
+// headerCapture keeps what passes through it until done, then nothing more.
+type headerCapture struct {
+	buf  bytes.Buffer
+	over bool
+}
+
+func (c *headerCapture) Write(p []byte) (int, error) {
+	if !c.over {
+		c.buf.Write(p)
+	}
+	return len(p), nil
+}
+
+func (c *headerCapture) done() { c.over, c.buf = true, bytes.Buffer{} }
 
 // ReadBytes reads one in-memory file; name is used in errors and as the snapshot's source path.
 func ReadBytes(name string, data []byte) (*snapshot.Snapshot, error) {
@@ -232,20 +353,36 @@ type logKey struct {
 	previous                  bool
 }
 
+// logFrom is the block a container's log was read from: its file, whether the file is the
+// pod's own (or names no pod), and the log's index in the snapshot.
+type logFrom struct {
+	file  string
+	owned bool
+	at    int
+}
+
 // reader is the merger of a read: it files what the parsers read into the snapshot, one file
 // after the other (see files.go).
 type reader struct {
-	ctx        context.Context
-	opts       Options
-	budget     *budget
-	snap       *snapshot.Snapshot
-	seen       map[snapshot.ObjectKey]*seenObject
-	uids       map[string]snapshot.ObjectKey
-	logSeen    map[logKey]bool
-	skipped    map[string]int
-	namespaces map[string]bool
-	objects    int
-	files      int
+	ctx    context.Context
+	opts   Options
+	budget *budget
+	snap   *snapshot.Snapshot
+	seen   map[snapshot.ObjectKey]*seenObject
+	uids   map[string]snapshot.ObjectKey
+	// logSeen is where each container's log was read from.
+	logSeen  map[logKey]logFrom
+	logNotes logNotes
+	// badNames are the objects not read for names the API server refuses.
+	badNames badNames
+	// skippedFiles are the files of a directory not read.
+	skippedFiles skippedFiles
+	// manifestNotes are what the dump's manifest says of it: cut short, files missing.
+	manifestNotes []snapshot.Visibility
+	skipped       map[string]int
+	namespaces    map[string]bool
+	objects       int
+	files         int
 	// read is the bytes read of the files merged and of the file being merged, up to the
 	// object filed last.
 	read int64
@@ -279,7 +416,7 @@ func newReader(ctx context.Context, opts Options) *reader {
 		snap:       &snapshot.Snapshot{},
 		seen:       map[snapshot.ObjectKey]*seenObject{},
 		uids:       map[string]snapshot.ObjectKey{},
-		logSeen:    map[logKey]bool{},
+		logSeen:    map[logKey]logFrom{},
 		skipped:    map[string]int{},
 		namespaces: map[string]bool{},
 		clocks:     map[string]time.Time{},
@@ -431,18 +568,25 @@ func (r *reader) finish(name, path string) (*snapshot.Snapshot, error) {
 	if len(r.skipped) > 0 {
 		s.Source.Skipped = r.skipped
 	}
-	s.ReferenceTime = newestTime(s)
+	ref, outliers := referenceTime(s)
+	s.ReferenceTime = ref
 	s.Visibility = missingOwners(s)
 	if v, ok := missingPods(s, r.podList); ok {
 		s.Visibility = append(s.Visibility, v)
 	}
 	s.Visibility = append(s.Visibility, r.notes()...)
+	s.Visibility = append(s.Visibility, r.manifestNotes...)
+	if v, ok := r.skippedFiles.note(); ok {
+		s.Visibility = append(s.Visibility, v)
+	}
 	r.prog.done(r)
 	if r.opts.At != nil {
 		s.ReferenceTime = r.opts.At.UTC()
 		if v, ok := atTooEarly(s, s.ReferenceTime); ok {
 			s.Visibility = append(s.Visibility, v)
 		}
+	} else if v, ok := outliers.note(ref); ok {
+		s.Visibility = append(s.Visibility, v)
 	}
 	return s, nil
 }

@@ -2,6 +2,7 @@ package dump
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
@@ -19,11 +21,138 @@ import (
 // dump was taken, while the newest event can be days old (events expire after an hour). The
 // result is never after the moment of the dump, so ages read from it err on the young side.
 // Timestamps inside log lines do not count: their format and time zone are the application's.
-// It is the zero time when nothing in the dump carries a timestamp.
+// It is the zero time when nothing in the dump carries a timestamp. Timestamps past the bound
+// of referenceTime do not count either.
 func newestTime(s *snapshot.Snapshot) time.Time {
+	t, _ := referenceTime(s)
+	return t
+}
+
+// Bounds on a dump's clock. A kubelet reports its node's status at least every five minutes
+// (nodeStatusReportFrequency), so the dump was taken at most that long after its newest
+// heartbeat; aheadOfNodes adds a minute of clock skew. Without nodes, a timestamp more than
+// lonelyGap after every other object's stands alone: events expire after an hour, and what
+// the cluster does leaves several objects dated together (a pod, its events, its controller).
+const (
+	aheadOfNodes = 6 * time.Minute
+	lonelyGap    = time.Hour
+)
+
+// outliers are the objects whose timestamps referenceTime left out.
+type outliers struct {
+	// n counts them; newest is the newest of them, at its newest timestamp.
+	n      int
+	newest snapshot.ObjectKey
+	at     time.Time
+	// bound is what they passed: the nodes' newest heartbeat (byNodes), or the newest
+	// timestamp of the rest of the dump.
+	bound   time.Time
+	byNodes bool
+}
+
+// referenceTime is the newest timestamp of the dump within a bound, and the objects past it.
+// One object's clock must not move every age: an Event anyone may create, or a skewed clock,
+// dated ten minutes after the dump turns a rollout under way into a stall, and a year 9999
+// makes every age the longest duration there is. The bound is the nodes' newest heartbeat plus
+// aheadOfNodes; without nodes, the few newest objects that stand more than lonelyGap after
+// the rest are left out.
+func referenceTime(s *snapshot.Snapshot) (time.Time, outliers) {
+	var out outliers
+	var bound, beat time.Time
+	for _, n := range s.Nodes {
+		for _, c := range n.Status.Conditions {
+			if c.LastHeartbeatTime.After(beat) {
+				beat = c.LastHeartbeatTime.UTC()
+			}
+		}
+	}
+	if !beat.IsZero() {
+		out.bound, out.byNodes = beat, true
+		bound = beat.Add(aheadOfNodes)
+	} else if s.Len() >= 3 {
+		// Unix seconds (nanoseconds overflow past 2262): a large dump's times cost 8 bytes an
+		// object while they are sorted.
+		times := make([]int64, 0, s.Len())
+		each(s, func(o runtime.Object) {
+			if t := objectTime(o); !t.IsZero() {
+				times = append(times, t.Unix())
+			}
+		})
+		slices.Sort(times)
+		slices.Reverse(times)
+		// At most one in twenty objects may stand alone: a dump is mostly its own moment.
+		limit := max(1, len(times)/20)
+		i := 0
+		for i < limit && i+1 < len(times) && times[i]-times[i+1] > int64(lonelyGap/time.Second) {
+			i++
+		}
+		if i > 0 {
+			// The bound takes in the whole second of the newest time kept.
+			out.bound, bound = time.Unix(times[i], 0).UTC(), time.Unix(times[i]+1, 0).UTC()
+		}
+	}
 	var n newest
-	each(s, n.object)
-	return n.t
+	for i := range snapshot.Kinds {
+		kind := snapshot.Kinds[i].Kind
+		snapshot.Kinds[i].Each(s, func(o runtime.Object) {
+			t := objectTime(o)
+			if bound.IsZero() || !t.After(bound) {
+				n.at(t)
+				return
+			}
+			key := datedKey(kind, o)
+			if out.n == 0 || t.After(out.at) || t.Equal(out.at) && keyLess(key, out.newest) {
+				out.newest, out.at = key, t.UTC()
+			}
+			out.n++
+			// Its other timestamps may still be the dump's: a creation before the skewed one.
+			c := newest{cap: bound}
+			c.object(o)
+			n.at(c.t)
+		})
+	}
+	return n.t, out
+}
+
+// note says which timestamps the reference time left out, and how to set it instead.
+func (o outliers) note(ref time.Time) (snapshot.Visibility, bool) {
+	if o.n == 0 {
+		return snapshot.Visibility{}, false
+	}
+	what := fmt.Sprintf("%s %s/%s is dated %s", o.newest.Kind, o.newest.Namespace, o.newest.Name, o.at.Format(time.RFC3339))
+	if o.newest.Namespace == "" {
+		what = fmt.Sprintf("%s %s is dated %s", o.newest.Kind, o.newest.Name, o.at.Format(time.RFC3339))
+	}
+	if o.n > 1 {
+		what += fmt.Sprintf(" (and %d more objects past the same bound)", o.n-1)
+	}
+	past := fmt.Sprintf("more than %s after the nodes' newest heartbeat (%s), later than the dump can have been taken",
+		duration.HumanDuration(aheadOfNodes), o.bound.Format(time.RFC3339))
+	if !o.byNodes {
+		past = fmt.Sprintf("more than %s after every other timestamp of the dump (the newest %s)",
+			duration.HumanDuration(lonelyGap), o.bound.Format(time.RFC3339))
+	}
+	return snapshot.Visibility{Reason: fmt.Sprintf(
+		"%s, %s: ages count from %s instead; if the dump was taken later, set the time with --at",
+		what, past, ref.Format(time.RFC3339))}, true
+}
+
+func datedKey(kind string, o runtime.Object) snapshot.ObjectKey {
+	k := snapshot.ObjectKey{Kind: kind}
+	if m, err := meta.Accessor(o); err == nil {
+		k.Namespace, k.Name = m.GetNamespace(), m.GetName()
+	}
+	return k
+}
+
+func keyLess(a, b snapshot.ObjectKey) bool {
+	if a.Kind != b.Kind {
+		return a.Kind < b.Kind
+	}
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
+	}
+	return a.Name < b.Name
 }
 
 // each calls f on every object of the snapshot.
@@ -129,10 +258,11 @@ func atTooEarly(s *snapshot.Snapshot, at time.Time) (snapshot.Visibility, bool) 
 		at.Format(time.RFC3339), oldest.UTC().Format(time.RFC3339))}, true
 }
 
-type newest struct{ t time.Time }
+// newest keeps the newest time it is given, up to cap when cap is set.
+type newest struct{ t, cap time.Time }
 
 func (n *newest) at(t time.Time) {
-	if t.After(n.t) {
+	if t.After(n.t) && (n.cap.IsZero() || !t.After(n.cap)) {
 		n.t = t.UTC()
 	}
 }

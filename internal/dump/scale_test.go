@@ -157,7 +157,8 @@ func writeScale(tb testing.TB, root string) error {
 func dumpFiles(dir string) ([]string, error) {
 	var files []string
 	err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
-		if err == nil && !info.IsDir() {
+		// Hidden files (Write's manifest) are not read as part of the dump.
+		if err == nil && !info.IsDir() && !strings.HasPrefix(info.Name(), ".") {
 			files = append(files, p)
 		}
 		return err

@@ -11,13 +11,17 @@ import (
 // perNS is the Deployments of each namespace of the tests' dumps.
 const perNS = 20
 
-// dirBytes is the size of the files under dir; with top, only of the files directly in it.
+// dirBytes is the size of the files under dir that a read opens (hidden ones, such as the
+// dump's manifest, it does not); with top, only of the files directly in it.
 func dirBytes(t *testing.T, dir string, top bool) int64 {
 	t.Helper()
 	var n int64
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if !d.IsDir() && strings.HasPrefix(d.Name(), ".") {
+			return nil
 		}
 		if d.IsDir() {
 			if top && p != dir {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
@@ -38,6 +39,16 @@ var (
 	nlStartMarker = []byte("\n" + startMarker)
 )
 
+// shown is a name read from the file system or a file as an error shows it: as it is when it is
+// plain text, quoted when it holds anything a terminal would act on (an escape sequence in a
+// file name).
+func shown(name string) string {
+	if q := strconv.Quote(name); q[1:len(q)-1] != name {
+		return q
+	}
+	return name
+}
+
 // inputError is a fault of the input itself, placed in the file; it is reported as is, never
 // re-placed by the parser that met it.
 type inputError struct{ msg string }
@@ -67,7 +78,7 @@ func (b *budget) over() bool {
 
 // overDump is the error of a read that passed --max-dump-size in the file name.
 func overDump(maxDump int64, name string) error {
-	return &inputError{fmt.Sprintf("the dump is larger than %s (reached in %s); --max-dump-size raises the limit", mib(maxDump), name)}
+	return &inputError{fmt.Sprintf("the dump is larger than %s (reached in %s); --max-dump-size raises the limit", mib(maxDump), shown(name))}
 }
 
 // stream reads one file as the parsers see it: log blocks are taken out (each leaves its
@@ -128,7 +139,7 @@ func (s *stream) reuse(done *stream) {
 }
 
 func (s *stream) tooLarge(at int64) error {
-	return &inputError{fmt.Sprintf("object at %s:%d is larger than %s; --max-object-size raises the limit", s.name, s.fileOffset(at), mib(s.budget.maxObject))}
+	return &inputError{fmt.Sprintf("object at %s:%d is larger than %s; --max-object-size raises the limit", shown(s.name), s.fileOffset(at), mib(s.budget.maxObject))}
 }
 
 func mib(n int64) string {

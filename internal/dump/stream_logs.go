@@ -56,7 +56,7 @@ func (s *stream) blockLines() (bool, error) {
 		}
 		if i < 0 {
 			return false, &inputError{fmt.Sprintf("line %d: log block of container %s of pod %s/%s has no END line; the file is truncated",
-				b.startLine, b.log.Container, b.log.Namespace, b.log.Pod)}
+				b.startLine, shown(b.log.Container), shown(b.log.Namespace), shown(b.log.Pod))}
 		}
 	}
 }

@@ -157,7 +157,10 @@ func (r *reader) notes() []snapshot.Visibility {
 	if v, ok := r.logsCut.note(); ok {
 		out = append(out, v)
 	}
-	return out
+	if v, ok := r.badNames.note(); ok {
+		out = append(out, v)
+	}
+	return append(out, r.logNotes.notes()...)
 }
 
 // logsCut counts the container logs of which only the tail was kept, and names the first.

@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -36,12 +39,27 @@ const (
 // replication-controllers.json as cluster-info dump writes it, and each pod's log tails in
 // <ns>/<pod>/logs.txt. Read reads it back to the same objects; the reference time
 // is derived again on reading and visibility is not written. dir may exist only if it is empty,
-// unless force is set.
+// unless force is set; then the files of the dump it holds are removed first, and others kept.
+//
+// A dump is written whole or read as cut short: a manifest marked unfinished is written first
+// and replaced by the list of files last, and each file is written under a temporary name and
+// renamed, so a file is there whole or not at all. Nothing is written outside dir or through a
+// link: every file is opened under an os.Root of dir, and a rename replaces a link planted under
+// a file's name instead of writing to what it points at.
 func Write(dir string, s *snapshot.Snapshot, force bool) error {
 	if err := prepareDir(dir, force); err != nil {
 		return err
 	}
-	w := writer{dir: dir}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("write dump: %w", err)
+	}
+	defer func() { _ = root.Close() }() // a directory handle; nothing to lose on close
+	w := writer{dir: dir, root: root}
+	if force {
+		w.clearOld()
+	}
+	w.manifest(false)
 	all := func(metav1.Object) bool { return true }
 	for i := range snapshot.Kinds {
 		if k := &snapshot.Kinds[i]; k.Cluster {
@@ -52,6 +70,7 @@ func Write(dir string, s *snapshot.Snapshot, force bool) error {
 		w.namespace(s, ns)
 	}
 	w.metrics(s)
+	w.manifest(true)
 	return w.err
 }
 
@@ -111,8 +130,11 @@ func namespacesOf(s *snapshot.Snapshot) []string {
 
 // writer keeps the first error, so the layout reads as a list of files.
 type writer struct {
-	dir string
-	err error
+	dir  string
+	root *os.Root
+	// files are the files written so far, for the manifest.
+	files []manifestEntry
+	err   error
 }
 
 func (w *writer) namespace(s *snapshot.Snapshot, ns string) {
@@ -122,7 +144,7 @@ func (w *writer) namespace(s *snapshot.Snapshot, ns string) {
 	}
 	in := func(m metav1.Object) bool { return m.GetNamespace() == ns }
 	// kubectl cluster-info dump writes this list; the tool does not model the kind.
-	w.list(filepath.Join(ns, "replication-controllers.json"), "ReplicationControllerList", "v1", &corev1.ReplicationControllerList{})
+	w.list(path.Join(ns, "replication-controllers.json"), "ReplicationControllerList", "v1", &corev1.ReplicationControllerList{})
 	for i := range snapshot.Kinds {
 		k := &snapshot.Kinds[i]
 		if k.Cluster {
@@ -134,7 +156,7 @@ func (w *writer) namespace(s *snapshot.Snapshot, ns string) {
 		if k.KeepUnread && reflect.ValueOf(items).Len() == 0 && notRead(s, k.Kind, ns) {
 			continue
 		}
-		w.list(filepath.Join(ns, k.File), k.GVK.Kind+"List", k.GVK.GroupVersion().String(), &itemList{Items: items})
+		w.list(path.Join(ns, k.File), k.GVK.Kind+"List", k.GVK.GroupVersion().String(), &itemList{Items: items})
 	}
 	w.logs(s, ns)
 }
@@ -165,18 +187,18 @@ func (w *writer) logs(s *snapshot.Snapshot, ns string) {
 	}
 	for _, pod := range pods {
 		if err := safeName(pod); err != nil {
-			w.fail(fmt.Errorf("write dump: pod %s/%s: %w", ns, pod, err))
+			w.fail(fmt.Errorf("write dump: pod %q in namespace %q: %w", pod, ns, err))
 			return
 		}
 		var b strings.Builder
 		for _, l := range byPod[pod] {
 			if strings.ContainsAny(l.Container, " \t\r\n") {
-				w.fail(fmt.Errorf("write dump: pod %s/%s: container name %q has white space", ns, pod, l.Container))
+				w.fail(fmt.Errorf("write dump: pod %q in namespace %q: container name %q has white space", pod, ns, l.Container))
 				return
 			}
 			_ = writeLog(&b, l) // a strings.Builder does not fail
 		}
-		w.file(filepath.Join(ns, pod, "logs.txt"), []byte(b.String()))
+		w.file(path.Join(ns, pod, "logs.txt"), []byte(b.String()))
 	}
 }
 
@@ -260,35 +282,148 @@ func (w *writer) file(name string, data []byte) {
 	})
 }
 
-// stream creates the file name and writes it through a buffer with write.
+// stream writes the file name (slash-separated) through a buffer with write, under a
+// temporary name renamed to name once it is whole.
 func (w *writer) stream(name string, write func(io.Writer) error) {
 	if w.err != nil {
 		return
 	}
-	p := filepath.Join(w.dir, name)
-	if err := os.MkdirAll(filepath.Dir(p), dirMode); err != nil {
-		w.fail(fmt.Errorf("write dump: %w", err))
-		return
+	if n, err := w.put(name, write); err != nil {
+		w.fail(fmt.Errorf("write dump %q: %w", filepath.Join(w.dir, name), err))
+	} else {
+		w.files = append(w.files, manifestEntry{Name: name, Bytes: n})
 	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, fileMode)
-	if err != nil {
-		w.fail(fmt.Errorf("write dump: %w", err))
-		return
-	}
-	// A file left by an earlier dump keeps its mode through O_TRUNC; --force must not keep it readable.
-	err = f.Chmod(fileMode)
-	if err == nil {
-		b := bufio.NewWriterSize(f, 256<<10)
-		if err = write(b); err == nil {
-			err = b.Flush()
+}
+
+// put writes the file name under the root and returns its size.
+func (w *writer) put(name string, write func(io.Writer) error) (int64, error) {
+	if d := path.Dir(name); d != "." {
+		if err := w.root.MkdirAll(d, dirMode); err != nil {
+			return 0, err
 		}
+	}
+	// O_EXCL: the temporary name is new, never a file or a link that was there.
+	tmp := path.Join(path.Dir(name), fmt.Sprintf(".%s.%d-%d.tmp", path.Base(name), os.Getpid(), tmpSeq.Add(1)))
+	f, err := w.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
+	if err != nil {
+		return 0, err
+	}
+	c := &countingWriter{w: f}
+	b := bufio.NewWriterSize(c, 256<<10)
+	if err = write(b); err == nil {
+		err = b.Flush()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		w.fail(fmt.Errorf("write dump %q: %w", p, err))
+	if err == nil {
+		err = w.root.Rename(tmp, name)
 	}
+	if err != nil {
+		_ = w.root.Remove(tmp) // the write already failed; a leftover temporary file is hidden
+		return 0, err
+	}
+	return c.n, nil
+}
+
+// tmpSeq tells apart the temporary files of one process.
+var tmpSeq atomic.Int64
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// manifest writes the manifest: unfinished before the first file, with every file after the
+// last. After a failure it stays unfinished.
+func (w *writer) manifest(complete bool) {
+	if w.err != nil {
+		return
+	}
+	var files []manifestEntry
+	if complete {
+		files = w.files
+	}
+	data, err := json.MarshalIndent(newManifest(complete, files), "", "    ")
+	if err != nil {
+		w.fail(fmt.Errorf("write dump manifest: %w", err))
+		return
+	}
+	if _, err := w.put(manifestFile, func(out io.Writer) error {
+		_, err := out.Write(append(data, '\n'))
+		return err
+	}); err != nil {
+		w.fail(fmt.Errorf("write dump %q: %w", filepath.Join(w.dir, manifestFile), err))
+	}
+}
+
+// clearOld removes the files of the dump dir holds, so that --force does not leave an older
+// dump's files to be read with the new one: those its manifest lists, or without one, those
+// of the layout Write and kubectl cluster-info dump write. Other files are kept; a read notes
+// them, as the new manifest does not list them.
+func (w *writer) clearOld() {
+	var names []string
+	if data, err := w.root.ReadFile(manifestFile); err == nil {
+		var m manifest
+		if json.Unmarshal(data, &m) == nil {
+			for _, f := range m.Files {
+				names = append(names, f.Name)
+			}
+		}
+	}
+	_ = fs.WalkDir(w.root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil // an unreadable corner of the old dump is left as it is
+		}
+		if dumpLayout(p) {
+			names = append(names, p)
+		}
+		return nil
+	})
+	for _, name := range names {
+		if !filepath.IsLocal(filepath.FromSlash(name)) {
+			continue
+		}
+		if err := w.root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			w.fail(fmt.Errorf("write dump: remove the earlier dump's %q: %w", filepath.Join(w.dir, name), err))
+			return
+		}
+	}
+}
+
+// dumpLayout reports whether the slash-separated path p names a file of the layout Write and
+// kubectl cluster-info dump write.
+func dumpLayout(p string) bool {
+	parts := strings.Split(p, "/")
+	switch len(parts) {
+	case 1:
+		if parts[0] == MetricsFile {
+			return true
+		}
+		for i := range snapshot.Kinds {
+			if snapshot.Kinds[i].Cluster && snapshot.Kinds[i].File == parts[0] {
+				return true
+			}
+		}
+	case 2:
+		if parts[1] == "replication-controllers.json" {
+			return true
+		}
+		for i := range snapshot.Kinds {
+			if !snapshot.Kinds[i].Cluster && snapshot.Kinds[i].File == parts[1] {
+				return true
+			}
+		}
+	case 3:
+		return parts[2] == "logs.txt"
+	}
+	return false
 }
 
 func (w *writer) fail(err error) {

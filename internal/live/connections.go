@@ -31,6 +31,8 @@ func NewConnections() *Connections { return &Connections{shared: map[connKey]*tr
 type transport struct {
 	watches http.RoundTripper
 	lists   http.RoundTripper
+	// creds is the gate of a credential plugin's transport, nil without one.
+	creds *credentialGate
 }
 
 // maxStreams bounds the requests that end (lists, log tails) in flight on one transport. An
@@ -87,21 +89,21 @@ func keyOf(cfg *rest.Config) (connKey, bool) {
 // its client for watches, which has no overall timeout (the reflector bounds each watch). A
 // one-off read never watches, so that client is built only when asked for. wrap wraps the
 // shared transport for this source alone.
-func (c *Connections) clients(cfg *rest.Config, wrap func(http.RoundTripper) http.RoundTripper) (kubernetes.Interface, func() (kubernetes.Interface, error), error) {
+func (c *Connections) clients(cfg *rest.Config, wrap func(http.RoundTripper) http.RoundTripper) (kubernetes.Interface, func() (kubernetes.Interface, error), *credentialGate, error) {
 	t, err := c.transport(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	client, err := newGroupsClient(cfg, &http.Client{Transport: wrap(t.lists), Timeout: cfg.Timeout})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	watchCfg := rest.CopyConfig(cfg)
 	watchCfg.Timeout = 0
 	watchClient := sync.OnceValues(func() (kubernetes.Interface, error) {
 		return newGroupsClient(watchCfg, &http.Client{Transport: wrap(t.watches)})
 	})
-	return client, watchClient, nil
+	return client, watchClient, t.creds, nil
 }
 
 // transport returns the transport of cfg: the one already made for its key, or a new one.
@@ -118,8 +120,17 @@ func (c *Connections) transport(cfg *rest.Config) (*transport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build transport: %w", err)
 	}
-	rt := &firstConn{next: base, hosts: map[string]chan struct{}{}}
-	t := &transport{watches: rt, lists: &streamGate{next: rt, slots: make(chan struct{}, maxStreams)}}
+	var rt http.RoundTripper = &firstConn{next: base, hosts: map[string]chan struct{}{}}
+	var creds *credentialGate
+	if cfg.ExecProvider != nil {
+		timeout := cfg.Timeout
+		if timeout <= 0 {
+			timeout = DefaultRequestTimeout
+		}
+		creds = &credentialGate{next: rt, command: cfg.ExecProvider.Command, timeout: timeout}
+		rt = creds
+	}
+	t := &transport{watches: rt, lists: &streamGate{next: rt, slots: make(chan struct{}, maxStreams)}, creds: creds}
 	if ok {
 		c.shared[key] = t
 	}

@@ -68,6 +68,9 @@ type Source struct {
 	shared *clusterLists
 	conn   connKey
 	keyed  bool
+	// creds, when the kubeconfig user's credentials come from a plugin, says whether it gave
+	// none: net/http words a request that timed out in it as a timeout of the server's.
+	creds *credentialGate
 }
 
 var _ snapshot.Source = (*Source)(nil)
@@ -128,7 +131,7 @@ func newSource(cfg *rest.Config, context, ns string, opts Options, conns *Connec
 	}
 	src.throttle = &throttle{}
 	var err error
-	if src.client, src.watchClient, err = conns.clients(cfg, src.throttle.wrap); err != nil {
+	if src.client, src.watchClient, src.creds, err = conns.clients(cfg, src.throttle.wrap); err != nil {
 		return nil, fmt.Errorf("build client for %s: %w", cfg.Host, err)
 	}
 	return src, nil

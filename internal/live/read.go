@@ -37,8 +37,10 @@ type job struct {
 	namespace string
 	objs      []runtime.Object
 	vis       *snapshot.Visibility
-	// err is what the API server answered when vis is set.
-	err error
+	// err is what the API server answered when vis is set; transient says it may answer
+	// otherwise next time (a 5xx, a timeout), so a watch lists the kind again.
+	err       error
+	transient bool
 	// rv is the resourceVersion the list was read at, and listType its list's type: a watch
 	// started from this read answers its informer's first list with them.
 	rv       string
@@ -131,8 +133,8 @@ func (s *Source) read(ctx context.Context, progress func(what string, n int), ro
 				}
 				return
 			}
-			if v, ok := s.visibility(j.kind, j.namespace, err); ok {
-				j.vis, j.err = &v, err
+			if v, transient, ok := s.visibility(j.kind, j.namespace, err); ok {
+				j.vis, j.err, j.transient = &v, err, transient
 				if j.kind.rows {
 					rowKindDone()
 				}
@@ -140,7 +142,7 @@ func (s *Source) read(ctx context.Context, progress func(what string, n int), ro
 			}
 			mu.Lock()
 			if firstErr == nil {
-				firstErr = err
+				firstErr = &listError{what: j.kind.plural(), namespace: j.namespace, err: err}
 				cancel()
 			}
 			mu.Unlock()
@@ -254,19 +256,65 @@ func stripManagedFields(obj any) { snapshot.TrimManagedFields(obj) }
 
 // visibility classifies an error the API server answered with; ok is false for anything that
 // means the read as a whole failed. A 404 on pods is never a kind the server does not serve:
-// every Kubernetes API server serves v1 pods, so the server is something else.
-func (s *Source) visibility(k *kind, namespace string, err error) (snapshot.Visibility, bool) {
-	v := snapshot.Visibility{Kind: k.Kind, Namespace: namespace}
+// every Kubernetes API server serves v1 pods, so the server is something else. A server error
+// (5xx, or 429 past client-go's retries) or a timeout on a kind that only adds to the picture
+// (events, slices, quotas, claims: neither a workload nor its pods) is transient: the read goes
+// on without it, as without a forbidden kind, and a watch lists it again.
+func (s *Source) visibility(k *kind, namespace string, err error) (v snapshot.Visibility, transient, ok bool) {
+	v = snapshot.Visibility{Kind: k.Kind, Namespace: namespace}
+	var cred *CredentialError
 	switch {
 	case apierrors.IsForbidden(err):
 		v.Reason = forbiddenReason(err)
 	case (apierrors.IsNotFound(err) || apierrors.IsMethodNotSupported(err)) && k.Kind != "Pod":
 		v.Reason = fmt.Sprintf("not served by this API server (%s)", k.Resource)
+	case k.Workload || k.Kind == "Pod" || errors.As(err, &cred) || errors.Is(err, context.Canceled) || s.creds != nil && s.creds.Failed() != nil:
+		return v, false, false
+	case serverFailed(err):
+		v.Reason = fmt.Sprintf("the API server failed to list %s: %s", k.plural(), fromServer{err})
+		transient = true
+	case timedOut(err):
+		v.Reason = fmt.Sprintf("the API server did not answer the list of %s within %s", k.plural(), s.timeout)
+		transient = true
 	default:
-		return v, false
+		return v, false, false
 	}
-	return v, true
+	return v, transient, true
 }
+
+// serverFailed reports whether the API server (or a proxy before it) answered with a server
+// error, or went on throttling past client-go's retries.
+func serverFailed(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	code := status.Status().Code
+	return code >= 500 || code == 429
+}
+
+func timedOut(err error) bool {
+	var nerr net.Error
+	return errors.As(err, &nerr) && nerr.Timeout() || errors.Is(err, context.DeadlineExceeded)
+}
+
+// listError is the error of the list that ended a read: the resource and the namespace.
+type listError struct {
+	what, namespace string
+	err             error
+}
+
+func (e *listError) Error() string { return e.where() + ": " + e.err.Error() }
+
+// where is "list pods in namespace telemetry" ("list nodes" for a kind of the cluster).
+func (e *listError) where() string {
+	if e.namespace == "" {
+		return "list " + e.what
+	}
+	return fmt.Sprintf("list %s in namespace %s", e.what, e.namespace)
+}
+
+func (e *listError) Unwrap() error { return e.err }
 
 // noWorkloads fails a read in which no workload kind could be listed: the report would say
 // "No workloads found" about a namespace the tool could not see, and pass --fail-on.
@@ -345,7 +393,24 @@ var errNotAPIServer = errors.New("not a Kubernetes API server")
 
 // fatal turns the error that stopped a read into one line that says what to do.
 func (s *Source) fatal(err error) error {
+	// The list that failed is named where the answer is the server's about it; an unreachable
+	// server, or one that is not an API server, is said of the server whatever was listed.
+	list := ""
+	if le := (*listError)(nil); errors.As(err, &le) {
+		list, err = le.where(), le.err
+	}
 	var status apierrors.APIStatus
+	var cred *CredentialError
+	if errors.As(err, &cred) || s.creds != nil && !errors.Is(err, context.Canceled) {
+		if cred == nil {
+			// net/http keeps only the words of a request that timed out in the plugin.
+			cred = s.creds.Failed()
+		}
+		if cred != nil {
+			// The server was never asked: the error is the plugin's, not the server's.
+			return cred
+		}
+	}
 	switch {
 	case apierrors.IsUnauthorized(err):
 		return fmt.Errorf("the API server rejected the credentials of context %q; check the kubeconfig user: %w", s.info.Context, err)
@@ -353,6 +418,8 @@ func (s *Source) fatal(err error) error {
 		// Only a list every API server serves ends here (see visibility): a web server, a proxy
 		// or a wrong port answered, not Kubernetes.
 		return fmt.Errorf("the server at %s is %w: %w", s.host(), errNotAPIServer, fromServer{err})
+	case errors.As(err, &status) && list != "":
+		return fmt.Errorf("read from %s: %s: %w", s.info.Server, list, err)
 	case errors.As(err, &status):
 		return fmt.Errorf("read from %s: %w", s.info.Server, err)
 	case errors.Is(err, context.Canceled):
@@ -362,6 +429,9 @@ func (s *Source) fatal(err error) error {
 	}
 	var nerr net.Error
 	if errors.As(err, &nerr) && nerr.Timeout() || errors.Is(err, context.DeadlineExceeded) {
+		if readingBody(err) {
+			return fmt.Errorf("the API server at %s began to answer, but its answer did not end within %s; raise --request-timeout if it is slow", s.host(), s.timeout)
+		}
 		return fmt.Errorf("cannot reach the API server at %s: no answer within %s; raise --request-timeout if it is slow", s.host(), s.timeout)
 	}
 	// kube-apiserver resets the stream (or closes the connection) of a request that outlives its
@@ -385,4 +455,13 @@ func (s *Source) fatal(err error) error {
 	// "Get https://host/apis/...?limit=500&resourceVersion=0: dial tcp ..." repeats the host
 	// and a URL the user never typed; the transport error alone says it.
 	return s.unreachable(uerr.Err)
+}
+
+// readingBody reports whether err came while an answer's body was read: the server answered,
+// and the timeout cut the answer short. The words are client-go's (rest.Request's
+// transformResponse, and fastPageFunc, which words it the same) and net/http's (an
+// http.Client's Timeout while the body is read).
+func readingBody(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "error when reading response body") || strings.Contains(msg, "while reading body")
 }

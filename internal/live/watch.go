@@ -192,11 +192,33 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		return
 	}
 	var ws []cache.SharedIndexInformer
+	// retried are the kinds the first read lost to a transient failure (a 5xx, a timeout):
+	// their informers list them again with the reflector's back-off, and their visibility
+	// entry stands until one of them has listed. Their failures are that entry, not an outage,
+	// and nothing waits for them to sync.
+	type retriedKind struct {
+		kind, namespace string
+		synced          cache.InformerSynced
+	}
+	var retried []retriedKind
+	// again holds, for each informer of ws, whether it lists a kind the first read lost.
+	var again []bool
 	add := func(j *job) {
 		k, ns := j.kind, j.namespace
 		key := k.Kind + "/" + ns
 		list, watchFn := k.list(s.client, ns), k.watch(watchClient, ns)
-		seed := j
+		var seed *job
+		if j.vis == nil {
+			seed = j
+		}
+		observeKind := observe
+		if j.vis != nil {
+			observeKind = func(ctx context.Context, _ string, err error) {
+				if err == nil && ctx.Err() == nil {
+					mark()
+				}
+			}
+		}
 		lw := &cache.ListWatch{
 			ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 				if seed != nil {
@@ -207,33 +229,45 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 					}
 				}
 				obj, err := list(ctx, k.listOptions(s.opts.Selector, opts))
-				observe(ctx, key, err)
+				observeKind(ctx, key, err)
 				return obj, err
 			},
 			WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 				w, err := s.openWatch(ctx, watchFn, k.listOptions(s.opts.Selector, opts))
 				if err != nil {
-					observe(ctx, key, err)
+					observeKind(ctx, key, err)
 					return w, err
 				}
-				return judgeWatch(w, func(err error) { observe(ctx, key, err) }), nil
+				return judgeWatch(w, func(err error) { observeKind(ctx, key, err) }), nil
 			},
 		}
 		inf := cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, noWatchList{}), k.object,
 			cache.SharedIndexInformerOptions{Indexers: cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}})
-		ws = append(ws, inf)
+		if j.vis != nil {
+			retried = append(retried, retriedKind{kind: k.Kind, namespace: ns, synced: inf.HasSynced})
+		}
+		ws, again = append(ws, inf), append(again, j.vis != nil)
 	}
 	for _, j := range jobs {
-		if j.vis == nil {
+		if j.vis == nil || j.transient {
 			add(j)
 		}
 	}
-	for _, inf := range ws {
+	// lost reports whether a visibility entry is of a kind still not listed again.
+	lost := func(v snapshot.Visibility) bool {
+		for _, r := range retried {
+			if r.kind == v.Kind && r.namespace == v.Namespace {
+				return !r.synced()
+			}
+		}
+		return true
+	}
+	for i, inf := range ws {
 		if err := inf.SetTransform(transform); err != nil {
 			report(err)
 		}
 		_ = inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-			if !isExpired(err) {
+			if !isExpired(err) && !again[i] {
 				report(s.fatal(err))
 			}
 		})
@@ -254,9 +288,11 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 	var running sync.WaitGroup
 	defer running.Wait()
 	synced := make([]cache.InformerSynced, 0, len(ws))
-	for _, inf := range ws {
+	for i, inf := range ws {
 		running.Go(func() { inf.RunWithContext(ctx) })
-		synced = append(synced, inf.HasSynced)
+		if !again[i] {
+			synced = append(synced, inf.HasSynced)
+		}
 	}
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) || ctx.Err() != nil {
 		return
@@ -305,7 +341,7 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 		snap := tracker.Snapshot()
 		snap.Namespaces, snap.Source = s.Namespaces(), s.info
 		for _, v := range visibility {
-			if v.Kind != "pods/log" {
+			if v.Kind != "pods/log" && lost(v) {
 				snap.Visibility = append(snap.Visibility, v)
 			}
 		}

@@ -304,15 +304,9 @@ func references(s *subject) []Finding {
 		}
 		return []Finding{s.finding(CheckReferences, ResultSkipped, nil, "%s to ConfigMaps and Secrets not checked; pass --check-references to look them up by metadata", plural(len(refs), "reference", "references"))}
 	}
-	inStream := map[string]bool{}
-	for _, r := range s.m.ConfigMaps {
-		inStream["ConfigMap/"+r.Namespace+"/"+r.Name] = true
-	}
-	for _, r := range s.m.Secrets {
-		inStream["Secret/"+r.Namespace+"/"+r.Name] = true
-	}
+	inStream := s.m.carried()
 	var out []Finding
-	ok := 0
+	ok, carried := 0, 0
 	for _, r := range refs {
 		key := strings.ToLower(r.Kind) + "/" + r.Name
 		exists := s.nf.ConfigMaps[r.Name]
@@ -320,7 +314,9 @@ func references(s *subject) []Finding {
 			exists = s.nf.Secrets[r.Name]
 		}
 		switch {
-		case inStream[r.Kind+"/"+s.w.Namespace+"/"+r.Name] || exists:
+		case inStream[r.Kind+"/"+s.w.Namespace+"/"+r.Name]:
+			carried++
+		case exists:
 			ok++
 		case s.nf.Unread[key] != "":
 			out = append(out, s.finding(CheckReferences, ResultSkipped, r.Path, "could not look up %s %s: %s", r.Kind, r.Name, s.nf.Unread[key]))
@@ -331,10 +327,16 @@ func references(s *subject) []Finding {
 		}
 	}
 	if len(out) == 0 {
-		if ok == 0 {
+		switch {
+		case ok == 0 && carried == 0:
 			return []Finding{s.finding(CheckReferences, ResultPass, nil, "no ConfigMap or Secret references")}
+		case carried == 0:
+			return []Finding{s.finding(CheckReferences, ResultPass, nil, "%s exist (looked up by metadata; no data read)", plural(ok, "referenced ConfigMap or Secret", "referenced ConfigMaps and Secrets"))}
+		case ok == 0:
+			return []Finding{s.finding(CheckReferences, ResultPass, nil, "%s created by the manifests (not looked up)", plural(carried, "referenced ConfigMap or Secret is", "referenced ConfigMaps and Secrets are"))}
 		}
-		return []Finding{s.finding(CheckReferences, ResultPass, nil, "%s exist (looked up by metadata; no data read)", plural(ok, "referenced ConfigMap or Secret", "referenced ConfigMaps and Secrets"))}
+		return []Finding{s.finding(CheckReferences, ResultPass, nil, "%s exist: %d created by the manifests (not looked up), %d looked up by metadata (no data read)",
+			plural(ok+carried, "referenced ConfigMap or Secret", "referenced ConfigMaps and Secrets"), carried, ok)}
 	}
 	return out
 }

@@ -50,6 +50,7 @@ func Load(ctx context.Context, c Clients, m *Manifests, checkReferences bool) (*
 		}
 		f.BoundPods, f.BoundPodsUnread = pods, reason
 	}
+	carried := m.carried()
 	for _, w := range m.Workloads {
 		nf := f.Namespaces[w.Namespace]
 		if nf == nil {
@@ -58,11 +59,28 @@ func Load(ctx context.Context, c Clients, m *Manifests, checkReferences bool) (*
 			}
 			f.Namespaces[w.Namespace] = nf
 		}
-		if err := loadWorkload(ctx, c, nf, w, checkReferences); err != nil {
+		if err := loadWorkload(ctx, c, nf, w, checkReferences, carried); err != nil {
 			return nil, err
 		}
 	}
 	return f, nil
+}
+
+// carried are the ServiceAccounts, ConfigMaps and Secrets the stream creates, by
+// "Kind/namespace/name": the checks take them as applied, so the cluster is not asked for them
+// (a lookup of a Secret that is not there yet may well be refused).
+func (m *Manifests) carried() map[string]bool {
+	out := map[string]bool{}
+	for _, sa := range m.ServiceAccounts {
+		out["ServiceAccount/"+sa.Namespace+"/"+sa.Name] = true
+	}
+	for _, r := range m.ConfigMaps {
+		out["ConfigMap/"+r.Namespace+"/"+r.Name] = true
+	}
+	for _, r := range m.Secrets {
+		out["Secret/"+r.Namespace+"/"+r.Name] = true
+	}
+	return out
 }
 
 // unread turns an API error into the reason a fact is missing; any other error is returned.
@@ -149,7 +167,7 @@ func lookup(err error) (exists bool, reason string, fatal error) {
 	return false, reason, fatal
 }
 
-func loadWorkload(ctx context.Context, c Clients, nf *NamespaceFacts, w *Workload, checkReferences bool) error {
+func loadWorkload(ctx context.Context, c Clients, nf *NamespaceFacts, w *Workload, checkReferences bool, carried map[string]bool) error {
 	ns := w.Namespace
 	sa := w.Template.Spec.ServiceAccountName
 	if sa == "" {
@@ -158,7 +176,7 @@ func loadWorkload(ctx context.Context, c Clients, nf *NamespaceFacts, w *Workloa
 	if sa == "" {
 		sa = "default"
 	}
-	if _, seen := nf.ServiceAccounts[sa]; !seen && nf.Unread["serviceaccount/"+sa] == "" {
+	if _, seen := nf.ServiceAccounts[sa]; !seen && nf.Unread["serviceaccount/"+sa] == "" && !carried["ServiceAccount/"+ns+"/"+sa] {
 		_, err := c.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, sa, metav1.GetOptions{})
 		if err := found(err, nf, "serviceaccount/"+sa, func(ok bool) { nf.ServiceAccounts[sa] = ok }); err != nil {
 			return fmt.Errorf("get ServiceAccount %s/%s: %w", ns, sa, err)
@@ -192,7 +210,7 @@ func loadWorkload(ctx context.Context, c Clients, nf *NamespaceFacts, w *Workloa
 	case !exists:
 		// Not found: the manifest creates it; unreadable: the checks that need it say why.
 		live.Unread = reason
-		return refs(ctx, c, nf, w, checkReferences)
+		return refs(ctx, c, nf, w, checkReferences, carried)
 	}
 	live.Object = obj
 	if s, err := metav1.LabelSelectorAsSelector(sel); err == nil && sel != nil {
@@ -202,7 +220,7 @@ func loadWorkload(ctx context.Context, c Clients, nf *NamespaceFacts, w *Workloa
 		}
 		live.Pods, live.Unread = pods, reason
 	}
-	return refs(ctx, c, nf, w, checkReferences)
+	return refs(ctx, c, nf, w, checkReferences, carried)
 }
 
 // found records whether a get found its object, or why it could not tell.
@@ -219,13 +237,16 @@ func found(err error, nf *NamespaceFacts, key string, set func(bool)) error {
 	return nil
 }
 
-// refs looks up the ConfigMaps and Secrets the template names, by metadata only: the
-// requests ask for PartialObjectMetadata, so no data is sent.
-func refs(ctx context.Context, c Clients, nf *NamespaceFacts, w *Workload, checkReferences bool) error {
+// refs looks up the ConfigMaps and Secrets the template names and the stream does not carry,
+// by metadata only: the requests ask for PartialObjectMetadata, so no data is sent.
+func refs(ctx context.Context, c Clients, nf *NamespaceFacts, w *Workload, checkReferences bool, carried map[string]bool) error {
 	if !checkReferences {
 		return nil
 	}
 	for _, r := range References(w) {
+		if carried[r.Kind+"/"+w.Namespace+"/"+r.Name] {
+			continue
+		}
 		set, resource := nf.ConfigMaps, "configmaps"
 		if r.Kind == "Secret" {
 			set, resource = nf.Secrets, "secrets"

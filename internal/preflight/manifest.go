@@ -16,7 +16,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/boundedyaml"
 )
 
 // Stdin is the -f value that reads standard input.
@@ -152,7 +153,13 @@ func (m *Manifests) readFile(name string, r io.Reader, namespace string) error {
 		return m.readJSON(name, data, namespace)
 	}
 	for _, doc := range splitYAML(data) {
-		js, err := yaml.YAMLToJSON(doc.text)
+		// A document's aliases may not expand it past what a file may hold.
+		js, err := boundedyaml.ToJSON(doc.text, maxFileSize)
+		var tl *boundedyaml.TooLargeError
+		if errors.As(err, &tl) {
+			return &InputError{File: name, Line: doc.line + tl.Line - 1, Msg: fmt.Sprintf(
+				"aliases expand the document past %d MiB (each repeats its anchor's whole value)", maxFileSize>>20)}
+		}
 		if err != nil {
 			return yamlError(name, doc.line, err)
 		}

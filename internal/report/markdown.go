@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -160,14 +159,27 @@ func mdCell(s string) string {
 	return mdText(s)
 }
 
-// mdCode writes s as inline code; a value holding a backtick is fenced with two.
+// mdCode writes s as inline code. A code span ends at the first run of as many backticks as
+// opened it (CommonMark 6.1), so a value holding backticks is fenced with a run longer than any
+// inside it, and spaced, since one may begin or end it: a value cannot close its span early and
+// have the HTML or links after it rendered in the ticket the report is pasted into.
 func mdCode(s string) string {
 	if s == "" {
 		return ""
 	}
 	s = strings.ReplaceAll(Clean(s), "|", "\\|")
-	if strings.Contains(s, "`") {
-		return fmt.Sprintf("`` %s ``", s)
+	longest, run := 0, 0
+	for _, c := range s {
+		if c != '`' {
+			run = 0
+			continue
+		}
+		run++
+		longest = max(longest, run)
 	}
-	return "`" + s + "`"
+	if longest == 0 {
+		return "`" + s + "`"
+	}
+	fence := strings.Repeat("`", longest+1)
+	return fence + " " + s + " " + fence
 }

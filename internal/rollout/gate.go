@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/redact"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
@@ -98,6 +100,7 @@ func (g *Gate) Run(ctx context.Context, snaps <-chan *snapshot.Snapshot, errs <-
 	var prev Event
 	var servingSince time.Time
 	seen := false
+	var uid types.UID
 	step := func(s *snapshot.Snapshot) (bool, error) {
 		st, found, err := ReadStatus(s, g.Target)
 		if err != nil {
@@ -108,6 +111,13 @@ func (g *Gate) Run(ctx context.Context, snaps <-chan *snapshot.Snapshot, errs <-
 				return false, fmt.Errorf("%s %w in namespace %s", g.Target.Ref(), ErrNotFound, g.Target.Namespace)
 			}
 			return false, fmt.Errorf("%s was deleted while its rollout was followed", g.Target.Ref())
+		}
+		// kubectl rollout status aborts on a deletion "not to silently watch the wrong (new)
+		// object"; two snapshots may hide the deletion between them, the UID does not.
+		if uid == "" {
+			uid = st.UID
+		} else if st.UID != uid {
+			return false, fmt.Errorf("%s was deleted and created again while its rollout was followed (uid %s, now %s); run rollout again to follow the new object", g.Target.Ref(), uid, st.UID)
 		}
 		dec.Settle = g.Settle
 		if dec.Settle <= 0 {

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/utils/ptr"
+
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -139,6 +142,26 @@ func TestGateErrors(t *testing.T) {
 		_, err := (&Gate{Target: pricing}).Run(context.Background(), snaps, errs)
 		if err == nil || !strings.Contains(err.Error(), "was deleted") {
 			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("workload deleted and created again between two snapshots", func(t *testing.T) {
+		s := now(fixture(t, "old-restarts"))
+		following := withDeployment(s, "pricing", func(d *appsv1.Deployment) {
+			d.UID = "5f0c0e52-0d33-4c1e-9d53-1b2c3d4e5f60"
+			applied(d)
+		})
+		// Another object of the same name: no replicas, so the controller calls it done at once.
+		recreated := withDeployment(s, "pricing", func(d *appsv1.Deployment) {
+			d.UID = "8a1d7c3e-2f44-4b6a-a1c9-0e9f8d7c6b5a"
+			d.Generation, d.Status.ObservedGeneration = 1, 1
+			d.Spec.Replicas = ptr.To[int32](0)
+			d.Status = appsv1.DeploymentStatus{ObservedGeneration: 1}
+		})
+		snaps, errs := feed(following, recreated)
+		res, err := (&Gate{Target: pricing, Settle: time.Millisecond, Tick: time.Millisecond, Timeout: 10 * time.Second}).Run(context.Background(), snaps, errs)
+		want := "deployment/pricing was deleted and created again while its rollout was followed (uid 5f0c0e52-0d33-4c1e-9d53-1b2c3d4e5f60, now 8a1d7c3e-2f44-4b6a-a1c9-0e9f8d7c6b5a); run rollout again to follow the new object"
+		if err == nil || err.Error() != want {
+			t.Errorf("err = %v, result %+v; want %q", err, res, want)
 		}
 	})
 	t.Run("watch fails before its first snapshot", func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
@@ -35,8 +36,11 @@ func lowerKind(k string) string {
 // Status is the controller's account of the rollout, read as kubectl's rollout status reads it
 // (k8s.io/kubectl pkg/polymorphichelpers/rollout_status.go).
 type Status struct {
-	Generation         int64 `json:"generation"`
-	ObservedGeneration int64 `json:"observedGeneration"`
+	// UID is the object's: a workload deleted and created again under the same name is another
+	// object, whose rollout is not the one followed.
+	UID                types.UID `json:"-"`
+	Generation         int64     `json:"generation"`
+	ObservedGeneration int64     `json:"observedGeneration"`
 	// Declared is spec.replicas (a DaemonSet's desiredNumberScheduled); Replicas counts copies of
 	// every revision, Updated those of the new one, Available those available.
 	Declared  int32 `json:"declared"`
@@ -91,7 +95,7 @@ func ReadStatus(s *snapshot.Snapshot, t Target) (st Status, found bool, err erro
 
 func deploymentStatus(d *appsv1.Deployment) Status {
 	st := Status{
-		Generation: d.Generation, ObservedGeneration: d.Status.ObservedGeneration, Declared: 1,
+		UID: d.UID, Generation: d.Generation, ObservedGeneration: d.Status.ObservedGeneration, Declared: 1,
 		Replicas: d.Status.Replicas, Updated: d.Status.UpdatedReplicas, Available: d.Status.AvailableReplicas,
 		MinReadySeconds: d.Spec.MinReadySeconds, Template: &d.Spec.Template,
 	}
@@ -125,7 +129,7 @@ func deploymentStatus(d *appsv1.Deployment) Status {
 
 func statefulSetStatus(o *appsv1.StatefulSet) (Status, error) {
 	st := Status{
-		Generation: o.Generation, ObservedGeneration: o.Status.ObservedGeneration, Declared: 1,
+		UID: o.UID, Generation: o.Generation, ObservedGeneration: o.Status.ObservedGeneration, Declared: 1,
 		Replicas: o.Status.Replicas, Updated: o.Status.UpdatedReplicas, Available: o.Status.AvailableReplicas,
 		MinReadySeconds: o.Spec.MinReadySeconds, Template: &o.Spec.Template,
 	}
@@ -161,7 +165,7 @@ func statefulSetStatus(o *appsv1.StatefulSet) (Status, error) {
 
 func daemonSetStatus(o *appsv1.DaemonSet) (Status, error) {
 	st := Status{
-		Generation: o.Generation, ObservedGeneration: o.Status.ObservedGeneration,
+		UID: o.UID, Generation: o.Generation, ObservedGeneration: o.Status.ObservedGeneration,
 		Declared: o.Status.DesiredNumberScheduled, Replicas: o.Status.CurrentNumberScheduled,
 		Updated: o.Status.UpdatedNumberScheduled, Available: o.Status.NumberAvailable,
 		MinReadySeconds: o.Spec.MinReadySeconds, Template: &o.Spec.Template,

@@ -132,6 +132,7 @@ type workload struct {
 	OldestCopySeconds   *int64          `json:"oldestCopySeconds"`
 	Headline            string          `json:"headline"`
 	Cause               string          `json:"cause"`
+	Argument            *argument       `json:"argument"`
 	Suspects            []suspect       `json:"suspects"`
 	Evidence            []evidence      `json:"evidence"`
 	Revisions           *revisions      `json:"revisions"`
@@ -148,6 +149,13 @@ type timelineEntry struct {
 	Object      string    `json:"object"`
 	ServingFrom *int32    `json:"servingFrom"`
 	ServingTo   *int32    `json:"servingTo"`
+}
+
+// argument is docs/schema.md's Argument: the case for the cause.
+type argument struct {
+	Object  string `json:"object"`
+	For     string `json:"for"`
+	Against string `json:"against"`
 }
 
 type counts struct {

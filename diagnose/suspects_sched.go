@@ -21,6 +21,7 @@ const (
 	RuleTopologySpread       RuleID = "scheduling-topology-spread"
 	RuleStorageClass         RuleID = "storage-class"
 	RuleCordonedNodes        RuleID = "scheduling-cordoned-nodes"
+	RuleClaimSelector        RuleID = "storage-claim-selector"
 )
 
 // schedulingFamily reads the scheduler's FitError and the claim provisioner's failures.
@@ -65,6 +66,11 @@ var _ = register(family{
 			RuleCordonedNodes, "The only nodes the pod may run on are cordoned",
 			"FailedScheduling `node(s) were unschedulable` with the nodes the template's nodeSelector or required node affinity picks all cordoned (spec.unschedulable)",
 			"Uncordon or replace the nodes (kubectl uncordon), or let the template select nodes that take pods.", false,
+		},
+		{
+			RuleClaimSelector, "A claim's selector matches no volume",
+			"FailedScheduling `pod has unbound immediate PersistentVolumeClaims` with the pod's claim (or its volumeClaimTemplate) Pending and carrying spec.selector, which only pre-made volumes can satisfy",
+			"Make the claim's selector match a volume's labels (kubectl get pv --show-labels), or drop it and let a StorageClass provision.", false,
 		},
 		{
 			RuleStorageClass, "A volumeClaimTemplate's storage class cannot provision",
@@ -296,6 +302,7 @@ func (r *ranker) fitReason(reason string, score int, msg string) {
 		reason == "node(s) didn't find available persistent volumes to bind" ||
 		reason == "node(s) did not have enough free storage":
 		r.storageClass("", &signal{Text: msg})
+		r.claimSelectors(msg)
 	}
 }
 
@@ -535,4 +542,36 @@ func (r *ranker) claimMissing(name string) {
 				scoreCertain, "PersistentVolumeClaim "+name+" does not exist")
 		}
 	}
+}
+
+// claimSelectors names the selector of each Pending claim the pods wait for: a claim with a
+// selector asks for a pre-made volume carrying those labels, and of its asks (class, access
+// modes, size, labels) the labels are the narrowest; which one no volume meets only the
+// volumes, cluster-scoped and not read, could say. A StatefulSet's claims come from its
+// volumeClaimTemplates, whose selector is the field to change.
+func (r *ranker) claimSelectors(msg string) {
+	for _, pvc := range r.w.Claims {
+		if pvc.Status.Phase != corev1.ClaimPending || pvc.Spec.Selector == nil {
+			continue
+		}
+		reason := "claim " + pvc.Name + " is Pending and only a volume with the labels its selector asks can bind it: " + msg
+		if i := r.claimTemplateOf(pvc.Name); i >= 0 {
+			p := field.NewPath("spec", "volumeClaimTemplates").Index(i).Child("spec", "selector")
+			r.suspectObject(RuleClaimSelector, r.object, r.w.Object, p, scoreCertain, reason)
+			continue
+		}
+		r.suspectObject(RuleClaimSelector, "PersistentVolumeClaim/"+pvc.Name, pvc, field.NewPath("spec", "selector"), scoreCertain, reason)
+	}
+}
+
+// claimTemplateOf is the index of the volumeClaimTemplate a StatefulSet's claim was made from
+// (named <template>-<statefulset>-<ordinal>), or -1.
+func (r *ranker) claimTemplateOf(claim string) int {
+	for i := range r.w.VolumeClaimTemplates {
+		prefix := r.w.VolumeClaimTemplates[i].Name + "-" + r.w.Name + "-"
+		if rest, ok := strings.CutPrefix(claim, prefix); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
+			return i
+		}
+	}
+	return -1
 }

@@ -71,6 +71,15 @@ func argueCause(w *workload, shape Shape, top *Suspect, o onset) (Cause, *Argume
 		}
 	}
 	path := pathOf(top)
+	if strings.HasPrefix(top.Object, "Node/") {
+		// A node is no part of any workload's spec: its state (not Ready, cordoned) is a
+		// dependency whatever the workload's history.
+		return CauseDependency, &Argument{
+			Object:  top.Object,
+			For:     fmt.Sprintf("dependency: %s: %s", top.Object, firstClause(top.Reason)),
+			Against: fmt.Sprintf("not the spec of %s: the copies wait on the node, not on a field", self),
+		}
+	}
 	if top.Object != self {
 		// A suspect on another object: that object's spec, unless it changed (dated) after the
 		// workload served unchanged.

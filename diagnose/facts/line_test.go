@@ -313,3 +313,21 @@ func TestNumericLevelsAndErrorObjects(t *testing.T) {
 		})
 	}
 }
+
+// A header that announces the lines below it is not the failure by its level alone.
+func TestAnnouncingErrorLine(t *testing.T) {
+	for _, tt := range []struct {
+		line    string
+		failing bool
+	}{
+		{`2026-11-12T14:47:56.551Z ERROR 1 --- [order-processor] [           main] o.s.b.d.LoggingFailureAnalysisReporter   : `, false},
+		{`2026-11-12 14:47:56 ERROR [main] startup: `, false},
+		{`2026-11-12 14:47:56 ERROR [main] startup failed:`, true},
+		{`Web server failed to start. Port 9090 was already in use.`, true},
+		{`2026-11-12 14:47:56 ERROR [main] buffer full, dropping events`, true},
+	} {
+		if got := ReadLine(tt.line).Signal.Failing; got != tt.failing {
+			t.Errorf("%q: failing = %v, want %v", tt.line, got, tt.failing)
+		}
+	}
+}

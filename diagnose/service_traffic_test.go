@@ -1,9 +1,8 @@
 package diagnose
 
 import (
-	"time"
-
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"

@@ -27,8 +27,10 @@ func TestMemoryLimitAtStart(t *testing.T) {
 			name: "an init container is OOM-killed as it starts, named by its Failed event",
 			setup: func(w *workload) {
 				w.Shape = ShapeNeverStarts
-				w.Template.Spec.InitContainers = []corev1.Container{{Name: "migrate", Image: "registry.internal/shop/migrate:1.0.0",
-					Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("12Mi")}}}}
+				w.Template.Spec.InitContainers = []corev1.Container{{
+					Name: "migrate", Image: "registry.internal/shop/migrate:1.0.0",
+					Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("12Mi")}},
+				}}
 				stEvent(w, "Pod", stPod(w).Name, "spec.initContainers{migrate}", "Failed", "Error: "+runcInitOOM)
 			},
 			rule: RuleMemoryLimitAtStart, path: "spec.template.spec.initContainers[0].resources.limits.memory",
@@ -39,8 +41,10 @@ func TestMemoryLimitAtStart(t *testing.T) {
 			setup: func(w *workload) {
 				w.Shape = ShapeNeverStarts
 				w.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("64Mi")
-				w.Template.Spec.Containers = append(w.Template.Spec.Containers, corev1.Container{Name: "proxy", Image: "registry.internal/mesh/proxy:2.1.0",
-					Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("4Mi")}}})
+				w.Template.Spec.Containers = append(w.Template.Spec.Containers, corev1.Container{
+					Name: "proxy", Image: "registry.internal/mesh/proxy:2.1.0",
+					Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("4Mi")}},
+				})
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedCreatePodSandBox", "Failed to create pod sandbox: rpc error: code = Unknown desc = "+runcInitOOM)
 			},
 			rule: RuleMemoryLimitAtStart, path: "spec.template.spec.containers[1].resources.limits.memory",

@@ -70,7 +70,6 @@ func (r *ranker) portClaims(s *signal, port int32) bool {
 			if c.c.Name == s.Container {
 				r.suspectTemplate(RulePortInUse, path, scoreCertain, said+"; "+c.c.Name+" declares it as "+portName(p.Name))
 			} else {
-
 				r.suspectTemplate(RulePortInUse, path, scoreLikely, said+"; container "+c.c.Name+" declares it too")
 			}
 			found = true

@@ -9,7 +9,7 @@ GOLANGCI_LINT_VERSION ?= v2.15.0
 # loader of Go plugins imports the standard library's plugin package unless this tag leaves it
 # out. Linked with cgo, as `go build` links on a machine with a C compiler, that package makes
 # the linker keep every exported method and symbol for plugins to find: 105 MB instead of 82,
-# and up to 30 MiB more of the binary resident on every run (BENCHMARKS.md). The release builds
+# and up to 30 MiB more of the binary resident on every run (docs/performance.md). The release builds
 # without cgo, where the linker ignores the package; it sets the tag too (.goreleaser.yaml).
 # Exported, so the binaries tests and scripts build under make are this one.
 GO_TAGS ?= kustomize_disable_go_plugin_support
@@ -34,7 +34,7 @@ e2e-assets: ## build etcd, kube-apiserver, kube-controller-manager and kubectl i
 .PHONY: test
 # Packages that start processes (a control plane, tmux) run without the race detector: it slows
 # them past their timing assumptions and finds nothing in code the project does not share.
-SYSTEM_PKGS = /test/e2e /test/tmux /test/internal/controlplane /test/internal/kubeletsim /test/internal/scalegen
+SYSTEM_PKGS = /test/e2e /test/tmux /test/cmd/controlplane /test/internal/controlplane /test/internal/kubeletsim /test/internal/scalegen
 
 test: need-prometheus need-tmux e2e-assets test-unit ## run every test: unit (-race), console (teatest + tmux), end-to-end on a real control plane
 	KUBEDIAGNOSE_ASSETS="$$(hack/e2e-assets.sh 2>/dev/null | tail -n 1)" $(GO) test -count=1 -timeout 40m \
@@ -45,7 +45,7 @@ test-unit: need-prometheus ## run the tests that need no control plane or termin
 	$(GO) test -race -count=1 -timeout 20m $$($(GO) list ./... | grep -v $(foreach p,$(SYSTEM_PKGS),-e $(p)))
 
 # The metrics, rollout and cmd packages' tests (and the e2e and tmux ones) start a real
-# Prometheus: Debian's package, or PROMETHEUS_BINARY (internal/promtest).
+# Prometheus: Debian's package, or PROMETHEUS_BINARY (test/testbed/promtest).
 .PHONY: need-prometheus need-tmux
 need-prometheus:
 	@test -x "$${PROMETHEUS_BINARY:-/usr/bin/prometheus}" || { echo "make test needs Prometheus: apt-get install prometheus (Debian, Ubuntu), or set PROMETHEUS_BINARY to a prometheus binary" >&2; exit 1; }
@@ -62,7 +62,7 @@ bench-dump: ## time the dump reader on a 20,000-pod dump against python's json.l
 
 .PHONY: bench-scale
 # Not part of `make test`: it loads 20,000 pods (BENCH_DEPLOYMENTS=5000 for 50,000) into a real
-# control plane and takes several minutes and gigabytes; BENCHMARKS.md has the numbers.
+# control plane and takes several minutes and gigabytes; docs/performance.md has the numbers.
 bench-scale: ## time kubectl get, audit, dump, audit --dump and the console (k9s, popeye if installed) on a 20k-pod namespace
 	hack/bench-scale.sh
 
@@ -92,7 +92,7 @@ fmt: ## format the code
 	gofmt -w $$(git ls-files '*.go')
 
 .PHONY: lint
-lint: ## vet, gofmt check and golangci-lint (pinned)
+lint: docs-check ## vet, gofmt check, golangci-lint (pinned) and the generated docs up to date
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run ./...
@@ -112,9 +112,17 @@ install: ## put kubectl-diagnose and kubectl_complete-diagnose (the script kubec
 	install -m 0755 cmd/kubectl_complete-diagnose $(INSTALL_DIR)/kubectl_complete-diagnose
 	@echo "installed in $(INSTALL_DIR); try: kubectl diagnose version"
 
+.PHONY: docs-check
+docs-check: ## fail when docs/cli or docs/schema.md differ from what make docs generates
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(GO) run ./hack/gendocs "$$tmp/cli" && $(GO) run ./hack/schemadoc "$$tmp/schema.md" && \
+	diff -ru docs/cli "$$tmp/cli" && diff -u docs/schema.md "$$tmp/schema.md" || \
+	{ echo "docs/cli or docs/schema.md is out of date: run make docs" >&2; exit 1; }
+
 .PHONY: docs
-docs: ## regenerate docs/cli from the commands' --help (a test fails when they drift)
+docs: ## regenerate docs/cli from the commands' --help and docs/schema.md from the report types (tests fail when they drift)
 	$(GO) run ./hack/gendocs docs/cli
+	$(GO) run ./hack/schemadoc docs/schema.md
 
 .PHONY: release-check
 release-check: ## goreleaser check, this machine's release archive checked, and krew installing it from a custom index (CI)

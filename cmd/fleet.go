@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -28,15 +27,6 @@ import (
 // small clusters read faster with --max-parallel-contexts raised; the contexts of one server
 // stay on one connection whatever the bound (live's stream gate).
 const DefaultMaxParallelContexts = 8
-
-// fleetHeapFloor is held allocated while a fleet is read, so that the collector's goal starts
-// twice this above the heap the reads keep: a fleet of small clusters, which allocates a few
-// megabytes per context and keeps little of it, was collected a dozen times a read, 12-17% of
-// its CPU. The floor is never written, so its pages are never touched and cost no resident
-// memory; what it costs is the garbage let stand, at most the floor's size more whatever the
-// fleet's size, where a higher GOGC would raise the peak of a fleet of large clusters by a
-// share of it.
-const fleetHeapFloor = 32 << 20
 
 // FleetOptions are the flags that read several clusters: --context a,b,c and --all-contexts.
 type FleetOptions struct {
@@ -181,15 +171,10 @@ func flagsForContext(base *genericclioptions.ConfigFlags, name string) *genericc
 	return f
 }
 
-// eachContext calls read once for every name, at most limit at a time, and returns the results
-// in the order of names whatever order the reads end in. A read that fails is its own result:
-// every name gets its call.
-func eachContext[T any](ctx context.Context, names []string, limit int, read func(ctx context.Context, name string) T) []T {
-	return eachContextIn(ctx, names, nil, limit, read)
-}
-
-// eachContextIn is eachContext that starts the reads in the order of order, indexes into names
-// (nil: the order of names); the results keep the order of names.
+// eachContextIn calls read once for every name, at most limit at a time, starting the reads in
+// the order of order, indexes into names (nil: the order of names), and returns the results in
+// the order of names whatever order the reads end in. A read that fails is its own result: every
+// name gets its call.
 func eachContextIn[T any](ctx context.Context, names []string, order []int, limit int, read func(ctx context.Context, name string) T) []T {
 	if order == nil {
 		order = make([]int, len(names))
@@ -363,9 +348,7 @@ func (o *AuditOptions) runFleet(ctx context.Context) error {
 		read := o.Source.oneRead()
 		open = func(name string) (*openedSource, error) { return read.forContext(name).open() }
 	}
-	floor := make([]byte, fleetHeapFloor)
 	reads := o.Source.readFleet(ctx, open, o.now, progressTo(o.ErrOut), o.Targets)
-	runtime.KeepAlive(floor)
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}

@@ -26,7 +26,7 @@ func TestEachContextBoundsOrdersAndKeepsEveryResult(t *testing.T) {
 			var running, peak atomic.Int32
 			var finished []string
 			done := make(chan string, len(names))
-			out := eachContext(context.Background(), names, limit, func(_ context.Context, name string) string {
+			out := eachContextIn(context.Background(), names, nil, limit, func(_ context.Context, name string) string {
 				n := running.Add(1)
 				for {
 					p := peak.Load()

@@ -9,7 +9,7 @@ import (
 
 // openLive opens the cluster the kubeconfig flags name. It does not contact the server yet.
 func openLive(o *SourceOptions) (*openedSource, error) {
-	opts := live.Options{Namespaces: o.namespaces(), AllNamespaces: o.AllNamespaces, Selector: o.Selector}
+	opts := live.Options{Namespaces: o.namespaces(), AllNamespaces: o.AllNamespaces, Selector: o.Selector, AfterFirstRead: o.settleMemory}
 	var (
 		src *live.Source
 		err error
@@ -44,7 +44,7 @@ func openLive(o *SourceOptions) (*openedSource, error) {
 		consoleWatch:   consoleWatch,
 		listNamespaces: src.NamespaceNames,
 		switchNamespace: func(ns string) snapshot.Source {
-			s, err := live.New(flags, live.Options{Namespaces: []string{ns}, Selector: o.Selector})
+			s, err := live.New(flags, live.Options{Namespaces: []string{ns}, Selector: o.Selector, AfterFirstRead: o.settleMemory})
 			if err != nil {
 				return failedSource{err: err}
 			}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/component-base/logs/klogflags"
 	"k8s.io/klog/v2"
 
+	"github.com/kubediagnose/kubectl-diagnose/internal/memory"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 	"github.com/kubediagnose/kubectl-diagnose/tui"
 )
@@ -45,12 +46,16 @@ type hooks struct {
 	// argv0 is how the process was started (os.Args[0]), which names the command in usage and
 	// hints (CommandName); empty reads as kubectl-diagnose.
 	argv0 string
+	// memoryPolicy sets the process's memory policy as a command starts and returns the call
+	// that settles it (memory.ForReads); nil, in tests that run commands in their own process,
+	// leaves the collector alone.
+	memoryPolicy func() (settle func())
 }
 
 // NewRootCmd returns the kubectl-diagnose command tree, named in usage lines and hints as the
 // process was started (CommandName).
 func NewRootCmd(streams genericiooptions.IOStreams) *cobra.Command {
-	return newRootCmd(streams, hooks{argv0: os.Args[0]})
+	return newRootCmd(streams, hooks{argv0: os.Args[0], memoryPolicy: memory.ForReads})
 }
 
 func newRootCmd(streams genericiooptions.IOStreams, h hooks) *cobra.Command {
@@ -92,6 +97,9 @@ table otherwise. It only reads: get, list and watch.`,
 		SilenceErrors:              true,
 		SilenceUsage:               true,
 		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
+			if h.memoryPolicy != nil {
+				source.settleMemory = h.memoryPolicy()
+			}
 			return verbosity(c)
 		},
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -156,7 +164,7 @@ func (o *RootOptions) Run(ctx context.Context) error {
 		return o.runFleet(ctx)
 	}
 	interactive := o.Interactive()
-	o.Source.forLatency = interactive
+	o.Source.forConsole = interactive
 	src, err := o.Source.open()
 	if err != nil {
 		return err
@@ -191,7 +199,7 @@ func (o *RootOptions) consoleOptions(src *openedSource) tui.Options {
 		opts.Source = src.live
 		opts.Namespaces = src.liveNamespaces
 		opts.SwitchNamespace = src.switchNamespace
-		opts.Watch = firstReadForLatency(src.consoleWatch)
+		opts.Watch = src.consoleWatch
 		opts.ListNamespaces = src.listNamespaces
 		if o.Source.Metrics.Config != nil {
 			opts.MetricsRefresh = o.Source.Metrics.Refresh

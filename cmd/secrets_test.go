@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/report"
-	"github.com/kubediagnose/kubectl-diagnose/internal/secretdump"
+	"github.com/kubediagnose/kubectl-diagnose/test/testbed/secretdump"
 	"github.com/kubediagnose/kubectl-diagnose/tui"
 )
 

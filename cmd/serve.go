@@ -245,6 +245,8 @@ func (o *ServeOptions) Run(ctx context.Context) error {
 			return fmt.Errorf("%w: %w", context.Cause(ctx), err)
 		}
 		picture.Update(red.Report(r, snap), time.Since(start))
+		// The read is over; what the server allocates from here is each answer's.
+		o.Source.settle()
 		return serve.Serve(ctx, ln, h)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)

@@ -12,7 +12,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
-	"github.com/kubediagnose/kubectl-diagnose/internal/secretdump"
+	"github.com/kubediagnose/kubectl-diagnose/test/testbed/secretdump"
 )
 
 func parseServe(argv ...string) (*ServeOptions, error) {

@@ -49,9 +49,14 @@ type SourceOptions struct {
 	// fleetKubeconfig, set for one context of a fleet, is the fleet's kubeconfig, read once:
 	// the context's source is built from it instead of reading the files again.
 	fleetKubeconfig *live.Kubeconfig
-	// forLatency reads a dump for a user who waits on it, at some memory (dump.Options.ForLatency):
-	// the console sets it, the audit does not.
-	forLatency bool
+	// forConsole reads a dump for the console, which shows what its read waits for and can
+	// stop it: it waits for the named pipes of a directory (dump.Options.WaitForPipes).
+	forConsole bool
+	// settleMemory settles the process's memory policy once a command that goes on has read its
+	// first snapshot (internal/memory): a live watch once its informers take over
+	// (live.Options.AfterFirstRead), serve on a dump once it has diagnosed it; nil leaves the
+	// policy as it is.
+	settleMemory func()
 	// ShowSecrets is --show-secrets: print credentials as read (see internal/redact).
 	ShowSecrets bool
 }
@@ -187,9 +192,9 @@ func (o *SourceOptions) openKube() (*openedSource, error) {
 	if o.DumpPath != "" {
 		src := dump.Source{Path: o.DumpPath, Stdin: o.Stdin, Options: dump.Options{
 			MaxObjectSize: o.MaxObjectSizeMiB << 20, MaxDumpSize: o.MaxDumpSizeMiB << 20,
-			Namespace: o.Namespace, Namespaces: o.namespaces(), At: o.At, ForLatency: o.forLatency,
+			Namespace: o.Namespace, Namespaces: o.namespaces(), At: o.At,
 			// The console's header says what the read waits for, and q stops it.
-			WaitForPipes: o.forLatency,
+			WaitForPipes: o.forConsole,
 		}}
 		return &openedSource{Source: &scopedSource{src: src, namespaces: o.namespaces(), at: o.At, origin: o.dumpOrigin(), selector: o.Selector}, Label: "dump"}, nil
 	}
@@ -313,4 +318,11 @@ func listOrNone(xs []string) string {
 		return "no namespaced objects"
 	}
 	return strings.Join(xs, ", ")
+}
+
+// settle settles the process's memory policy (settleMemory), if the command set one.
+func (o *SourceOptions) settle() {
+	if o.settleMemory != nil {
+		o.settleMemory()
+	}
 }

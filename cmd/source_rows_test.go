@@ -62,11 +62,11 @@ func TestDumpRowsAreScopedAsTheSnapshot(t *testing.T) {
 	}
 }
 
-// The console reads a dump for latency (dump.Options.ForLatency), spending memory its budget
-// has room for on the wait for its first screen; the audit, whose goal is its peak, reads it
-// as before, also when the root command prints the audit table off a terminal.
-func TestOnlyTheConsoleReadsADumpForLatency(t *testing.T) {
-	forLatency := func(t *testing.T, src snapshot.Source) bool {
+// The console waits for a dump directory's named pipes (dump.Options.WaitForPipes): its header
+// says what the read waits for and q stops it. The audit, which prints nothing until its read
+// ends, skips them, also when the root command prints the audit table off a terminal.
+func TestOnlyTheConsoleWaitsForADumpsPipes(t *testing.T) {
+	waitsForPipes := func(t *testing.T, src snapshot.Source) bool {
 		t.Helper()
 		scoped, ok := src.(*scopedSource)
 		if !ok {
@@ -76,7 +76,7 @@ func TestOnlyTheConsoleReadsADumpForLatency(t *testing.T) {
 		if !ok {
 			t.Fatalf("the scoped source is a %T, want a dump", scoped.src)
 		}
-		return d.Options.ForLatency
+		return d.Options.WaitForPipes
 	}
 	path := scenarioDump("dev-web")
 	var console tui.Options
@@ -86,8 +86,8 @@ func TestOnlyTheConsoleReadsADumpForLatency(t *testing.T) {
 	}, "--dump", path); err != nil {
 		t.Fatal(err)
 	}
-	if !forLatency(t, console.Source) {
-		t.Error("the console reads the dump as the audit does, not for latency")
+	if !waitsForPipes(t, console.Source) {
+		t.Error("the console skips the pipes of a dump as the audit does")
 	}
 
 	var root *RootOptions
@@ -106,8 +106,8 @@ func TestOnlyTheConsoleReadsADumpForLatency(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if forLatency(t, src.Source) {
-			t.Errorf("%s reads the dump for latency", name)
+		if waitsForPipes(t, src.Source) {
+			t.Errorf("%s waits for the pipes of a dump", name)
 		}
 	}
 }

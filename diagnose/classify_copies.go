@@ -73,14 +73,8 @@ type copyFacts struct {
 	Starting string
 }
 
-// readCopy reads copy i of the workload (workload.Pods[i]) from its observations.
-func readCopy(w *workload, i int, ref time.Time) *copyFacts {
-	f := new(copyFacts)
-	fillCopy(f, w, i, ref)
-	return f
-}
-
-// fillCopy is readCopy into f: the engine reads a workload's copies into one slice.
+// fillCopy reads copy i of the workload (workload.Pods[i]) from its observations into f: the
+// engine reads a workload's copies into one slice.
 func fillCopy(f *copyFacts, w *workload, i int, ref time.Time) {
 	p := w.Pods[i]
 	*f = copyFacts{

@@ -368,11 +368,8 @@ func eventEvidence(b *evidenceBuilder, w *workload) {
 
 var backoffDuration = regexp.MustCompile(`(?i)back-off [0-9hms.]+`)
 
-func normalizeEventMessage(e *corev1.Event) string {
-	return normalizeEventText(e.InvolvedObject.Name, string(e.InvolvedObject.UID), e.Message)
-}
-
-// normalizeEventText is normalizeEventMessage of a message about the object name (uid).
+// normalizeEventText is message m about the object name (uid) with what varies between
+// occurrences of the same event taken out.
 func normalizeEventText(name, uid, m string) string {
 	if name != "" {
 		m = strings.ReplaceAll(m, name, "<name>")
@@ -523,7 +520,11 @@ func revisionEvidence(b *evidenceBuilder, w *workload) {
 		return
 	case h.LastServing == nil:
 		msg := fmt.Sprintf("revision %d is the only revision and no copy of it has served", h.Current.Number)
-		if len(h.Revisions) > 1 {
+		switch {
+		case h.ServedEarly:
+			// It served, but the failure began in its early life: no revision served apart from it.
+			msg = fmt.Sprintf("revision %d served (%s) but the failure began in its first moments, and no revision before it served", h.Current.Number, h.Current.Served)
+		case len(h.Revisions) > 1:
 			msg = fmt.Sprintf("no revision of %d shows that it served", len(h.Revisions))
 		}
 		b.add(SourceRevisionHistory, "NeverServed", "", msg+failedFromStartText(h.Current), obj, 1, nil)

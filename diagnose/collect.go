@@ -71,12 +71,9 @@ type revision struct {
 	FailedFromStart *failedFromStart
 }
 
-// collectWorkloads gathers every workload of the snapshot with its copies, revisions, events,
-// logs and Services, using only the snapshot's indexes so the whole pass is linear.
-func collectWorkloads(s *snapshot.Snapshot) []*workload { return collectSome(s, nil) }
-
-// collectSome is collectWorkloads for the workloads want accepts; want is asked once about every
-// workload of the snapshot, and nil accepts all.
+// collectSome gathers the workloads of the snapshot that want accepts with their copies,
+// revisions, events, logs and Services, using only the snapshot's indexes so the whole pass is
+// linear; want is asked once about every workload of the snapshot, and nil accepts all.
 func collectSome(s *snapshot.Snapshot, want func(kind, namespace, name string) bool) []*workload {
 	p := planCollect(s, want)
 	out := make([]*workload, p.len())

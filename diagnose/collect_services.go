@@ -3,7 +3,6 @@ package diagnose
 import (
 	"slices"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -21,15 +20,10 @@ import (
 // namespace again.
 type serviceIndex struct {
 	snap *snapshot.Snapshot
-	// list, mu and nss file Services given as a list (serviceIndexOf), for tests.
-	list func(namespace string) []*corev1.Service
-	mu   sync.Mutex
-	nss  map[string]*nsServices
 }
 
 // nsServices is one namespace's Services, filed.
 type nsServices struct {
-	once    sync.Once
 	byPair  map[labelPair][]*corev1.Service // the selector's first pair
 	byName  map[string]*corev1.Service
 	byLabel map[string][]*corev1.Service // app.kubernetes.io/name label value
@@ -51,30 +45,10 @@ func fileServices(svcs []*corev1.Service) any {
 	return n
 }
 
-// serviceIndexOf files svcs, whatever their namespaces.
-func serviceIndexOf(svcs []*corev1.Service) *serviceIndex {
-	byNS := map[string][]*corev1.Service{}
-	for _, svc := range svcs {
-		byNS[svc.Namespace] = append(byNS[svc.Namespace], svc)
-	}
-	return &serviceIndex{list: func(ns string) []*corev1.Service { return byNS[ns] }, nss: map[string]*nsServices{}}
-}
-
 // in returns the namespace's Services, filed by the first caller; a caller that asks while
 // they are being filed waits for them.
 func (ix *serviceIndex) in(namespace string) *nsServices {
-	if ix.snap != nil {
-		return ix.snap.ServicesFiled(namespace, fileServices).(*nsServices)
-	}
-	ix.mu.Lock()
-	n := ix.nss[namespace]
-	if n == nil {
-		n = &nsServices{}
-		ix.nss[namespace] = n
-	}
-	ix.mu.Unlock()
-	n.once.Do(func() { n.file(ix.list(namespace)) })
-	return n
+	return ix.snap.ServicesFiled(namespace, fileServices).(*nsServices)
 }
 
 func (n *nsServices) file(svcs []*corev1.Service) {

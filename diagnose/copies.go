@@ -130,7 +130,11 @@ func (l *copyList) copy(i int) Copy {
 	p, r := l.pods[i], &l.rows[i]
 	c := Copy{
 		Name: p.Name, Phase: string(p.Status.Phase), Ready: r.ready, Serving: r.serving,
-		Restarts: restarts(p), AgeSeconds: int64(l.ref.Sub(p.CreationTimestamp.Time) / time.Second), Node: p.Spec.NodeName,
+		Restarts: restarts(p), Node: p.Spec.NodeName,
+	}
+	if !p.CreationTimestamp.IsZero() {
+		age := int64(l.ref.Sub(p.CreationTimestamp.Time) / time.Second)
+		c.AgeSeconds = &age
 	}
 	if r.hasRevision {
 		c.Revision = strconv.FormatInt(l.revision[i], 10)

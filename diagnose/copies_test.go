@@ -19,7 +19,10 @@ func eagerCopy(f *copyFacts) Copy {
 	p := f.Pod
 	c := Copy{
 		Name: p.Name, Phase: string(p.Status.Phase), Ready: f.Ready, Serving: f.Serving,
-		Restarts: restarts(p), AgeSeconds: int64(f.Age / time.Second), Node: p.Spec.NodeName,
+		Restarts: restarts(p), Node: p.Spec.NodeName,
+	}
+	if !p.CreationTimestamp.IsZero() {
+		c.AgeSeconds = ptr(int64(f.Age / time.Second))
 	}
 	if f.Rev != nil {
 		c.Revision = strconv.FormatInt(f.Rev.Number, 10)

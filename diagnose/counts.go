@@ -201,10 +201,12 @@ func count(s *snapshot.Snapshot, w *workload, ref time.Time) (youngest, oldest *
 			w.Counts.Serving++
 			w.serving[i] = true
 		}
-		age := int64(ref.Sub(p.CreationTimestamp.Time) / time.Second)
-		if age < 0 {
-			age = 0
+		// A copy without a creation time, or with one after the reference time (a skewed
+		// clock, a hostile dump), has no age: it would read as 292 years or a negative one.
+		if p.CreationTimestamp.IsZero() || p.CreationTimestamp.After(ref) {
+			continue
 		}
+		age := int64(ref.Sub(p.CreationTimestamp.Time) / time.Second)
 		if !aged || age < young {
 			young = age
 		}

@@ -2,10 +2,12 @@ package diagnose
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestCountsServiceEndpoints: serving means Ready and, when a Service selects the workload, a
@@ -141,4 +143,73 @@ func TestEndpointsFindTheirCopies(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestCopiesWithoutAnAge: a copy without a creation time, or with one after the reference time
+// (a skewed clock, a hostile dump), has no age. The workload's youngest and oldest copies are
+// read from the others, and each such copy's age is unknown (nil) or negative, which the printers
+// show as kubectl does (<unknown>, <invalid>), never as 292 years or 0s.
+func TestCopiesWithoutAnAge(t *testing.T) {
+	for _, tt := range []struct {
+		name               string
+		ages               []time.Duration
+		unset              int
+		wantYoung, wantOld *int64
+	}{
+		{
+			name: "one copy without a creation time", ages: []time.Duration{10 * time.Minute, 20 * time.Minute, 30 * time.Minute}, unset: 0,
+			wantYoung: ptr(int64(20 * 60)), wantOld: ptr(int64(30 * 60)),
+		},
+		{
+			name: "one copy created in the future", ages: []time.Duration{-10 * time.Minute, 20 * time.Minute, 30 * time.Minute}, unset: -1,
+			wantYoung: ptr(int64(20 * 60)), wantOld: ptr(int64(30 * 60)),
+		},
+		{name: "no copy with an age", ages: []time.Duration{-time.Hour, time.Hour}, unset: 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCluster()
+			d := c.deployment("web", int32(len(tt.ages)), 1, reasonNewRSAvailable, 2*time.Hour)
+			rs := c.replicaSet(d, 1, int32(len(tt.ages)), 2*time.Hour, nil)
+			var pods []*corev1.Pod
+			for i, age := range tt.ages {
+				pods = append(pods, c.pod(rs, fmt.Sprint(i), age, running(true)))
+			}
+			if tt.unset >= 0 {
+				pods[tt.unset].CreationTimestamp = metav1.Time{}
+			}
+			got := c.diagnoseOne("web")
+			if !reflect.DeepEqual(got.YoungestCopySeconds, tt.wantYoung) || !reflect.DeepEqual(got.OldestCopySeconds, tt.wantOld) {
+				t.Errorf("youngest, oldest = %v, %v; want %v, %v", deref(got.YoungestCopySeconds), deref(got.OldestCopySeconds), deref(tt.wantYoung), deref(tt.wantOld))
+			}
+			for _, cp := range got.Detail.Copies() {
+				p := pods[0]
+				for _, q := range pods {
+					if q.Name == cp.Name {
+						p = q
+					}
+				}
+				switch {
+				case p.CreationTimestamp.IsZero():
+					if cp.AgeSeconds != nil {
+						t.Errorf("copy %s without a creation time has age %d", cp.Name, *cp.AgeSeconds)
+					}
+				case p.CreationTimestamp.After(testRef):
+					if cp.AgeSeconds == nil || *cp.AgeSeconds >= 0 {
+						t.Errorf("copy %s created in the future has age %v, want a negative one", cp.Name, deref(cp.AgeSeconds))
+					}
+				default:
+					if cp.AgeSeconds == nil || *cp.AgeSeconds <= 0 {
+						t.Errorf("copy %s has age %v", cp.Name, deref(cp.AgeSeconds))
+					}
+				}
+			}
+		})
+	}
+}
+
+func deref(p *int64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }

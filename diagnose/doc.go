@@ -18,7 +18,7 @@
 // Cost: linear in the size of the snapshot. A workload reads only what indexes hand it (its
 // pods, events, logs, and the Services found by selector, name or label), never a scan of its
 // namespace; each distinct log line is read once per workload however many copies log it.
-// BENCHMARKS.md has the numbers.
+// docs/performance.md has the numbers.
 //
 // Pods not seen: when the snapshot's visibility says the namespace's pods could not be read
 // (forbidden to the identity, not in the dump), the counts and the shape come from the

@@ -130,10 +130,10 @@ func fix(w *workload, shape Shape, cause Cause, top *Suspect) string {
 		}
 		return s
 	case cause == CauseDependency && !ruleInfo(top.Rule).Outside:
-		return fmt.Sprintf("look outside the spec first: %s is %s, unchanged since revision %s served; what it refers to changed since: restore it",
-			path, quoteValue(top.Value), w.LastServingRevision)
+		return fmt.Sprintf("look outside the spec first: %s is %s, %s; what it refers to changed since: restore it",
+			path, quoteValue(top.Value), unchangedSince(w))
 	case cause == CauseDependency:
-		s := fmt.Sprintf("look outside the spec first: %s is %s, unchanged since revision %s served", path, quoteValue(top.Value), w.LastServingRevision)
+		s := fmt.Sprintf("look outside the spec first: %s is %s, %s", path, quoteValue(top.Value), unchangedSince(w))
 		if hint != "" {
 			s += ": " + hint
 		}
@@ -165,4 +165,13 @@ func quoteValue(v string) string {
 		return "unset"
 	}
 	return fmt.Sprintf("%q", v)
+}
+
+// unchangedSince says since when the spec is unchanged, for a dependency's fix: since the last
+// revision that served, or, when the only one served before its failure began, since it rolled out.
+func unchangedSince(w *workload) string {
+	if w.LastServingRevision == "" {
+		return "unchanged since it rolled out"
+	}
+	return "unchanged since revision " + w.LastServingRevision + " served"
 }

@@ -23,13 +23,6 @@ type match struct {
 	What string
 }
 
-// matchValue finds the strongest link between failure tokens ev and the spec value val.
-// ownHosts are the workload's own pod and node IPs: a port on them is the pod itself (a probe
-// or a peer), not an endpoint the spec names.
-func matchValue(ev []facts.Value, val string, ownHosts map[string]bool) match {
-	return matchTokens(ev, val, valueTokens(val), ownHosts)
-}
-
 // valueTokens are the tokens of a spec value: those tokenize finds, plus the value itself as a
 // flag or a path when it is one written alone.
 func valueTokens(val string) []facts.Value {
@@ -47,7 +40,9 @@ func valueTokens(val string) []facts.Value {
 	return vt
 }
 
-// matchTokens is matchValue with the value's tokens already found.
+// matchTokens finds the strongest link between failure tokens ev and the spec value val, whose
+// tokens are vt. ownHosts are the workload's own pod and node IPs: a port on them is the pod
+// itself (a probe or a peer), not an endpoint the spec names.
 func matchTokens(ev []facts.Value, val string, vt []facts.Value, ownHosts map[string]bool) match {
 	var best match
 	better := func(s int, what string) {

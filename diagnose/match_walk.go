@@ -44,55 +44,6 @@ func resourcePath(list *field.Path, name string) *field.Path {
 	return list.Child(name)
 }
 
-// walkObject visits every node of v (a typed API object or part of one) depth first, with its
-// path under root in JSON field names. visit returns false to skip a node's children.
-// Map keys are visited in sorted order, so the walk is deterministic.
-func walkObject(v reflect.Value, p *field.Path, visit func(p *field.Path, v reflect.Value) bool) {
-	switch v.Kind() {
-	case reflect.Pointer, reflect.Interface:
-		if v.IsNil() {
-			return
-		}
-		walkObject(v.Elem(), p, visit)
-		return
-	}
-	if !visit(p, v) {
-		return
-	}
-	switch v.Kind() {
-	case reflect.Struct:
-		switch v.Type() {
-		case walkIntOrStringType, walkQuantityType, walkTimeType:
-			return
-		}
-		for _, f := range jsonFieldsOf(v.Type()) {
-			child := p
-			if !f.inline {
-				child = p.Child(f.name)
-			}
-			walkObject(v.Field(f.index), child, visit)
-		}
-	case reflect.Slice, reflect.Array:
-		if v.Type().Elem().Kind() == reflect.Uint8 {
-			return
-		}
-		for i := range v.Len() {
-			walkObject(v.Index(i), p.Index(i), visit)
-		}
-	case reflect.Map:
-		keys := v.MapKeys()
-		sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
-		resources := v.Type().Key() == walkResourceNameType
-		for _, k := range keys {
-			child := p.Key(k.String())
-			if resources {
-				child = resourcePath(p, k.String())
-			}
-			walkObject(v.MapIndex(k), child, visit)
-		}
-	}
-}
-
 // jsonField is an exported field of a struct type that JSON encodes, with its JSON name.
 type jsonField struct {
 	index  int
@@ -167,7 +118,8 @@ func scalar(v reflect.Value) (s string, text, ok bool) {
 }
 
 // leaves lists the scalar values of obj (a pointer to or value of a typed API object part)
-// that are set, with their paths under root: the nodes walkObject visits, in its order, with
+// that are set, with their paths under root: the nodes the reference walk (walkObject, in
+// match_walk_test.go) visits, in its order, with
 // a path built only for a leaf kept (TestLeavesAsWalk holds the two to the same list).
 func leaves(root *field.Path, obj any) []leaf {
 	if obj == nil {

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -11,6 +12,55 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
+
+// walkObject is the reference walk that leaves and descend are held to: it visits every node of v (a typed API object or part of one) depth first, with its
+// path under root in JSON field names. visit returns false to skip a node's children.
+// Map keys are visited in sorted order, so the walk is deterministic.
+func walkObject(v reflect.Value, p *field.Path, visit func(p *field.Path, v reflect.Value) bool) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if v.IsNil() {
+			return
+		}
+		walkObject(v.Elem(), p, visit)
+		return
+	}
+	if !visit(p, v) {
+		return
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		switch v.Type() {
+		case walkIntOrStringType, walkQuantityType, walkTimeType:
+			return
+		}
+		for _, f := range jsonFieldsOf(v.Type()) {
+			child := p
+			if !f.inline {
+				child = p.Child(f.name)
+			}
+			walkObject(v.Field(f.index), child, visit)
+		}
+	case reflect.Slice, reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return
+		}
+		for i := range v.Len() {
+			walkObject(v.Index(i), p.Index(i), visit)
+		}
+	case reflect.Map:
+		keys := v.MapKeys()
+		sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+		resources := v.Type().Key() == walkResourceNameType
+		for _, k := range keys {
+			child := p.Key(k.String())
+			if resources {
+				child = resourcePath(p, k.String())
+			}
+			walkObject(v.MapIndex(k), child, visit)
+		}
+	}
+}
 
 // valueAtByWalk is valueAt as a full walk of the object: the reference the targeted descent
 // must agree with.

@@ -15,17 +15,6 @@ import (
 // workPerWorker is the fewest workloads worth another goroutine.
 const workPerWorker = 64
 
-// diagnoseAll diagnoses every workload with up to workers goroutines. It returns nil when done
-// closed first; each worker checks done before each workload.
-func diagnoseAll(s *snapshot.Snapshot, ws []*workload, done <-chan struct{}, workers int) []Diagnosis {
-	return diagnoseEach(s, len(ws), func(i int, _ *workload) *workload {
-		w := ws[i]
-		// The report keeps the diagnosis, not the working state: let it go.
-		ws[i] = nil
-		return w
-	}, done, workers)
-}
-
 // diagnoseEach diagnoses the workloads get(0) to get(n-1), each got once, by the worker that
 // diagnoses it, with up to workers goroutines. get may return room, the worker's own workload,
 // which it hands again once the diagnosis is done. It returns nil when done closed first; each

@@ -110,7 +110,7 @@ func (w *workload) findServing() {
 		}
 		ep, dirty, contested := servingEpisode(w, rev, ref, noise)
 		rev.Episode, rev.FailedFromStart, rev.Contested = ep, nil, contested
-		if ep != nil && ep.length() >= revisionAllowance(rev) {
+		if ep != nil && (ep.length() >= revisionAllowance(rev) || ep.Now) {
 			rev.Served = ep.Why
 		} else if dirty != nil {
 			rev.FailedFromStart = dirty

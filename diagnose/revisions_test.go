@@ -1,10 +1,12 @@
 package diagnose
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -177,5 +179,99 @@ func TestCrashLoopWithoutProbeDidNotServe(t *testing.T) {
 	}
 	if got.Revisions.LastServing != "" {
 		t.Errorf("lastServing = %q, want none", got.Revisions.LastServing)
+	}
+}
+
+// TestRevisionServingNowIsServed: a rollout gate reads a Deployment seconds after its update, so
+// the old revision's copies have been Ready for less than their warm-up allowance. A copy that is
+// Ready and routed to now serves however short its episode is so far; a Ready copy its Service
+// routes no traffic to has not shown that it served.
+func TestRevisionServingNowIsServed(t *testing.T) {
+	const image = "spec.template.spec.containers[0].image"
+	pullFails := waiting("ErrImagePull", `failed to pull image "registry.example/web:9.9.9": not found`)
+	tests := []struct {
+		name     string
+		newCopy  podState
+		unrouted bool
+		wantLast string
+	}{
+		{name: "the new copies cannot pull", newCopy: pullFails, wantLast: "1"},
+		{name: "the new copies crash", newCopy: crashLooping("Error", 2, 2), wantLast: "1"},
+		{name: "the Service routes to no old copy", newCopy: pullFails, unrouted: true, wantLast: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCluster()
+			d := c.deployment("web", 2, 2, "ReplicaSetUpdated", 30*time.Second)
+			d.Spec.Template.Spec.Containers[0].Image = "registry.example/web:9.9.9"
+			old := c.replicaSet(d, 1, 2, 30*time.Second, func(t *corev1.PodTemplateSpec) {
+				t.Spec.Containers[0].Image = "registry.example/web:1.0.0"
+			})
+			cur := c.replicaSet(d, 2, 1, 8*time.Second, nil)
+			c.pod(old, "a", 20*time.Second, running(true))
+			c.pod(old, "b", 20*time.Second, running(true))
+			c.pod(cur, "c", 8*time.Second, tt.newCopy)
+			if tt.unrouted {
+				c.endpointSlice(c.service("web", "web"), 8080, nil)
+			}
+			got := c.diagnoseOne("web")
+			if got.Revisions == nil || got.Revisions.LastServing != tt.wantLast {
+				t.Fatalf("revisions = %+v, want last serving %q", got.Revisions, tt.wantLast)
+			}
+			if tt.wantLast != "" && !slices.Contains(got.Revisions.ChangedPaths, image) {
+				t.Errorf("changed paths = %v, want %s", got.Revisions.ChangedPaths, image)
+			}
+		})
+	}
+}
+
+// TestControllerRecordOfACompletedRollout: a Deployment's copies were all replaced (a node
+// drain) and the replacements cannot pull, so only the controller's record says the revision
+// served: its rollout completed (NewReplicaSetAvailable) and it stayed available until the
+// Available condition went False. Available False since the very second the rollout completed
+// (the times are whole seconds) is no service at all, and the evidence and fix say so.
+func TestControllerRecordOfACompletedRollout(t *testing.T) {
+	const image = "registry.example/web:1.0.0"
+	for _, tt := range []struct {
+		name             string
+		completedAgo     time.Duration
+		unavailableAgo   time.Duration
+		wantLast         string
+		wantEvidence     string
+		wantFixSubstring string
+	}{
+		{
+			name: "available for hours, then the copies were replaced", completedAgo: 5 * time.Hour, unavailableAgo: 3 * time.Minute,
+			wantLast: "1", wantEvidence: "UnchangedSinceServing", wantFixSubstring: "unchanged since revision 1 served",
+		},
+		{
+			name: "unavailable the second the rollout completed", completedAgo: 3 * time.Minute, unavailableAgo: 3 * time.Minute,
+			wantLast: "", wantEvidence: "NeverServed",
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCluster()
+			d := c.deployment("web", 2, 1, reasonNewRSAvailable, 6*time.Hour)
+			d.Spec.Template.Spec.Containers[0].Image = image
+			rs := c.replicaSet(d, 1, 2, 6*time.Hour, nil)
+			completed(d, rs, tt.completedAgo)
+			d.Status.Conditions = append(d.Status.Conditions, appsv1.DeploymentCondition{
+				Type: appsv1.DeploymentAvailable, Status: corev1.ConditionFalse, Reason: "MinimumReplicasUnavailable",
+				Message: "Deployment does not have minimum availability.", LastUpdateTime: ago(tt.unavailableAgo), LastTransitionTime: ago(tt.unavailableAgo),
+			})
+			msg := `Failed to pull image "` + image + `": failed to resolve image: dial tcp: lookup registry.example on 127.0.0.53:53: no such host`
+			c.pod(rs, "a", tt.unavailableAgo, waiting("ErrImagePull", msg))
+			c.pod(rs, "b", tt.unavailableAgo, waiting("ErrImagePull", msg))
+			got := c.diagnoseOne("web")
+			if got.Revisions == nil || got.Revisions.LastServing != tt.wantLast {
+				t.Fatalf("revisions = %+v, want last serving %q", got.Revisions, tt.wantLast)
+			}
+			if !slices.ContainsFunc(got.Evidence, func(e Evidence) bool { return e.Kind == tt.wantEvidence }) {
+				t.Errorf("no %s evidence in %+v", tt.wantEvidence, got.Evidence)
+			}
+			if !strings.Contains(got.Fix, tt.wantFixSubstring) || strings.Contains(got.Fix, "revision  ") {
+				t.Errorf("fix %q, want it to contain %q", got.Fix, tt.wantFixSubstring)
+			}
+		})
 	}
 }

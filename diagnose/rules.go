@@ -2,9 +2,7 @@ package diagnose
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
-	"strings"
 	"sync"
 )
 
@@ -99,20 +97,3 @@ func ruleInfo(id RuleID) RuleInfo {
 	}
 	return RuleInfo{ID: id}
 }
-
-// RulesMarkdown renders the catalogue as the rules section of the documentation.
-func RulesMarkdown() string {
-	var b strings.Builder
-	b.WriteString("<!-- Generated from the rule families (diagnose/rules.go, diagnose/suspects_*.go, diagnose/match.go) by `go test ./diagnose -run TestRulesDoc -update`; do not edit. -->\n\n")
-	b.WriteString("| Rule | Detects | Signal | Fix | Outside |\n|---|---|---|---|---|\n")
-	for _, r := range rules() {
-		outside := ""
-		if r.Outside {
-			outside = "yes"
-		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", r.ID, cellEscape(r.Title), cellEscape(r.Signal), cellEscape(r.Fix), outside)
-	}
-	return b.String()
-}
-
-func cellEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

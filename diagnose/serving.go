@@ -50,6 +50,10 @@ type episode struct {
 	Why string
 	// Presumed: no fact shows it; the revision ran long before the next replaced it.
 	Presumed bool
+	// Now: a copy is Ready and routed to at the reference time with no failing line since it
+	// turned Ready. It serves however short the episode is so far: the allowance tells a
+	// Ready stretch that ended in a failure from service, and this one has not ended.
+	Now bool
 }
 
 func (e *episode) length() time.Duration { return e.To.Sub(e.From) }
@@ -99,7 +103,7 @@ func servingEpisode(w *workload, rev *revision, ref time.Time, noise map[string]
 	}
 	dirty := copyEpisodes(w, rev, ref, noise, allow, better)
 	var contested *episode
-	if best == nil || best.length() < allow {
+	if best == nil || best.length() < allow && !best.Now {
 		if e := controllerEpisode(w, rev, ref); e != nil {
 			if recordDisputed(rev, e.From, ref, dirty) {
 				if dirty == nil {
@@ -181,6 +185,7 @@ func copyEpisodes(w *workload, rev *revision, ref time.Time, noise map[string]bo
 		rc := readyCondition(p)
 		var from, to time.Time
 		why := ""
+		now := false
 		switch {
 		case podReady(p) && !ref.IsZero() && briefReadyOnly(p, ref):
 			// Ready between the kills of a crash loop: no service.
@@ -188,6 +193,7 @@ func copyEpisodes(w *workload, rev *revision, ref time.Time, noise map[string]bo
 		case podReady(p):
 			from, to = rc.LastTransitionTime.Time, ref
 			why = "copy " + p.Name + " is Ready"
+			now = w.serving[i]
 			if !w.serving[i] {
 				// Ready but not an endpoint of the Service meant for it: it served only
 				// before that Service changed, when that is dated.
@@ -223,12 +229,12 @@ func copyEpisodes(w *workload, rev *revision, ref time.Time, noise map[string]bo
 			continue
 		}
 		if !readLogs {
-			found(&episode{From: from, To: to, Why: why})
+			found(&episode{From: from, To: to, Why: why, Now: now})
 			continue
 		}
 		clean, first := cleanStretch(w, i, from, to, noise)
-		if clean.To.Sub(clean.From) >= allow {
-			found(&episode{From: clean.From, To: clean.To, Why: why + clean.why(from, to)})
+		if clean.To.Sub(clean.From) >= allow || now && clean.From.Equal(from) && clean.To.Equal(to) {
+			found(&episode{From: clean.From, To: clean.To, Why: why + clean.why(from, to), Now: now && clean.From.Equal(from) && clean.To.Equal(to)})
 			continue
 		}
 		if first != nil && to.Sub(from) >= allow && first.At.Sub(p.Status.StartTime.Time) <= earlyWindow &&
@@ -437,10 +443,12 @@ func rolloutCompleted(d *appsv1.Deployment, rs *appsv1.ReplicaSet, ref time.Time
 	if done.IsZero() {
 		return nil
 	}
+	// A rollout completes only with every copy available, so an Available condition False since
+	// the very second it completed went False after it: the times are whole seconds.
 	until := ref
 	for ix := range d.Status.Conditions {
 		c := &d.Status.Conditions[ix]
-		if c.Type == appsv1.DeploymentAvailable && c.Status != corev1.ConditionTrue && c.LastTransitionTime.After(done) {
+		if c.Type == appsv1.DeploymentAvailable && c.Status != corev1.ConditionTrue && !c.LastTransitionTime.Time.Before(done) {
 			until = c.LastTransitionTime.Time
 		}
 	}

@@ -154,13 +154,15 @@ func (d *Detail) Observations() []Observation { return d.observations.list() }
 
 // Copy is one pod of a workload as a person reads it.
 type Copy struct {
-	Name       string
-	Revision   string
-	Phase      string
-	Ready      bool
-	Serving    bool
-	Restarts   int32
-	AgeSeconds int64
+	Name     string
+	Revision string
+	Phase    string
+	Ready    bool
+	Serving  bool
+	Restarts int32
+	// AgeSeconds is nil when the copy's creation time is not set: kubectl prints <unknown>.
+	// A creation time after the reference time leaves it negative: kubectl prints <invalid>.
+	AgeSeconds *int64
 	// Reason is the most telling waiting/terminated reason or condition, e.g. CrashLoopBackOff.
 	Reason  string
 	Message string

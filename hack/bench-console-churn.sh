@@ -8,7 +8,7 @@
 # console, how long each of BENCH_MARKERS broken workloads takes to show on screen: the marker's
 # name is typed into the filter, scalegen breaks it (SIGUSR1: its pods restart and crash-loop),
 # and the pane is polled every 50 ms until its row says starts-and-dies; the lag is from the
-# answer to the marker's last write to that capture. BENCHMARKS.md ("Under churn at 20k pods")
+# answer to the marker's last write to that capture. docs/performance.md
 # has the numbers. Not part of make test.
 #
 # Environment: BENCH_KUBECONFIG (required: the admin kubeconfig `scalegen serve -kubeconfig-out`

@@ -4,7 +4,7 @@
 # keys BENCH_GAP seconds apart (the KEYs, tmux key names, in turn, in whole rounds; `j` by
 # default), quit, and
 # print the key-to-frame p50/p90/p99/max (test/cmd/frametrace), the console's CPU time and the
-# load average. BENCHMARKS.md ("Console at scale") has the numbers.
+# load average. docs/performance.md has the numbers.
 #
 # Environment: BENCH_BIN (a built kubectl-diagnose; else it is built), BENCH_KEYS (300),
 # BENCH_GAP (0.03), BENCH_SIZE (200x50), BENCH_VMEM (8000000 KiB of address space),

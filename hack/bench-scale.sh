@@ -3,7 +3,7 @@
 # a Service each, 10% broken; test/internal/scalegen) and time, side by side in one run, the
 # floor (kubectl get of the kinds the audit reads), audit live, dump, audit --dump, the console's
 # time to its first table, and k9s and Popeye when they are on PATH. Prints one Markdown table;
-# BENCHMARKS.md ("Scale, side by side") explains it.
+# docs/performance.md has the current numbers and what the namespace holds.
 #
 # Environment: BENCH_DEPLOYMENTS (2000), BENCH_PODS_PER (10), BENCH_RUNS (3, the median is
 # printed), BENCH_NAMESPACE (scale), KUBEDIAGNOSE_ASSETS (the e2e assets), BENCH_VMEM_CP (KiB of
@@ -268,12 +268,12 @@ if command -v k9s >/dev/null; then
 	first_table "k9s, first pods table" "$ns-node-|[a-z]+-[0-9]{4}-[a-z0-9]+-[a-z0-9]{5}" k9s --kubeconfig "$kc" -n "$ns" -c pods --readonly
 	peak_rss "k9s, pod view" "[a-z]+-[0-9]{4}-[a-z0-9]+-[a-z0-9]{5}" k9s --kubeconfig "$kc" -n "$ns" -c pods --readonly
 else
-	log "k9s not on PATH; skipped (BENCHMARKS.md says how to build it)"
+	log "k9s not on PATH; skipped (docs/performance.md says how to install it)"
 fi
 if command -v popeye >/dev/null; then
 	measure "popeye" popeye --kubeconfig "$kc" -n "$ns" -o json
 else
-	log "popeye not on PATH; skipped (BENCHMARKS.md says how to build it)"
+	log "popeye not on PATH; skipped (docs/performance.md says how to install it)"
 fi
 
 # What each kind costs to read: one list of it, as the floor reads it (JSON over the wire).

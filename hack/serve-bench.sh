@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures `kubectl-diagnose serve` at 20,000 pods (BENCHMARKS.md, serve): writes the cloned
+# Measures `kubectl-diagnose serve` at 20,000 pods (docs/performance.md, serve): writes the cloned
 # fleet of BenchmarkScrape20kPods as a dump, serves it, and reports the series, the size of
 # /metrics, and the process's resident memory once ready and after scrapes.
 #   hack/serve-bench.sh [DIR]     (DIR defaults to a temporary directory, removed afterwards)

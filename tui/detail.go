@@ -31,11 +31,10 @@ func (ds *dataset) copiesOf(d *diagnose.Diagnosis, pods []*corev1.Pod) []copyVie
 	if len(copies) > 0 {
 		out := make([]copyView, len(copies))
 		for i, c := range copies {
-			sec := c.AgeSeconds
 			out[i] = copyView{
 				Name: Sanitize(c.Name), Revision: Sanitize(c.Revision), Phase: Sanitize(c.Phase),
 				Reason: Sanitize(c.Reason), Message: Sanitize(c.Message), Node: Sanitize(c.Node),
-				Age: report.Age(&sec), Ready: c.Ready, Serving: c.Serving, Restarts: c.Restarts,
+				Age: report.CopyAge(c.AgeSeconds), Ready: c.Ready, Serving: c.Serving, Restarts: c.Restarts,
 			}
 		}
 		return out

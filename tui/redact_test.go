@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
-	"github.com/kubediagnose/kubectl-diagnose/internal/secretdump"
+	"github.com/kubediagnose/kubectl-diagnose/test/testbed/secretdump"
 )
 
 // everyTab opens the secret dump's workload in a console loaded through its own engine (the

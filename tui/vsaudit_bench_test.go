@@ -17,6 +17,7 @@ import (
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
+	"github.com/kubediagnose/kubectl-diagnose/internal/memory"
 	"github.com/kubediagnose/kubectl-diagnose/internal/report"
 )
 
@@ -26,7 +27,7 @@ import (
 // side runs in a process of its own, this test binary run again (TestMain), as the commands
 // do: in one process the second side would start on the first's heap and its collector's pace.
 // The console is the real program loop (tea.Program, its renderer writing to io.Discard),
-// reading with early rows and progress as in a terminal and for latency as the command does;
+// reading with early rows and progress as in a terminal, under the memory policy the commands set;
 // the audit reads with progress, diagnoses and prints JSON. Each op is one of each, their
 // order alternating, so a machine whose speed drifts weighs on both. Both are timed in-process, from before the read to the
 // end, so no terminal and no polling stand between; hack/bench-console-vs-audit.sh measures
@@ -71,6 +72,8 @@ func TestMain(m *testing.M) {
 // playSide runs one side and prints its wall and CPU nanoseconds.
 func playSide(v string) int {
 	name, path, _ := strings.Cut(v, "=")
+	// The process's memory policy, as every command sets it.
+	memory.ForReads()
 	var (
 		r   sideRun
 		err error
@@ -162,8 +165,7 @@ func consoleOnce(path string) (sideRun, error) {
 		at  time.Time
 		cpu time.Duration
 	)
-	// As the console command opens a dump: read for latency (dump.Options.ForLatency).
-	src := dump.Source{Path: path, Options: dump.Options{ForLatency: true}}
+	src := dump.Source{Path: path}
 	m := New(context.Background(), Options{Source: src, SourceLabel: "dump"}, colourStyles(), time.Now)
 	u := untilDiagnosed{Model: m, once: new(sync.Once), done: make(chan struct{}), at: &at, cpu: &cpu}
 	p := tea.NewProgram(u, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithoutSignalHandler(),

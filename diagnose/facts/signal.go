@@ -210,9 +210,6 @@ func stackFrame(line string) bool {
 	return false
 }
 
-// SaysFailure reports whether a message says that something failed.
-func SaysFailure(msg string) bool { return saysFailure(msg) }
-
 func saysFailure(msg string) bool {
 	lower := strings.ToLower(msg)
 	for _, p := range failurePhrases {

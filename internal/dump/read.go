@@ -8,15 +8,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
-	"runtime/metrics"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
@@ -63,10 +58,6 @@ type Options struct {
 	// kinds, from the read's goroutine; a directory's workload lists are read first. It must
 	// not block.
 	Workloads func(*snapshot.Snapshot)
-	// ForLatency trades memory for the read's wall time, for a caller whose user waits on the
-	// read (the console): the heap floor is held at latencyFloor times the dump's size rather
-	// than once (see heapFloor).
-	ForLatency bool
 	// WaitForPipes reads the named pipes of a directory, waiting for their writers, for a
 	// caller that shows what the read waits for (Progress names the pipe's kind) and can stop
 	// it (the console). Without it a named pipe found in a directory is skipped with a
@@ -74,17 +65,6 @@ type Options struct {
 	// ends would wait forever, saying nothing. A pipe named as the dump itself is always read.
 	WaitForPipes bool
 }
-
-// latencyFloor is the heap floor of a read for latency, in dump sizes. A read allocates about
-// 1.3 times the dump (the objects it keeps, about the dump's size, and what it splits and
-// drops), so a floor of once the dump lets the heap reach the collector's goal near the read's
-// end, and that one cycle marks nearly everything read to free a fifth of it: about 130 ms of
-// CPU on the 20,000-pod dump, 15-20% of the whole audit's wall on two cores. At half again the
-// dump the goal lies past all the read allocates. The cost is what that cycle would have freed,
-// resident until the next one: 20-30 MB more peak (5-7%) on the three dumps of
-// hack/bench-dump.sh (BENCHMARKS.md). The audit does not take it: its goal is a peak of at
-// most 1.5 times the objects kept, the console's a third of k9s's.
-const latencyFloor = 1.5
 
 func (o Options) budget() *budget {
 	b := &budget{maxObject: o.MaxObjectSize, maxDump: o.MaxDumpSize}
@@ -131,6 +111,9 @@ func (s Source) Snapshot(ctx context.Context) (*snapshot.Snapshot, error) {
 
 // Read reads a dump from a file, from every file of a directory tree with a .json, .yaml, .yml,
 // .txt or .log name, or from stdin when path is "-", with the default options.
+//
+// Only tests and examples call Read (those of this package and of a dozen others that load a
+// fixture); the commands call ReadContext with their options and context.
 func Read(path string, stdin io.Reader) (*snapshot.Snapshot, error) {
 	return ReadContext(context.Background(), path, stdin, Options{})
 }
@@ -143,7 +126,6 @@ func ReadContext(ctx context.Context, path string, stdin io.Reader, opts Options
 // readContext is ReadContext with workers files of a directory read at once.
 func readContext(ctx context.Context, path string, stdin io.Reader, opts Options, workers int) (*snapshot.Snapshot, error) {
 	r := newReader(ctx, opts)
-	defer func() { r.floor = nil }()
 	if path == Stdin {
 		if stdin == nil {
 			r.pool.close()
@@ -401,8 +383,6 @@ type reader struct {
 	logsCut logsCut
 	// prog reports progress; nil without Options.Progress and Options.Workloads.
 	prog *progress
-	// floor is held while the read runs (see heapFloor); readContext lets it go.
-	floor [][]byte
 }
 
 func newReader(ctx context.Context, opts Options) *reader {
@@ -433,19 +413,10 @@ const expectBytes = 4 << 10
 // expect sizes the maps of objects met for a dump of about size bytes of objects, so that the
 // merger, one goroutine that every object passes, does not grow them through every doubling
 // (they were most of its time). Beyond 2^18 objects (a few tens of MB of maps made up front,
-// for a dump of a GB) or --max-dump-size, they grow as before. It also holds the heap floor
-// for the read.
+// for a dump of a GB) or --max-dump-size, they grow as before.
 func (r *reader) expect(size int64) {
 	if r.budget.maxDump > 0 {
 		size = min(size, r.budget.maxDump)
-	}
-	floor := size
-	if r.opts.ForLatency && size >= minHeapFloor {
-		floor = int64(float64(size) * latencyFloor)
-	}
-	r.floor = heapFloor(floor)
-	if floorSet != nil {
-		floorSet()
 	}
 	n := int(min(size/expectBytes, 1<<18))
 	if n < 64 {
@@ -454,93 +425,6 @@ func (r *reader) expect(size int64) {
 	r.seen = make(map[snapshot.ObjectKey]*seenObject, n)
 	r.uids = make(map[string]snapshot.ObjectKey, n)
 }
-
-// Bounds of the heap floor a read holds; variables for the test that reads without one.
-var (
-	// minHeapFloor is the smallest dump worth one: below it the collector's cycles while the
-	// heap grows are a few milliseconds.
-	minHeapFloor int64 = 16 << 20
-	// maxHeapFloor bounds the floor's address space: its pages are not resident, but a
-	// machine that does not overcommit must still grant them.
-	maxHeapFloor int64 = 1 << 30
-	// floorSet, when set, is called once a read has its floor (or found it needs none): the
-	// test counts the collector's cycles from there.
-	floorSet func()
-)
-
-// heapFloor is held while a dump of size bytes (a directory's files of objects, its logs not
-// counted; a single file whole) is read, so that the collector's goal starts at twice the dump
-// rather than at 4 MB. A read keeps most of what it allocates (the objects are the snapshot),
-// so the collector found little to free in the ten cycles it ran while the heap grew to the
-// dump's size, each marking everything read so far (0.45 s of marking in the last two of a
-// 277 MB dump's). With the floor the read runs the floor's own cycles (one or two, over the
-// few megabytes the process holds) and about one more near its end (none when it is held for
-// latency, Options.ForLatency). What the read does not keep (split buffers, log lines past
-// the tails kept) may now stand until the heap is twice the dump: with the first piece's
-// zeroing, 5-8% more peak RSS on dumps with and without logs (BENCHMARKS.md). The goal the
-// read's last cycle set counts the floor until the next cycle, so a process that goes on
-// allocating after the read (serve --dump without a memory limit) may let up to the floor's
-// size more stand once, before its first cycle after it; a command that diagnoses once and
-// exits, or the console, allocates far less than that. (Letting the floor go right after a
-// collection of its own, so that the read's last cycle does not count it, cost 10% more peak
-// RSS.) Nothing writes the floor, so its pages cost no resident memory,
-// unless the allocator zeroes them (see its pieces below).
-//
-// Nil below minHeapFloor, and under a memory limit (GOMEMLIMIT, which serve's Deployment sets
-// from its limit): the limit counts the floor as heap, so it would make the collector run
-// sooner, not later (a 600 MiB limit read the 277 MB dump 20% slower with it). Nil on Windows
-// too, which commits a heap's pages whether they are touched or not: there the floor would be
-// charged against the commit limit, and a failed commit ends the process.
-func heapFloor(size int64) [][]byte {
-	if size < minHeapFloor || debug.SetMemoryLimit(-1) != math.MaxInt64 || runtime.GOOS == "windows" {
-		return nil
-	}
-	n := min(size, maxHeapFloor)
-	// The allocator zeroes a span that starts below the highest address the process has used
-	// (freed memory at the heap's end), and zeroes all of it: in one piece, a floor that
-	// began over a few freed megabytes was written whole, 292 MB more peak RSS in 1 read of 12.
-	// The allocator takes the lowest free run that fits, so a first piece larger than all the
-	// free memory takes the run at the heap's end, and the rest starts past everything used.
-	// What the first piece has zeroed was the process's already, mostly still resident.
-	//
-	// That bet lost in about 1 read of 12 under the race detector (1 of 150 without): the rest
-	// began right after the first piece, past every page resident before, and was zeroed whole,
-	// always when the first cycle of the read began while the pieces were made. Memory past the
-	// first piece had been used and freed in between (the cycle's own work, or the sweep the
-	// allocator does before it places a piece), so the count no longer held. So, first, a
-	// collection that finishes its sweep and returns all free memory to the system: pages given
-	// back are zero when they come back, and the allocator does not zero a span made only of such
-	// pages, wherever it lies. Then no cycle may start while the pieces are made. The collection
-	// marks the few megabytes a command holds before its first read (100 reads of 100 kept the
-	// floor unwritten; the audit of a 277 MB dump took as long, at the same peak anonymous memory:
-	// BENCHMARKS.md); a process that holds more (a console's reload, fleet's reads side by side)
-	// is not made to mark it all again for a floor, and makes it without that collection.
-	floorMu.Lock()
-	defer floorMu.Unlock()
-	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(live)
-	if live[0].Value.Kind() == metrics.KindUint64 && live[0].Value.Uint64() < uint64(n/8) {
-		debug.FreeOSMemory()
-	}
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	free := []metrics.Sample{{Name: "/memory/classes/heap/free:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
-	metrics.Read(free)
-	first := int64(1 << 20)
-	for _, f := range free {
-		if f.Value.Kind() == metrics.KindUint64 {
-			first += int64(min(f.Value.Uint64(), math.MaxInt64>>2))
-		}
-	}
-	floor := [][]byte{make([]byte, min(n, first))}
-	if n > first {
-		floor = append(floor, make([]byte, n-first))
-	}
-	return floor
-}
-
-// floorMu makes one heap floor at a time: each turns the collector off while it is made and
-// back to what it was, which two at once could leave off.
-var floorMu sync.Mutex
 
 // finish completes the snapshot; a dump without a single object is an error, not an empty
 // cluster, because every kubectl dump holds at least the objects it was asked for.

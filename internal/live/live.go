@@ -42,6 +42,10 @@ type Options struct {
 	// Selector (-l, --field-selector) is sent to the API server with every list and watch of
 	// the kinds it selects (kind.selectable).
 	Selector snapshot.Selector
+	// AfterFirstRead, when set, is called once a watch's informers have taken over from its
+	// first read: the read's answers, the objects decoded and dropped and the reader's first
+	// diagnosis are garbage then, and the process's memory policy settles (internal/memory).
+	AfterFirstRead func()
 }
 
 // Source reads snapshots from a live cluster. It implements snapshot.Source.
@@ -58,9 +62,6 @@ type Source struct {
 	now         func() time.Time
 	// retry paces Watch's first read while the server is unreachable; zero means retryInterval.
 	retry time.Duration
-	// collect runs once a watch's informers have taken over from its first read; nil means
-	// runtime.GC (collectAfterRead).
-	collect func()
 	// throttle counts the server's requests to retry later; nil for a fake client.
 	throttle *throttle
 	// shared, when set, shares the lists of cluster-scoped kinds with the other sources of a
@@ -135,20 +136,6 @@ func newSource(cfg *rest.Config, context, ns string, opts Options, conns *Connec
 		return nil, fmt.Errorf("build client for %s: %w", cfg.Host, err)
 	}
 	return src, nil
-}
-
-// newForClient builds a source over an existing client; tests use it with a fake clientset.
-func newForClient(client kubernetes.Interface, opts Options, now func() time.Time) *Source {
-	s := &Source{client: client, opts: opts, now: now, timeout: DefaultRequestTimeout}
-	s.watchClient = func() (kubernetes.Interface, error) { return client, nil }
-	s.info = snapshot.SourceInfo{Type: snapshot.SourceLive}
-	if !opts.AllNamespaces {
-		s.namespaces = dedupe(opts.Namespaces)
-		if len(s.namespaces) == 0 {
-			s.namespaces = []string{"default"}
-		}
-	}
-	return s
 }
 
 // tune returns a copy of cfg set up for a fast read of many kinds at once.

@@ -31,6 +31,20 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
+// newForClient builds a source over an existing client; a fake clientset, in tests.
+func newForClient(client kubernetes.Interface, opts Options, now func() time.Time) *Source {
+	s := &Source{client: client, opts: opts, now: now, timeout: DefaultRequestTimeout}
+	s.watchClient = func() (kubernetes.Interface, error) { return client, nil }
+	s.info = snapshot.SourceInfo{Type: snapshot.SourceLive}
+	if !opts.AllNamespaces {
+		s.namespaces = dedupe(opts.Namespaces)
+		if len(s.namespaces) == 0 {
+			s.namespaces = []string{"default"}
+		}
+	}
+	return s
+}
+
 var t0 = time.Date(2026, 11, 30, 4, 0, 0, 0, time.UTC)
 
 func fixedNow() time.Time { return t0 }

@@ -14,6 +14,9 @@ type Resource struct {
 // Resources lists every resource the source reads and the verbs it needs: the kinds it lists
 // and watches, and pods/log, whose tails it gets. A read-only role for the tool is this list;
 // Secrets and ConfigMaps are not in it.
+//
+// Only a test calls Resources: internal/serve's TestManifestsGrantExactlyWhatTheSourceReads holds
+// the ClusterRole in deploy/kubectl-diagnose.yaml to exactly this list.
 func Resources() []Resource {
 	out := make([]Resource, 0, len(kinds)+1)
 	for i := range kinds {

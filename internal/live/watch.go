@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	goruntime "runtime"
 	"sync"
 	"time"
 
@@ -297,14 +296,11 @@ func (s *Source) watch(ctx context.Context, out chan *snapshot.Snapshot, errs ch
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) || ctx.Err() != nil {
 		return
 	}
-	// The first read is over: its answers' bodies, the objects decoded and dropped, and the
-	// reader's first diagnosis are garbage, and the informers hold the read's objects. The
-	// collector last measured the heap in the middle of that read, with all of it live, and set
-	// its goal at twice that: left alone, the console grew to it under churn before collecting
-	// again (a 20k-pod namespace: a goal of 716 MiB where 250-310 MiB stay live; VmHWM 785-868
-	// MiB). One collection now sets the goal from what the watch keeps; it costs one mark of
-	// the heap, once per watch.
-	s.collectAfterRead()
+	// The first read is over: the informers hold the read's objects, and the rest of it is
+	// garbage.
+	if s.opts.AfterFirstRead != nil {
+		s.opts.AfterFirstRead()
+	}
 
 	logs := newLogCache(first, s.now())
 	// Rebuilds a snapshot for the tails the fetch budget deferred, when nothing else changes;
@@ -415,16 +411,6 @@ func publish(out chan *snapshot.Snapshot, errs chan error, snap *snapshot.Snapsh
 // it (isExpiredError).
 func isExpired(err error) bool {
 	return err != nil && (apierrors.IsResourceExpired(err) || apierrors.IsGone(err))
-}
-
-// collectAfterRead runs a collection once a watch's informers have taken over from its first
-// read.
-func (s *Source) collectAfterRead() {
-	if s.collect != nil {
-		s.collect()
-		return
-	}
-	goruntime.GC()
 }
 
 func (s *Source) retryAfter() time.Duration {

@@ -293,16 +293,15 @@ func TestAWatchNeverAnsweredIsReportedWithinTheRequestTimeout(t *testing.T) {
 	}
 }
 
-// A watch collects the heap once, when its informers have taken over from its first read
-// (the read's bodies and the first diagnosis's garbage are dropped by then), not while the
-// reader holds it back and not with each snapshot after.
-func TestAWatchCollectsOnceItsInformersTakeOverFromItsFirstRead(t *testing.T) {
+// A watch says once that its informers have taken over from its first read (the read's
+// bodies and the first diagnosis's garbage are dropped by then, and the memory policy
+// settles), not while the reader holds it back and not with each snapshot after.
+func TestAWatchSaysOnceItsInformersTakeOverFromItsFirstRead(t *testing.T) {
 	var collected atomic.Int32
 	f := &fleet{ns: "shop"}
 	f.crashLoop(f.replicaSet("svc-000", hexOf("0", 10), 1), "Error", 1, 2)
 	client := fake.NewClientset(f.objects()...)
-	src := newForClient(client, Options{Namespaces: []string{"shop"}}, time.Now)
-	src.collect = func() { collected.Add(1) }
+	src := newForClient(client, Options{Namespaces: []string{"shop"}, AfterFirstRead: func() { collected.Add(1) }}, time.Now)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	hold := make(chan struct{})
@@ -322,7 +321,7 @@ func TestAWatchCollectsOnceItsInformersTakeOverFromItsFirstRead(t *testing.T) {
 	next("first read")
 	time.Sleep(2 * Debounce)
 	if n := collected.Load(); n != 0 {
-		t.Fatalf("%d collections while the reader holds the informers back", n)
+		t.Fatalf("%d calls while the reader holds the informers back", n)
 	}
 	close(hold)
 	for i, name := range []string{"late-1", "late-2"} {
@@ -335,6 +334,6 @@ func TestAWatchCollectsOnceItsInformersTakeOverFromItsFirstRead(t *testing.T) {
 		}
 	}
 	if n := collected.Load(); n != 1 {
-		t.Fatalf("%d collections over the first read and two snapshots after it, want 1", n)
+		t.Fatalf("%d calls over the first read and two snapshots after it, want 1", n)
 	}
 }

@@ -8,8 +8,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 
-	"github.com/kubediagnose/kubectl-diagnose/internal/promtest"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+	"github.com/kubediagnose/kubectl-diagnose/test/testbed/promtest"
 )
 
 // BenchmarkRead2000 reads the throughput of 2,000 Deployments in 20 namespaces from a real

@@ -18,8 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/kubediagnose/kubectl-diagnose/internal/promtest"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+	"github.com/kubediagnose/kubectl-diagnose/test/testbed/promtest"
 )
 
 func deployment(ns, name string, lbls, annotations map[string]string) *appsv1.Deployment {

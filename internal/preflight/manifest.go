@@ -41,9 +41,6 @@ type Workload struct {
 	Origin string
 }
 
-// Ref is KIND/NAME as kubectl writes it: deployment/api.
-func (w *Workload) Ref() string { return strings.ToLower(w.Kind) + "/" + w.Name }
-
 // Manifests is what the files hold that preflight reads: the workloads to check, and the
 // objects applied beside them that change what the checks compare against.
 type Manifests struct {

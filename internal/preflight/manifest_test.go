@@ -112,7 +112,7 @@ func TestReadJSONListAndDirectory(t *testing.T) {
 	}
 	var got []string
 	for _, w := range m.Workloads {
-		got = append(got, w.Namespace+"/"+w.Ref())
+		got = append(got, w.Namespace+"/"+strings.ToLower(w.Kind)+"/"+w.Name)
 	}
 	want := "team/statefulset/db team/daemonset/agent team/deployment/web"
 	if strings.Join(got, " ") != want {

@@ -10,8 +10,8 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
 	"github.com/kubediagnose/kubectl-diagnose/internal/report"
-	"github.com/kubediagnose/kubectl-diagnose/internal/secretdump"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+	"github.com/kubediagnose/kubectl-diagnose/test/testbed/secretdump"
 )
 
 func secretSnapshot(t *testing.T) *snapshot.Snapshot {
@@ -59,7 +59,7 @@ func TestReportHidesTheCredentialsOfADump(t *testing.T) {
 	if got := leaked(before); len(got) < 3 {
 		t.Fatalf("the engine's own report shows only %v of the dump's credentials: the test proves nothing", got)
 	}
-	r := WithKey([]byte("test"))
+	r := withKey([]byte("test"))
 	red := r.Report(rep, s)
 	if got := leaked(everything(t, red)); len(got) > 0 {
 		t.Errorf("the redacted report shows %v", got)
@@ -113,7 +113,7 @@ func TestNilRedactorReturnsTheReportItself(t *testing.T) {
 
 func TestScopeHidesTheRawDataOfAWorkload(t *testing.T) {
 	s := secretSnapshot(t)
-	r := WithKey([]byte("test"))
+	r := withKey([]byte("test"))
 	sc := r.Scope(s, secretdump.Kind, secretdump.Namespace, secretdump.Name)
 	tmpl := &s.Deployments[0].Spec.Template
 	red := sc.Template(tmpl)
@@ -151,7 +151,7 @@ func TestScopeHidesTheRawDataOfAWorkload(t *testing.T) {
 // the diagnoses it keeps are redacted already and are not passed again; those it makes anew are.
 func TestReportAfterPassesWhatRediagnoseMadeAnew(t *testing.T) {
 	s := secretSnapshot(t)
-	r := WithKey([]byte("test"))
+	r := withKey([]byte("test"))
 	prev := r.Report(diagnose.Diagnose(s), s)
 	key := func(d *diagnose.Diagnosis) bool {
 		return d.Kind == secretdump.Kind && d.Namespace == secretdump.Namespace && d.Name == secretdump.Name

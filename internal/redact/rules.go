@@ -26,10 +26,6 @@ func New() *Redactor {
 	return &Redactor{key: key}
 }
 
-// WithKey returns a Redactor whose marks are keyed by key: for tests, which want marks that do
-// not change between runs.
-func WithKey(key []byte) *Redactor { return &Redactor{key: append([]byte(nil), key...)} }
-
 // For returns New(), or nil (nothing hidden) when show is true.
 func For(show bool) *Redactor {
 	if show {
@@ -75,14 +71,12 @@ var strongParts = [][]byte{
 // As parts they would match too much (PASSENGER, PATHWAY).
 var strongWords = [][]byte{[]byte("pass"), []byte("pwd"), []byte("pw")}
 
-// CredentialName says whether an env var, flag or field of this name holds a credential: a name
-// with PASSWORD, PASSWD, PASSPHRASE, SECRET, TOKEN or CREDENTIAL in it, in any case; one with a
-// word PASS, PWD or PW; or one with a word ending in KEY or beginning with AUTH (API_KEY,
-// accessKey, AWS_SECRET_ACCESS_KEY, SSHKEY, AUTH_HEADER, authorization), except the bare words
-// KEY and AUTH, which name too many other things. Words are split at anything not a letter or
-// digit and where a lower-case letter meets an upper-case one.
-func CredentialName(name string) bool { return classify(name) != notCredential }
-
+// classify says whether an env var, flag or field of this name holds a credential, and how
+// surely: a name with PASSWORD, PASSWD, PASSPHRASE, SECRET, TOKEN or CREDENTIAL in it, in any
+// case; one with a word PASS, PWD or PW; or one with a word ending in KEY or beginning with AUTH
+// (API_KEY, accessKey, AWS_SECRET_ACCESS_KEY, SSHKEY, AUTH_HEADER, authorization), except the
+// bare words KEY and AUTH, which name too many other things. Words are split at anything not a
+// letter or digit and where a lower-case letter meets an upper-case one.
 func classify(name string) nameClass {
 	if name == "" || len(name) > 256 {
 		return notCredential

@@ -106,9 +106,8 @@ func PrintExplain(w io.Writer, d *diagnose.Diagnosis) error {
 		rows := &errWriter{w: tw}
 		rows.printf("  NAME\tREVISION\tPHASE\tREADY\tSERVING\tRESTARTS\tAGE\tREASON\tNODE\n")
 		for _, c := range copies {
-			age := c.AgeSeconds
 			rows.printf("  %s\t%s\t%s\t%t\t%t\t%d\t%s\t%s\t%s\n", Clean(c.Name), orNone(c.Revision),
-				orNone(c.Phase), c.Ready, c.Serving, c.Restarts, Age(&age), orNone(Clean(c.Reason)), orNone(Clean(c.Node)))
+				orNone(c.Phase), c.Ready, c.Serving, c.Restarts, CopyAge(c.AgeSeconds), orNone(Clean(c.Reason)), orNone(Clean(c.Node)))
 		}
 		if err := flushTable(tw, rows); err != nil {
 			return err
@@ -135,7 +134,7 @@ func PrintDiagnosis(w io.Writer, d *diagnose.Diagnosis, format string) error {
 		return PrintExplain(w, d)
 	case "json":
 		n := normalizeDiagnosis(*d)
-		return streamJSON(w, &n, streamDiagnosis)
+		return writeJSON(w, &n)
 	case "yaml":
 		n := normalizeDiagnosis(*d)
 		return writeYAML(w, &n)

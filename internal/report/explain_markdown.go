@@ -38,9 +38,8 @@ func writeExplainMarkdown(w io.Writer, d *diagnose.Diagnosis) error {
 	if len(copies) > 0 {
 		ew.printf("\n%s Copies\n\n| Name | Revision | Phase | Ready | Serving | Restarts | Age | Reason | Node |\n|---|---|---|---|---|---:|---:|---|---|\n", h2)
 		for _, c := range copies {
-			age := c.AgeSeconds
 			ew.printf("| %s | %s | %s | %t | %t | %d | %s | %s | %s |\n", mdCell(c.Name), mdCell(orNone(c.Revision)),
-				mdCell(orNone(c.Phase)), c.Ready, c.Serving, c.Restarts, Age(&age), mdCell(orNone(c.Reason)), mdCell(orNone(c.Node)))
+				mdCell(orNone(c.Phase)), c.Ready, c.Serving, c.Restarts, CopyAge(c.AgeSeconds), mdCell(orNone(c.Reason)), mdCell(orNone(c.Node)))
 		}
 	}
 	if ew.err != nil {

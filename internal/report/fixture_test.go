@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
@@ -72,8 +73,8 @@ func ingester() diagnose.Diagnosis {
 				Previous: "telemetry-intake.internal:8443", Current: "telemetry-intake.internal:9443",
 			}},
 		}).WithCopies([]diagnose.Copy{
-			{Name: "telemetry-ingester-7d9f8b6c5-2xkqp", Revision: "2", Phase: "Running", AgeSeconds: 1260, Reason: "ReadinessProbeFailed", Node: "kind-worker"},
-			{Name: "telemetry-ingester-7d9f8b6c5-8wz4d", Revision: "2", Phase: "Running", AgeSeconds: 1320, Reason: "ReadinessProbeFailed", Node: "kind-worker2"},
+			{Name: "telemetry-ingester-7d9f8b6c5-2xkqp", Revision: "2", Phase: "Running", AgeSeconds: ptr.To[int64](1260), Reason: "ReadinessProbeFailed", Node: "kind-worker"},
+			{Name: "telemetry-ingester-7d9f8b6c5-8wz4d", Revision: "2", Phase: "Running", AgeSeconds: ptr.To[int64](1320), Reason: "ReadinessProbeFailed", Node: "kind-worker2"},
 		}),
 	}
 }

@@ -79,7 +79,7 @@ func List(secs []Section) *ReportList {
 }
 
 func (jsonPrinter) PrintFleet(w io.Writer, secs []Section) error {
-	return streamJSON(w, List(secs), streamReportList)
+	return writeReportListJSON(w, List(secs))
 }
 
 func (yamlPrinter) PrintFleet(w io.Writer, secs []Section) error { return writeYAML(w, List(secs)) }

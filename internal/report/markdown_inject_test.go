@@ -30,7 +30,7 @@ func TestMarkdownValuesCannotEscapeTheirCodeSpan(t *testing.T) {
 		d.Revisions.ChangedPaths = append(d.Revisions.ChangedPaths, p)
 		r.Workloads = []diagnose.Diagnosis{d}
 		var md bytes.Buffer
-		if err := Print(&md, r, "markdown"); err != nil {
+		if err := printReport(&md, r, "markdown"); err != nil {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer

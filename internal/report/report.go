@@ -82,15 +82,6 @@ func NewPrinter(format string, opts Options) (Printer, error) {
 	return nil, fmt.Errorf("unknown output format %q; use one of %s", format, strings.Join(AllFormats(), ", "))
 }
 
-// Print writes r to w in format, one of Formats.
-func Print(w io.Writer, r *diagnose.Report, format string) error {
-	p, err := NewPrinter(format, Options{})
-	if err != nil {
-		return err
-	}
-	return p.PrintReport(w, r)
-}
-
 // WorstFirst returns the report's workloads ordered worst shape first, then the biggest
 // serving deficit (declared minus serving), then by namespace, kind and name, so human output
 // reads the same whatever order the engine produced. The console lists its rows in this order

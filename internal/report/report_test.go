@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"sort"
 	"strings"
 	"testing"
@@ -14,6 +15,15 @@ import (
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 )
+
+// printReport writes r to w in format with the default options.
+func printReport(w io.Writer, r *diagnose.Report, format string) error {
+	p, err := NewPrinter(format, Options{})
+	if err != nil {
+		return err
+	}
+	return p.PrintReport(w, r)
+}
 
 func templates(kind, ns, name string) *corev1.PodTemplateSpec {
 	if kind == "Deployment" && ns == "dev-ingester" && name == "telemetry-ingester" {
@@ -55,7 +65,7 @@ func TestTableOneNamespaceHasNoNamespaceColumn(t *testing.T) {
 	r := sampleReport()
 	r.Workloads = healthy()
 	var buf bytes.Buffer
-	if err := Print(&buf, r, "table"); err != nil {
+	if err := printReport(&buf, r, "table"); err != nil {
 		t.Fatal(err)
 	}
 	header, _, _ := strings.Cut(buf.String(), "\n")
@@ -69,7 +79,7 @@ func TestTableOneNamespaceHasNoNamespaceColumn(t *testing.T) {
 
 func TestTableWorstFirst(t *testing.T) {
 	var buf bytes.Buffer
-	if err := Print(&buf, sampleReport(), "table"); err != nil {
+	if err := printReport(&buf, sampleReport(), "table"); err != nil {
 		t.Fatal(err)
 	}
 	var shapes []int
@@ -84,7 +94,7 @@ func TestTableWorstFirst(t *testing.T) {
 func TestNoEscapeSequencesInHumanFormats(t *testing.T) {
 	for _, format := range []string{"table", "wide", "markdown"} {
 		var buf bytes.Buffer
-		if err := Print(&buf, sampleReport(), format); err != nil {
+		if err := printReport(&buf, sampleReport(), format); err != nil {
 			t.Fatal(err)
 		}
 		if strings.ContainsRune(buf.String(), 0x1b) {
@@ -117,7 +127,7 @@ func TestJSONKeys(t *testing.T) {
 	for _, format := range []string{"json", "yaml"} {
 		t.Run(format, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := Print(&buf, sampleReport(), format); err != nil {
+			if err := printReport(&buf, sampleReport(), format); err != nil {
 				t.Fatal(err)
 			}
 			b := buf.Bytes()
@@ -178,7 +188,7 @@ func TestPrintDoesNotMutateReport(t *testing.T) {
 	r := sampleReport()
 	r.Workloads[3].Evidence[1].Objects = nil
 	for _, format := range Formats {
-		if err := Print(&bytes.Buffer{}, r, format); err != nil {
+		if err := printReport(&bytes.Buffer{}, r, format); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -248,7 +258,7 @@ func TestShortSuspect(t *testing.T) {
 			}
 		})
 	}
-	if got := ShortSuspect(&diagnose.Diagnosis{}); got != "" {
+	if got := ShortSuspectIn(&diagnose.Diagnosis{}, nil); got != "" {
 		t.Errorf("no suspect: %q", got)
 	}
 }
@@ -280,7 +290,7 @@ func TestMarkdownCellsStayInTheirColumn(t *testing.T) {
 	d.Suspects[0].Value = "a|b`c"
 	r.Workloads = []diagnose.Diagnosis{d}
 	var buf bytes.Buffer
-	if err := Print(&buf, r, "markdown"); err != nil {
+	if err := printReport(&buf, r, "markdown"); err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(buf.String(), "\n") {

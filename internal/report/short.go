@@ -9,17 +9,12 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 )
 
-// ShortSuspect names a diagnosis's top suspect in a few words for a table cell: `image`,
+// ShortSuspectIn names a diagnosis's top suspect in a few words for a table cell: `image`,
 // `env INGEST_ENDPOINT`, `Service selector`, `memory limit`. It is "" when there is no suspect.
-// Without the pod template an env var or volume is named by its index (`env[0]`); use
-// ShortSuspectIn when the template is at hand.
-func ShortSuspect(d *diagnose.Diagnosis) string {
-	return ShortSuspectIn(d, nil)
-}
-
-// ShortSuspectIn is ShortSuspect with the workload's current pod template, used to name env
-// vars, envFrom sources, volumes and mounts by their names. The console's workloads screen and
-// the audit table both name suspects through it. The result is cleaned (see Clean).
+// The workload's current pod template names env vars, envFrom sources, volumes and mounts by
+// their names; without it (nil) they are named by their index (`env[0]`). The console's
+// workloads screen and the audit table both name suspects through it. The result is cleaned
+// (see Clean).
 func ShortSuspectIn(d *diagnose.Diagnosis, tmpl *corev1.PodTemplateSpec) string {
 	if d == nil || len(d.Suspects) == 0 {
 		return ""

@@ -6,6 +6,8 @@ import (
 	"io"
 	"slices"
 
+	"sigs.k8s.io/yaml"
+
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
@@ -14,37 +16,54 @@ import (
 type jsonPrinter struct{}
 
 func (jsonPrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
-	return streamJSON(w, normalize(r), streamReport)
+	return writeReportJSON(w, normalize(r))
 }
 
 // yamlPrinter writes the same document as YAML; keys come from the same JSON tags.
 type yamlPrinter struct{}
 
 func (yamlPrinter) PrintReport(w io.Writer, r *diagnose.Report) error {
-	return streamYAMLReport(w, normalize(r))
+	return writeReportYAML(w, normalize(r))
 }
 
-// writeJSON writes any document as the json printer writes a report. The report types go
-// through jsonStream instead, which writes the same bytes without holding the document.
+// writeJSON writes any document as the json printer writes a report: encoding/json, indented
+// two spaces, every invisible character escaped.
 func writeJSON(w io.Writer, v any) error {
 	var buf bytes.Buffer
 	// Compact, then indentJSON: the Encoder's own indenting re-scans the document.
 	if err := json.NewEncoder(&buf).Encode(v); err != nil {
 		return err
 	}
-	_, err := w.Write(escapeJSON(indentJSON(buf.Bytes())))
+	_, err := w.Write(escapeJSON(indentJSON(nil, buf.Bytes(), 0)))
 	return err
 }
 
 // writeYAML writes v as sigs.k8s.io/yaml does, with every invisible character escaped in a
 // double-quoted string.
 func writeYAML(w io.Writer, v any) error {
-	b, err := yamlOf(v)
+	j, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err := yamlOfJSON(j)
 	if err != nil {
 		return err
 	}
 	_, err = w.Write(b)
 	return err
+}
+
+// yamlOfJSON is JSON text as writeYAML writes it.
+func yamlOfJSON(j []byte) ([]byte, error) {
+	j, marked := markInvisibleJSON(j)
+	b, err := yaml.JSONToYAML(j)
+	if err != nil {
+		return nil, err
+	}
+	if marked {
+		b = unmarkYAML(b)
+	}
+	return b, nil
 }
 
 // normalize returns a copy of r whose lists and maps are empty rather than null, so consumers of

@@ -108,6 +108,15 @@ func Age(seconds *int64) string {
 	return duration.HumanDuration(time.Duration(*seconds) * time.Second)
 }
 
+// CopyAge is a copy's age as kubectl prints a pod's: <unknown> without a creation time,
+// <invalid> for one after the reference time (duration.HumanDuration's word for a negative age).
+func CopyAge(seconds *int64) string {
+	if seconds == nil {
+		return "<unknown>"
+	}
+	return Age(seconds)
+}
+
 // CauseLabel is the cause for a table cell: a workload that is not broken has nothing to
 // attribute, so its "unknown" cause reads as "-".
 func CauseLabel(d *diagnose.Diagnosis) string {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
 	"github.com/kubediagnose/kubectl-diagnose/internal/redact"
-	"github.com/kubediagnose/kubectl-diagnose/internal/secretdump"
+	"github.com/kubediagnose/kubectl-diagnose/test/testbed/secretdump"
 )
 
 // The gate decides on, reports and prints a diagnosis whose credentials are hidden.

@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/metrics"
-	"github.com/kubediagnose/kubectl-diagnose/internal/promtest"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+	"github.com/kubediagnose/kubectl-diagnose/test/testbed/promtest"
 )
 
 // TestMetricsThroughputOnARealPrometheus answers the gate's query from a real Prometheus

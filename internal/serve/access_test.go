@@ -20,8 +20,8 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
 	"github.com/kubediagnose/kubectl-diagnose/internal/redact"
-	"github.com/kubediagnose/kubectl-diagnose/internal/secretdump"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+	"github.com/kubediagnose/kubectl-diagnose/test/testbed/secretdump"
 )
 
 // fakeCluster answers TokenReviews and SubjectAccessReviews as an API server with RBAC would

@@ -14,8 +14,8 @@ import (
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
-	"github.com/kubediagnose/kubectl-diagnose/internal/fleetsim"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
+	"github.com/kubediagnose/kubectl-diagnose/test/testbed/fleetsim"
 )
 
 // cpuTime is the process's user and system CPU time so far.

@@ -86,15 +86,6 @@ func (m *cowMap[K, V]) del(k K) {
 	}
 }
 
-// each calls f on every entry in no order; tests only.
-func (m *cowMap[K, V]) each(f func(K, V)) {
-	for _, s := range m.shards {
-		for k, v := range s {
-			f(k, v)
-		}
-	}
-}
-
 // appendOwned adds v at the end of k's list in a map being built, whose shards are all its own.
 func (l cowList[K, V]) appendOwned(k K, v V) {
 	sh := l.shards[l.shard(k)]

@@ -16,6 +16,15 @@ import (
 	"k8s.io/utils/ptr"
 )
 
+// each calls f on every entry of m in no order.
+func (m *cowMap[K, V]) each(f func(K, V)) {
+	for _, s := range m.shards {
+		for k, v := range s {
+			f(k, v)
+		}
+	}
+}
+
 // world is a random namespace that changes as a watch sees it: pods move between ReplicaSets,
 // are renamed, deleted and made again under the same name with a new UID; ReplicaSets change
 // Deployments; events name pods by UID or by name alone; slices change Services.

@@ -78,22 +78,22 @@ func TestUpstreamOutageUnderAnUnchangedSpecIsADependency(t *testing.T) {
 	e.create(t, deployment("notifier", notifierImage, 2, func(c *corev1.Container) { c.ImagePullPolicy = corev1.PullAlways }), false)
 	e.waitServing(t, name, 3)
 	e.waitServing(t, "notifier", 2)
+
+	// A copy counts as having served on its own history when its Ready condition went False more
+	// than two minutes after it started (diagnose's servedReady); the real twin served for hours.
+	// The notifier serves as long, under the controller's record that its rollout completed.
+	e.waitPods(t, name, 3, "ready for over two minutes since they started", func(p corev1.Pod) bool {
+		return running(p) && p.Status.ContainerStatuses[0].Ready && p.Status.StartTime != nil &&
+			time.Since(p.Status.StartTime.Time) > 2*time.Minute+5*time.Second
+	})
 	// The registry's name stops resolving and the notifier's copies are replaced (a node drain,
-	// say): the same template cannot pull.
+	// say): the same template cannot pull. Their history is gone with them: the controller's
+	// record that the revision completed, and stayed available until now, is what shows it served.
 	e.sim.World().SetRegistryDown(notifierRegistry, true)
 	if err := e.cs.CoreV1().Pods(e.ns).DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: "app=notifier"}); err != nil {
 		t.Fatal(err)
 	}
 	e.waitPods(t, "notifier", 2, "failing to pull", pullFailing)
-
-	// A copy counts as having served on its own history when its Ready condition went False more
-	// than two minutes after it started (diagnose's servedReady); the real twin served for hours.
-	// The notifier's copies were replaced above, so their history is gone and does not matter:
-	// the controller's record that the revision completed does.
-	e.waitPods(t, name, 3, "ready for over two minutes since they started", func(p corev1.Pod) bool {
-		return running(p) && p.Status.ContainerStatuses[0].Ready && p.Status.StartTime != nil &&
-			time.Since(p.Status.StartTime.Time) > 2*time.Minute+5*time.Second
-	})
 
 	e.sim.World().SetReachable(reachableIntake, false)
 	e.waitPods(t, name, 3, "running but not ready", runningNotReady)
@@ -117,6 +117,7 @@ func TestUpstreamOutageUnderAnUnchangedSpecIsADependency(t *testing.T) {
 	// The notifier's copies were replaced, so only the controller's record shows it served.
 	if n := r.find("Deployment", "notifier"); !hasEvidence(n, "NewReplicaSetAvailable") {
 		t.Errorf("the notifier's evidence does not cite NewReplicaSetAvailable as proof it served:\n%s", n)
+		saveDump(t, cp.AdminKubeconfig(), []string{"-n", e.ns})
 	}
 }
 

@@ -107,7 +107,7 @@ func TestLeastPrivilege(t *testing.T) {
 		listsPods := false
 		for _, a := range entries {
 			what := fmt.Sprintf("%s %s %s (user %s, agent %q)", a.Verb, a.ObjectRef.Resource, a.RequestURI, a.User.Username, a.UserAgent)
-			if !contains(readVerbs, a.Verb) {
+			if !contains(readVerbs, a.Verb) && !isReview(a) {
 				t.Errorf("the tool wrote: %s", what)
 			}
 			// preflight --check-references gets ConfigMaps and Secrets by metadata, under its own
@@ -124,6 +124,19 @@ func TestLeastPrivilege(t *testing.T) {
 			t.Errorf("no list of pods by %s among %d requests: is the audit log read right?", reader.User, len(entries))
 		}
 	})
+}
+
+// isReview is serve asking the API server who a caller is and what it may do, as
+// kube-rbac-proxy does: a create on a review resource is a question, stored nowhere.
+func isReview(a auditEntry) bool {
+	if a.Verb != "create" {
+		return false
+	}
+	switch a.ObjectRef.APIGroup + "/" + a.ObjectRef.Resource {
+	case "authentication.k8s.io/tokenreviews", "authorization.k8s.io/subjectaccessreviews":
+		return true
+	}
+	return false
 }
 
 func hasVisibility(r *report, kind, namespace string) bool {
@@ -154,6 +167,7 @@ type auditEntry struct {
 	} `json:"user"`
 	UserAgent string `json:"userAgent"`
 	ObjectRef struct {
+		APIGroup    string `json:"apiGroup"`
 		Resource    string `json:"resource"`
 		Subresource string `json:"subresource"`
 		Namespace   string `json:"namespace"`

@@ -36,7 +36,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/utils/ptr"
 
-	"github.com/kubediagnose/kubectl-diagnose/internal/promtest"
+	"github.com/kubediagnose/kubectl-diagnose/test/testbed/promtest"
 )
 
 // TestServeScrapedByPrometheus installs the shipped RBAC, runs `serve` as its ServiceAccount

@@ -15,7 +15,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubediagnose/kubectl-diagnose/internal/promtest"
+	"github.com/kubediagnose/kubectl-diagnose/test/testbed/promtest"
 )
 
 // tpReport is the part of the report the throughput test reads; the shared report type

@@ -4,7 +4,7 @@
 // namespaces of Deployments whose copies stay Pending (there is no scheduler), writes one
 // kubeconfig with a context per namespace, times the built binary, and stops every control
 // plane it started before it exits, on an error and on Ctrl-C too. It is not part of `make
-// test`; BENCHMARKS.md ("Fleets") says how to run it and what it measured.
+// test`; docs/performance.md says how to run it and what it measured.
 package main
 
 import (

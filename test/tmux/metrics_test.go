@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/kubediagnose/kubectl-diagnose/internal/promtest"
 	"github.com/kubediagnose/kubectl-diagnose/test/internal/controlplane"
+	"github.com/kubediagnose/kubectl-diagnose/test/testbed/promtest"
 )
 
 // The live console with a real Prometheus that is stopped halfway: before, the THROUGHPUT

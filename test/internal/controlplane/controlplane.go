@@ -52,6 +52,10 @@ type Options struct {
 	AssetsDir string
 	// Users are extra token identities (no groups, no permissions until bound).
 	Users []string
+	// Controllers are the kube-controller-manager controllers to run; default Controllers.
+	// (The binary's --controllers flag adds to the list when given twice, so the list is an
+	// option rather than one of ControllerManagerArgs.)
+	Controllers []string
 	// StartTimeout bounds the wait for /readyz and the controllers; default 3 minutes, as the
 	// first start on a busy 2-core machine is slow.
 	StartTimeout time.Duration
@@ -166,9 +170,13 @@ func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	if err := cp.waitReady(ctx); err != nil {
 		return nil, err
 	}
+	controllers := opts.Controllers
+	if len(controllers) == 0 {
+		controllers = Controllers
+	}
 	if err := cp.start("kube-controller-manager", append([]string{
 		"--kubeconfig=" + cp.adminKC,
-		"--controllers=" + strings.Join(Controllers, ","),
+		"--controllers=" + strings.Join(controllers, ","),
 		// The quota controller counts a namespace's usage from its informers; a count made
 		// while they lag behind pods that admission already charged writes too little, and
 		// only the next full sync (5 minutes by default) puts it right.

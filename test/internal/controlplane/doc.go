@@ -9,7 +9,9 @@
 // verifying their certificates, so the simulated kubelet of package kubeletsim can serve pods/log.
 // The controller manager runs the deployment, replicaset, statefulset, daemonset, endpointslice,
 // garbage-collector, namespace, serviceaccount, serviceaccount-token, root-ca-publisher,
-// resourcequota, persistentvolume-binder, job and cronjob controllers. StopAPIServer and StartAPIServer take
+// resourcequota, persistentvolume-binder, job and cronjob controllers (Options.Controllers picks
+// others: the fixtures' control plane, test/cmd/controlplane run by hack/fixtures/cluster.sh,
+// runs the disruption controller and no volume binder). StopAPIServer and StartAPIServer take
 // the API server away and bring it back, for tests of a client that must notice and recover.
 // There is no scheduler and no kubelet: package kubeletsim plays both.
 //

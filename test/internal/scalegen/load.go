@@ -58,7 +58,7 @@ func Load(ctx context.Context, cfg *rest.Config, opts Options) (_ *Loaded, err e
 	cfg.QPS, cfg.Burst = 1000, 2000
 	// Protobuf, as the real kubelet, scheduler and controllers speak it; the simulated kubelets
 	// inherit it (NewSteady copies cfg). The objects stored are the same. At 20k pods it did
-	// not measurably change the API server's CPU per pod (BENCHMARKS.md, second round).
+	// not measurably change the API server's CPU per pod (4e760d9:BENCHMARKS.md, "Results, second round").
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	cs, err := kubernetes.NewForConfig(cfg)

@@ -2,8 +2,7 @@
 // snapshots that a real API server wrote: each copy renames the namespaces and the UIDs, so
 // owner references, events and endpoint targets still point within the copy.
 //
-// Invariant: it only builds values in memory; benchmarks and hack/fleetdump use it, the
-// product does not.
+// Invariant: it only builds values in memory; benchmarks use it, the product does not.
 package fleetsim
 
 import (

@@ -13,7 +13,7 @@ import (
 // workload, with the verdict of the original, so owner references and endpoints were renamed
 // together.
 func TestCloneKeepsEachCopysVerdict(t *testing.T) {
-	s, err := dump.Read(filepath.Join("..", "..", "testdata", "scenarios", "dev-mixed", "dump"), nil)
+	s, err := dump.Read(filepath.Join("..", "..", "..", "testdata", "scenarios", "dev-mixed", "dump"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func Write(dir string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("cannot locate the fixture")
 	}
-	src := filepath.Join(filepath.Dir(file), "..", "..", "testdata", "fixtures", "ready-then-fails", "dump")
+	src := filepath.Join(filepath.Dir(file), "..", "..", "..", "testdata", "fixtures", "ready-then-fails", "dump")
 	if err := copyDir(src, dir); err != nil {
 		return "", err
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 // reportGen fills report values through reflection, so every field of every type reachable
-// from a Report is set, whatever fields the types grow: the stream writers are compared with
+// from a Report is set, whatever fields the types grow: the printers, which write a workload at a time, are compared with
 // encoding/json on what it makes, and a field the writers miss shows as a difference.
 type reportGen struct {
 	// choose returns a choice in [0, n); it drives every decision of a random or fuzzed fill.
@@ -45,7 +45,7 @@ var (
 // genStrings are the strings that trip a JSON writer: the characters encoding/json escapes
 // (quotes, backslash, controls, <, >, &, U+2028/9), those escapeJSON escapes after it (DEL, C1
 // controls, format characters, noncharacters, above the BMP too), bytes that are not UTF-8,
-// a raw U+FFFD. genLong, longer than the stream's flush size, comes rarely: it dominates the
+// a raw U+FFFD. genLong, longer than the printers' buffer, comes rarely: it dominates the
 // run time of a report it is in.
 var genStrings = []string{
 	"",
@@ -254,7 +254,7 @@ func (g *reportGen) fill(v reflect.Value) {
 			g.fill(v.Field(i))
 		}
 	default:
-		panic(fmt.Sprintf("reportGen cannot fill a %s; teach it, or the stream writers go untested on it", v.Type()))
+		panic(fmt.Sprintf("reportGen cannot fill a %s; teach it, or the printers go untested on it", v.Type()))
 	}
 }
 

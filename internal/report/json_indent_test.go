@@ -10,7 +10,8 @@ import (
 	"testing"
 )
 
-// TestIndentJSONIsJSONIndent holds indentJSON to json.Indent on every JSON document the
+// TestIndentJSONIsJSONIndent holds indentJSON to json.Indent, at the depths of a report's
+// workloads and a fleet's, on every JSON document the
 // repository keeps (reports, dumps, lists as an API server writes them) and on the shapes
 // that trip a hand-written indenter: empty objects and arrays, brackets, quotes and escapes
 // inside strings.
@@ -49,12 +50,14 @@ func TestIndentJSONIsJSONIndent(t *testing.T) {
 		docs[f] = compact.Bytes()
 	}
 	for name, src := range docs {
-		var want bytes.Buffer
-		if err := json.Indent(&want, src, "", "  "); err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if got := indentJSON(src); !bytes.Equal(got, want.Bytes()) {
-			t.Errorf("%s: indentJSON differs from json.Indent\n got %.300q\nwant %.300q", name, got, want.Bytes())
+		for _, depth := range []int{0, 2, 4} {
+			var want bytes.Buffer
+			if err := json.Indent(&want, src, strings.Repeat("  ", depth), "  "); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if got := indentJSON([]byte("kept"), src, depth); !bytes.Equal(got, append([]byte("kept"), want.Bytes()...)) {
+				t.Errorf("%s at depth %d: indentJSON differs from json.Indent\n got %.300q\nwant %.300q", name, depth, got, want.Bytes())
+			}
 		}
 	}
 }
@@ -71,7 +74,7 @@ func FuzzIndentJSON(f *testing.F) {
 		if err := json.Indent(&want, compact.Bytes(), "", "  "); err != nil {
 			t.Fatal(err)
 		}
-		if got := indentJSON(compact.Bytes()); !bytes.Equal(got, want.Bytes()) {
+		if got := indentJSON(nil, compact.Bytes(), 0); !bytes.Equal(got, want.Bytes()) {
 			t.Errorf("indentJSON(%q) = %q, want %q", compact.Bytes(), got, want.Bytes())
 		}
 	})

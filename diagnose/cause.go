@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
 )
 
 // The cause is an argument between two hypotheses, each on facts:
@@ -71,6 +73,23 @@ func argueCause(w *workload, shape Shape, top *Suspect, o onset) (Cause, *Argume
 		}
 	}
 	path := pathOf(top)
+	if strings.HasPrefix(top.Object, "Node/") {
+		// A node is no part of any workload's spec: its state (not Ready, cordoned) is a
+		// dependency whatever the workload's history.
+		return CauseDependency, &Argument{
+			Object:  top.Object,
+			For:     fmt.Sprintf("dependency: %s: %s", top.Object, firstClause(top.Reason)),
+			Against: fmt.Sprintf("not the spec of %s: the copies wait on the node, not on a field", self),
+		}
+	}
+	if top.Rule == RuleNoScheduler && schedulerOf(w.Template) == corev1.DefaultSchedulerName {
+		// The default scheduler is the cluster's; that it does not run is no field's doing. A
+		// custom name may be the spec's own mistake, and is argued as any field.
+		return CauseDependency, &Argument{
+			For:     fmt.Sprintf("dependency: %s", firstClause(top.Reason)),
+			Against: fmt.Sprintf("not the spec of %s: it names the cluster's default scheduler", self),
+		}
+	}
 	if top.Object != self {
 		// A suspect on another object: that object's spec, unless it changed (dated) after the
 		// workload served unchanged.

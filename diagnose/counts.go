@@ -144,10 +144,36 @@ func exposesAny(p *corev1.Pod, svc *corev1.Service, ports []discoveryv1.Endpoint
 		for jx := range c.Ports {
 			cp := &c.Ports[jx]
 			for _, sp := range ports {
-				if sp.Port != nil && *sp.Port == cp.ContainerPort {
+				// A UDP Service port does not reach a TCP listener, nor the reverse: the
+				// slice's port carries the Service port's protocol.
+				if sp.Port != nil && *sp.Port == cp.ContainerPort && (sp.Protocol == nil || sameProtocol(*sp.Protocol, cp.Protocol)) {
 					return true
 				}
 			}
+		}
+	}
+	return false
+}
+
+// sameProtocol compares two port protocols, the API's default (TCP) standing for unset.
+func sameProtocol(a, b corev1.Protocol) bool {
+	if a == "" {
+		a = corev1.ProtocolTCP
+	}
+	if b == "" {
+		b = corev1.ProtocolTCP
+	}
+	return a == b
+}
+
+// ownServiceSelectsNone reports whether the Service with the workload's own name is one meant for
+// it that selects none of its copies: that is the Service clients use, so another Service
+// (a NodePort for an edge balancer, a StatefulSet's governing headless one) selecting the copies
+// does not make them serve.
+func ownServiceSelectsNone(w *workload) bool {
+	for _, svc := range w.UnmatchedServices {
+		if svc.Name == w.Name {
+			return true
 		}
 	}
 	return false
@@ -160,6 +186,9 @@ func count(s *snapshot.Snapshot, w *workload, ref time.Time) (youngest, oldest *
 	var young, old int64
 	aged := false
 	view := endpoints(s, w)
+	if ownServiceSelectsNone(w) {
+		view.Known, view.endpoint = true, nil
+	}
 	w.Counts = Counts{Declared: w.Declared}
 	w.serving = w.texts.flagRoom(len(w.Pods))
 	for i, p := range w.Pods {

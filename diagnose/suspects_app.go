@@ -329,6 +329,14 @@ func (r *ranker) credentialsRejected(s *signal, said, user string) {
 				r.suspectTemplate(RuleCredentialsRejected, p.Child("value"), scorePossible, said+"; "+e.Name+" names that user")
 			}
 		}
+		// A Secret whose every key becomes a variable holds the credentials whole, under
+		// names the spec does not show.
+		for j, ef := range c.c.EnvFrom {
+			if ef.SecretRef != nil {
+				r.suspectTemplate(RuleCredentialsRejected, c.path.Child("envFrom").Index(j).Child("secretRef"), scoreLikely,
+					said+"; every key of Secret "+ef.SecretRef.Name+" becomes a variable of container "+c.c.Name+" (its data is not read)")
+			}
+		}
 	}
 }
 

@@ -58,32 +58,43 @@ func (r *ranker) endpointOfFailedConnection() {
 			return
 		}
 	}
-	type candidate struct {
-		path            *field.Path
-		variable, value string
-	}
-	var cands []candidate
+	var cands []endpointCandidate
 	spec := &r.w.Template.Spec
 	for ci := range spec.Containers {
 		c := &spec.Containers[ci]
 		base := r.specPath.Child("containers").Index(ci)
+		// The endpoint values that take a part from another variable ($(DB_HOST) in
+		// jdbc:mysql://$(DB_HOST):3306/db), by that variable's name.
+		via := map[string]string{}
+		for ei := range c.Env {
+			if e := &c.Env[ei]; e.ValueFrom == nil && endpointValue(e.Value) {
+				for _, name := range referencedVars(e.Value) {
+					via[name] = e.Name + "=" + e.Value
+				}
+			}
+		}
 		for ei := range c.Env {
 			e := &c.Env[ei]
 			p := base.Child("env").Index(ei)
 			switch {
 			case e.ValueFrom == nil && endpointValue(e.Value):
-				cands = append(cands, candidate{p.Child("value"), e.Name, e.Value})
-			case e.ValueFrom != nil && endpointName.MatchString(e.Name):
+				cands = append(cands, endpointCandidate{path: p.Child("value"), variable: e.Name, value: e.Value})
+			case e.ValueFrom != nil && (endpointName.MatchString(e.Name) || via[e.Name] != ""):
 				if ref, path := valueRef(e.ValueFrom, p.Child("valueFrom")); path != nil {
-					cands = append(cands, candidate{path, e.Name, ref})
+					cands = append(cands, endpointCandidate{path: path, variable: e.Name, value: ref, via: via[e.Name]})
 				}
 			}
 		}
 		for ai, a := range c.Args {
 			if endpointValue(a) {
-				cands = append(cands, candidate{base.Child("args").Index(ai), "", a})
+				cands = append(cands, endpointCandidate{path: base.Child("args").Index(ai), value: a})
 			}
 		}
+	}
+	if len(cands) == 0 {
+		// No variable or argument holds an endpoint: the program read it from a file, and a
+		// ConfigMap or Secret mounted into it is where a file of the spec comes from.
+		cands = r.mountedConfig()
 	}
 	if len(cands) == 0 {
 		return
@@ -110,28 +121,94 @@ func (r *ranker) endpointOfFailedConnection() {
 		return
 	}
 	for _, c := range cands {
-		r.endpointSuspect(sigs, c.path, c.variable, c.value, named)
+		r.endpointSuspect(sigs, c, named)
 	}
 }
 
-// endpointSuspect records one field holding an endpoint; variable is the env var's name, "" for
-// an argument; named says which of endpointProducts the failures name.
-func (r *ranker) endpointSuspect(sigs []*signal, path *field.Path, variable, value string, named []bool) {
+// endpointCandidate is a field that may hold the endpoint a failed connection dialled.
+type endpointCandidate struct {
+	path *field.Path
+	// variable is the env var's name, "" for an argument or a volume; value its value, or what
+	// a reference names (its data is never read).
+	variable, value string
+	// via is the endpoint value (NAME=value) that takes a part from this variable.
+	via string
+	// volume says the candidate is a mounted ConfigMap or Secret, not a variable.
+	volume bool
+}
+
+// endpointSuspect records one field holding an endpoint; named says which of endpointProducts
+// the failures name.
+func (r *ranker) endpointSuspect(sigs []*signal, c endpointCandidate, named []bool) {
 	score := scorePossible
 	what := "holds an endpoint"
-	if variable != "" {
-		what = "sets " + variable
+	switch {
+	case c.volume:
+		what = "mounts " + c.value + ", the only configuration of the spec that can hold the endpoint (its data is not read)"
+	case c.variable != "":
+		what = "sets " + c.variable
 	}
-	lv := strings.ToLower(variable + " " + value)
+	lv := strings.ToLower(c.variable + " " + c.value + " " + c.via)
 	for k, pr := range endpointProducts {
 		if named[k] && containsAny(lv, pr.endpoint) {
 			score, what = scoreLikely, what+", the kind of server the failure names"
 			break
 		}
 	}
+	if c.via != "" {
+		// The endpoint value is written in the spec around this variable; the part that
+		// varies from one environment to the next is the one it takes from here.
+		score += 5
+		what += ", which " + clip(c.via, 80) + " takes its address from"
+	}
 	reason := "a connection fails without naming where it went" + r.copiesOf(sigs) + ": " + clip(sigs[0].Text, 160) + "; this field " + what
 	r.readAll(sigs)
-	r.suspectTemplate(RuleEndpointOfFailedConnection, path, score, reason)
+	r.suspectTemplate(RuleEndpointOfFailedConnection, c.path, score, reason)
+}
+
+// referencedVars are the names a value takes through $(NAME), the kubelet's expansion of
+// another variable of the container.
+func referencedVars(v string) []string {
+	var out []string
+	for {
+		i := strings.Index(v, "$(")
+		if i < 0 {
+			return out
+		}
+		v = v[i+2:]
+		j := strings.IndexByte(v, ')')
+		if j < 0 {
+			return out
+		}
+		out = append(out, v[:j])
+		v = v[j+1:]
+	}
+}
+
+// mountedConfig are the ConfigMap and Secret volumes the containers mount, as candidates.
+func (r *ranker) mountedConfig() []endpointCandidate {
+	spec := &r.w.Template.Spec
+	mounted := map[string]bool{}
+	for ci := range spec.Containers {
+		for _, m := range spec.Containers[ci].VolumeMounts {
+			mounted[m.Name] = true
+		}
+	}
+	var out []endpointCandidate
+	for vi := range spec.Volumes {
+		v := &spec.Volumes[vi]
+		if !mounted[v.Name] {
+			continue
+		}
+		p := r.specPath.Child("volumes").Index(vi)
+		switch {
+		case v.ConfigMap != nil:
+			out = append(out, endpointCandidate{path: p.Child("configMap"), value: "ConfigMap " + v.ConfigMap.Name, volume: true})
+		case v.Secret != nil:
+			out = append(out, endpointCandidate{path: p.Child("secret"), value: "Secret " + v.Secret.SecretName, volume: true})
+		}
+	}
+	return out
 }
 
 // valueRef names where a variable's value comes from, and the field that says so.

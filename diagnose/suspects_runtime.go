@@ -14,11 +14,12 @@ import (
 
 // The runtime rules. IDs are stable: scripts and the documentation refer to them.
 const (
-	RuleCommandNotFound RuleID = "command-not-found"
-	RuleExecFormat      RuleID = "exec-format"
-	RuleProcessEnds     RuleID = "process-ends"
-	RuleMemoryLimit     RuleID = "memory-limit"
-	RuleMemoryBelowHeap RuleID = "memory-limit-below-heap"
+	RuleCommandNotFound    RuleID = "command-not-found"
+	RuleExecFormat         RuleID = "exec-format"
+	RuleProcessEnds        RuleID = "process-ends"
+	RuleMemoryLimit        RuleID = "memory-limit"
+	RuleMemoryLimitAtStart RuleID = "memory-limit-at-start"
+	RuleMemoryBelowHeap    RuleID = "memory-limit-below-heap"
 )
 
 // runtimeFamily reads OOM kills and missing executables.
@@ -47,6 +48,11 @@ var _ = register(family{
 			RuleMemoryLimit, "The memory limit is below what the container uses",
 			"OOMKilled (exit code 137)",
 			"Raise resources.limits.memory, or find what made the container grow.", true,
+		},
+		{
+			RuleMemoryLimitAtStart, "The memory limit is too low for the container (or the pod's sandbox) to start at all",
+			"runc's `container init was OOM-killed (memory limit too low?)` in a StartError, its Failed event, or FailedCreatePodSandBox",
+			"Raise resources.limits.memory: no process ran, so the limit alone is short.", false,
 		},
 		{
 			RuleMemoryBelowHeap, "The memory limit is below the heap the container's own flags ask for",
@@ -111,9 +117,15 @@ var reExecMissing = regexp.MustCompile(`exec: "([^"]+)": (?:executable file not 
 // runtimeRules reads OOM kills and missing executables.
 func (r *ranker) runtimeRules() {
 	oom := map[string][]*signal{}
+	var startOOM []*signal
 	for _, s := range r.signals {
 		if s.Reason == "OOMKilled" {
 			oom[s.Container] = append(oom[s.Container], s)
+			s.explained = true
+			continue
+		}
+		if strings.Contains(s.Text, initOOM) {
+			startOOM = append(startOOM, s)
 			s.explained = true
 			continue
 		}
@@ -133,6 +145,7 @@ func (r *ranker) runtimeRules() {
 		}
 	}
 	r.processEnds()
+	r.oomAtStart(startOOM)
 	for _, c := range r.containers() {
 		sigs := oom[c.c.Name]
 		if len(sigs) == 0 {
@@ -150,6 +163,58 @@ func (r *ranker) runtimeRules() {
 		r.suspectTemplate(RuleMemoryLimit, limitPath, scoreCertain, reason)
 		if !limit.IsZero() {
 			r.heapAboveLimit(c, limitPath, limit.Value())
+		}
+	}
+}
+
+// initOOM is runc's word for a process killed by the memory limit before it could start
+// (libcontainer's process_linux.go), which containerd wraps as `failed to create containerd
+// task: ... container init was OOM-killed (memory limit too low?): unknown`: in a container's
+// StartError and its `Error: ...` Failed event, or, for the pod's sandbox, in the kubelet's
+// `Failed to create pod sandbox: ...` (FailedCreatePodSandBox; v1.31 and v1.37 alike).
+const initOOM = "container init was OOM-killed"
+
+// oomAtStart names the memory limit of a container that is killed as it starts, and for the
+// sandbox, which runs in the pod's memory limit, the smallest limit of the pod's containers
+// first: no process of them ever ran, so nothing but the limit can have used the memory.
+func (r *ranker) oomAtStart(sigs []*signal) {
+	if len(sigs) == 0 {
+		return
+	}
+	byContainer := map[string][]*signal{}
+	var sandbox []*signal
+	for _, s := range sigs {
+		if s.Container == "" {
+			sandbox = append(sandbox, s)
+			continue
+		}
+		byContainer[s.Container] = append(byContainer[s.Container], s)
+	}
+	var smallest int64
+	for _, c := range r.containers() {
+		if q := c.c.Resources.Limits.Memory(); !q.IsZero() && (smallest == 0 || q.Value() < smallest) {
+			smallest = q.Value()
+		}
+	}
+	for _, c := range r.containers() {
+		limit := c.c.Resources.Limits.Memory()
+		if limit.IsZero() {
+			continue
+		}
+		limitPath := resourcePath(c.path.Child("resources", "limits"), "memory")
+		if own := byContainer[c.c.Name]; len(own) > 0 {
+			r.readAll(own)
+			r.suspectTemplate(RuleMemoryLimitAtStart, limitPath, scoreCertain,
+				"the runtime reports "+initOOM+" for container "+c.c.Name+r.copiesOf(own)+": it cannot start inside its memory limit "+limit.String())
+		}
+		if len(sandbox) > 0 {
+			score := scoreLikely
+			if limit.Value() == smallest {
+				score = scoreCertain
+			}
+			r.readAll(sandbox)
+			r.suspectTemplate(RuleMemoryLimitAtStart, limitPath, score,
+				"the pod's sandbox is OOM-killed as it is created"+r.copiesOf(sandbox)+"; container "+c.c.Name+"'s memory limit is "+limit.String())
 		}
 	}
 }

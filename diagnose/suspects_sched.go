@@ -20,6 +20,8 @@ const (
 	RuleHostPort             RuleID = "scheduling-host-port"
 	RuleTopologySpread       RuleID = "scheduling-topology-spread"
 	RuleStorageClass         RuleID = "storage-class"
+	RuleCordonedNodes        RuleID = "scheduling-cordoned-nodes"
+	RuleClaimSelector        RuleID = "storage-claim-selector"
 )
 
 // schedulingFamily reads the scheduler's FitError and the claim provisioner's failures.
@@ -61,6 +63,16 @@ var _ = register(family{
 			"Raise maxSkew or use whenUnsatisfiable: ScheduleAnyway.", false,
 		},
 		{
+			RuleCordonedNodes, "The only nodes the pod may run on are cordoned",
+			"FailedScheduling `node(s) were unschedulable` with the nodes the template's nodeSelector or required node affinity picks all cordoned (spec.unschedulable)",
+			"Uncordon or replace the nodes (kubectl uncordon), or let the template select nodes that take pods.", false,
+		},
+		{
+			RuleClaimSelector, "A claim's selector matches no volume",
+			"FailedScheduling `pod has unbound immediate PersistentVolumeClaims` with the pod's claim (or its volumeClaimTemplate) Pending and carrying spec.selector, which only pre-made volumes can satisfy",
+			"Make the claim's selector match a volume's labels (kubectl get pv --show-labels), or drop it and let a StorageClass provision.", false,
+		},
+		{
 			RuleStorageClass, "A volumeClaimTemplate's storage class cannot provision",
 			"ProvisioningFailed, `storageclass.storage.k8s.io \"x\" not found`, unbound PersistentVolumeClaims",
 			"Name an existing StorageClass (kubectl get storageclass).", false,
@@ -74,7 +86,9 @@ var _ = register(family{
 // from the filter plugins (pkg/scheduler/framework/plugins/*):
 //   - nodeaffinity: `node(s) didn't match Pod's node affinity/selector`
 //   - noderesources: `Insufficient cpu`, `Insufficient memory`, `Insufficient <resource>`
-//   - tainttoleration: `node(s) had untolerated taint(s)` (Filter), `node(s) had taints that the pod didn't tolerate`
+//   - tainttoleration: `node(s) had untolerated taint(s)` (Filter, v1.37), `node(s) had untolerated taint {KEY: VALUE}`
+//     (Filter, v1.31: one reason per distinct taint), `node(s) had taints that the pod didn't tolerate`
+//   - nodeunschedulable: `node(s) were unschedulable` (cordoned nodes, both versions)
 //   - interpodaffinity: `node(s) didn't match pod affinity rules`, `node(s) didn't match pod anti-affinity rules`
 //   - nodeports: `node(s) didn't have free ports for the requested pod ports`
 //   - podtopologyspread: `node(s) didn't match pod topology spread constraints`
@@ -122,18 +136,138 @@ func (r *ranker) schedulingRules() {
 			r.claimMissing(ref[2])
 			continue
 		}
-		for _, part := range strings.Split(m[2], ", ") {
-			reason, score := part, scoreCertain
-			if rm := reFitReason.FindStringSubmatch(part); rm != nil {
-				reason = rm[2]
-				// A reason that holds on every node is the whole story; one that holds on
-				// some of them shares the blame.
-				if n, total := atoi(rm[1]), atoi(m[1]); n < total && total > 0 {
-					score = scoreLikely - 10 + 20*n/total
-				}
-			}
-			r.fitReason(reason, score, s.Text)
+		r.fitReasons(m[2], atoi(m[1]), s.Text)
+	}
+}
+
+// fitReason is one filter's reason in a FitError, with the nodes it holds on. Reasons of one
+// kind that a version writes per value (v1.31's one reason per untolerated taint) are summed.
+type fitReason struct {
+	reason string
+	nodes  int
+	// counted says the message gave a count; a reason without one holds everywhere.
+	counted bool
+}
+
+// fitReasons sums the reasons of a FitError by kind and scores each by the share of nodes it
+// holds on: a reason that holds on every node is the whole story, one that holds on some of
+// them shares the blame.
+func (r *ranker) fitReasons(list string, total int, msg string) {
+	var reasons []fitReason
+	at := map[string]int{}
+	for _, part := range strings.Split(list, ", ") {
+		fr := fitReason{reason: part}
+		if rm := reFitReason.FindStringSubmatch(part); rm != nil {
+			fr = fitReason{reason: rm[2], nodes: atoi(rm[1]), counted: true}
 		}
+		if strings.HasPrefix(fr.reason, reasonTaint131) {
+			fr.reason = reasonTaint
+		}
+		if i, ok := at[fr.reason]; ok {
+			reasons[i].nodes += fr.nodes
+			reasons[i].counted = reasons[i].counted && fr.counted
+			continue
+		}
+		at[fr.reason] = len(reasons)
+		reasons = append(reasons, fr)
+	}
+	score := func(fr fitReason) int {
+		if !fr.counted || total <= 0 || fr.nodes >= total {
+			return scoreCertain
+		}
+		return scoreLikely - 10 + 20*fr.nodes/total
+	}
+	for _, fr := range reasons {
+		if fr.reason == reasonCordoned {
+			// Cordoned nodes and nodes the selection excludes together are every node: the
+			// selection pins the pod to cordoned nodes.
+			pinned := fr
+			if i, ok := at[reasonNodeSelection]; ok {
+				pinned.nodes += reasons[i].nodes
+			}
+			r.cordoned(score(fr), score(pinned), msg)
+			continue
+		}
+		r.fitReason(fr.reason, score(fr), msg)
+	}
+}
+
+// Reasons the scheduler writes (see the list above) that the rules compare with.
+const (
+	reasonTaint         = "node(s) had untolerated taint(s)"
+	reasonTaint131      = "node(s) had untolerated taint {"
+	reasonCordoned      = "node(s) were unschedulable"
+	reasonNodeSelection = "node(s) didn't match Pod's node affinity/selector"
+)
+
+// cordoned names what keeps a pod on cordoned nodes: the nodeSelector entries and required
+// node-affinity values that only cordoned nodes carry (pinned is their score: the cordoned
+// nodes and the ones the selection excludes together), else the cordoned nodes themselves.
+func (r *ranker) cordoned(score, pinned int, msg string) {
+	var nodes, cordoned []*corev1.Node
+	if r.w.Snap != nil {
+		nodes = r.w.Snap.Nodes
+	}
+	for _, n := range nodes {
+		if n.Spec.Unschedulable {
+			cordoned = append(cordoned, n)
+		}
+	}
+	if len(cordoned) == 0 {
+		return
+	}
+	names := make([]string, 0, len(cordoned))
+	for _, n := range cordoned {
+		names = append(names, n.Name)
+	}
+	sort.Strings(names)
+	// onlyCordoned says some node satisfies ok and every such node is cordoned.
+	onlyCordoned := func(key string, ok func(string) bool) bool {
+		some := false
+		for _, n := range nodes {
+			if v, has := n.Labels[key]; has && ok(v) {
+				if !n.Spec.Unschedulable {
+					return false
+				}
+				some = true
+			}
+		}
+		return some
+	}
+	spec := &r.w.Template.Spec
+	found := false
+	keys := make([]string, 0, len(spec.NodeSelector))
+	for k := range spec.NodeSelector {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := spec.NodeSelector[k]
+		if onlyCordoned(k, func(x string) bool { return x == v }) {
+			r.suspectTemplate(RuleCordonedNodes, r.specPath.Child("nodeSelector").Key(k), pinned,
+				"only cordoned nodes ("+strings.Join(names, ", ")+") have label "+k+"="+v+": "+msg)
+			found = true
+		}
+	}
+	if na := spec.Affinity; na != nil && na.NodeAffinity != nil && na.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		termsPath := r.specPath.Child("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+		for i, term := range na.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+			for j, ex := range term.MatchExpressions {
+				if ex.Operator != corev1.NodeSelectorOpIn || !onlyCordoned(ex.Key, func(x string) bool { return contains(ex.Values, x) }) {
+					continue
+				}
+				r.suspectTemplate(RuleCordonedNodes, termsPath.Index(i).Child("matchExpressions").Index(j), pinned,
+					"only cordoned nodes ("+strings.Join(names, ", ")+") have "+ex.Key+" in "+strings.Join(ex.Values, ", ")+": "+msg)
+				found = true
+			}
+		}
+	}
+	if found {
+		return
+	}
+	for _, n := range cordoned {
+		r.suspectObject(RuleCordonedNodes, "Node/"+n.Name, n, field.NewPath("spec", "unschedulable"), score,
+			"the node is cordoned: "+msg)
 	}
 }
 
@@ -141,11 +275,11 @@ func (r *ranker) fitReason(reason string, score int, msg string) {
 	spec := &r.w.Template.Spec
 	aff := r.specPath.Child("affinity")
 	switch {
-	case reason == "node(s) didn't match Pod's node affinity/selector":
+	case reason == reasonNodeSelection:
 		r.nodeSelection(msg)
 	case reInsufficient.MatchString(reason):
 		r.requests(reInsufficient.FindStringSubmatch(reason)[1], msg)
-	case reason == "node(s) had untolerated taint(s)" || reason == "node(s) had taints that the pod didn't tolerate":
+	case reason == reasonTaint || reason == "node(s) had taints that the pod didn't tolerate":
 		r.suspectTemplate(RuleUntoleratedTaint, r.specPath.Child("tolerations"), score,
 			"nodes carry taints the pod does not tolerate"+r.nodeTaints()+": "+msg)
 	case reason == "node(s) didn't match pod affinity rules":
@@ -168,6 +302,7 @@ func (r *ranker) fitReason(reason string, score int, msg string) {
 		reason == "node(s) didn't find available persistent volumes to bind" ||
 		reason == "node(s) did not have enough free storage":
 		r.storageClass("", &signal{Text: msg})
+		r.claimSelectors(msg)
 	}
 }
 
@@ -230,8 +365,16 @@ func (r *ranker) nodeSelection(msg string) {
 			}
 		}
 	}
-	if !found {
+	if found {
+		return
+	}
+	// Every value is on some node (cordoned, tainted or full ones, say): name what is set, and
+	// an unset field only when neither is; an unset field never outranks a set one.
+	hasSelector, hasAffinity := len(spec.NodeSelector) > 0, na != nil && na.NodeAffinity != nil
+	if hasSelector || !hasAffinity {
 		r.suspectTemplate(RuleNodeSelector, r.specPath.Child("nodeSelector"), scorePossible, msg)
+	}
+	if hasAffinity || !hasSelector {
 		r.suspectTemplate(RuleNodeSelector, r.specPath.Child("affinity", "nodeAffinity"), scorePossible, msg)
 	}
 }
@@ -399,4 +542,36 @@ func (r *ranker) claimMissing(name string) {
 				scoreCertain, "PersistentVolumeClaim "+name+" does not exist")
 		}
 	}
+}
+
+// claimSelectors names the selector of each Pending claim the pods wait for: a claim with a
+// selector asks for a pre-made volume carrying those labels, and of its asks (class, access
+// modes, size, labels) the labels are the narrowest; which one no volume meets only the
+// volumes, cluster-scoped and not read, could say. A StatefulSet's claims come from its
+// volumeClaimTemplates, whose selector is the field to change.
+func (r *ranker) claimSelectors(msg string) {
+	for _, pvc := range r.w.Claims {
+		if pvc.Status.Phase != corev1.ClaimPending || pvc.Spec.Selector == nil {
+			continue
+		}
+		reason := "claim " + pvc.Name + " is Pending and only a volume with the labels its selector asks can bind it: " + msg
+		if i := r.claimTemplateOf(pvc.Name); i >= 0 {
+			p := field.NewPath("spec", "volumeClaimTemplates").Index(i).Child("spec", "selector")
+			r.suspectObject(RuleClaimSelector, r.object, r.w.Object, p, scoreCertain, reason)
+			continue
+		}
+		r.suspectObject(RuleClaimSelector, "PersistentVolumeClaim/"+pvc.Name, pvc, field.NewPath("spec", "selector"), scoreCertain, reason)
+	}
+}
+
+// claimTemplateOf is the index of the volumeClaimTemplate a StatefulSet's claim was made from
+// (named <template>-<statefulset>-<ordinal>), or -1.
+func (r *ranker) claimTemplateOf(claim string) int {
+	for i := range r.w.VolumeClaimTemplates {
+		prefix := r.w.VolumeClaimTemplates[i].Name + "-" + r.w.Name + "-"
+		if rest, ok := strings.CutPrefix(claim, prefix); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
+			return i
+		}
+	}
+	return -1
 }

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -13,6 +14,7 @@ import (
 const (
 	RuleServiceSelector   RuleID = "service-selector"
 	RuleServiceTargetPort RuleID = "service-target-port"
+	RuleServiceProtocol   RuleID = "service-protocol"
 )
 
 // serviceFamily checks the Services meant for the workload.
@@ -30,6 +32,11 @@ var _ = register(family{
 			RuleServiceTargetPort, "A Service targets a port no container exposes",
 			"Service targetPort matching no containerPort name or number",
 			"Make targetPort name or number a containerPort of the workload.", false,
+		},
+		{
+			RuleServiceProtocol, "A Service port's protocol differs from the container port it targets",
+			"Service port protocol UDP targeting a TCP containerPort, or TCP (the default when unset) targeting a UDP one",
+			"Set the Service port's protocol to the container port's (a port serving both needs two Service ports).", false,
 		},
 	},
 })
@@ -62,7 +69,11 @@ func (r *ranker) serviceRules() {
 				d, k := declaresPort(&c, target)
 				declared, known = declared || d, known || k
 			}
-			if declared || !known {
+			if declared {
+				r.portProtocol(svc, i, target, idle)
+				continue
+			}
+			if !known {
 				continue
 			}
 			score := scoreCertain
@@ -152,4 +163,38 @@ func (r *ranker) unmatchedServices() []*corev1.Service {
 		}
 	}
 	return out
+}
+
+// portProtocol names a Service port whose protocol no container port it targets speaks.
+func (r *ranker) portProtocol(svc *corev1.Service, i int, target intstr.IntOrString, idle bool) {
+	sp := svc.Spec.Ports[i]
+	var speaks []string
+	for ci := range r.w.Template.Spec.Containers {
+		for _, p := range r.w.Template.Spec.Containers[ci].Ports {
+			if target.Type == intstr.String && p.Name != target.StrVal || target.Type == intstr.Int && p.ContainerPort != target.IntVal {
+				continue
+			}
+			if sameProtocol(p.Protocol, sp.Protocol) {
+				return
+			}
+			proto := p.Protocol
+			if proto == "" {
+				proto = corev1.ProtocolTCP
+			}
+			speaks = append(speaks, fmt.Sprintf("%d/%s", p.ContainerPort, proto))
+		}
+	}
+	if len(speaks) == 0 {
+		return
+	}
+	score := scoreCertain
+	if !idle {
+		score = scorePossible
+	}
+	proto := sp.Protocol
+	if proto == "" {
+		proto = corev1.ProtocolTCP
+	}
+	r.suspectObject(RuleServiceProtocol, "Service/"+svc.Name, svc, field.NewPath("spec", "ports").Index(i).Child("protocol"), score,
+		fmt.Sprintf("Service %s port %d is %s; the container port it targets is %s", svc.Name, sp.Port, proto, strings.Join(speaks, ", ")))
 }

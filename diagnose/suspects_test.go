@@ -197,6 +197,72 @@ func TestRankSuspectsRules(t *testing.T) {
 			rule: RuleUntoleratedTaint, path: "spec.template.spec.tolerations",
 		},
 		{
+			// v1.31 tainttoleration/taint_toleration.go Filter writes one reason per distinct
+			// taint, "node(s) had untolerated taint {%s: %s}": together they cover every node.
+			name: "untolerated taints in v1.31 wording, two taints",
+			setup: func(w *workload) {
+				w.Snap.Nodes = []*corev1.Node{
+					stNode("cp", nil, corev1.Taint{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}),
+					stNode("ml1", nil, corev1.Taint{Key: "dedicated", Value: "ml", Effect: corev1.TaintEffectNoSchedule}),
+					stNode("ml2", nil, corev1.Taint{Key: "dedicated", Value: "ml", Effect: corev1.TaintEffectNoSchedule}),
+				}
+				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, 2 node(s) had untolerated taint {dedicated: ml}. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
+			},
+			rule: RuleUntoleratedTaint, path: "spec.template.spec.tolerations",
+		},
+		{
+			// v1.31 wording on some nodes, a full node elsewhere: the taint shares the blame.
+			name: "untolerated taint in v1.31 wording beside insufficient memory",
+			setup: func(w *workload) {
+				w.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceMemory] = resource.MustParse("24Gi")
+				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/4 nodes are available: 1 node(s) had untolerated taint {gpu: true}, 3 Insufficient memory. preemption: 0/4 nodes are available: 1 Preemption is not helpful for scheduling, 3 No preemption victims found for incoming pod.")
+			},
+			rule: RuleInsufficientResource, path: c0 + ".resources.requests.memory",
+			below: []string{"spec.template.spec.tolerations"},
+		},
+		{
+			// nodeunschedulable/node_unschedulable.go ErrReasonUnschedulable (v1.31 and v1.37):
+			// the selector's pool is cordoned and the other nodes do not match it.
+			name: "nodeSelector pins the pod to cordoned nodes",
+			setup: func(w *workload) {
+				w.Template.Spec.NodeSelector = map[string]string{"pool": "ingest"}
+				a, b := stNode("a", map[string]string{"pool": "ingest"}), stNode("b", map[string]string{"pool": "ingest"})
+				a.Spec.Unschedulable, b.Spec.Unschedulable = true, true
+				w.Snap.Nodes = []*corev1.Node{a, b, stNode("c", map[string]string{"pool": "general"})}
+				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/3 nodes are available: 2 node(s) were unschedulable, 1 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
+			},
+			rule: RuleCordonedNodes, path: "spec.template.spec.nodeSelector[pool]",
+			absent: []string{"spec.template.spec.affinity.nodeAffinity"},
+		},
+		{
+			// The same reason against a required node-affinity In term.
+			name: "node affinity In pins the pod to a cordoned node",
+			setup: func(w *workload) {
+				w.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+					NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+						{Key: "topology.kubernetes.io/zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"eu-west-1c"}},
+					}}},
+				}}}
+				a := stNode("a", map[string]string{"topology.kubernetes.io/zone": "eu-west-1c"})
+				a.Spec.Unschedulable = true
+				w.Snap.Nodes = []*corev1.Node{a, stNode("b", map[string]string{"topology.kubernetes.io/zone": "eu-west-1a"})}
+				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) were unschedulable. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
+			},
+			rule: RuleCordonedNodes, path: "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]",
+			absent: []string{"spec.template.spec.nodeSelector"},
+		},
+		{
+			// Every node cordoned and nothing in the template picks them: the nodes are named.
+			name: "every node cordoned, no selection",
+			setup: func(w *workload) {
+				a, b := stNode("a", nil), stNode("b", nil)
+				a.Spec.Unschedulable, b.Spec.Unschedulable = true, true
+				w.Snap.Nodes = []*corev1.Node{a, b}
+				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/2 nodes are available: 2 node(s) were unschedulable. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
+			},
+			rule: RuleCordonedNodes, object: "Node/a", path: "spec.unschedulable",
+		},
+		{
 			// volumebinding PreFilter returns the claim lister's NotFound (volume_binding.go podHasPVCs).
 			name: "volume names a claim that does not exist",
 			setup: func(w *workload) {

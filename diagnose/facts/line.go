@@ -197,6 +197,15 @@ func parseLevel(s string) Level {
 		return LevelWarn
 	case "error", "err", "fatal", "panic", "dpanic", "critical", "crit", "alert", "emerg", "emergency", "severe", "eror":
 		return LevelError
+	// pino's and bunyan's numeric levels.
+	case "10", "20":
+		return LevelDebug
+	case "30":
+		return LevelInfo
+	case "40":
+		return LevelWarn
+	case "50", "60":
+		return LevelError
 	}
 	return LevelNone
 }
@@ -291,7 +300,7 @@ func unmarshalFields(line string) (f fields, ok bool) {
 		}
 		var s string
 		if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
-			// Not a string (null, a number, an object): it says nothing a message field would.
+			nonStringField(k, string(raw), &f)
 			continue
 		}
 		switch i := messageKeyIndex(k); {
@@ -336,8 +345,9 @@ func scanFields(line string, f *fields) bool {
 		i = skipSpace(line, end+1) + 1 // past ':'
 		i = skipSpace(line, i)
 		if line[i] != '"' {
-			// Any other value is not a string: it says nothing a message field would.
-			i = skipValue(line, i)
+			j := skipValue(line, i)
+			nonStringField(key, line[i:j], f)
+			i = j
 			continue
 		}
 		end = closingQuote(line, i)
@@ -353,6 +363,25 @@ func scanFields(line string, f *fields) bool {
 			f.msg[k] = v
 		case !isTimeKey(key):
 			values = append(values, v)
+		}
+	}
+}
+
+// nonStringField reads the two values that are not strings and still say something: a level
+// written as a number (pino's and bunyan's 10 to 60), and an error serialized as an object
+// under a message key (pino's "err":{"type":"Error","message":"connect ECONNREFUSED ..."}),
+// whose message is read. Any other value (null, a number, an object) says nothing a message
+// field would.
+func nonStringField(key, raw string, f *fields) {
+	switch k := messageKeyIndex(key); {
+	case levelKey(key) && raw != "" && raw[0] >= '0' && raw[0] <= '9':
+		f.level = raw
+	case k >= 0 && f.msg[k] == "" && strings.HasPrefix(raw, "{"):
+		var e struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal([]byte(raw), &e) == nil {
+			f.msg[k] = e.Message
 		}
 	}
 }

@@ -267,3 +267,67 @@ func TestStackFramesAreNoFailure(t *testing.T) {
 		}
 	}
 }
+
+// pino and bunyan write the level as a number and serialize an error as an object; the error's
+// message is what the line reports.
+func TestNumericLevelsAndErrorObjects(t *testing.T) {
+	tests := []struct {
+		name, line string
+		level      Level
+		class      Class
+		failing    bool
+	}{
+		{
+			"pino fatal with an err object",
+			`{"level":60,"time":1794950017255,"pid":1,"msg":"failed to start","err":{"type":"Error","message":"connect ECONNREFUSED 10.96.122.40:5433","code":"ECONNREFUSED"}}`,
+			LevelError, ClassConnection, true,
+		},
+		{
+			"bunyan error with an error object under error",
+			`{"name":"billing","hostname":"b-1","pid":7,"level":50,"error":{"message":"getaddrinfo ENOTFOUND billing-db.shop.svc","name":"Error"},"msg":"db connect","time":"2026-11-17T21:15:56.000Z","v":0}`,
+			LevelError, ClassConnection, true,
+		},
+		{
+			"pino info is not a failure",
+			`{"level":30,"time":1794950017228,"pid":1,"msg":"loaded configuration","file":"/etc/report-api/config.yaml"}`,
+			LevelInfo, ClassOther, false,
+		},
+		{
+			"pino debug naming an error is not a failure",
+			`{"level":20,"msg":"will retry","err":{"message":"connect ECONNREFUSED 10.0.0.1:80"}}`,
+			LevelDebug, ClassOther, false,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := ReadLine(tt.line)
+			if l.Level != tt.level {
+				t.Errorf("level = %v, want %v", l.Level, tt.level)
+			}
+			if l.Signal.Failing != tt.failing {
+				t.Fatalf("failing = %v, want %v (%+v)", l.Signal.Failing, tt.failing, l.Signal)
+			}
+			if tt.failing && l.Signal.Class != tt.class {
+				t.Errorf("class = %v, want %v", l.Signal.Class, tt.class)
+			}
+		})
+	}
+}
+
+// A header that announces the lines below it is not the failure by its level alone.
+func TestAnnouncingErrorLine(t *testing.T) {
+	for _, tt := range []struct {
+		line    string
+		failing bool
+	}{
+		{`2026-11-12T14:47:56.551Z ERROR 1 --- [order-processor] [           main] o.s.b.d.LoggingFailureAnalysisReporter   : `, false},
+		{`2026-11-12 14:47:56 ERROR [main] startup: `, false},
+		{`2026-11-12 14:47:56 ERROR [main] startup failed:`, true},
+		{`Web server failed to start. Port 9090 was already in use.`, true},
+		{`2026-11-12 14:47:56 ERROR [main] buffer full, dropping events`, true},
+	} {
+		if got := ReadLine(tt.line).Signal.Failing; got != tt.failing {
+			t.Errorf("%q: failing = %v, want %v", tt.line, got, tt.failing)
+		}
+	}
+}

@@ -165,7 +165,10 @@ func lineSignal(line string, m *message) Signal {
 	case m.level == LevelDebug:
 		// Debug output narrates what the program tries; it is not its verdict.
 	case m.level == LevelError:
-		failing = true
+		// A line that ends in a colon announces the lines below it (Spring Boot's
+		// LoggingFailureAnalysisReporter writes "ERROR ... :" and its analysis after):
+		// those say the failure, its own level does not.
+		failing = !strings.HasSuffix(strings.TrimSpace(m.says), ":") || saysFailure(m.says)
 	default:
 		failing = saysFailure(m.says)
 	}

@@ -148,3 +148,56 @@ func TestRegistryUnreachableAfterTagChange(t *testing.T) {
 		})
 	}
 }
+
+// TestRegistryUnreachableOnAFreshWorkload: a workload whose only revision never served cannot
+// pull because its registry host does not answer. Nothing shows that host ever answered, so the
+// reference may be mistyped as well as the registry down: the cause is unknown, and the
+// suspect's reason says the same, never "the registry or the network is at fault" (issue 35,
+// item 10). Two kinds and two network failures.
+func TestRegistryUnreachableOnAFreshWorkload(t *testing.T) {
+	const minute = time.Minute
+	pull := func(image, why string) string {
+		host, _, _ := strings.Cut(image, "/")
+		return `failed to pull and unpack image "` + image + `": failed to resolve reference "` + image +
+			`": failed to do request: Head "https://` + host + `/v2/web/manifests/1.1.0": ` + why
+	}
+	for _, tt := range []struct {
+		name  string
+		build func(c *cluster) *Diagnosis
+	}{
+		{"a Deployment whose registry host does not resolve", func(c *cluster) *Diagnosis {
+			d := c.deployment("web", 2, 1, reasonReplicaSetUpdated, 6*minute)
+			d.Spec.Template.Spec.Containers[0].Image = "registy.example/web:1.1.0"
+			rs := c.replicaSet(d, 1, 2, 6*minute, nil)
+			msg := pull("registy.example/web:1.1.0", "dial tcp: lookup registy.example on 10.96.0.10:53: no such host")
+			c.pod(rs, "a", 6*minute, waiting("ErrImagePull", msg))
+			c.pod(rs, "b", 6*minute, waiting("ImagePullBackOff", msg))
+			return c.diagnoseOne("web")
+		}},
+		{"a Deployment whose registry times out", func(c *cluster) *Diagnosis {
+			d := c.deployment("api", 1, 1, reasonReplicaSetUpdated, 9*minute)
+			d.Spec.Template.Spec.Containers[0].Image = "10.20.0.5:5000/web:1.1.0"
+			rs := c.replicaSet(d, 1, 1, 9*minute, nil)
+			c.pod(rs, "a", 9*minute, waiting("ErrImagePull",
+				pull("10.20.0.5:5000/web:1.1.0", "dial tcp 10.20.0.5:5000: i/o timeout")))
+			return c.diagnoseOne("api")
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dg := tt.build(newCluster())
+			if dg == nil || len(dg.Suspects) == 0 {
+				t.Fatalf("no diagnosis or no suspects: %+v", dg)
+			}
+			top := dg.Suspects[0]
+			if top.Rule != RuleImageRegistryDown {
+				t.Fatalf("top suspect = %s %s, want %s", top.Rule, top.Path, RuleImageRegistryDown)
+			}
+			if dg.Cause != CauseUnknown {
+				t.Errorf("cause = %s, want unknown", dg.Cause)
+			}
+			if strings.Contains(top.Reason, "is at fault") || !strings.Contains(top.Reason, "mistyped") {
+				t.Errorf("reason %q tells another story than cause %s", top.Reason, dg.Cause)
+			}
+		})
+	}
+}

@@ -16,7 +16,9 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -440,7 +442,7 @@ func TestPreflight(t *testing.T) {
 		want := map[string]struct{ path, msg string }{
 			"sa-ghost":      {"spec.template.spec.serviceAccountName", `serviceaccount "ghost" not found`},
 			"fit-selector":  {"spec.template.spec.nodeSelector", "didn't match Pod's node affinity/selector"},
-			"fit-taint":     {"spec.template.spec.tolerations", "2 node(s) had untolerated taint(s)"},
+			"fit-taint":     {"spec.template.spec.tolerations", " node(s) had untolerated taint(s)"},
 			"fit-memory":    {"spec.template.spec.containers[0].resources.requests[memory]", "2 Insufficient memory"},
 			"quota-scale":   {"spec.template.spec.containers[0].resources.requests[cpu]", "requests.cpu is at 400m of 600m, and 3 new copies would add 300m"},
 			"psa-hostnet":   {"spec.template.spec", `violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`},
@@ -457,6 +459,17 @@ func TestPreflight(t *testing.T) {
 			f := doc.workload(name).finding(checkOf[name], "fail")
 			if f == nil || f.Path != wf.path || !strings.Contains(f.Message, wf.msg) {
 				t.Errorf("%s: finding %+v, want path %s and %q", name, f, wf.path, wf.msg)
+			}
+		}
+		// The nodes are the cluster's: a test running beside this one may add tainted nodes of
+		// its own, and the scheduler counts every node it filters out, so at least this test's
+		// two tainted nodes are among them.
+		if f := doc.workload("fit-taint").finding("node-fit", "fail"); f != nil {
+			m := regexp.MustCompile(`0/(\d+) nodes are available: (\d+) node\(s\) had untolerated taint\(s\)`).FindStringSubmatch(f.Message)
+			if m == nil {
+				t.Errorf("fit-taint: %q does not count the nodes with untolerated taints", f.Message)
+			} else if all, tainted := atoi(m[1]), atoi(m[2]); tainted < 2 || tainted > all {
+				t.Errorf("fit-taint: %d of %d nodes had untolerated taints, want this test's 2 among them", tainted, all)
 			}
 		}
 		if sts, ds := doc.workload("db"), doc.workload("agent"); sts.Kind != "StatefulSet" || ds.Kind != "DaemonSet" {
@@ -631,4 +644,12 @@ func readAuditLogFrom(path string, offset int64) ([]auditEntry, error) {
 		}
 	}
 	return out, nil
+}
+
+func atoi(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return -1
+	}
+	return n
 }

@@ -6,6 +6,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -18,12 +20,16 @@ import (
 // flickering: past it, the copy has a failure of its own (the settling time of the copy rules).
 const flickerWindow = settleTime
 
-// availabilityFloor is the number of copies the workload's own update strategy keeps available,
-// and how it says so; 0 when it sets none (Recreate, OnDelete).
+// availabilityFloor is the number of copies the workload keeps available by its own contract,
+// and how it says so: a PodDisruptionBudget that selects its copies, the team's word on it,
+// else its update strategy's maxUnavailable; 0 when it sets none (Recreate, OnDelete).
 func availabilityFloor(w *workload) (int32, string) {
 	n := int(w.Declared)
 	if n <= 0 {
 		return 0, ""
+	}
+	if floor, how := budgetFloor(w, n); floor > 0 {
+		return floor, how
 	}
 	var mu intstr.IntOrString
 	roundUp := false
@@ -99,4 +105,48 @@ func flickering(w *workload, idle []*copyFacts, ref time.Time) string {
 	}
 	return fmt.Sprintf("%d of %d copies serve, at or above the availability floor of %d (%s); %s: degraded, not failing",
 		c.Serving, w.Declared, floor, how, out)
+}
+
+// budgetFloor is the highest number of healthy copies a PodDisruptionBudget that selects the
+// workload's copies desires, computed as the disruption controller does with the declared
+// count as the scale; 0 when none selects them or the budget keeps none (or all) of them.
+func budgetFloor(w *workload, n int) (int32, string) {
+	if w.Snap == nil || w.Template == nil {
+		return 0, ""
+	}
+	var best int32
+	how := ""
+	for _, b := range w.Snap.PodDisruptionBudgets {
+		if b.Namespace != w.Namespace || b.Spec.Selector == nil {
+			// policy/v1: a budget without a selector selects no pod.
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector)
+		if err != nil || !sel.Matches(labels.Set(w.Template.Labels)) {
+			continue
+		}
+		var healthy int
+		var what string
+		switch {
+		case b.Spec.MaxUnavailable != nil:
+			mu, err := intstr.GetScaledValueFromIntOrPercent(b.Spec.MaxUnavailable, n, true)
+			if err != nil {
+				continue
+			}
+			healthy, what = n-mu, fmt.Sprintf("%d declared − maxUnavailable %s", n, b.Spec.MaxUnavailable.String())
+		case b.Spec.MinAvailable != nil:
+			ma, err := intstr.GetScaledValueFromIntOrPercent(b.Spec.MinAvailable, n, true)
+			if err != nil {
+				continue
+			}
+			healthy, what = ma, "minAvailable "+b.Spec.MinAvailable.String()
+		default:
+			continue
+		}
+		if healthy <= 0 || healthy >= n || int32(healthy) <= best {
+			continue
+		}
+		best, how = int32(healthy), "PodDisruptionBudget "+b.Name+" "+what
+	}
+	return best, how
 }

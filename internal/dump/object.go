@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -38,11 +39,11 @@ var (
 	decoder = newDecoder()
 )
 
-// newDecoder builds a scheme of the five API groups a snapshot holds, rather than client-go's
+// newDecoder builds a scheme of the six API groups a snapshot holds, rather than client-go's
 // scheme of every group, whose other kinds would be skipped anyway.
 func newDecoder() runtime.Decoder {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{appsv1.AddToScheme, batchv1.AddToScheme, corev1.AddToScheme, discoveryv1.AddToScheme, eventsv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{appsv1.AddToScheme, batchv1.AddToScheme, corev1.AddToScheme, discoveryv1.AddToScheme, eventsv1.AddToScheme, policyv1.AddToScheme} {
 		utilruntime.Must(add(s)) // registering built-in types fails only on a programming error
 	}
 	return serializer.NewCodecFactory(s).UniversalDeserializer()

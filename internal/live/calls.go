@@ -7,6 +7,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -124,6 +125,14 @@ var kindCalls = map[string]calls{
 			return c.DiscoveryV1().EndpointSlices(ns).Watch
 		},
 	},
+	"PodDisruptionBudget": {
+		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
+			return fastPageFunc[policyv1.PodDisruptionBudgetList](c, policyGroup, "poddisruptionbudgets", "PodDisruptionBudgetList", ns, pageFunc(c.PolicyV1().PodDisruptionBudgets(ns).List))
+		},
+		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
+			return c.PolicyV1().PodDisruptionBudgets(ns).Watch
+		},
+	},
 	"Node": {
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
 			return fastPageFunc[corev1.NodeList](c, coreGroup, "nodes", "NodeList", ns, pageFunc(c.CoreV1().Nodes().List))
@@ -143,3 +152,4 @@ func coreGroup(c *groupsClient) rest.Interface      { return c.core.RESTClient()
 func appsGroup(c *groupsClient) rest.Interface      { return c.apps.RESTClient() }
 func batchGroup(c *groupsClient) rest.Interface     { return c.batch.RESTClient() }
 func discoveryGroup(c *groupsClient) rest.Interface { return c.discovery.RESTClient() }
+func policyGroup(c *groupsClient) rest.Interface    { return c.policy.RESTClient() }

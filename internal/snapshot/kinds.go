@@ -5,6 +5,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -213,6 +214,7 @@ var (
 	batch     = batchv1.SchemeGroupVersion
 	core      = corev1.SchemeGroupVersion
 	discovery = discoveryv1.SchemeGroupVersion
+	policy    = policyv1.SchemeGroupVersion
 )
 
 // Kinds lists every kind a snapshot holds, in the order sources read them.
@@ -264,6 +266,10 @@ var Kinds = []Kind{
 	entry(Kind{
 		Kind: "EndpointSlice", GVK: discovery.WithKind("EndpointSlice"), Resource: "endpointslices", File: "endpointslices.json",
 	}, func(s *Snapshot) *[]*discoveryv1.EndpointSlice { return &s.EndpointSlices }),
+	entry(Kind{
+		Kind: "PodDisruptionBudget", GVK: policy.WithKind("PodDisruptionBudget"), Resource: "poddisruptionbudgets",
+		File: "poddisruptionbudgets.json",
+	}, func(s *Snapshot) *[]*policyv1.PodDisruptionBudget { return &s.PodDisruptionBudgets }),
 	entry(Kind{
 		Kind: "Node", GVK: core.WithKind("Node"), Resource: "nodes", File: "nodes.json", Cluster: true,
 	}, func(s *Snapshot) *[]*corev1.Node { return &s.Nodes }),

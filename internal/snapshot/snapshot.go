@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	policyv1 "k8s.io/api/policy/v1"
 )
 
 // SourceKind says where a snapshot came from.
@@ -77,7 +78,10 @@ type Snapshot struct {
 	Nodes                  []*corev1.Node
 	ResourceQuotas         []*corev1.ResourceQuota
 	EndpointSlices         []*discoveryv1.EndpointSlice
-	Logs                   []ContainerLog
+	// PodDisruptionBudgets say how many copies a team keeps available: a workload's
+	// availability floor, where one selects its copies.
+	PodDisruptionBudgets []*policyv1.PodDisruptionBudget
+	Logs                 []ContainerLog
 	// Metrics holds the workloads' throughput and backlog series; nil when no metrics source
 	// was configured.
 	Metrics *Metrics

@@ -50,6 +50,7 @@ func Clone(sources []*snapshot.Snapshot, pods int) *snapshot.Snapshot {
 			cloneAll(&out.Services, s.Services, c)
 			cloneAll(&out.PersistentVolumeClaims, s.PersistentVolumeClaims, c)
 			cloneAll(&out.ResourceQuotas, s.ResourceQuotas, c)
+			cloneAll(&out.PodDisruptionBudgets, s.PodDisruptionBudgets, c)
 			for _, e := range s.Events {
 				e = e.DeepCopy()
 				c.meta(e)

@@ -81,7 +81,27 @@ func dialFailure(s *signal) bool {
 	if s.class() == facts.ClassConnection {
 		return true
 	}
-	return containsAny(strings.ToLower(s.Text), tooManyConnections)
+	for _, p := range tooManyConnections {
+		if indexFold(s.Text, p) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// indexFold is the index of the ASCII lower-case sub in s ignoring case, or -1; it does not
+// allocate, as it reads every failing line of every broken workload.
+func indexFold(s, sub string) int {
+	n := len(sub)
+	for i := 0; i+n <= len(s); i++ {
+		if c := s[i] | 0x20; c != sub[0] {
+			continue
+		}
+		if strings.EqualFold(s[i:i+n], sub) {
+			return i
+		}
+	}
+	return -1
 }
 
 // dependencyTarget reads where the workload's failing connections go: the host the most
@@ -136,18 +156,38 @@ func (r *ranker) dependencyTarget() *depTarget {
 	return r.resolveTarget(host, port, clip(shownText(dialing[0]), 200))
 }
 
+// resolverFailures are the words after which a failed name lookup writes the name it looked
+// up, as the runtimes write them: Go's net ("lookup mysql on 10.96.0.10:53: no such host",
+// "lookup mysql: i/o timeout", whose host:port is the resolver), Node's dns
+// ("getaddrinfo ENOTFOUND mysql"), Java's ("java.net.UnknownHostException: mysql: Name or
+// service not known"), in lower case: they are matched ignoring case. tail says the name must be followed by ":" or " on " (Go's), so that
+// "DNS lookup failed" names no host "failed".
+var resolverFailures = []struct {
+	prefix string
+	tail   bool
+}{
+	{"lookup ", true},
+	{"getaddrinfo enotfound ", false},
+	{"getaddrinfo eai_again ", false},
+	{"unknownhostexception: ", false},
+}
+
 // dialedHost is the host (and port) a failing line says it dialled: the name of a failed
-// lookup (Go's "lookup mysql on 10.96.0.10:53: no such host", whose host:port is the
-// resolver), else the first host:port, URL host or dotted host the line names in lower case.
+// lookup (resolverFailures), else the first host:port, URL host or dotted host the line names
+// in lower case.
 func dialedHost(text string, toks []facts.Value, own map[string]bool) (string, string) {
-	lower := strings.ToLower(text)
-	if i := strings.Index(lower, "lookup "); i >= 0 {
-		w := lower[i+len("lookup "):]
-		if j := strings.IndexAny(w, " :;,\"'"); j >= 0 {
-			w = w[:j]
+	for _, rf := range resolverFailures {
+		i := indexFold(text, rf.prefix)
+		if i < 0 {
+			continue
 		}
-		w = strings.TrimSuffix(w, ".")
-		if w != "" && hostChars(w) && !loopback(w) {
+		w, rest := text[i+len(rf.prefix):], ""
+		if j := strings.IndexAny(w, " :;,\"'()"); j >= 0 {
+			w, rest = w[:j], w[j:]
+		}
+		w = strings.ToLower(strings.TrimSuffix(w, "."))
+		if w != "" && hostChars(w) && !loopback(w) && !facts.IsIP(w) &&
+			(!rf.tail || strings.HasPrefix(rest, ":") || strings.HasPrefix(rest, " on ")) {
 			return w, ""
 		}
 	}
@@ -157,6 +197,11 @@ func dialedHost(text string, toks []facts.Value, own map[string]bool) (string, s
 			// com.mysql.cj.jdbc.exceptions.CommunicationsException), not a host: hosts are
 			// written in lower case, and the values are lowered.
 			if t.Kind != kind || t.Host == "" || own[t.Host] || loopback(t.Host) || !hostChars(t.Host) || !strings.Contains(text, t.Host) {
+				continue
+			}
+			if kind == facts.ValueHost && !strings.Contains(t.Host, ".") {
+				// A bare word is a host only where a resolver says so (above): "DNS lookup
+				// failed" names none.
 				continue
 			}
 			return strings.TrimSuffix(t.Host, "."), t.Port
@@ -251,8 +296,14 @@ func (r *ranker) resolveTarget(host, port, failure string) *depTarget {
 			}
 		}
 	}
-	if !cluster && name != "" && s != nil && serviceNamed(s, svcNS, name) != nil {
-		cluster = true // name.ns where a Service name lives in namespace ns
+	if !cluster && name != "" && s != nil {
+		switch {
+		case serviceNamed(s, svcNS, name) != nil:
+			cluster = true // name.ns where a Service name lives in namespace ns
+		case serviceNamed(s, ns, svcNS) != nil:
+			// pod.name: a StatefulSet's copy through its headless Service in the namespace.
+			name, svcNS, cluster = svcNS, ns, true
+		}
 	}
 	if !cluster {
 		return t
@@ -417,6 +468,9 @@ func shareDependency(r *Report, members []int) SharedDependency {
 	if sd.Object != "" {
 		what += " (" + sd.Object + ")"
 	}
+	// What the members are told depends only on their namespace, which shortens the names.
+	type told struct{ what, evidence string }
+	msgs := map[string]told{}
 	for _, i := range members {
 		d := &r.Workloads[i]
 		dd := *d.Detail
@@ -429,20 +483,23 @@ func shareDependency(r *Report, members []int) SharedDependency {
 				others = append(others, n)
 			}
 		}
-		msg := fmt.Sprintf("%d workloads fail reaching %s at once: %s: the dependency is at fault, not their specs",
-			len(names), what, strings.Join(shortNames(names, d.Namespace), ", "))
+		msg, ok := msgs[d.Namespace]
+		if !ok {
+			msg.what = fmt.Sprintf("%d workloads fail reaching %s at once: %s", len(names), what, strings.Join(shortNames(names, d.Namespace), ", "))
+			msg.evidence = msg.what + ": the dependency is at fault, not their specs"
+			msgs[d.Namespace] = msg
+		}
 		ev := make([]Evidence, 0, len(d.Evidence)+1)
 		ev = append(ev, d.Evidence...)
 		d.Evidence = append(ev, Evidence{
-			Kind: EvidenceSharedDependency, Message: msg, Source: SourceWorkloads,
+			Kind: EvidenceSharedDependency, Message: msg.evidence, Source: SourceWorkloads,
 			Objects: others, Count: int32(len(names)),
 		})
 		if d.Cause == CauseUnknown {
 			d.Cause = CauseDependency
 			d.Argument = &Argument{
-				Object: sd.Object,
-				For: fmt.Sprintf("dependency: %d workloads fail reaching %s at once (%s), and %s's spec did not change the address",
-					len(names), what, strings.Join(shortNames(others, d.Namespace), ", "), d.Kind+"/"+d.Name),
+				Object:  sd.Object,
+				For:     "dependency: " + msg.what + ", and the spec of " + d.Kind + "/" + d.Name + " did not change the address",
 				Against: "not spec: the same failure in workloads that share no spec points outward, at what they all dial",
 			}
 		}

@@ -8,6 +8,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 )
 
 // failingOn adds a Deployment of one revision, three days old, whose two copies crash-loop
@@ -149,6 +151,19 @@ func TestSharedDependency(t *testing.T) {
 			},
 			want:    []group{{"mysql", "Service/mysql", testNS, []string{"Deployment/shop/invoices", "Deployment/shop/ledger"}}},
 			victims: []string{"Deployment/invoices", "Deployment/ledger"},
+		},
+		{
+			name: "a StatefulSet's copies through its headless Service are that Service, EAI_AGAIN and a Go timeout",
+			build: func(c *cluster) {
+				c.service("kafka-headless", "kafka")
+				c.statefulSet("kafka", "kafka-headless")
+				c.failingOn("ingest", env("BROKERS", "kafka-0.kafka-headless:9092,kafka-1.kafka-headless:9092"),
+					`Error: getaddrinfo EAI_AGAIN kafka-0.kafka-headless`)
+				c.failingOn("audit", env("KAFKA_BROKERS", "kafka-1.kafka-headless.shop.svc.cluster.local:9092"),
+					`{"level":"warn","msg":"broker unreachable, retrying","err":"dial tcp: lookup kafka-1.kafka-headless.shop.svc.cluster.local: i/o timeout"}`)
+			},
+			want:    []group{{"kafka-headless", "Service/kafka-headless", testNS, []string{"Deployment/shop/audit", "Deployment/shop/ingest"}}},
+			victims: []string{"Deployment/audit", "Deployment/ingest"},
 		},
 		{
 			name: "two workloads failing on different hosts are not grouped",
@@ -299,6 +314,30 @@ func TestSharedDependencyRediagnosed(t *testing.T) {
 		}
 		if kept.Cause != keptCause || len(kept.Evidence) != keptEvidence || kept.Detail.beforeShared == nil {
 			t.Errorf("%v: Rediagnose wrote on the earlier report", tc.names)
+		}
+	}
+}
+
+// TestDialedHost reads the host a failing line dials, in the wording of each runtime.
+func TestDialedHost(t *testing.T) {
+	own := map[string]bool{"10.244.0.5": true}
+	for _, tc := range []struct{ line, host, port string }{
+		{`dial tcp: lookup mysql on 10.96.0.10:53: no such host`, "mysql", ""},
+		{`dial tcp: lookup mysql.shop.svc.cluster.local: i/o timeout`, "mysql.shop.svc.cluster.local", ""},
+		{`dial tcp 10.96.3.4:5432: connect: connection refused`, "10.96.3.4", "5432"},
+		{`Error: getaddrinfo ENOTFOUND redis`, "redis", ""},
+		{`Error: getaddrinfo EAI_AGAIN kafka-0.kafka-headless`, "kafka-0.kafka-headless", ""},
+		{`java.net.UnknownHostException: mysql-primary: Name or service not known`, "mysql-primary", ""},
+		{`DNS lookup failed for payments-db.shop.svc.cluster.local`, "payments-db.shop.svc.cluster.local", ""},
+		{`Get "http://orders.shop:8080/health": dial tcp 10.96.7.7:8080: connect: connection refused`, "orders.shop", "8080"},
+		{`com.mysql.cj.jdbc.exceptions.CommunicationsException: Communications link failure`, "", ""},
+		{`dial tcp 10.244.0.5:8080: connect: connection refused`, "", ""},
+		{`connect ECONNREFUSED 127.0.0.1:5432`, "", ""},
+		{`DNS lookup failed`, "", ""},
+	} {
+		host, port := dialedHost(tc.line, facts.Values(tc.line), own)
+		if host != tc.host || port != tc.port {
+			t.Errorf("%s: dialed %q %q, want %q %q", tc.line, host, port, tc.host, tc.port)
 		}
 	}
 }

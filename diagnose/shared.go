@@ -214,9 +214,10 @@ func dialedHost(text string, toks []facts.Value, own map[string]bool) (string, s
 func hostChars(s string) bool {
 	for i := range len(s) {
 		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-' || c == '_') {
-			return false
+		if hostByte(c) || 'A' <= c && c <= 'Z' {
+			continue
 		}
+		return false
 	}
 	return s != "" && s[0] != '-' && s[0] != '.'
 }

@@ -299,7 +299,7 @@ func TestSharedDependencyRediagnosed(t *testing.T) {
 		kept := before.Find("Deployment", testNS, "cart")
 		keptCause, keptEvidence := kept.Cause, len(kept.Evidence)
 		next := build(tc.names, tc.recovers).s
-		got := Rediagnose(before, next, func(kind, namespace, name string) bool { return name == tc.recovers })
+		got := Rediagnose(before, next, func(_, _, name string) bool { return name == tc.recovers })
 		want := Diagnose(next)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%v, %s recovers: the incremental report differs from a full diagnosis", tc.names, tc.recovers)

@@ -24,7 +24,7 @@ func withShared() *diagnose.Report {
 // The table says each shared dependency once, after the rows; a table without headers, which
 // scripts read row by row, does not; a report without any prints no line of its own.
 func TestTableNamesSharedDependencies(t *testing.T) {
-	print := func(r *diagnose.Report, opts Options) string {
+	printTable := func(r *diagnose.Report, opts Options) string {
 		t.Helper()
 		p, err := NewPrinter("table", opts)
 		if err != nil {
@@ -36,14 +36,14 @@ func TestTableNamesSharedDependencies(t *testing.T) {
 		}
 		return b.String()
 	}
-	plain := print(sampleReport(), Options{})
-	got := print(withShared(), Options{})
+	plain := printTable(sampleReport(), Options{})
+	got := printTable(withShared(), Options{})
 	const want = "shared dependency mysql:3306 (Service/mysql in shop): 3 workloads fail reaching it at once, victims not causes: " +
 		"Deployment/shop/cart, Deployment/shop/orders, StatefulSet/shop/ledger\n"
 	if !strings.HasPrefix(got, plain) || got[len(plain):] != "\n"+want {
 		t.Errorf("table with a shared dependency:\n%s\nwant the plain table and then a blank line and\n%s", got, want)
 	}
-	if rows := print(withShared(), Options{NoHeaders: true}); strings.Contains(rows, "shared dependency") {
+	if rows := printTable(withShared(), Options{NoHeaders: true}); strings.Contains(rows, "shared dependency") {
 		t.Errorf("--no-headers prints the shared dependency:\n%s", rows)
 	}
 	if strings.Contains(plain, "shared dependency") {

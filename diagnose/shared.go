@@ -66,6 +66,7 @@ type depTarget struct {
 type sharedVerdict struct {
 	cause    Cause
 	argument *Argument
+	fix      string
 }
 
 // tooManyConnections are the words of a server that refuses a connection for want of room
@@ -416,7 +417,7 @@ func groupSharedDependencies(r *Report) {
 			dd := *d.Detail
 			dd.beforeShared = nil
 			d.Detail = &dd
-			d.Cause, d.Argument = v.cause, v.argument
+			d.Cause, d.Argument, d.Fix = v.cause, v.argument, v.fix
 			d.Evidence = slices.DeleteFunc(slices.Clone(d.Evidence), func(e Evidence) bool {
 				return e.Kind == EvidenceSharedDependency && e.Source == SourceWorkloads
 			})
@@ -475,7 +476,7 @@ func shareDependency(r *Report, members []int) SharedDependency {
 	for _, i := range members {
 		d := &r.Workloads[i]
 		dd := *d.Detail
-		dd.beforeShared = &sharedVerdict{cause: d.Cause, argument: d.Argument}
+		dd.beforeShared = &sharedVerdict{cause: d.Cause, argument: d.Argument, fix: d.Fix}
 		d.Detail = &dd
 		others := make([]string, 0, len(names)-1)
 		self := d.Kind + "/" + d.Namespace + "/" + d.Name
@@ -490,13 +491,23 @@ func shareDependency(r *Report, members []int) SharedDependency {
 			msg.evidence = msg.what + ": the dependency is at fault, not their specs"
 			msgs[d.Namespace] = msg
 		}
+		told := msg.evidence
+		if d.Cause == CauseSpec {
+			// Its own argument named a change of its spec (not of the address): both are
+			// said, and the cause stays what its history shows.
+			told = msg.what + ": the dependency fails them all; this workload's own spec change is argued apart (cause spec)"
+		}
 		ev := make([]Evidence, 0, len(d.Evidence)+1)
 		ev = append(ev, d.Evidence...)
 		d.Evidence = append(ev, Evidence{
-			Kind: EvidenceSharedDependency, Message: msg.evidence, Source: SourceWorkloads,
+			Kind: EvidenceSharedDependency, Message: told, Source: SourceWorkloads,
 			Objects: others, Count: int32(len(names)),
 		})
 		if d.Cause == CauseUnknown {
+			if sd.Object != "" {
+				// What to look at is the dependency: its endpoints, its own copies.
+				d.Fix = dependencyFix(sd.Object, sd.Namespace, len(names))
+			}
 			d.Cause = CauseDependency
 			d.Argument = &Argument{
 				Object:  sd.Object,
@@ -523,3 +534,14 @@ func shortNames(names []string, ns string) []string {
 
 // shownText is a log signal's line as evidence shows it: a structured line's message fields.
 func shownText(s *signal) string { return s.reading().Line(s.Text).Text }
+
+// dependencyFix is a victim's fix: look at the dependency, not at its own spec.
+func dependencyFix(object, namespace string, n int) string {
+	kind, name, _ := strings.Cut(object, "/")
+	ns := ""
+	if namespace != "" {
+		ns = " -n " + shellQuote(namespace)
+	}
+	return fmt.Sprintf("kubectl describe %s%s (%d workloads fail reaching it; their specs are not at fault)",
+		shellQuote(strings.ToLower(kind)+"/"+name), ns, n)
+}

@@ -2,6 +2,8 @@ package diagnose
 
 import (
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,6 +100,8 @@ func TestSharedDependency(t *testing.T) {
 		// victims are the members, whose unknown cause becomes dependency; others must not
 		// carry the SharedDependency evidence.
 		victims, others []string
+		// spec are members whose own history argues cause spec: they keep it.
+		spec []string
 	}{
 		{
 			name: "connection refused to one Service written three ways, logfmt, JSON and a Java trace",
@@ -213,6 +217,19 @@ func TestSharedDependency(t *testing.T) {
 			others:  []string{"Deployment/billing"},
 		},
 		{
+			name: "a workload whose revision changed something else is a member; its own cause stays",
+			build: func(c *cluster) {
+				c.service("mysql", "mysql")
+				c.failingOn("orders", env("DB_ADDR", "mysql:3306"),
+					`level=error msg="db ping failed" err="dial tcp mysql:3306: connect: connection refused"`)
+				c.movedTo("billing", "LOG_LEVEL", "info", "debug",
+					`level=error msg="db ping failed" err="dial tcp mysql:3306: connect: connection refused"`)
+			},
+			want:    []group{{"mysql:3306", "Service/mysql", testNS, []string{"Deployment/shop/billing", "Deployment/shop/orders"}}},
+			victims: []string{"Deployment/orders"},
+			spec:    []string{"Deployment/billing"},
+		},
+		{
 			name: "the moved workload and one other are no group",
 			build: func(c *cluster) {
 				c.service("mysql", "mysql")
@@ -251,6 +268,19 @@ func TestSharedDependency(t *testing.T) {
 				m, ok := members[v]
 				if !ok || !m.shared || m.cause != CauseDependency {
 					t.Errorf("%s: shared evidence %v, cause %q; want the evidence and cause dependency", v, m.shared, m.cause)
+				}
+			}
+			if len(tc.want) == 1 && tc.want[0].object != "" {
+				// A victim's fix looks at the dependency.
+				for _, d := range r.Workloads {
+					if slices.Contains(tc.victims, d.Kind+"/"+d.Name) && !strings.Contains(d.Fix, "kubectl describe "+strings.ToLower(tc.want[0].object)+" -n shop") {
+						t.Errorf("%s: fix %q does not look at %s", d.Name, d.Fix, tc.want[0].object)
+					}
+				}
+			}
+			for _, o := range tc.spec {
+				if m := members[o]; !m.shared || m.cause != CauseSpec {
+					t.Errorf("%s: shared evidence %v, cause %q; want the evidence and its own cause spec", o, m.shared, m.cause)
 				}
 			}
 			for _, o := range tc.others {

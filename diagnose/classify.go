@@ -12,6 +12,8 @@ import (
 // classState is the classifier's working state for one workload.
 type classState struct {
 	history
+	// target is where the failing connections go, as the suspect pass read it.
+	target       *depTarget
 	serviceKnown bool
 	// unexposedService names a Service whose endpoints are on ports no container exposes.
 	unexposedService string

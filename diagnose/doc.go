@@ -56,7 +56,8 @@
 //   - Cause: spec, dependency, unknown.
 //   - Confidence: high, medium, low.
 //   - EvidenceSource: pod-status, event, log, revision-history, service, controller-status,
-//     visibility (what the source could not read), metrics (the workload's own output).
+//     visibility (what the source could not read), metrics (the workload's own output),
+//     workloads (the other workloads of the report: a SharedDependency item, shared.go).
 //   - Waiver: the workload annotation kubediagnose.dev/waive (`SHAPE or RULE[, ...]; REASON`, a
 //     line each) waives the verdict it names (waiver.go); the verdict is unchanged, and
 //     Diagnosis.Waived carries what it named and why, so front ends mark it and --fail-on

@@ -35,6 +35,7 @@ func diagnose(s *snapshot.Snapshot, done <-chan struct{}) *Report {
 		r.Workloads = ds
 	}
 	sortWorkloads(r)
+	groupSharedDependencies(r)
 	return r
 }
 
@@ -43,7 +44,7 @@ func newReport(s *snapshot.Snapshot) *Report {
 	r := &Report{
 		APIVersion: APIVersion, Kind: ReportKind, ReferenceTime: s.ReferenceTime, Source: s.Source,
 		Visibility: append([]snapshot.Visibility{}, s.Visibility...), Summary: map[Shape]int{},
-		Workloads: []Diagnosis{},
+		SharedDependencies: []SharedDependency{}, Workloads: []Diagnosis{},
 	}
 	for _, sh := range Shapes {
 		r.Summary[sh] = 0
@@ -180,6 +181,10 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 		d.Revisions = &Revisions{Current: w.CurrentRevision, LastServing: w.LastServingRevision, ChangedPaths: changedPaths(w.Changes)}
 	}
 	d.Detail = &Detail{CurrentRevision: w.CurrentRevision, LastServingRevision: w.LastServingRevision, Changes: w.Changes}
+	if t := w.cls.target; t != nil && w.Shape.Broken() {
+		t.changed = changedAddress(w, t)
+		d.Detail.target = t
+	}
 	d.Detail.copies = newCopyList(w, ref)
 	tp.settle(w, &d)
 	if isBatch(w.Kind) {

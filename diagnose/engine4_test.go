@@ -204,6 +204,7 @@ func TestDiagnoseOnePassAsTwo(t *testing.T) {
 			r.Summary[r.Workloads[i].Shape]++
 		}
 		sortWorkloads(r)
+		groupSharedDependencies(r)
 		return r
 	}
 	bare := 0

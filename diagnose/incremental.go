@@ -89,6 +89,7 @@ func Rediagnose(prev *Report, s *snapshot.Snapshot, changed func(kind, namespace
 	if !ordered {
 		sortWorkloads(r)
 	}
+	groupSharedDependencies(r)
 	return r
 }
 

@@ -50,6 +50,7 @@ func TestWorkerRoomsAsFresh(t *testing.T) {
 				r.Summary[ds[i].Shape]++
 			}
 			sortWorkloads(r)
+			groupSharedDependencies(r)
 			got := withListsWrittenOut(r)
 			if !reflect.DeepEqual(got, want) {
 				for i := range got.Workloads {

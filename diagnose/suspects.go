@@ -32,6 +32,9 @@ func rankSuspects(w *workload) []Suspect {
 	r.run()
 	// After every family: it reranks the changed fields when nothing could name one.
 	r.changesByFailureLook()
+	if w.Shape.Broken() {
+		w.cls.target = r.dependencyTarget()
+	}
 	return r.ranked()
 }
 

@@ -18,6 +18,8 @@ func alone(s *snapshot.Snapshot) *Report {
 		r.Summary[r.Workloads[i].Shape]++
 	}
 	sortWorkloads(r)
+	// The report's own pass over the diagnoses, as Diagnose makes it.
+	groupSharedDependencies(r)
 	return r
 }
 

@@ -103,7 +103,9 @@ type Report struct {
 	Source        snapshot.SourceInfo   `json:"source"`
 	Visibility    []snapshot.Visibility `json:"visibility"`
 	Summary       map[Shape]int         `json:"summary"`
-	Workloads     []Diagnosis           `json:"workloads"`
+	// SharedDependencies are the targets several broken workloads fail to reach at once.
+	SharedDependencies []SharedDependency `json:"sharedDependencies"`
+	Workloads          []Diagnosis        `json:"workloads"`
 }
 
 // Counts are the numbers behind a diagnosis. Declared is spec.replicas (default 1; a DaemonSet's
@@ -157,6 +159,10 @@ type Detail struct {
 	// observations holds what Observations returns, copies what Copies returns.
 	observations obsLog
 	copies       copyList
+	// target is where the workload's failing connections go; beforeShared its verdict before
+	// the shared pass wrote on it (shared.go).
+	target       *depTarget
+	beforeShared *sharedVerdict
 }
 
 // Observations returns the workload's facts as the engine read them, once: what classified it,

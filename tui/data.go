@@ -52,6 +52,9 @@ type dataset struct {
 	// counts are workloads per shape, for the header; waived how many of them are waived.
 	counts map[diagnose.Shape]int
 	waived int
+	// shared are the report's shared dependencies as the header names them ("mysql:3306
+	// (Service/mysql): 4 workloads"), a context's prefixed with its name in a fleet.
+	shared []string
 	// partial marks rows listed before their copies were read: no shapes, no diagnoses.
 	partial bool
 	// contexts are the contexts of a console over several, in the order named; parts holds
@@ -123,6 +126,7 @@ func datasetAfter(prev *dataset, snap *snapshot.Snapshot, rep *diagnose.Report) 
 	snap.Index()
 	objects := workloadObjects(prev, snap)
 	ds := &dataset{snap: snap, report: rep, objects: objects, counts: map[diagnose.Shape]int{}}
+	ds.shared = sharedFindings(rep)
 	// prev's row of a workload: under churn most rows keep their place, so it is looked for
 	// there first, and a map of prev's rows made only when one is not.
 	var was map[workloadKey]*row
@@ -452,4 +456,23 @@ func revisionOf(p *corev1.Pod) string {
 		return h
 	}
 	return p.Labels[appsv1.ControllerRevisionHashLabelKey]
+}
+
+// sharedFindings are rep's shared dependencies as the header names them: the target, the
+// object it resolved to and how many workloads fail on it ("mysql:3306 (Service/mysql): 4
+// workloads"); each member's Diagnosis tab names the others.
+func sharedFindings(rep *diagnose.Report) []string {
+	if rep == nil || len(rep.SharedDependencies) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(rep.SharedDependencies))
+	for i := range rep.SharedDependencies {
+		sd := &rep.SharedDependencies[i]
+		f := sd.Target
+		if sd.Object != "" {
+			f += " (" + sd.Object + ")"
+		}
+		out = append(out, Sanitize(f+": "+plural(len(sd.Workloads), "workload", "workloads")))
+	}
+	return out
 }

@@ -124,6 +124,9 @@ func combineFleet(reads []fleetPart) *dataset {
 			}
 		}
 		ds.throughput = ds.throughput || part.throughput
+		for _, f := range part.shared {
+			ds.shared = append(ds.shared, Sanitize(r.context)+": "+f)
+		}
 	}
 	slices.SortStableFunc(ds.rows, func(a, b row) int { return a.shape.Severity() - b.shape.Severity() })
 	slices.Sort(ds.namespaces)

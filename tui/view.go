@@ -179,6 +179,14 @@ func (m *Model) totalsLine() string {
 		// What the source could not read: the counts are not the whole picture.
 		line += "  " + st.Warn.Render(fmt.Sprintf("⚠ %d not readable", n))
 	}
+	if f := m.data.shared; len(f) > 0 {
+		// Many rows failing on one dependency are one finding: the dependency, not each row.
+		what := "shared dependency "
+		if len(f) > 1 {
+			what = fmt.Sprintf("%d shared dependencies: ", len(f))
+		}
+		line += "  " + st.Warn.Render("⚑ "+what+strings.Join(f, "; "))
+	}
 	if m.screen == screenWorkloads && m.state == stateReady {
 		line += st.Dim.Render("  " + m.workloads.Position())
 		if m.workloads.hideHealthy {

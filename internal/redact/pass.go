@@ -1,13 +1,15 @@
 package redact
 
 import (
+	"strings"
+
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
 // Report returns rep as a front end may show it: every suspect's value and previous value, the
-// reasons, evidence, timeline, headline, fix, signal gaps, template changes and visibility
-// reasons with their credentials marked. s is the snapshot rep was diagnosed from: a workload's
+// reasons, evidence, timeline, headline, fix, signal gaps, template changes, visibility
+// reasons and shared dependencies' failing lines with their credentials marked. s is the snapshot rep was diagnosed from: a workload's
 // pod templates say which of its env vars and arguments are credentials, and the values to look
 // for in free text. rep is not changed; what differs is copied. A nil Redactor returns rep.
 func (r *Redactor) Report(rep *diagnose.Report, s *snapshot.Snapshot) *diagnose.Report {
@@ -41,6 +43,10 @@ func (r *Redactor) report(rep *diagnose.Report, s *snapshot.Snapshot, done func(
 	if vis := r.visibility(rep.Visibility); vis != nil {
 		own()
 		out.Visibility = vis
+	}
+	if sds := r.sharedDependencies(rep.SharedDependencies, ws); sds != nil {
+		own()
+		out.SharedDependencies = sds
 	}
 	if out == nil {
 		return rep
@@ -192,6 +198,24 @@ func (r *Redactor) visibility(vs []snapshot.Visibility) []snapshot.Visibility {
 		t := r.Text(v.Reason)
 		changed := t != v.Reason
 		v.Reason = t
+		return changed
+	})
+}
+
+// sharedDependencies returns sds with the credentials in their failing lines and targets
+// marked (a connection string's password in a failing line, what its members' specs hold), or
+// nil when none has one.
+func (r *Redactor) sharedDependencies(sds []diagnose.SharedDependency, ws *workloads) []diagnose.SharedDependency {
+	return editSlice(sds, func(sd *diagnose.SharedDependency) bool {
+		var known []string
+		for _, m := range sd.Workloads {
+			kind, rest, _ := strings.Cut(m, "/")
+			ns, name, _ := strings.Cut(rest, "/")
+			known = append(known, ws.find(kind, ns, name).known...)
+		}
+		f, t := r.text(sd.Failure, known), r.text(sd.Target, known)
+		changed := f != sd.Failure || t != sd.Target
+		sd.Failure, sd.Target = f, t
 		return changed
 	})
 }

@@ -194,3 +194,20 @@ func TestWaiverReasonIsRedacted(t *testing.T) {
 		t.Errorf("the pass changed the report it was given: %q", d.Waived.Reason)
 	}
 }
+
+// A shared dependency's failing line is a log line like any other: a connection string's
+// password in it is marked, and the report given is left as it was.
+func TestSharedDependencyFailureIsRedacted(t *testing.T) {
+	const line = `dial failed: postgres://ledger:hunter2-not-a-real-one@pg.shop.svc:5432/ledger: connection refused`
+	rep := &diagnose.Report{SharedDependencies: []diagnose.SharedDependency{{
+		Target: "pg:5432", Object: "Service/pg", Namespace: "shop", Failure: line,
+		Workloads: []string{"Deployment/shop/a", "Deployment/shop/b"},
+	}}}
+	red := withKey([]byte("test")).Report(rep, nil)
+	if f := red.SharedDependencies[0].Failure; strings.Contains(f, "hunter2") || !strings.Contains(f, "pg.shop.svc:5432") {
+		t.Errorf("failure = %q, want the password marked and the rest kept", f)
+	}
+	if rep.SharedDependencies[0].Failure != line {
+		t.Error("the pass changed the report it was given")
+	}
+}

@@ -163,10 +163,11 @@ func sampleReport() *diagnose.Report {
 	ws := append(healthy(), ingester(), thumbnailer(), payments(), gateway())
 	r := &diagnose.Report{
 		APIVersion: diagnose.APIVersion, Kind: diagnose.ReportKind, ReferenceTime: refTime,
-		Source:     snapshot.SourceInfo{Type: snapshot.SourceDump, Path: "testdata/scenarios"},
-		Visibility: []snapshot.Visibility{{Kind: "Node", Reason: "nodes is forbidden: User \"audit\" cannot list resource \"nodes\""}},
-		Summary:    map[diagnose.Shape]int{},
-		Workloads:  ws,
+		Source:             snapshot.SourceInfo{Type: snapshot.SourceDump, Path: "testdata/scenarios"},
+		Visibility:         []snapshot.Visibility{{Kind: "Node", Reason: "nodes is forbidden: User \"audit\" cannot list resource \"nodes\""}},
+		Summary:            map[diagnose.Shape]int{},
+		SharedDependencies: []diagnose.SharedDependency{},
+		Workloads:          ws,
 	}
 	for _, w := range ws {
 		r.Summary[w.Shape]++

@@ -65,6 +65,15 @@ func writeMarkdownReport(ew *errWriter, r *diagnose.Report, depth int) {
 		}
 	}
 
+	if len(r.SharedDependencies) > 0 {
+		// Named once, before the workloads' sections, each of which says it is a victim.
+		ew.printf("\n%s Shared dependencies\n\n", h2)
+		for i := range r.SharedDependencies {
+			sd := &r.SharedDependencies[i]
+			ew.printf("- %s\n  - failing line: %s\n", mdText(SharedDependencyLine(sd, true)), mdCode(sd.Failure))
+		}
+	}
+
 	for _, d := range ds {
 		if d.Shape.Broken() {
 			writeMarkdownSection(ew, d, depth)

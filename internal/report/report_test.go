@@ -133,7 +133,7 @@ func TestJSONKeys(t *testing.T) {
 			if err := json.Unmarshal(b, &doc); err != nil {
 				t.Fatal(err)
 			}
-			wantKeys(t, "report", doc, "apiVersion", "kind", "referenceTime", "source", "visibility", "summary", "workloads")
+			wantKeys(t, "report", doc, "apiVersion", "kind", "referenceTime", "source", "visibility", "summary", "sharedDependencies", "workloads")
 			if doc["apiVersion"] != "kubediagnose.dev/v1alpha1" || doc["kind"] != "Report" {
 				t.Errorf("apiVersion/kind = %v/%v", doc["apiVersion"], doc["kind"])
 			}

@@ -76,6 +76,9 @@ func normalize(r *diagnose.Report) *diagnose.Report {
 	if out.Summary == nil {
 		out.Summary = map[diagnose.Shape]int{}
 	}
+	if out.SharedDependencies == nil {
+		out.SharedDependencies = []diagnose.SharedDependency{}
+	}
 	out.Workloads = make([]diagnose.Diagnosis, len(r.Workloads))
 	for i := range r.Workloads {
 		out.Workloads[i] = normalizeDiagnosis(r.Workloads[i])

@@ -95,7 +95,55 @@ func (p *tablePrinter) print(w io.Writer, secs []Section, withContext bool) erro
 			rows.printf("%s\n", strings.Join(row, "\t"))
 		}
 	}
-	return flushTable(tw, rows)
+	if err := flushTable(tw, rows); err != nil {
+		return err
+	}
+	if p.opts.NoHeaders {
+		// Rows only: what a script reads line by line.
+		return nil
+	}
+	out := &errWriter{w: w}
+	first := true
+	for _, sr := range all {
+		if sr.sec.Report == nil {
+			continue
+		}
+		for _, sd := range sr.sec.Report.SharedDependencies {
+			if first {
+				out.printf("\n")
+				first = false
+			}
+			prefix := ""
+			if withContext {
+				prefix = sr.sec.Context + ": "
+			}
+			out.printf("%s\n", Clean(prefix+SharedDependencyLine(&sd, withNS)))
+		}
+	}
+	return out.err
+}
+
+// SharedDependencyLine says a shared dependency in one line: "shared dependency mysql:3306
+// (Service/mysql): 3 workloads fail reaching it at once, victims not causes: Deployment/cart,
+// ...". withNS names each workload's namespace.
+func SharedDependencyLine(sd *diagnose.SharedDependency, withNS bool) string {
+	what := sd.Target
+	switch {
+	case sd.Object != "" && withNS:
+		what += " (" + sd.Object + " in " + sd.Namespace + ")"
+	case sd.Object != "":
+		what += " (" + sd.Object + ")"
+	}
+	names := make([]string, len(sd.Workloads))
+	for i, n := range sd.Workloads {
+		kind, rest, _ := strings.Cut(n, "/")
+		if _, name, ok := strings.Cut(rest, "/"); ok && !withNS {
+			n = kind + "/" + name
+		}
+		names[i] = n
+	}
+	return fmt.Sprintf("shared dependency %s: %d workloads fail reaching it at once, victims not causes: %s",
+		what, len(sd.Workloads), strings.Join(names, ", "))
 }
 
 // Age renders copy-age seconds the way kubectl renders ages (20m, 4h12m, 3d); "-" when there

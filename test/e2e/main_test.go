@@ -105,7 +105,19 @@ type report struct {
 	Source        sourceInfo     `json:"source"`
 	Visibility    []visibility   `json:"visibility"`
 	Summary       map[string]int `json:"summary"`
-	Workloads     []workload     `json:"workloads"`
+	// SharedDependencies is docs/schema.md's sharedDependencies.
+	SharedDependencies []sharedDependency `json:"sharedDependencies"`
+	Workloads          []workload         `json:"workloads"`
+}
+
+// sharedDependency is docs/schema.md's SharedDependency: a target several broken workloads
+// fail to reach at once.
+type sharedDependency struct {
+	Target    string   `json:"target"`
+	Object    string   `json:"object"`
+	Namespace string   `json:"namespace"`
+	Failure   string   `json:"failure"`
+	Workloads []string `json:"workloads"`
 }
 
 type sourceInfo struct {

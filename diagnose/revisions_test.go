@@ -275,3 +275,36 @@ func TestControllerRecordOfACompletedRollout(t *testing.T) {
 		})
 	}
 }
+
+// TestServedOnlyInItsEarlyLife: the only revision served for minutes, then failed inside its
+// early life (its progress deadline). Its service is not a baseline, so no revision is the last
+// that served; the evidence says it served and where the failure began, never that no copy of it
+// served, and no fix names an empty revision.
+func TestServedOnlyInItsEarlyLife(t *testing.T) {
+	c := newCluster()
+	d := c.deployment("web", 2, 1, reasonNewRSAvailable, 8*time.Minute)
+	rs := c.replicaSet(d, 1, 2, 8*time.Minute, nil)
+	completed(d, rs, 8*time.Minute-20*time.Second)
+	for _, n := range []string{"a", "b"} {
+		p := c.pod(rs, n, 8*time.Minute, readyThenNot(5*time.Minute))
+		c.logEvery(p, 5*time.Minute, 20*time.Second, func(at time.Time) string {
+			return at.UTC().Format(time.RFC3339) + " ERROR dial tcp 10.96.0.40:5432: connect: connection refused"
+		})
+	}
+	got := c.diagnoseOne("web")
+	if got.Revisions == nil || got.Revisions.LastServing != "" {
+		t.Fatalf("revisions = %+v, want no last serving revision", got.Revisions)
+	}
+	var msg string
+	for _, e := range got.Evidence {
+		if e.Kind == "NeverServed" {
+			msg = e.Message
+		}
+	}
+	if !strings.Contains(msg, "revision 1 served") || strings.Contains(msg, "no copy of it has served") {
+		t.Errorf("NeverServed evidence %q, want it to say revision 1 served and the failure began in its first moments", msg)
+	}
+	if strings.Contains(got.Fix, "revision  ") {
+		t.Errorf("fix %q names an empty revision", got.Fix)
+	}
+}

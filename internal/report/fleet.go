@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -122,8 +123,19 @@ func (p *markdownPrinter) PrintFleet(w io.Writer, secs []Section) error {
 				broken += s.Report.Summary[sh]
 			}
 		}
-		ew.printf("| %s | %s | %d | %d | %d |\n", mdCell(s.Context), mdCell(sourceLabel(s.Report)),
-			len(s.Report.Workloads), broken, len(s.Report.Visibility))
+		// A waived verdict is still broken, and shown as waived rather than hidden.
+		waived := 0
+		for i := range s.Report.Workloads {
+			if d := &s.Report.Workloads[i]; d.Shape.Broken() && d.Waived != nil {
+				waived++
+			}
+		}
+		brokenCell := strconv.Itoa(broken)
+		if waived > 0 {
+			brokenCell += fmt.Sprintf(" (%d waived)", waived)
+		}
+		ew.printf("| %s | %s | %d | %s | %d |\n", mdCell(s.Context), mdCell(sourceLabel(s.Report)),
+			len(s.Report.Workloads), brokenCell, len(s.Report.Visibility))
 	}
 	for _, s := range secs {
 		ew.printf("\n## Context %s\n\n", mdText(s.Context))

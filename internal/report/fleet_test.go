@@ -112,3 +112,37 @@ func TestNameCannotPrintAFleet(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestFleetMarkdownCountsWaivedApart: the contexts table counts a waived broken workload among
+// the broken, and says how many of them are waived: shown, never hidden.
+func TestFleetMarkdownCountsWaivedApart(t *testing.T) {
+	secs := sampleFleet()
+	prod := secs[0].Report
+	waived := 0
+	for i := range prod.Workloads {
+		if prod.Workloads[i].Shape.Broken() && waived == 0 {
+			prod.Workloads[i].Waived = &diagnose.Waiver{What: string(prod.Workloads[i].Shape), Reason: "known"}
+			waived++
+		}
+	}
+	if waived == 0 {
+		t.Fatal("the sample fleet has no broken workload to waive")
+	}
+	p, err := NewFleetPrinter("markdown", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := p.PrintFleet(&buf, secs); err != nil {
+		t.Fatal(err)
+	}
+	var row string
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if strings.HasPrefix(l, "| prod |") {
+			row = l
+		}
+	}
+	if !strings.Contains(row, " (1 waived) |") {
+		t.Errorf("prod's row %q does not count its waived workload apart", row)
+	}
+}

@@ -24,20 +24,28 @@ func TestBudgetIsTheAvailabilityFloor(t *testing.T) {
 		wantShape    Shape
 		wantHeadline string
 	}{
-		{name: "minAvailable 8 under a strategy that allows none unavailable", maxUnavail: intstr.FromInt32(0),
+		{
+			name: "minAvailable 8 under a strategy that allows none unavailable", maxUnavail: intstr.FromInt32(0),
 			budget:    func(b *policyv1.PodDisruptionBudget) { b.Spec.MinAvailable = ptr(intstr.FromInt32(8)) },
-			wantShape: ShapeHealthy, wantHeadline: "floor of 8 (PodDisruptionBudget web minAvailable 8)"},
-		{name: "maxUnavailable 10% under a strategy that allows none unavailable", maxUnavail: intstr.FromInt32(0),
+			wantShape: ShapeHealthy, wantHeadline: "floor of 8 (PodDisruptionBudget web minAvailable 8)",
+		},
+		{
+			name: "maxUnavailable 10% under a strategy that allows none unavailable", maxUnavail: intstr.FromInt32(0),
 			budget:    func(b *policyv1.PodDisruptionBudget) { b.Spec.MaxUnavailable = ptr(intstr.FromString("10%")) },
-			wantShape: ShapeHealthy, wantHeadline: "floor of 9 (PodDisruptionBudget web 10 declared − maxUnavailable 10%)"},
-		{name: "a budget for other copies", maxUnavail: intstr.FromInt32(0),
+			wantShape: ShapeHealthy, wantHeadline: "floor of 9 (PodDisruptionBudget web 10 declared − maxUnavailable 10%)",
+		},
+		{
+			name: "a budget for other copies", maxUnavail: intstr.FromInt32(0),
 			budget: func(b *policyv1.PodDisruptionBudget) {
 				b.Spec.MinAvailable = ptr(intstr.FromInt32(8))
 				b.Spec.Selector.MatchLabels = map[string]string{"app": "other"}
-			}, wantShape: ShapeLiveButIdle},
-		{name: "a budget that keeps every copy, under a strategy that allows one", maxUnavail: intstr.FromInt32(1),
+			}, wantShape: ShapeLiveButIdle,
+		},
+		{
+			name: "a budget that keeps every copy, under a strategy that allows one", maxUnavail: intstr.FromInt32(1),
 			budget:    func(b *policyv1.PodDisruptionBudget) { b.Spec.MinAvailable = ptr(intstr.FromString("100%")) },
-			wantShape: ShapeHealthy, wantHeadline: "floor of 9 (10 declared − maxUnavailable 1)"},
+			wantShape: ShapeHealthy, wantHeadline: "floor of 9 (10 declared − maxUnavailable 1)",
+		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newCluster()

@@ -492,6 +492,10 @@ func (r *ranker) probePortFailure(c containerRef, p probeRef, out string) bool {
 		case !declared && known:
 			r.suspectTemplate(RuleProbePort, pp, scoreCertain,
 				fmt.Sprintf("nothing listens on port %s that the %s probe asks; container %s declares no such port", m[1], lower, c.c.Name))
+		case exitsByItself(r.w.Pods, c.c.Name):
+			// The process exits on its own between restarts: nothing listens because it is not
+			// running, which its crash explains; the probe's port is not shown to be wrong.
+			return false
 		default:
 			r.suspectTemplate(RuleProbePort, pp, scorePossible,
 				fmt.Sprintf("nothing listens on port %s that the %s probe asks", m[1], lower))
@@ -532,3 +536,20 @@ func (r *ranker) probePortFailure(c containerRef, p probeRef, out string) bool {
 // the exec prober's `command timed out: "CMD" timed out after 1s` (k8s.io/cri-client/pkg/remote_runtime.go), or
 // the gRPC prober's `timeout: failed to connect service` (pkg/probe/grpc/grpc.go).
 var reProbeTimeout = regexp.MustCompile(`context deadline exceeded|i/o timeout|command timed out|timeout: failed to connect service`)
+
+// exitsByItself reports whether container name of some copy last ended with an exit code of its
+// own (not 0, and not the 137 or 143 of a kill, which is what a failing liveness probe does).
+func exitsByItself(pods []*corev1.Pod, name string) bool {
+	for _, p := range pods {
+		for i := range p.Status.ContainerStatuses {
+			cs := &p.Status.ContainerStatuses[i]
+			if cs.Name != name || cs.RestartCount == 0 {
+				continue
+			}
+			if t := cs.LastTerminationState.Terminated; t != nil && t.ExitCode != 0 && t.ExitCode != 137 && t.ExitCode != 143 {
+				return true
+			}
+		}
+	}
+	return false
+}

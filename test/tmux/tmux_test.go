@@ -169,10 +169,14 @@ func start(t *testing.T, w, h int, argv ...string) *term {
 	tm := &term{t: t, socket: fmt.Sprintf("kubectl-diagnose-test-%d-%d", os.Getpid(), time.Now().UnixNano()), dir: t.TempDir()}
 	t.Cleanup(func() { _ = exec.Command("tmux", "-L", tm.socket, "kill-server").Run() })
 	// stderr goes to a file so a failure can show what the program said; the console draws on stdout.
-	script := fmt.Sprintf("%s 2>%s; echo $? >%s", strings.Join(quote(argv), " "),
+	// The pane stands for a person's terminal, not the CI runner it is started from: termenv
+	// takes any CI variable to mean "no terminal" and would draw the console without colour
+	// and in ASCII. tmux sets TERM from its default-terminal option, so TERM is set here too.
+	script := fmt.Sprintf("unset CI CLICOLOR CLICOLOR_FORCE NO_COLOR; TERM=xterm-256color; export TERM; %s 2>%s; echo $? >%s",
+		strings.Join(quote(argv), " "),
 		quote([]string{filepath.Join(tm.dir, "stderr")})[0], quote([]string{filepath.Join(tm.dir, "status")})[0])
 	tm.tmux("new-session", "-d", "-s", "diag", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h),
-		"-e", "TERM=xterm-256color", "-e", "NO_COLOR=", script)
+		script)
 	tm.tmux("set-option", "-t", "diag", "remain-on-exit", "on")
 	return tm
 }

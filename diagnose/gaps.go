@@ -40,7 +40,8 @@ func newGapRanker(w *workload) *gapFinder {
 	// The gap checks read the spec only; they need no signals, and record no suspect until
 	// one does (record makes found then).
 	g := w.texts.gapFinder()
-	*g.ranker = ranker{w: w, object: w.object(), tplPath: tp, specPath: specOf(tp)}
+	*g.ranker = ranker{w: w, in: specInput(w), tplPath: tp, specPath: specOf(tp)}
+	g.object = g.in.Object
 	return g
 }
 

@@ -89,7 +89,7 @@ func (r *ranker) namedInFailure() {
 	// whose copies have not failed yet (Pending, never scheduled) has none.
 	walk := func() {
 		walked = true
-		for _, l := range leaves(r.tplPath, r.w.Template) {
+		for _, l := range leaves(r.tplPath, r.in.Template) {
 			if l.Text && !isNotConfig(l.path) {
 				r.knowPath(l.Path, l.path)
 				candidates = append(candidates, l)
@@ -101,7 +101,7 @@ func (r *ranker) namedInFailure() {
 	// Many copies log the same failure with different timestamps; a signal whose tokens were
 	// already matched adds only its copy to the hits it makes.
 	seen := map[string][]int{}
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		if s.explained || s.Text == "" {
 			continue
 		}
@@ -121,7 +121,7 @@ func (r *ranker) namedInFailure() {
 		}
 		var idx []int
 		for i, l := range candidates {
-			m := matchTokens(toks, l.Value, valueToks[i], r.ownHosts)
+			m := matchTokens(toks, l.Value, valueToks[i], r.in.OwnHosts)
 			if m.Strength == 0 {
 				continue
 			}
@@ -173,7 +173,7 @@ func allClass(sigs []*signal, c facts.Class) bool {
 // leaves the variable unset without any kubelet error, so the key is the suspect there.
 func (r *ranker) namedVariables() {
 	named := map[string][]*signal{}
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		if s.explained || s.Text == "" {
 			continue
 		}
@@ -230,9 +230,9 @@ func (r *ranker) loggedIn(sigs []*signal, c containerRef) []*signal {
 // changedFields adds the fields the failing revision changed that no rule implicated, below
 // every implicated field: with nothing better, a change is still the first place to look.
 func (r *ranker) changedFields() {
-	changes, own := r.w.Changes, false
+	changes, own := r.in.Changes, false
 	if len(changes) == 0 {
-		changes, own = r.w.OwnChanges, true
+		changes, own = r.in.OwnChanges, true
 	}
 	for _, c := range changes {
 		if c.Path == nil {
@@ -243,31 +243,24 @@ func (r *ranker) changedFields() {
 			// Labels identify copies; they break selection (a rule of its own), not the copies.
 			continue
 		}
-		covered := false
-		for _, s := range r.found {
-			if sp := r.pathString(s.Path); s.Object == r.object && (pathHasPrefix(sp, cs) || pathHasPrefix(cs, sp)) {
-				covered = true
-				break
-			}
-		}
-		if covered {
+		if r.covers(r.in.Object, cs) {
 			continue
 		}
 		value := c.Current
-		if v, ok := valueAtText(r.tplPath, r.w.Template, cs); ok {
+		if v, ok := valueAtText(r.tplPath, r.in.Template, cs); ok {
 			value = v
 		}
 		if own {
 			// The current revision served since: its own value is the one that served.
 			r.record(Suspect{
-				Rule: RuleChangedField, Object: r.object, Path: c.Path, Value: value, PreviousValue: value,
-				Reason: fmt.Sprintf("changed by revision %s (from %s) before it served; no failure names a field", r.w.CurrentRevision, quoteValue(c.Previous)),
+				Rule: RuleChangedField, Object: r.in.Object, Path: c.Path, Value: value, PreviousValue: value,
+				Reason: fmt.Sprintf("changed by revision %s (from %s) before it served; no failure names a field", r.in.CurrentRevision, quoteValue(c.Previous)),
 				Score:  scoreUnnamed,
 			})
 			continue
 		}
 		r.record(Suspect{
-			Rule: RuleChangedField, Object: r.object, Path: c.Path, Value: value, PreviousValue: c.Previous,
+			Rule: RuleChangedField, Object: r.in.Object, Path: c.Path, Value: value, PreviousValue: c.Previous,
 			Reason: "changed in the failing revision; no failure names it", Score: scoreUnnamed,
 		})
 	}

@@ -75,7 +75,7 @@ func (r *ranker) unsetVariables() {
 		sigs []*signal
 	}
 	var found []unset
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		if s.explained || s.Text == "" {
 			continue
 		}
@@ -99,7 +99,7 @@ func (r *ranker) unsetVariables() {
 	// A program that exits for want of a variable says so last; one that runs on (live but
 	// idle) may have meant something else by it.
 	certain := scoreCertain
-	if r.w.Shape == ShapeLiveButIdle {
+	if r.in.Shape == ShapeLiveButIdle {
 		certain = scoreLikely
 	}
 	for _, u := range found {
@@ -156,7 +156,7 @@ func setsVariable(c *corev1.Container, name string) bool {
 // that value, or nil.
 func (r *ranker) removedVariable(c containerRef, name string) (*field.Path, string) {
 	env := r.pathString(c.path.Child("env"))
-	for _, ch := range r.w.Changes {
+	for _, ch := range r.in.Changes {
 		if ch.Path == nil || !pathHasPrefix(r.pathString(ch.Path), env) {
 			continue
 		}

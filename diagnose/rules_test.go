@@ -2,6 +2,9 @@ package diagnose
 
 import (
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -175,5 +178,57 @@ func TestFamilyOwns(t *testing.T) {
 				t.Errorf("%s.owns(%s) = %v, want %v", tt.f.name, tt.rule, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestFamiliesReadOnlyTheirInput holds every family file to its narrow input: a detector reads
+// the ranker's input (ruleInput) and records through its sink methods; it never reaches the
+// workload, the snapshot or the suspects recorded so far.
+func TestFamiliesReadOnlyTheirInput(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(src), "register(family{") {
+			continue
+		}
+		checked++
+		f, err := parser.ParseFile(token.NewFileSet(), name, src, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range f.Imports {
+			if strings.Contains(imp.Path.Value, "/internal/snapshot") {
+				t.Errorf("%s imports the snapshot", name)
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.SelectorExpr:
+				if x, ok := n.X.(*ast.Ident); ok && x.Name == "r" {
+					switch n.Sel.Name {
+					case "w", "found", "paths", "fields", "reading":
+						t.Errorf("%s reads the ranker's %s, outside its input", name, n.Sel.Name)
+					}
+				}
+			case *ast.Ident:
+				if n.Name == "workload" {
+					t.Errorf("%s names the workload type", name)
+				}
+			}
+			return true
+		})
+	}
+	if checked < 15 {
+		t.Errorf("checked %d family files, want every one (at least 15)", checked)
 	}
 }

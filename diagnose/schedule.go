@@ -143,10 +143,9 @@ func eventsOf(events []Observation, reason string) int32 {
 
 // scheduleRules records the field of the schedule finding.
 func (r *ranker) scheduleRules() {
-	bf := r.w.cls.batch
-	if bf == nil || bf.schedule == nil || bf.schedule.rule == "" {
+	sc := r.in.Schedule
+	if sc == nil || sc.rule == "" {
 		return
 	}
-	sc := bf.schedule
-	r.suspectObject(sc.rule, r.object, r.w.Object, sc.path, scoreCertain+scoreChanged, sc.message)
+	r.suspectObject(sc.rule, r.in.Object, r.in.Workload, sc.path, scoreCertain+scoreChanged, sc.message)
 }

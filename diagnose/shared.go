@@ -117,12 +117,12 @@ func (r *ranker) dependencyTarget() *depTarget {
 	}
 	var hits []*hit
 	var dialing []*signal
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		if !dialFailure(s) {
 			continue
 		}
 		dialing = append(dialing, s)
-		host, port := dialedHost(s.Text, s.tokens(), r.ownHosts)
+		host, port := dialedHost(s.Text, s.tokens(), r.in.OwnHosts)
 		if host == "" {
 			continue
 		}
@@ -251,7 +251,7 @@ func (r *ranker) templateEndpoint(dialing []*signal) (string, string) {
 				hostChars(e.Value) && strings.ContainsAny(strings.ToLower(e.Value), "abcdefghijklmnopqrstuvwxyz") {
 				host = strings.ToLower(e.Value) // DB_HOST=mysql: a Service in the namespace
 			}
-			if host == "" || loopback(host) || r.ownHosts[host] {
+			if host == "" || loopback(host) || r.in.OwnHosts[host] {
 				continue
 			}
 			if !slices.ContainsFunc(eps, func(o endpoint) bool { return o.host == host }) {

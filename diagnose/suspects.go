@@ -41,13 +41,13 @@ func rankSuspects(w *workload) []Suspect {
 // ranker gathers suspects for one workload.
 type ranker struct {
 	// paths holds the String of each path the rules asked about (pathString).
-	paths    map[*field.Path]string
+	paths map[*field.Path]string
+	// w is the engine's side of the workload, for recording; a detector reads in only.
 	w        *workload
+	in       ruleInput
 	object   string
 	tplPath  *field.Path // spec.template
 	specPath *field.Path // spec.template.spec
-	signals  []*signal
-	ownHosts map[string]bool
 	found    map[string]*Suspect
 	// fields remembers each template field's current and previous value once looked up: the
 	// rules suggest the same field for every copy's signal, and the lookup walks the template.
@@ -100,25 +100,8 @@ type fieldFacts struct {
 }
 
 func newRanker(w *workload) *ranker {
-	tp := w.TemplatePath
-	if tp == nil {
-		tp = field.NewPath("spec", "template")
-	}
-	r := &ranker{
-		w: w, object: w.object(), tplPath: tp, specPath: specOf(tp),
-		signals: collectSignals(w), ownHosts: map[string]bool{}, found: map[string]*Suspect{},
-	}
-	for _, p := range w.Pods {
-		for _, ip := range p.Status.PodIPs {
-			r.ownHosts[ip.IP] = true
-		}
-		if p.Status.PodIP != "" {
-			r.ownHosts[p.Status.PodIP] = true
-		}
-		if p.Status.HostIP != "" {
-			r.ownHosts[p.Status.HostIP] = true
-		}
-	}
+	r := &ranker{w: w, in: newRuleInput(w, collectSignals(w)), found: map[string]*Suspect{}}
+	r.object, r.tplPath, r.specPath = r.in.Object, r.in.TemplatePath, specOf(r.in.TemplatePath)
 	return r
 }
 
@@ -145,7 +128,7 @@ func (r *ranker) field(path *field.Path) *fieldFacts {
 		return f
 	}
 	f := &fieldFacts{}
-	f.value, _ = valueAtText(r.tplPath, r.w.Template, key)
+	f.value, _ = valueAtText(r.tplPath, r.in.Template, key)
 	f.previous, f.changed = r.lookupPrevious(key)
 	if h := &r.w.cls.history; !f.changed && h.LastServing != nil && h.LastServing == h.Current {
 		// The revision that served is the current one: it held this very value.
@@ -163,6 +146,27 @@ func (r *ranker) field(path *field.Path) *fieldFacts {
 func (r *ranker) suspectObject(rule RuleID, object string, obj any, path *field.Path, base int, reason string) {
 	value, _ := valueAt(nil, obj, path)
 	r.record(Suspect{Rule: rule, Object: object, Path: path, Value: value, Reason: reason, Score: base})
+}
+
+// recorded reports whether a suspect of the rule is recorded.
+func (r *ranker) recorded(rule RuleID) bool {
+	for _, s := range r.found {
+		if s.Rule == rule {
+			return true
+		}
+	}
+	return false
+}
+
+// covers reports whether a suspect recorded on object lies at, beneath or above the field
+// whose path.String() is ps.
+func (r *ranker) covers(object, ps string) bool {
+	for _, s := range r.found {
+		if sp := r.pathString(s.Path); s.Object == object && (pathHasPrefix(sp, ps) || pathHasPrefix(ps, sp)) {
+			return true
+		}
+	}
+	return false
 }
 
 // pathString is p.String(), written once per path a workload's rules ask about: the rules
@@ -226,14 +230,14 @@ func (r *ranker) citations() []int32 {
 	// Each place counted, then read in order: ords are dense, and sorting cost more.
 	if r.ordObs == nil {
 		n := 0
-		for _, sg := range r.signals {
+		for _, sg := range r.in.Signals {
 			n = max(n, int(sg.ord)+1)
 			for _, h := range sg.lines {
 				n = max(n, int(h.ord)+1)
 			}
 		}
 		r.ordObs, r.ordCount = r.w.texts.ordRoom(n)
-		for _, sg := range r.signals {
+		for _, sg := range r.in.Signals {
 			r.ordObs[sg.ord] = int32(sg.obs)
 			for _, h := range sg.lines {
 				r.ordObs[h.ord] = h.obs
@@ -335,7 +339,7 @@ type containerRef struct {
 
 // containers lists the template's init and regular containers with their paths.
 func (r *ranker) containers() []containerRef {
-	spec := &r.w.Template.Spec
+	spec := &r.in.Template.Spec
 	var out []containerRef
 	for i := range spec.InitContainers {
 		out = append(out, containerRef{&spec.InitContainers[i], r.specPath.Child("initContainers").Index(i)})
@@ -368,7 +372,7 @@ func (r *ranker) copiesOf(sigs []*signal) string {
 	for _, s := range sigs {
 		if s.lines != nil {
 			if logged == nil {
-				logged = make([]bool, len(r.w.Pods))
+				logged = make([]bool, len(r.in.Pods))
 			}
 			for _, h := range s.lines {
 				logged[h.copy] = true
@@ -381,7 +385,7 @@ func (r *ranker) copiesOf(sigs []*signal) string {
 	}
 	for i, ok := range logged {
 		if ok {
-			pods[r.w.Pods[i].Name] = true
+			pods[r.in.Pods[i].Name] = true
 		}
 	}
 	switch len(pods) {

@@ -53,7 +53,7 @@ var (
 
 // admissionRules reads each refusal once.
 func (r *ranker) admissionRules() {
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		if s.Reason != "FailedCreate" || s.explained {
 			continue
 		}
@@ -100,7 +100,7 @@ func (r *ranker) podSecurity(level, details string) bool {
 	}
 	if m := reHostPathVols.FindStringSubmatch(details); m != nil {
 		for _, q := range reQuoted.FindAllStringSubmatch(m[1], -1) {
-			for j, v := range r.w.Template.Spec.Volumes {
+			for j, v := range r.in.Template.Spec.Volumes {
 				if v.Name == q[1] {
 					r.suspectTemplate(RulePodSecurity, r.specPath.Child("volumes").Index(j).Child("hostPath"), scoreCertain, said+": hostPath volume "+v.Name)
 					named = true

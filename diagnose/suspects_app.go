@@ -52,7 +52,7 @@ var _ = register(family{
 
 // appRules reads each failing signal once for the application rules.
 func (r *ranker) appRules() {
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		if s.explained || s.Text == "" {
 			continue
 		}
@@ -139,7 +139,7 @@ func mountOf(c *corev1.Container, path string) int {
 // readOnly names the kind when the kubelet always mounts it read-only (read-only-filesystem's),
 // owned when its files keep an owner of their own (volume-permission's); "" otherwise.
 func (r *ranker) volumeKinds(volume string) (readOnly, owned string) {
-	for _, v := range r.w.Template.Spec.Volumes {
+	for _, v := range r.in.Template.Spec.Volumes {
 		if v.Name != volume {
 			continue
 		}
@@ -174,7 +174,7 @@ func firstPath(s *signal) string {
 // runsAsNonRoot reports whether the container's own or the pod's securityContext says it runs
 // as a user other than root. An image's USER is not in the spec; nothing is assumed of it.
 func (r *ranker) runsAsNonRoot(c *corev1.Container) (uid string, ok bool) {
-	pod := r.w.Template.Spec.SecurityContext
+	pod := r.in.Template.Spec.SecurityContext
 	var user *int64
 	var nonRoot *bool
 	if pod != nil {
@@ -206,7 +206,7 @@ func (r *ranker) volumePermission(s *signal) bool {
 	if path == "" || strings.Contains(s.Text, `exec: "`) {
 		return false
 	}
-	if sc := r.w.Template.Spec.SecurityContext; sc != nil && sc.FSGroup != nil {
+	if sc := r.in.Template.Spec.SecurityContext; sc != nil && sc.FSGroup != nil {
 		return false
 	}
 	named := false

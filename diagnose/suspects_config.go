@@ -70,7 +70,7 @@ var (
 // configRules points missing Secrets, ConfigMaps and keys at the env, envFrom or volume
 // reference that names them.
 func (r *ranker) configRules() {
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		r.read(s)
 		switch {
 		case s.Reason == "CreateContainerConfigError" || s.Reason == "Failed" && strings.HasPrefix(s.Text, "Error: "):
@@ -178,8 +178,8 @@ func (r *ranker) volumeRefs(s *signal) bool {
 		return false
 	}
 	hit := false
-	for i := range r.w.Template.Spec.Volumes {
-		v := &r.w.Template.Spec.Volumes[i]
+	for i := range r.in.Template.Spec.Volumes {
+		v := &r.in.Template.Spec.Volumes[i]
 		if vm != nil && v.Name != vm[1] {
 			continue
 		}

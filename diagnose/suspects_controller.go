@@ -52,7 +52,7 @@ var (
 
 // controllerRules reads the controller's FailedCreate events.
 func (r *ranker) controllerRules() {
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		if s.Reason != "FailedCreate" {
 			continue
 		}
@@ -109,7 +109,7 @@ func quotaField(rn string) (section, name string, ok bool) {
 // ranks first. "pods" counts copies, so it names spec.replicas.
 func (r *ranker) quotaSuspect(rn, reason string) {
 	if rn == "pods" || rn == "count/pods" {
-		r.suspectObject(RuleQuotaExceeded, r.object, r.w.Object, field.NewPath("spec", "replicas"), scoreCertain, reason)
+		r.suspectObject(RuleQuotaExceeded, r.in.Object, r.in.Workload, field.NewPath("spec", "replicas"), scoreCertain, reason)
 		return
 	}
 	section, name, ok := quotaField(rn)

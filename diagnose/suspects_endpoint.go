@@ -52,14 +52,12 @@ var endpointProducts = []struct{ failure, endpoint []string }{
 // endpointOfFailedConnection names the fields holding endpoints when the workload's failures
 // are connection failures and none of them names a host or port the general rule matched.
 func (r *ranker) endpointOfFailedConnection() {
-	for _, s := range r.found {
-		if s.Rule == RuleNamedInFailure || s.Rule == RuleRejectedArgument {
-			// A failure named the endpoint: the general rule has it.
-			return
-		}
+	if r.recorded(RuleNamedInFailure) || r.recorded(RuleRejectedArgument) {
+		// A failure named the endpoint: the general rule has it.
+		return
 	}
 	var cands []endpointCandidate
-	spec := &r.w.Template.Spec
+	spec := &r.in.Template.Spec
 	for ci := range spec.Containers {
 		c := &spec.Containers[ci]
 		base := r.specPath.Child("containers").Index(ci)
@@ -103,7 +101,7 @@ func (r *ranker) endpointOfFailedConnection() {
 	// The kinds of server the failures name, each distinct text read once.
 	named := make([]bool, len(endpointProducts))
 	seen := map[string]bool{}
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		if s.explained || s.class() != facts.ClassConnection {
 			continue
 		}
@@ -187,7 +185,7 @@ func referencedVars(v string) []string {
 
 // mountedConfig are the ConfigMap and Secret volumes the containers mount, as candidates.
 func (r *ranker) mountedConfig() []endpointCandidate {
-	spec := &r.w.Template.Spec
+	spec := &r.in.Template.Spec
 	mounted := map[string]bool{}
 	for ci := range spec.Containers {
 		for _, m := range spec.Containers[ci].VolumeMounts {

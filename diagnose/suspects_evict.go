@@ -45,7 +45,7 @@ var (
 
 // evictionRules reads each eviction message once.
 func (r *ranker) evictionRules() {
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		if s.Reason != "Evicted" || s.explained {
 			continue
 		}
@@ -79,7 +79,7 @@ func (r *ranker) evicted(s *signal) bool {
 		}
 	}
 	if m := reEvictEmptyDir.FindStringSubmatch(msg); m != nil {
-		for j, v := range r.w.Template.Spec.Volumes {
+		for j, v := range r.in.Template.Spec.Volumes {
 			if v.Name == m[1] && v.EmptyDir != nil {
 				r.suspectTemplate(RuleEphemeralStorage, r.specPath.Child("volumes").Index(j).Child("emptyDir", "sizeLimit"), scoreCertain,
 					"copies are evicted: the emptyDir volume "+m[1]+" outgrew its sizeLimit "+m[2])

@@ -42,7 +42,7 @@ var _ = register(family{
 
 // lifecycleHooks names the failing hook of each container whose hook the kubelet says failed.
 func (r *ranker) lifecycleHooks() {
-	spec := &r.w.Template.Spec
+	spec := &r.in.Template.Spec
 	for ci := range spec.Containers {
 		c := &spec.Containers[ci]
 		if c.Lifecycle == nil {
@@ -75,7 +75,7 @@ func (r *ranker) lifecycleHooks() {
 func (r *ranker) hookSignals(container, eventReason, stateReason string) ([]*signal, string) {
 	var sigs []*signal
 	msg := ""
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		if s.Container != "" && s.Container != container {
 			continue
 		}

@@ -81,7 +81,7 @@ func isPullSignal(s *signal) bool {
 // imageRules turns pull failures into suspects on the image, the pull secrets or, when the
 // registry cannot be reached, the image as a dependency.
 func (r *ranker) imageRules() {
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		if !isPullSignal(s) {
 			continue
 		}
@@ -116,7 +116,7 @@ func (r *ranker) imageRules() {
 			case kind == pullNetwork:
 				reason := "the registry of " + c.c.Image + " cannot be reached: " + networkCause(s.Text)
 				switch prev, _ := r.previous(imgPath); {
-				case r.w.cls.LastServing == nil && !r.w.cls.ServedEarly:
+				case !r.in.Served:
 					// No revision served with it, so nothing shows the host ever answered: the
 					// cause stays unknown, and the reason must not say otherwise.
 					reason += "; no revision has served with this image yet, so a mistyped registry host in the reference is as likely as the registry or the network"

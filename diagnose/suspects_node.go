@@ -31,12 +31,12 @@ var _ = register(family{
 })
 
 func (r *ranker) nodeRules() {
-	if r.w.Snap == nil || len(r.w.Snap.Nodes) == 0 {
+	if len(r.in.Nodes) == 0 {
 		return
 	}
 	stuck := map[string][]string{}
 	waiting := 0
-	for _, p := range r.w.CurrentPods {
+	for _, p := range r.in.CurrentPods {
 		if !active(p) || podReady(p) {
 			continue
 		}
@@ -54,7 +54,7 @@ func (r *ranker) nodeRules() {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		n := nodeNamed(r.w.Snap.Nodes, name)
+		n := nodeNamed(r.in.Nodes, name)
 		if n == nil {
 			continue
 		}

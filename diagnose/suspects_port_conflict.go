@@ -35,7 +35,7 @@ var _ = register(family{
 var rePortInUse = regexp.MustCompile(`(?i)port (\d+) was already in use|:(\d+): bind: address already in use|eaddrinuse: address already in use \S*?:(\d+)`)
 
 func (r *ranker) portInUse() {
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		if !strings.Contains(s.Text, "lready in use") {
 			continue
 		}
@@ -75,14 +75,14 @@ func (r *ranker) portClaims(s *signal, port int32) bool {
 			found = true
 		}
 	}
-	keys := make([]string, 0, len(r.w.Template.Annotations))
-	for k := range r.w.Template.Annotations {
+	keys := make([]string, 0, len(r.in.Template.Annotations))
+	for k := range r.in.Template.Annotations {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	want := strconv.Itoa(int(port))
 	for _, k := range keys {
-		if r.w.Template.Annotations[k] != want || !strings.Contains(strings.ToLower(k), "port") {
+		if r.in.Template.Annotations[k] != want || !strings.Contains(strings.ToLower(k), "port") {
 			continue
 		}
 		r.suspectTemplate(RulePortInUse, r.tplPath.Child("metadata", "annotations").Key(k), scoreLikely,

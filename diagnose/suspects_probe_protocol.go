@@ -50,7 +50,7 @@ const (
 )
 
 func (r *ranker) probeProtocolRules() {
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		if s.Reason != "Unhealthy" || !strings.Contains(s.Text, malformedHTTP) && !strings.Contains(s.Text, "failed to connect service") {
 			continue
 		}

@@ -118,7 +118,7 @@ var reExecMissing = regexp.MustCompile(`exec: "([^"]+)": (?:executable file not 
 func (r *ranker) runtimeRules() {
 	oom := map[string][]*signal{}
 	var startOOM []*signal
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		if s.Reason == "OOMKilled" {
 			oom[s.Container] = append(oom[s.Container], s)
 			s.explained = true
@@ -223,16 +223,16 @@ func (r *ranker) oomAtStart(sigs []*signal) {
 // failure has no message at all (podSignals skips a clean exit), yet a server that returns is
 // the spec's doing, its command or its image's entrypoint. A batch kind's container is meant to.
 func (r *ranker) processEnds() {
-	if isBatch(r.w.Kind) {
+	if isBatch(r.in.Kind) {
 		return
 	}
 	ended := map[string]int{}
-	for _, f := range r.w.cls.copies {
-		lt := f.LastTerminated
-		if f.Dies == "" || !f.Current || lt == nil || lt.Init || lt.ExitCode != 0 || lt.Reason != "Completed" {
+	for _, f := range r.in.Copies {
+		lt := &f.LastTerminated
+		if f.Dies == "" || !f.Current || !f.Terminated || lt.Init || lt.ExitCode != 0 || lt.Reason != "Completed" {
 			continue
 		}
-		ended[lt.Container()]++
+		ended[lt.Container]++
 	}
 	for _, c := range r.containers() {
 		n := ended[c.c.Name]
@@ -244,7 +244,7 @@ func (r *ranker) processEnds() {
 			copies = strconv.Itoa(n) + " copies"
 		}
 		said := "container " + c.c.Name + " ends on its own (Completed, exit code 0) on " + copies +
-			" and is restarted: a " + r.w.Kind + "'s container must keep running in the foreground"
+			" and is restarted: a " + r.in.Kind + "'s container must keep running in the foreground"
 		switch {
 		case len(c.c.Command) > 0:
 			r.suspectTemplate(RuleProcessEnds, c.path.Child("command"), scoreLikely, said+"; its command "+clip(strings.Join(c.c.Command, " "), 80)+" runs to completion")
@@ -345,14 +345,11 @@ func (r *ranker) execFormat(s *signal) {
 // nodeArch is the architecture of the node the copy named pod runs on, "" when the snapshot
 // does not hold it.
 func (r *ranker) nodeArch(pod string) string {
-	if r.w.Snap == nil {
-		return ""
-	}
-	for _, p := range r.w.Pods {
+	for _, p := range r.in.Pods {
 		if p.Name != pod || p.Spec.NodeName == "" {
 			continue
 		}
-		if n := r.w.Snap.Node(p.Spec.NodeName); n != nil {
+		if n := r.in.Node(p.Spec.NodeName); n != nil {
 			return n.Status.NodeInfo.Architecture
 		}
 	}
@@ -431,7 +428,7 @@ func (r *ranker) probeRules() {
 			}
 		}
 	}
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		if s.Reason != "Unhealthy" {
 			continue
 		}
@@ -492,7 +489,7 @@ func (r *ranker) probePortFailure(c containerRef, p probeRef, out string) bool {
 		case !declared && known:
 			r.suspectTemplate(RuleProbePort, pp, scoreCertain,
 				fmt.Sprintf("nothing listens on port %s that the %s probe asks; container %s declares no such port", m[1], lower, c.c.Name))
-		case exitsByItself(r.w.Pods, c.c.Name):
+		case exitsByItself(r.in.Pods, c.c.Name):
 			// The process exits on its own between restarts: nothing listens because it is not
 			// running, which its crash explains; the probe's port is not shown to be wrong.
 			return false
@@ -507,16 +504,16 @@ func (r *ranker) probePortFailure(c containerRef, p probeRef, out string) bool {
 			fmt.Sprintf("the %s probe fails (%s) on port %s, which container %s does not declare", lower, clip(out, 120), port.String(), c.c.Name))
 		return true
 	}
-	if p.kind == "Readiness" && r.w.Shape == ShapeLiveButIdle && reProbeTimeout.MatchString(out) {
+	if p.kind == "Readiness" && r.in.Shape == ShapeLiveButIdle && reProbeTimeout.MatchString(out) {
 		// The container runs and answers nothing in time: a check slower than its timeout, or
 		// an application stuck on what it depends on, which its logs name (the general rule's).
 		r.suspectTemplate(RuleReadinessTimeout, p.path.Child("timeoutSeconds"), scoreLikely-10,
 			fmt.Sprintf("the readiness probe times out (%s), so no copy serves; timeoutSeconds is %d", clip(out, 120), max(p.probe.TimeoutSeconds, 1)))
 		return true
 	}
-	if p.kind == "Liveness" && r.w.Shape == ShapeStartsAndDies && reProbeTimeout.MatchString(out) {
+	if p.kind == "Liveness" && r.in.Shape == ShapeStartsAndDies && reProbeTimeout.MatchString(out) {
 		timeout := max(p.probe.TimeoutSeconds, 1)
-		if r.w.LastServingRevision == "" {
+		if r.in.LastServingRevision == "" {
 			// Nothing ever served: the container is killed before it finishes starting, which
 			// the probe's own settings decide.
 			r.suspectTemplate(RuleLivenessStartup, p.path.Child("timeoutSeconds"), scoreLikely,

@@ -107,10 +107,10 @@ var (
 
 // schedulingRules reads the scheduler's reasons and the claim provisioner's failures.
 func (r *ranker) schedulingRules() {
-	if r.w.cls.nowhere != "" {
-		r.runsNowhere(r.w.cls.nowhere)
+	if r.in.Nowhere != "" {
+		r.runsNowhere(r.in.Nowhere)
 	}
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		// The literal parts of the patterns rule out most messages (every log line) without
 		// running them.
 		if !strings.Contains(s.Text, `storageclass.storage.k8s.io "`) && s.Reason != "ProvisioningFailed" && !strings.HasPrefix(s.Text, "0/") {
@@ -204,10 +204,8 @@ const (
 // node-affinity values that only cordoned nodes carry (pinned is their score: the cordoned
 // nodes and the ones the selection excludes together), else the cordoned nodes themselves.
 func (r *ranker) cordoned(score, pinned int, msg string) {
-	var nodes, cordoned []*corev1.Node
-	if r.w.Snap != nil {
-		nodes = r.w.Snap.Nodes
-	}
+	nodes := r.in.Nodes
+	var cordoned []*corev1.Node
 	for _, n := range nodes {
 		if n.Spec.Unschedulable {
 			cordoned = append(cordoned, n)
@@ -234,7 +232,7 @@ func (r *ranker) cordoned(score, pinned int, msg string) {
 		}
 		return some
 	}
-	spec := &r.w.Template.Spec
+	spec := &r.in.Template.Spec
 	found := false
 	keys := make([]string, 0, len(spec.NodeSelector))
 	for k := range spec.NodeSelector {
@@ -272,7 +270,7 @@ func (r *ranker) cordoned(score, pinned int, msg string) {
 }
 
 func (r *ranker) fitReason(reason string, score int, msg string) {
-	spec := &r.w.Template.Spec
+	spec := &r.in.Template.Spec
 	aff := r.specPath.Child("affinity")
 	switch {
 	case reason == reasonNodeSelection:
@@ -310,8 +308,8 @@ func (r *ranker) fitReason(reason string, score int, msg string) {
 // the nodes do not match, the tolerations that miss their taints. Without visible nodes each
 // is a possibility.
 func (r *ranker) runsNowhere(msg string) {
-	spec := &r.w.Template.Spec
-	nodes := r.w.Snap.Nodes
+	spec := &r.in.Template.Spec
+	nodes := r.in.Nodes
 	if len(nodes) == 0 {
 		if len(spec.NodeSelector) > 0 || spec.Affinity != nil && spec.Affinity.NodeAffinity != nil {
 			r.nodeSelection(msg)
@@ -336,11 +334,8 @@ func (r *ranker) runsNowhere(msg string) {
 // nodeSelection finds the nodeSelector entry or required node-affinity value that no node
 // satisfies. Without visible nodes it names the selector and affinity as a whole.
 func (r *ranker) nodeSelection(msg string) {
-	spec := &r.w.Template.Spec
-	var nodes []*corev1.Node
-	if r.w.Snap != nil {
-		nodes = r.w.Snap.Nodes
-	}
+	spec := &r.in.Template.Spec
+	nodes := r.in.Nodes
 	found := false
 	keys := make([]string, 0, len(spec.NodeSelector))
 	for k := range spec.NodeSelector {
@@ -467,11 +462,8 @@ func contains(list []string, s string) bool {
 
 // nodeTaints lists the NoSchedule/NoExecute taints of visible nodes, for the reason.
 func (r *ranker) nodeTaints() string {
-	if r.w.Snap == nil {
-		return ""
-	}
 	set := map[string]bool{}
-	for _, n := range r.w.Snap.Nodes {
+	for _, n := range r.in.Nodes {
 		for _, t := range n.Spec.Taints {
 			if t.Effect != corev1.TaintEffectPreferNoSchedule {
 				set[t.ToString()] = true
@@ -518,7 +510,7 @@ func (r *ranker) requests(name, msg string) {
 // storageClass names the volumeClaimTemplates' storage class: the one named missing, or all
 // of them when a claim cannot bind.
 func (r *ranker) storageClass(missing string, s *signal) {
-	for i, vct := range r.w.VolumeClaimTemplates {
+	for i, vct := range r.in.ClaimTemplates {
 		p := field.NewPath("spec", "volumeClaimTemplates").Index(i).Child("spec", "storageClassName")
 		sc := ""
 		if vct.Spec.StorageClassName != nil {
@@ -526,17 +518,17 @@ func (r *ranker) storageClass(missing string, s *signal) {
 		}
 		switch {
 		case missing != "" && sc == missing:
-			r.suspectObject(RuleStorageClass, r.object, r.w.Object, p, scoreCertain, "StorageClass "+sc+" does not exist")
+			r.suspectObject(RuleStorageClass, r.in.Object, r.in.Workload, p, scoreCertain, "StorageClass "+sc+" does not exist")
 		case missing == "":
-			r.suspectObject(RuleStorageClass, r.object, r.w.Object, p, scoreLikely, "claim "+vct.Name+" cannot be provisioned: "+s.Text)
+			r.suspectObject(RuleStorageClass, r.in.Object, r.in.Workload, p, scoreLikely, "claim "+vct.Name+" cannot be provisioned: "+s.Text)
 		}
 	}
 }
 
 // claimMissing names the pod volume that refers to a claim that does not exist.
 func (r *ranker) claimMissing(name string) {
-	for i := range r.w.Template.Spec.Volumes {
-		v := &r.w.Template.Spec.Volumes[i]
+	for i := range r.in.Template.Spec.Volumes {
+		v := &r.in.Template.Spec.Volumes[i]
 		if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == name {
 			r.suspectTemplate(RuleVolumeRefNotFound, r.specPath.Child("volumes").Index(i).Child("persistentVolumeClaim", "claimName"),
 				scoreCertain, "PersistentVolumeClaim "+name+" does not exist")
@@ -550,14 +542,14 @@ func (r *ranker) claimMissing(name string) {
 // volumes, cluster-scoped and not read, could say. A StatefulSet's claims come from its
 // volumeClaimTemplates, whose selector is the field to change.
 func (r *ranker) claimSelectors(msg string) {
-	for _, pvc := range r.w.Claims {
+	for _, pvc := range r.in.Claims {
 		if pvc.Status.Phase != corev1.ClaimPending || pvc.Spec.Selector == nil {
 			continue
 		}
 		reason := "claim " + pvc.Name + " is Pending and only a volume with the labels its selector asks can bind it: " + msg
 		if i := r.claimTemplateOf(pvc.Name); i >= 0 {
 			p := field.NewPath("spec", "volumeClaimTemplates").Index(i).Child("spec", "selector")
-			r.suspectObject(RuleClaimSelector, r.object, r.w.Object, p, scoreCertain, reason)
+			r.suspectObject(RuleClaimSelector, r.in.Object, r.in.Workload, p, scoreCertain, reason)
 			continue
 		}
 		r.suspectObject(RuleClaimSelector, "PersistentVolumeClaim/"+pvc.Name, pvc, field.NewPath("spec", "selector"), scoreCertain, reason)
@@ -567,8 +559,8 @@ func (r *ranker) claimSelectors(msg string) {
 // claimTemplateOf is the index of the volumeClaimTemplate a StatefulSet's claim was made from
 // (named <template>-<statefulset>-<ordinal>), or -1.
 func (r *ranker) claimTemplateOf(claim string) int {
-	for i := range r.w.VolumeClaimTemplates {
-		prefix := r.w.VolumeClaimTemplates[i].Name + "-" + r.w.Name + "-"
+	for i := range r.in.ClaimTemplates {
+		prefix := r.in.ClaimTemplates[i].Name + "-" + r.in.Name + "-"
 		if rest, ok := strings.CutPrefix(claim, prefix); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
 			return i
 		}

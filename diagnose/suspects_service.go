@@ -47,7 +47,7 @@ const nameLabel = "app.kubernetes.io/name"
 // serviceRules checks the Services of the workload: one meant for it that selects none of its
 // pods, and ports that target no container port.
 func (r *ranker) serviceRules() {
-	idle := r.w.Shape == ShapeLiveButIdle || r.w.Shape == ""
+	idle := r.in.Shape == ShapeLiveButIdle || r.in.Shape == ""
 	for _, svc := range r.unmatchedServices() {
 		score := scoreCertain
 		if !idle {
@@ -55,7 +55,7 @@ func (r *ranker) serviceRules() {
 		}
 		sel := labels.Set(svc.Spec.Selector).String()
 		reason := fmt.Sprintf("Service %s selects %s; the pods are labelled %s, so it has no endpoints", svc.Name, sel,
-			labels.Set(r.w.Template.Labels).String())
+			labels.Set(r.in.Template.Labels).String())
 		r.suspectObject(RuleServiceSelector, "Service/"+svc.Name, svc, field.NewPath("spec", "selector"), score, reason)
 	}
 	for _, svc := range r.matchedServices() {
@@ -65,7 +65,7 @@ func (r *ranker) serviceRules() {
 				target = intstr.FromInt32(sp.Port)
 			}
 			declared, known := false, false
-			for _, c := range r.w.Template.Spec.Containers {
+			for _, c := range r.in.Template.Spec.Containers {
 				d, k := declaresPort(&c, target)
 				declared, known = declared || d, known || k
 			}
@@ -86,7 +86,7 @@ func (r *ranker) serviceRules() {
 				score = scorePossible
 			}
 			r.suspectObject(RuleServiceTargetPort, "Service/"+svc.Name, svc, field.NewPath("spec", "ports").Index(i).Child("targetPort"), score,
-				fmt.Sprintf("Service %s port %d targets %s, which no container of %s declares", svc.Name, sp.Port, target.String(), r.object))
+				fmt.Sprintf("Service %s port %d targets %s, which no container of %s declares", svc.Name, sp.Port, target.String(), r.in.Object))
 		}
 	}
 }
@@ -97,10 +97,10 @@ func (r *ranker) serviceRules() {
 // match; reading them instead of every Service of the namespace keeps a namespace of many
 // workloads linear.
 func (r *ranker) serviceCandidates() []*corev1.Service {
-	out := make([]*corev1.Service, 0, len(r.w.Services)+len(r.w.UnmatchedServices)+len(r.w.NearbyServices))
-	for _, ss := range [][]*corev1.Service{r.w.Services, r.w.UnmatchedServices, r.w.NearbyServices} {
+	out := make([]*corev1.Service, 0, len(r.in.Services)+len(r.in.UnmatchedServices)+len(r.in.NearbyServices))
+	for _, ss := range [][]*corev1.Service{r.in.Services, r.in.UnmatchedServices, r.in.NearbyServices} {
 		for _, s := range ss {
-			if s != nil && (s.Namespace == r.w.Namespace || s.Namespace == "") {
+			if s != nil && (s.Namespace == r.in.Namespace || s.Namespace == "") {
 				out = append(out, s)
 			}
 		}
@@ -124,7 +124,7 @@ func (r *ranker) selects(svc *corev1.Service) bool {
 	if len(svc.Spec.Selector) == 0 {
 		return false
 	}
-	return setSelects(svc.Spec.Selector, r.w.Template.Labels)
+	return setSelects(svc.Spec.Selector, r.in.Template.Labels)
 }
 
 // matchedServices select the workload's template.
@@ -147,7 +147,7 @@ func (r *ranker) matchedServices() []*corev1.Service {
 // share its name or its app.kubernetes.io/name) but select none of its pods.
 func (r *ranker) unmatchedServices() []*corev1.Service {
 	meant := map[string]bool{}
-	for _, s := range r.w.UnmatchedServices {
+	for _, s := range r.in.UnmatchedServices {
 		if s != nil {
 			meant[s.Name] = true
 		}
@@ -157,8 +157,8 @@ func (r *ranker) unmatchedServices() []*corev1.Service {
 		if len(s.Spec.Selector) == 0 || r.selects(s) {
 			continue
 		}
-		app := r.w.Template.Labels[nameLabel]
-		if meant[s.Name] || s.Name == r.w.Name || app != "" && s.Labels[nameLabel] == app {
+		app := r.in.Template.Labels[nameLabel]
+		if meant[s.Name] || s.Name == r.in.Name || app != "" && s.Labels[nameLabel] == app {
 			out = append(out, s)
 		}
 	}
@@ -169,8 +169,8 @@ func (r *ranker) unmatchedServices() []*corev1.Service {
 func (r *ranker) portProtocol(svc *corev1.Service, i int, target intstr.IntOrString, idle bool) {
 	sp := svc.Spec.Ports[i]
 	var speaks []string
-	for ci := range r.w.Template.Spec.Containers {
-		for _, p := range r.w.Template.Spec.Containers[ci].Ports {
+	for ci := range r.in.Template.Spec.Containers {
+		for _, p := range r.in.Template.Spec.Containers[ci].Ports {
 			if target.Type == intstr.String && p.Name != target.StrVal || target.Type == intstr.Int && p.ContainerPort != target.IntVal {
 				continue
 			}

@@ -1,4 +1,4 @@
-package diagnose
+package rules
 
 import (
 	"regexp"
@@ -41,7 +41,7 @@ var (
 // rollout that starts the new copy before the old one let go.
 func (r *ranker) attachRules() {
 	for _, s := range r.in.Signals {
-		if s.Reason != "FailedAttachVolume" || s.explained {
+		if s.Reason != "FailedAttachVolume" || s.Explained {
 			continue
 		}
 		used := reAttachUsedBy.FindStringSubmatch(s.Text)
@@ -50,7 +50,7 @@ func (r *ranker) attachRules() {
 			continue
 		}
 		r.read(s)
-		s.explained = true
+		s.Explained = true
 		volume := ""
 		var holders []string
 		if used != nil {
@@ -104,7 +104,7 @@ func (r *ranker) attachRules() {
 }
 
 // copyNamed is the workload's copy of that name, nil when it has none.
-func (r *ranker) copyNamed(name string) *ruleCopy {
+func (r *ranker) copyNamed(name string) *Copy {
 	for i := range r.in.Copies {
 		if f := &r.in.Copies[i]; f.Pod.Name == name {
 			return f

@@ -1,4 +1,4 @@
-package diagnose
+package rules
 
 import (
 	"regexp"
@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
 )
 
 // The scheduling rules. IDs are stable: scripts and the documentation refer to them.
@@ -119,19 +121,19 @@ func (r *ranker) schedulingRules() {
 		r.read(s)
 		if m := reStorageClass.FindStringSubmatch(s.Text); m != nil {
 			r.storageClass(m[1], s)
-			s.explained = true
+			s.Explained = true
 			continue
 		}
 		if s.Reason == "ProvisioningFailed" {
 			r.storageClass("", s)
-			s.explained = true
+			s.Explained = true
 			continue
 		}
 		m := reFitError.FindStringSubmatch(s.Text)
 		if m == nil {
 			continue
 		}
-		s.explained = true
+		s.Explained = true
 		if ref := reRefMissing.FindStringSubmatch(m[2]); ref != nil && ref[1] == "persistentvolumeclaim" {
 			r.claimMissing(ref[2])
 			continue
@@ -299,7 +301,7 @@ func (r *ranker) fitReason(reason string, score int, msg string) {
 	case reason == "pod has unbound immediate PersistentVolumeClaims" ||
 		reason == "node(s) didn't find available persistent volumes to bind" ||
 		reason == "node(s) did not have enough free storage":
-		r.storageClass("", &signal{Text: msg})
+		r.storageClass("", &Signal{Text: msg})
 		r.claimSelectors(msg)
 	}
 }
@@ -317,17 +319,17 @@ func (r *ranker) runsNowhere(msg string) {
 		r.suspectTemplate(RuleUntoleratedTaint, r.specPath.Child("tolerations"), scorePossible, msg)
 		return
 	}
-	ex := excludedNodes(spec, nodes)
-	if ex.selector > 0 {
+	ex := &r.in.Excluded
+	if ex.Selector > 0 {
 		r.nodeSelection(msg)
 	}
-	if ex.taint > 0 {
+	if ex.Taint > 0 {
 		score := scoreCertain
-		if ex.taint < len(nodes) {
-			score = scoreLikely - 10 + 20*ex.taint/len(nodes)
+		if ex.Taint < len(nodes) {
+			score = scoreLikely - 10 + 20*ex.Taint/len(nodes)
 		}
 		r.suspectTemplate(RuleUntoleratedTaint, r.specPath.Child("tolerations"), score,
-			"nodes carry taints the pod does not tolerate ("+strings.Join(ex.taints, ", ")+"): "+msg)
+			"nodes carry taints the pod does not tolerate ("+strings.Join(ex.Taints, ", ")+"): "+msg)
 	}
 }
 
@@ -344,7 +346,7 @@ func (r *ranker) nodeSelection(msg string) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		v := spec.NodeSelector[k]
-		if len(nodes) == 0 || !anyNodeHas(nodes, k, func(x string) bool { return x == v }) {
+		if len(nodes) == 0 || !AnyNodeHas(nodes, k, func(x string) bool { return x == v }) {
 			r.suspectTemplate(RuleNodeSelector, r.specPath.Child("nodeSelector").Key(k), scoreCertain,
 				"no node has label "+k+"="+v+onNodes(nodes, k)+": "+msg)
 			found = true
@@ -384,7 +386,7 @@ func (r *ranker) nodeExpression(nodes []*corev1.Node, ex corev1.NodeSelectorRequ
 	if ex.Operator == corev1.NodeSelectorOpIn {
 		satisfied := false
 		for _, v := range ex.Values {
-			if anyNodeHas(nodes, ex.Key, func(x string) bool { return x == v }) {
+			if AnyNodeHas(nodes, ex.Key, func(x string) bool { return x == v }) {
 				satisfied = true
 			}
 		}
@@ -423,7 +425,8 @@ func atoi(s string) int {
 	return n
 }
 
-func anyNodeHas(nodes []*corev1.Node, key string, ok func(string) bool) bool {
+// AnyNodeHas reports whether a node carries label key with a value ok accepts.
+func AnyNodeHas(nodes []*corev1.Node, key string, ok func(string) bool) bool {
 	for _, n := range nodes {
 		if v, has := n.Labels[key]; has && ok(v) {
 			return true
@@ -502,14 +505,14 @@ func (r *ranker) requests(name, msg string) {
 		if s.q.Cmp(set[0].q) < 0 {
 			score = scoreLikely
 		}
-		r.suspectTemplate(RuleInsufficientResource, resourcePath(s.ref.path.Child("resources", "requests"), name),
+		r.suspectTemplate(RuleInsufficientResource, walk.ResourcePath(s.ref.path.Child("resources", "requests"), name),
 			score, "no node has "+s.q.String()+" "+name+" free for a copy: "+msg)
 	}
 }
 
 // storageClass names the volumeClaimTemplates' storage class: the one named missing, or all
 // of them when a claim cannot bind.
-func (r *ranker) storageClass(missing string, s *signal) {
+func (r *ranker) storageClass(missing string, s *Signal) {
 	for i, vct := range r.in.ClaimTemplates {
 		p := field.NewPath("spec", "volumeClaimTemplates").Index(i).Child("spec", "storageClassName")
 		sc := ""

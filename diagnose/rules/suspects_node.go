@@ -1,4 +1,4 @@
-package diagnose
+package rules
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 )
 
 // RuleNodeNotReady is the node rule's ID; IDs are stable: scripts and the documentation refer
@@ -37,7 +39,7 @@ func (r *ranker) nodeRules() {
 	stuck := map[string][]string{}
 	waiting := 0
 	for _, p := range r.in.CurrentPods {
-		if !active(p) || podReady(p) {
+		if !facts.PodActive(p) || facts.PodReady(p) {
 			continue
 		}
 		waiting++
@@ -74,7 +76,7 @@ func (r *ranker) nodeRules() {
 			bound = "copy is"
 		}
 		reason := fmt.Sprintf("node %s is Ready=%s (%s: %s) and %d %s bound to it: %s",
-			name, c.Status, c.Reason, clip(c.Message, 120), len(pods), bound, strings.Join(pods, ", "))
+			name, c.Status, c.Reason, Clip(c.Message, 120), len(pods), bound, strings.Join(pods, ", "))
 		r.suspectObject(RuleNodeNotReady, "Node/"+name, n, field.NewPath("status", "conditions").Index(i), score, reason)
 	}
 }

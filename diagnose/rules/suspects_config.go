@@ -1,4 +1,4 @@
-package diagnose
+package rules
 
 import (
 	"regexp"
@@ -75,17 +75,17 @@ func (r *ranker) configRules() {
 		switch {
 		case s.Reason == "CreateContainerConfigError" || s.Reason == "Failed" && strings.HasPrefix(s.Text, "Error: "):
 			if r.envRefs(s) || r.runAsNonRoot(s) {
-				s.explained = true
+				s.Explained = true
 			}
 		case s.Reason == "FailedMount":
 			if r.volumeRefs(s) {
-				s.explained = true
+				s.Explained = true
 			}
 		}
 	}
 }
 
-func (r *ranker) envRefs(s *signal) bool {
+func (r *ranker) envRefs(s *Signal) bool {
 	hit := false
 	if m := reKeyMissing.FindStringSubmatch(s.Text); m != nil {
 		key, kind, name := m[1], m[2], m[4]
@@ -152,7 +152,7 @@ var reNonRoot = regexp.MustCompile(`container has runAsNonRoot and image (?:will
 
 // runAsNonRoot names where runAsNonRoot is set (the container's securityContext, else the
 // pod's) and the runAsUser that would satisfy it.
-func (r *ranker) runAsNonRoot(s *signal) bool {
+func (r *ranker) runAsNonRoot(s *Signal) bool {
 	if !reNonRoot.MatchString(s.Text) {
 		return false
 	}
@@ -170,7 +170,7 @@ func (r *ranker) runAsNonRoot(s *signal) bool {
 
 // volumeRefs handles a FailedMount: the volume it names, and the object or key that volume
 // refers to.
-func (r *ranker) volumeRefs(s *signal) bool {
+func (r *ranker) volumeRefs(s *Signal) bool {
 	vm := reMountVolume.FindStringSubmatch(s.Text)
 	ref := reRefMissing.FindStringSubmatch(s.Text)
 	key := reVolKeyMissing.FindStringSubmatch(s.Text)

@@ -1,4 +1,4 @@
-package diagnose
+package rules
 
 import (
 	"fmt"
@@ -49,7 +49,7 @@ func (r *ranker) portInUse() {
 		}
 		r.read(s)
 		if r.portClaims(s, int32(port)) {
-			s.explained = true
+			s.Explained = true
 		}
 	}
 }
@@ -57,8 +57,8 @@ func (r *ranker) portInUse() {
 // portClaims names the fields that claim port for processes of the pod: the failing
 // container's own containerPort first (the conflict is between it and the holder), then the
 // other containers' and the annotations that give an injected sidecar that port.
-func (r *ranker) portClaims(s *signal, port int32) bool {
-	said := fmt.Sprintf("container %s cannot bind port %d: another process of the pod holds it (%s)", s.Container, port, clip(s.Text, 120))
+func (r *ranker) portClaims(s *Signal, port int32) bool {
+	said := fmt.Sprintf("container %s cannot bind port %d: another process of the pod holds it (%s)", s.Container, port, Clip(s.Text, 120))
 	found := false
 
 	for _, c := range r.containers() {

@@ -43,7 +43,7 @@ func newRuleInput(w *workload, signals []*signal) rules.Input {
 		in.Excluded = rules.NodeExclusion{Selector: ex.selector, Taint: ex.taint, Taints: ex.taints}
 	}
 	if len(w.cls.copies) > 0 {
-		in.Copies = make([]rules.Copy, len(w.cls.copies))
+		in.Copies = w.texts.copyRoom(len(w.cls.copies))
 		for i, f := range w.cls.copies {
 			in.Copies[i] = rules.Copy{Pod: f.Pod, Current: f.Current, Active: f.Active, Dies: f.Dies, Age: f.Age}
 			if lt := f.LastTerminated; lt != nil {

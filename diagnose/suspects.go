@@ -52,6 +52,7 @@ type ranker struct {
 	// strays are the rules detectors recorded that their family does not own, which the
 	// catalogue test holds at none.
 	strays []RuleID
+	runner rules.Runner
 	// reading is the signals the running rule reads: a suspect it records cites their
 	// observations. one holds a single signal without allocating; single says the rule reads
 	// it as one line (read), not all of its lines (readAll).
@@ -81,7 +82,7 @@ func (r *ranker) readAll(sigs []*signal) {
 // run applies every rule family in catalogue order.
 func (r *ranker) run() {
 	r.in.Paths = &r.paths
-	r.strays = rules.Run(&r.in, r)
+	r.strays = r.runner.Run(&r.in, r)
 }
 
 // fieldFacts is what the ranker knows of one template field.
@@ -91,7 +92,8 @@ type fieldFacts struct {
 }
 
 func newRanker(w *workload) *ranker {
-	r := &ranker{w: w, in: newRuleInput(w, collectSignals(w)), found: map[string]*Suspect{}}
+	r := w.texts.rankRoom()
+	*r = ranker{w: w, in: newRuleInput(w, collectSignals(w)), found: map[string]*Suspect{}}
 	r.object, r.tplPath, r.specPath = r.in.Object, r.in.TemplatePath, r.in.SpecPath
 	return r
 }

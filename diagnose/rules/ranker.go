@@ -42,9 +42,15 @@ type ranker struct {
 	strays  []RuleID
 }
 
+// Runner runs the families; the engine keeps one beside each workload's sink, so a run
+// allocates nothing of its own.
+type Runner struct {
+	r ranker
+}
+
 // Run applies every rule family to in, in catalogue order, recording to out. It returns the
 // rules detectors recorded that their family does not own (none, or the catalogue drifted).
-func Run(in *Input, out Sink) (strays []RuleID) {
+func (run *Runner) Run(in *Input, out Sink) (strays []RuleID) {
 	tp := in.TemplatePath
 	if tp == nil {
 		tp = field.NewPath("spec", "template")
@@ -56,7 +62,8 @@ func Run(in *Input, out Sink) (strays []RuleID) {
 	if sp == nil {
 		sp = tp.Child("spec")
 	}
-	r := &ranker{in: in, out: out, tplPath: tp, specPath: sp}
+	run.r = ranker{in: in, out: out, tplPath: tp, specPath: sp}
+	r := &run.r
 	for _, f := range families() {
 		r.running = f
 		out.ReadAll(nil)

@@ -52,6 +52,7 @@ type ranker struct {
 	// strays are the rules detectors recorded that their family does not own, which the
 	// catalogue test holds at none.
 	strays []RuleID
+	// runner runs the families on in, recording here.
 	runner rules.Runner
 	// reading is the signals the running rule reads: a suspect it records cites their
 	// observations. one holds a single signal without allocating; single says the rule reads

@@ -159,14 +159,55 @@ func namedEndpoint(l *Observation, eps map[string]string) (string, string) {
 }
 
 // seeDialLoops takes the copies that count as serving but keep failing to reach one of their
-// env endpoints out of the serving count.
+// env endpoints out of the serving count. Most Ready copies' logs name no endpoint of theirs
+// three times: their raw lines are scanned for one before any line is read as a fact.
 func seeDialLoops(w *workload) {
 	w.cls.dialing = nil
 	if len(w.Logs) == 0 || isBatch(w.Kind) {
 		return
 	}
-	for i := range w.Pods {
+	// The endpoints of the serving copies, once per revision: its copies share one env.
+	var byPod, byHash map[string]map[string]string
+	for i, p := range w.Pods {
 		if !w.serving[i] {
+			continue
+		}
+		hash, ok := p.Labels[podTemplateHashLabel]
+		eps, seen := byHash[hash]
+		if !ok || !seen {
+			eps = envEndpoints(p)
+			if ok {
+				if byHash == nil {
+					byHash = map[string]map[string]string{}
+				}
+				byHash[hash] = eps
+			}
+		}
+		if len(eps) > 0 {
+			if byPod == nil {
+				byPod = map[string]map[string]string{}
+			}
+			byPod[p.Name] = eps
+		}
+	}
+	if byPod == nil {
+		return
+	}
+	var suspects map[string]bool
+	for _, l := range w.Logs {
+		eps := byPod[l.Pod]
+		if l == nil || l.Previous || eps == nil || suspects[l.Pod] {
+			continue
+		}
+		if namesEndpoint(l.Lines, eps) {
+			if suspects == nil {
+				suspects = map[string]bool{}
+			}
+			suspects[l.Pod] = true
+		}
+	}
+	for i, p := range w.Pods {
+		if !w.serving[i] || !suspects[p.Name] {
 			continue
 		}
 		d := findDialLoop(w, i)
@@ -180,4 +221,20 @@ func seeDialLoops(w *workload) {
 		w.serving[i] = false
 		w.Counts.Serving--
 	}
+}
+
+// namesEndpoint reports whether minDialFailures of lines name one of the endpoints as written
+// (host names are lower case; a line that writes one otherwise is not counted here).
+func namesEndpoint(lines []string, eps map[string]string) bool {
+	for ep := range eps {
+		n := 0
+		for _, l := range lines {
+			if strings.Contains(l, ep) {
+				if n++; n >= minDialFailures {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

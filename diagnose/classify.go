@@ -20,8 +20,11 @@ type classState struct {
 	serviceKnown bool
 	// unexposedService names a Service whose endpoints are on ports no container exposes.
 	unexposedService string
-	copies           []*copyFacts
-	rollout          rollout
+	// dialing holds, by copy, a Ready copy that keeps failing to reach an endpoint its env
+	// names (findDialLoop); nil when no copy does.
+	dialing []*dialLoop
+	copies  []*copyFacts
+	rollout rollout
 	// failedCreate is the controller's report that it could not create copies (ReplicaFailure or
 	// a FailedCreate event), with its message.
 	failedCreate string
@@ -479,6 +482,11 @@ func idleWhy(w *workload, idle []*copyFacts) string {
 		}
 		if svc := w.cls.unexposedService; svc != "" {
 			return fmt.Sprintf("copies are Ready but Service %s sends traffic to a port no container exposes", svc)
+		}
+		for _, f := range idle {
+			if f.Dialing != nil {
+				return fmt.Sprintf("copies are Ready but do no work: copy %s %s", f.Pod.Name, f.Dialing)
+			}
 		}
 		return "copies are Ready but no Service endpoint serves them"
 	}

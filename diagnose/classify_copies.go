@@ -69,6 +69,9 @@ type copyFacts struct {
 	lastTerminatedObs     int
 	LastTerminatedIsFresh bool
 	Age                   time.Duration
+	// Dialing: the copy is Ready and routed to but keeps failing to reach an endpoint its
+	// env names, so it does not serve (findDialLoop).
+	Dialing *dialLoop
 	// Starting says what a copy that is still on its way up is doing (an image pull in
 	// progress, with no error, inside its deadline): it is progressing, not failing.
 	Starting string
@@ -83,6 +86,9 @@ func fillCopy(f *copyFacts, w *workload, i int, ref time.Time) {
 		Serving: w.serving[i], Age: ref.Sub(p.CreationTimestamp.Time), signalObs: -1, lastTerminatedObs: -1, readyObs: -1,
 	}
 	f.Current = f.Rev != nil && f.Rev == w.cls.Current
+	if w.cls.dialing != nil {
+		f.Dialing = w.cls.dialing[i]
+	}
 	if w.cls.Current == nil {
 		f.Current = true
 	}

@@ -236,6 +236,8 @@ func podEvidence(b *evidenceBuilder, w *workload, ref time.Time) {
 				}
 			}
 			b.addObserved(f.readyObs, SourcePodStatus, "NotReady", "", msg, obj, 1, nil)
+		case f.Active && f.Ready && f.Dialing != nil:
+			b.addObserved(f.Dialing.obs, SourceLog, "ConnectFailing", "", "Ready, but "+f.Dialing.detail(), obj, 1, nil)
 		case f.Active && f.Ready && !f.Serving:
 			b.add(SourceService, "NotAnEndpoint", "", "Ready, but not a ready endpoint of any Service meant for the workload", obj, 1, nil)
 		}

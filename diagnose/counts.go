@@ -204,6 +204,7 @@ func count(s *snapshot.Snapshot, w *workload, ref time.Time) (youngest, oldest *
 	}
 	w.cls.serviceKnown = view.Known
 	w.cls.unexposedService = view.Unexposed
+	seeDialLoops(w)
 	seeCopies(w)
 	w.cls.nowhere = runsNowhere(w)
 	return youngest, oldest

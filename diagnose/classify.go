@@ -2,11 +2,14 @@ package diagnose
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // classState is the classifier's working state for one workload.
@@ -324,7 +327,7 @@ func awaitsPool(w *workload) string {
 	sortStrings(keys)
 	for _, k := range keys {
 		v := spec.NodeSelector[k]
-		if anyNodeHas(nodes, k, func(x string) bool { return x == v }) {
+		if rules.AnyNodeHas(nodes, k, func(x string) bool { return x == v }) {
 			continue
 		}
 		if nearLabel(nodes, k, v) {
@@ -340,7 +343,7 @@ func awaitsPool(w *workload) string {
 			for _, ex := range term.MatchExpressions {
 				switch ex.Operator {
 				case corev1.NodeSelectorOpIn:
-					if anyNodeHas(nodes, ex.Key, func(x string) bool { return contains(ex.Values, x) }) {
+					if rules.AnyNodeHas(nodes, ex.Key, func(x string) bool { return slices.Contains(ex.Values, x) }) {
 						continue
 					}
 					for _, v := range ex.Values {
@@ -351,7 +354,7 @@ func awaitsPool(w *workload) string {
 					absent = true
 					missing = append(missing, ex.Key+" in ("+strings.Join(ex.Values, ", ")+")")
 				case corev1.NodeSelectorOpExists:
-					if anyNodeHas(nodes, ex.Key, func(string) bool { return true }) {
+					if rules.AnyNodeHas(nodes, ex.Key, func(string) bool { return true }) {
 						continue
 					}
 					if nearLabel(nodes, ex.Key, "") {
@@ -519,7 +522,7 @@ func churn(w *workload, ref time.Time) string {
 		if !f.Active {
 			finished++
 		}
-		if f.Dies == reasonEvicted {
+		if f.Dies == rules.ReasonEvicted {
 			evicted++
 		}
 	}

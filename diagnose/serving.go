@@ -187,10 +187,10 @@ func copyEpisodes(w *workload, rev *revision, ref time.Time, noise map[string]bo
 		why := ""
 		now := false
 		switch {
-		case podReady(p) && !ref.IsZero() && briefReadyOnly(p, ref):
+		case facts.PodReady(p) && !ref.IsZero() && briefReadyOnly(p, ref):
 			// Ready between the kills of a crash loop: no service.
 			continue
-		case podReady(p):
+		case facts.PodReady(p):
 			from, to = rc.LastTransitionTime.Time, ref
 			why = "copy " + p.Name + " is Ready"
 			now = w.serving[i]

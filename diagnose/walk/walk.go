@@ -1,4 +1,4 @@
-package diagnose
+package walk
 
 import (
 	"encoding/json"
@@ -16,12 +16,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// leaf is one scalar value of an API object with its field path.
-type leaf struct {
+// Leaf is one scalar value of an API object with its field path.
+type Leaf struct {
 	Path *field.Path
-	// path is Path.String(), written by the walk.
-	path  string
-	Value string
+	// PathString is Path.String(), written by the walk.
+	PathString string
+	Value      string
 	// Text is true for values written as strings (string fields, IntOrString, Quantity); only
 	// those are matched against what failures name.
 	Text bool
@@ -34,38 +34,38 @@ var (
 	walkResourceNameType = reflect.TypeFor[corev1.ResourceName]()
 )
 
-// resourcePath is the path of one resource in a ResourceList. Kubernetes writes the standard
+// ResourcePath is the path of one resource in a ResourceList. Kubernetes writes the standard
 // ones as fields (resources.limits.memory); an extended name with dots or slashes
 // (nvidia.com/gpu) as a key.
-func resourcePath(list *field.Path, name string) *field.Path {
+func ResourcePath(list *field.Path, name string) *field.Path {
 	if strings.ContainsAny(name, "./") {
 		return list.Key(name)
 	}
 	return list.Child(name)
 }
 
-// jsonField is an exported field of a struct type that JSON encodes, with its JSON name.
-type jsonField struct {
-	index  int
-	name   string
-	inline bool
+// Field is an exported field of a struct type that JSON encodes, with its JSON name.
+type Field struct {
+	Index  int
+	Name   string
+	Inline bool
 }
 
 // jsonFields holds jsonFieldsOf each struct type once read: the walks read the tags of the
 // same few API types for every workload, and reading a tag parses it. The types are the
 // program's, so the cache is bounded by them.
-var jsonFields sync.Map // reflect.Type -> []jsonField
+var jsonFields sync.Map // reflect.Type -> []Field
 
-// jsonFieldsOf lists struct type t's exported fields in order, without those JSON skips ("-").
-func jsonFieldsOf(t reflect.Type) []jsonField { return fieldsOf(&jsonFields, t, jsonName) }
+// JSONFieldsOf lists struct type t's exported fields in order, without those JSON skips ("-").
+func JSONFieldsOf(t reflect.Type) []Field { return FieldsOf(&jsonFields, t, jsonName) }
 
-// fieldsOf lists struct type t's exported fields in order, each named by name, without those
+// FieldsOf lists struct type t's exported fields in order, each named by name, without those
 // it names "-", once per type in cache.
-func fieldsOf(cache *sync.Map, t reflect.Type, name func(reflect.StructField) (string, bool)) []jsonField {
+func FieldsOf(cache *sync.Map, t reflect.Type, name func(reflect.StructField) (string, bool)) []Field {
 	if fs, ok := cache.Load(t); ok {
-		return fs.([]jsonField)
+		return fs.([]Field)
 	}
-	var fs []jsonField
+	var fs []Field
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if !f.IsExported() {
@@ -75,7 +75,7 @@ func fieldsOf(cache *sync.Map, t reflect.Type, name func(reflect.StructField) (s
 		if n == "-" {
 			continue
 		}
-		fs = append(fs, jsonField{index: i, name: n, inline: inline})
+		fs = append(fs, Field{Index: i, Name: n, Inline: inline})
 	}
 	cache.Store(t, fs)
 	return fs
@@ -93,8 +93,8 @@ func jsonName(f reflect.StructField) (name string, inline bool) {
 	return name, false
 }
 
-// scalar renders a scalar node; ok is false for structs, slices and maps.
-func scalar(v reflect.Value) (s string, text, ok bool) {
+// Scalar renders a scalar node; ok is false for structs, slices and maps.
+func Scalar(v reflect.Value) (s string, text, ok bool) {
 	switch v.Kind() {
 	case reflect.String:
 		return v.String(), true, true
@@ -117,16 +117,16 @@ func scalar(v reflect.Value) (s string, text, ok bool) {
 	return "", false, false
 }
 
-// leaves lists the scalar values of obj (a pointer to or value of a typed API object part)
+// Leaves lists the scalar values of obj (a pointer to or value of a typed API object part)
 // that are set, with their paths under root: the nodes the reference walk (walkObject, in
-// match_walk_test.go) visits, in its order, with
+// diagnose/match_walk_test.go) visits, in its order, with
 // a path built only for a leaf kept (TestLeavesAsWalk holds the two to the same list).
-func leaves(root *field.Path, obj any) []leaf {
+func Leaves(root *field.Path, obj any) []Leaf {
 	if obj == nil {
 		return nil
 	}
-	var out []leaf
-	ps := pathStack{{p: root, built: true, textBuilt: true}}
+	var out []Leaf
+	ps := PathStack{{p: root, built: true, textBuilt: true}}
 	if root != nil {
 		ps[0].text = root.String()
 	}
@@ -134,7 +134,7 @@ func leaves(root *field.Path, obj any) []leaf {
 	return out
 }
 
-func leavesOf(v reflect.Value, ps *pathStack, out *[]leaf) {
+func leavesOf(v reflect.Value, ps *PathStack, out *[]Leaf) {
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		if v.IsNil() {
@@ -143,9 +143,9 @@ func leavesOf(v reflect.Value, ps *pathStack, out *[]leaf) {
 		leavesOf(v.Elem(), ps, out)
 		return
 	}
-	if s, text, ok := scalar(v); ok {
+	if s, text, ok := Scalar(v); ok {
 		if s != "" {
-			*out = append(*out, leaf{Path: ps.path(), path: ps.text(), Value: s, Text: text})
+			*out = append(*out, Leaf{Path: ps.Path(), PathString: ps.Text(), Value: s, Text: text})
 		}
 		return
 	}
@@ -155,58 +155,58 @@ func leavesOf(v reflect.Value, ps *pathStack, out *[]leaf) {
 		case walkIntOrStringType, walkQuantityType, walkTimeType:
 			return
 		}
-		for _, f := range jsonFieldsOf(v.Type()) {
-			if f.inline {
-				leavesOf(v.Field(f.index), ps, out)
+		for _, f := range JSONFieldsOf(v.Type()) {
+			if f.Inline {
+				leavesOf(v.Field(f.Index), ps, out)
 				continue
 			}
-			ps.push(pathSeg{kind: segChild, name: f.name})
-			leavesOf(v.Field(f.index), ps, out)
-			ps.pop()
+			ps.Push(Seg{kind: segChild, name: f.Name})
+			leavesOf(v.Field(f.Index), ps, out)
+			ps.Pop()
 		}
 	case reflect.Slice, reflect.Array:
 		if v.Type().Elem().Kind() == reflect.Uint8 {
 			return
 		}
 		for i := range v.Len() {
-			ps.push(pathSeg{kind: segIndex, index: i})
+			ps.Push(Seg{kind: segIndex, index: i})
 			leavesOf(v.Index(i), ps, out)
-			ps.pop()
+			ps.Pop()
 		}
 	case reflect.Map:
 		keys := v.MapKeys()
 		sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
 		resources := v.Type().Key() == walkResourceNameType
 		for _, k := range keys {
-			seg := pathSeg{kind: segKey, name: k.String()}
+			seg := Seg{kind: segKey, name: k.String()}
 			if resources && !strings.ContainsAny(seg.name, "./") {
 				seg.kind = segChild // as resourcePath writes it
 			}
-			ps.push(seg)
+			ps.Push(seg)
 			leavesOf(v.MapIndex(k), ps, out)
-			ps.pop()
+			ps.Pop()
 		}
 	}
 }
 
-// valueAt renders the value at path (under root) in obj: a scalar as written, a string map as
+// ValueAt renders the value at path (under root) in obj: a scalar as written, a string map as
 // k=v pairs, anything else as compact JSON. ok is false when the field is unset.
-func valueAt(root *field.Path, obj any, path *field.Path) (string, bool) {
+func ValueAt(root *field.Path, obj any, path *field.Path) (string, bool) {
 	if obj == nil || path == nil {
 		return "", false
 	}
-	return valueAtText(root, obj, path.String())
+	return ValueAtText(root, obj, path.String())
 }
 
-// valueAtText is valueAt with the path as field.Path.String writes it.
-func valueAtText(root *field.Path, obj any, want string) (string, bool) {
+// ValueAtText is ValueAt with the path as field.Path.String writes it.
+func ValueAtText(root *field.Path, obj any, want string) (string, bool) {
 	if obj == nil {
 		return "", false
 	}
 	rest := "." + want
 	if root != nil {
 		prefix := root.String()
-		if !pathHasPrefix(want, prefix) {
+		if !HasPrefix(want, prefix) {
 			return "", false
 		}
 		rest = want[len(prefix):]
@@ -215,7 +215,7 @@ func valueAtText(root *field.Path, obj any, want string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return render(found)
+	return Render(found)
 }
 
 // descend follows rest (".name", "[index]" or "[key]" steps, as field.Path writes them) from v
@@ -306,10 +306,10 @@ func nextStep(rest string) (step, after string) {
 // structField finds the field of struct v whose JSON name is name, looking into inlined
 // structs in field order as walkObject does.
 func structField(v reflect.Value, name string) (reflect.Value, bool) {
-	for _, f := range jsonFieldsOf(v.Type()) {
-		i, n := f.index, f.name
+	for _, f := range JSONFieldsOf(v.Type()) {
+		i, n := f.Index, f.Name
 		switch {
-		case f.inline:
+		case f.Inline:
 			fv := v.Field(i)
 			for fv.Kind() == reflect.Pointer || fv.Kind() == reflect.Interface {
 				if fv.IsNil() {
@@ -329,9 +329,9 @@ func structField(v reflect.Value, name string) (reflect.Value, bool) {
 	return reflect.Value{}, false
 }
 
-// render writes a node as a person reads it; ok is false for zero values.
-func render(v reflect.Value) (string, bool) {
-	if s, _, ok := scalar(v); ok {
+// Render writes a node as a person reads it; ok is false for zero values.
+func Render(v reflect.Value) (string, bool) {
+	if s, _, ok := Scalar(v); ok {
 		return s, !v.IsZero()
 	}
 	if v.IsZero() {
@@ -350,11 +350,102 @@ func render(v reflect.Value) (string, bool) {
 	return string(b), true
 }
 
-// pathHasPrefix reports whether p equals prefix or lies beneath it.
-func pathHasPrefix(p, prefix string) bool {
+// HasPrefix reports whether p equals prefix or lies beneath it.
+func HasPrefix(p, prefix string) bool {
 	if !strings.HasPrefix(p, prefix) {
 		return false
 	}
 	rest := p[len(prefix):]
 	return rest == "" || rest[0] == '.' || rest[0] == '['
+}
+
+// PathStack is the path to a walk's node as a stack of segments, and a segment's *field.Path
+// is built only when asked for at or below it: a template has hundreds of fields, nearly all
+// equal or unset, so building each one's path was most of a walk's allocations. A built
+// parent is shared by the paths under it, as Child shares it.
+type PathStack []Seg
+
+// Seg is a path segment: a field name, a list index or a map key; p is its path once
+// built (a walk's root may be the nil path).
+type Seg struct {
+	kind      pathSegKind
+	built     bool
+	textBuilt bool
+	name      string
+	index     int
+	p         *field.Path
+	text      string // p.String(), once textBuilt
+}
+
+type pathSegKind uint8
+
+const (
+	segChild pathSegKind = iota
+	segIndex
+	segKey
+)
+
+// NewStack is a stack at root (which may be the nil path).
+func NewStack(root *field.Path) PathStack { return PathStack{{p: root, built: true}} }
+
+// ChildSeg is the segment of a field.
+func ChildSeg(name string) Seg { return Seg{kind: segChild, name: name} }
+
+// IndexSeg is the segment of list element i.
+func IndexSeg(i int) Seg { return Seg{kind: segIndex, index: i} }
+
+// KeySeg is the segment of map key k.
+func KeySeg(k string) Seg { return Seg{kind: segKey, name: k} }
+
+// Push enters a segment; Pop leaves it.
+func (ps *PathStack) Push(s Seg) { *ps = append(*ps, s) }
+
+// Pop leaves the deepest segment.
+func (ps *PathStack) Pop() { *ps = (*ps)[:len(*ps)-1] }
+
+// Path builds the current node's path from the deepest segment already built.
+func (ps PathStack) Path() *field.Path {
+	i := len(ps) - 1
+	for !ps[i].built {
+		i--
+	}
+	for i++; i < len(ps); i++ {
+		parent, s := ps[i-1].p, &ps[i]
+		switch s.kind {
+		case segChild:
+			s.p = parent.Child(s.name)
+		case segIndex:
+			s.p = parent.Index(s.index)
+		default:
+			s.p = parent.Key(s.name)
+		}
+		s.built = true
+	}
+	return ps[len(ps)-1].p
+}
+
+// Text writes the current node's path as field.Path.String does, from the deepest segment
+// already written: a name after a dot (none at a nil root), an index or key in brackets.
+func (ps PathStack) Text() string {
+	i := len(ps) - 1
+	for !ps[i].textBuilt {
+		i--
+	}
+	for i++; i < len(ps); i++ {
+		parent, s := &ps[i-1], &ps[i]
+		switch {
+		case s.kind == segChild && s.name != "":
+			if i == 1 && ps[0].p == nil {
+				s.text = s.name
+			} else {
+				s.text = parent.text + "." + s.name
+			}
+		case s.kind == segIndex:
+			s.text = parent.text + "[" + strconv.Itoa(s.index) + "]"
+		default:
+			s.text = parent.text + "[" + s.name + "]"
+		}
+		s.textBuilt = true
+	}
+	return ps[len(ps)-1].text
 }

@@ -1,4 +1,4 @@
-package diagnose
+package rules
 
 import (
 	"regexp"
@@ -66,7 +66,7 @@ var (
 	reImageLimited = regexp.MustCompile(`(?i)429 Too Many Requests|toomanyrequests|pull rate limit`)
 )
 
-func isPullSignal(s *signal) bool {
+func isPullSignal(s *Signal) bool {
 	switch s.Reason {
 	case "ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull":
 		return true
@@ -81,12 +81,12 @@ func isPullSignal(s *signal) bool {
 // imageRules turns pull failures into suspects on the image, the pull secrets or, when the
 // registry cannot be reached, the image as a dependency.
 func (r *ranker) imageRules() {
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		if !isPullSignal(s) {
 			continue
 		}
 		r.read(s)
-		s.explained = true
+		s.Explained = true
 		for _, c := range r.pullContainers(s) {
 			imgPath := c.path.Child("image")
 			_, imageChanged := r.previous(imgPath)
@@ -108,7 +108,7 @@ func (r *ranker) imageRules() {
 				r.suspectTemplate(RuleImagePullAuth, r.specPath.Child("serviceAccountName"), scorePossible,
 					"pull secrets can also come from the pod's ServiceAccount")
 			case kind == pullLimited:
-				reason := "the registry " + registryHost(c.c.Image) + " throttles pulls of " + c.c.Image + " (" + reImageLimited.FindString(s.Text) + ")"
+				reason := "the registry " + RegistryHost(c.c.Image) + " throttles pulls of " + c.c.Image + " (" + reImageLimited.FindString(s.Text) + ")"
 				r.suspectTemplate(RuleImageRateLimited, r.specPath.Child("imagePullSecrets"), scoreLikely, reason+": authenticated pulls get a higher limit")
 				r.suspectTemplate(RuleImageRateLimited, imgPath, scorePossible, reason+": a mirror or pull-through cache avoids the limit")
 			case kind == pullMissing:
@@ -116,16 +116,16 @@ func (r *ranker) imageRules() {
 			case kind == pullNetwork:
 				reason := "the registry of " + c.c.Image + " cannot be reached: " + networkCause(s.Text)
 				switch prev, _ := r.previous(imgPath); {
-				case r.w.cls.LastServing == nil && !r.w.cls.ServedEarly:
+				case !r.in.Served:
 					// No revision served with it, so nothing shows the host ever answered: the
 					// cause stays unknown, and the reason must not say otherwise.
 					reason += "; no revision has served with this image yet, so a mistyped registry host in the reference is as likely as the registry or the network"
 				case !imageChanged:
 					reason += "; the image did not change, so the registry or the network is at fault"
-				case registryHost(prev) == registryHost(c.c.Image):
-					reason += "; the registry host " + registryHost(c.c.Image) + " did not change, so the registry or the network is at fault"
+				case RegistryHost(prev) == RegistryHost(c.c.Image):
+					reason += "; the registry host " + RegistryHost(c.c.Image) + " did not change, so the registry or the network is at fault"
 				default:
-					reason += "; the failing revision moved the image from registry " + registryHost(prev)
+					reason += "; the failing revision moved the image from registry " + RegistryHost(prev)
 				}
 				r.suspectTemplate(RuleImageRegistryDown, imgPath, scoreLikely, reason)
 			case s.Text != "" && !strings.HasPrefix(s.Text, "Error: ") && !strings.HasPrefix(s.Text, "Back-off pulling image "):
@@ -164,11 +164,11 @@ func pullKindOf(text string) uint8 {
 }
 
 // pullKind is pullKindOf the signal's text.
-func (s *signal) pullKind() uint8 { return pullKindOf(s.Text) }
+func (s *Signal) pullKind() uint8 { return pullKindOf(s.Text) }
 
 // pullContainers finds the containers a pull failure is about: the one named by the signal,
 // else those whose image the message quotes.
-func (r *ranker) pullContainers(s *signal) []containerRef {
+func (r *ranker) pullContainers(s *Signal) []containerRef {
 	if s.Container != "" {
 		if cs := r.containersOf(s); len(cs) == 1 {
 			return cs
@@ -190,10 +190,10 @@ func networkCause(text string) string {
 	return text
 }
 
-// registryHost is the registry an image reference pulls from, as the container runtime reads
+// RegistryHost is the registry an image reference pulls from, as the container runtime reads
 // it: the first path component when it looks like a host (has a dot or a port, or is
 // localhost), else Docker Hub.
-func registryHost(image string) string {
+func RegistryHost(image string) string {
 	first, _, found := strings.Cut(image, "/")
 	if !found || !strings.ContainsAny(first, ".:") && first != "localhost" {
 		return "docker.io"
@@ -201,13 +201,14 @@ func registryHost(image string) string {
 	return first
 }
 
-// dependencyDespiteChange reports whether a suspect on a field the failing revision changed
-// still points outside the spec: a registry that cannot be reached, when the change kept the
-// registry host (a new tag on a registry that is down is the registry's fault). The cause
-// decision consults it before calling a changed field the spec's fault.
-func dependencyDespiteChange(s *Suspect) bool {
-	if s == nil || s.Rule != RuleImageRegistryDown || s.PreviousValue == "" {
+// DependencyDespiteChange reports whether a suspect of rule on a field the failing revision
+// changed (from previous to value) still points outside the spec: a registry that cannot be
+// reached, when the change kept the registry host (a new tag on a registry that is down is the
+// registry's fault). The cause decision consults it before calling a changed field the spec's
+// fault.
+func DependencyDespiteChange(rule RuleID, value, previous string) bool {
+	if rule != RuleImageRegistryDown || previous == "" {
 		return false
 	}
-	return registryHost(s.PreviousValue) == registryHost(s.Value)
+	return RegistryHost(previous) == RegistryHost(value)
 }

@@ -1,4 +1,4 @@
-package diagnose
+package rules
 
 import (
 	"regexp"
@@ -40,8 +40,8 @@ var (
 // attachRules names what makes copies on two nodes want one volume: more than one copy, or a
 // rollout that starts the new copy before the old one let go.
 func (r *ranker) attachRules() {
-	for _, s := range r.signals {
-		if s.Reason != "FailedAttachVolume" || s.explained {
+	for _, s := range r.in.Signals {
+		if s.Reason != "FailedAttachVolume" || s.Explained {
 			continue
 		}
 		used := reAttachUsedBy.FindStringSubmatch(s.Text)
@@ -50,7 +50,7 @@ func (r *ranker) attachRules() {
 			continue
 		}
 		r.read(s)
-		s.explained = true
+		s.Explained = true
 		volume := ""
 		var holders []string
 		if used != nil {
@@ -72,21 +72,21 @@ func (r *ranker) attachRules() {
 			}
 		}
 		said := "volume " + volume + " attaches to one node at a time"
-		d, isDeployment := r.w.Object.(*appsv1.Deployment)
+		d, isDeployment := r.in.Workload.(*appsv1.Deployment)
 		rolling := isDeployment && d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType
 		claim := scorePossible
 		switch {
 		case len(current) > 0:
-			r.suspectObject(RuleVolumeMultiAttach, r.object, r.w.Object, field.NewPath("spec", "replicas"), scoreCertain,
-				said+", and "+strconv.Itoa(int(r.w.Declared))+" copies share it: "+strings.Join(current, ", ")+" already uses it")
+			r.suspectObject(RuleVolumeMultiAttach, r.in.Object, r.in.Workload, field.NewPath("spec", "replicas"), scoreCertain,
+				said+", and "+strconv.Itoa(int(r.in.Declared))+" copies share it: "+strings.Join(current, ", ")+" already uses it")
 			if rolling {
-				r.suspectObject(RuleVolumeMultiAttach, r.object, r.w.Object, field.NewPath("spec", "strategy", "type"), scorePossible,
+				r.suspectObject(RuleVolumeMultiAttach, r.in.Object, r.in.Workload, field.NewPath("spec", "strategy", "type"), scorePossible,
 					said+": with one copy, a rolling update still overlaps the old and new copy; Recreate stops the old one first")
 			}
 		case len(older) > 0 || len(holders) == 0:
 			// An older revision's copy holds it, or none is left and its node has not let go.
 			if rolling {
-				r.suspectObject(RuleVolumeMultiAttach, r.object, r.w.Object, field.NewPath("spec", "strategy", "type"), scoreCertain,
+				r.suspectObject(RuleVolumeMultiAttach, r.in.Object, r.in.Workload, field.NewPath("spec", "strategy", "type"), scoreCertain,
 					said+": the rolling update starts the new copy while the old one still holds it"+heldBy(older)+"; Recreate stops the old copy first")
 			}
 		default:
@@ -94,7 +94,7 @@ func (r *ranker) attachRules() {
 			claim = scoreCertain
 			said += ", and pods of another workload use it: " + strings.Join(others, ", ")
 		}
-		for j, v := range r.w.Template.Spec.Volumes {
+		for j, v := range r.in.Template.Spec.Volumes {
 			if v.PersistentVolumeClaim != nil {
 				r.suspectTemplate(RuleVolumeMultiAttach, r.specPath.Child("volumes").Index(j).Child("persistentVolumeClaim", "claimName"), claim,
 					said+"; every copy mounts claim "+v.PersistentVolumeClaim.ClaimName)
@@ -104,9 +104,9 @@ func (r *ranker) attachRules() {
 }
 
 // copyNamed is the workload's copy of that name, nil when it has none.
-func (r *ranker) copyNamed(name string) *copyFacts {
-	for _, f := range r.w.cls.copies {
-		if f.Pod.Name == name {
+func (r *ranker) copyNamed(name string) *Copy {
+	for i := range r.in.Copies {
+		if f := &r.in.Copies[i]; f.Pod.Name == name {
 			return f
 		}
 	}

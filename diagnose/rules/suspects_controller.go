@@ -1,4 +1,4 @@
-package diagnose
+package rules
 
 import (
 	"regexp"
@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
 )
 
 // The controller rules. IDs are stable: scripts and the documentation refer to them.
@@ -52,7 +54,7 @@ var (
 
 // controllerRules reads the controller's FailedCreate events.
 func (r *ranker) controllerRules() {
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		if s.Reason != "FailedCreate" {
 			continue
 		}
@@ -60,14 +62,14 @@ func (r *ranker) controllerRules() {
 		if m := reSALookup.FindStringSubmatch(s.Text); m != nil {
 			r.suspectTemplate(RuleServiceAccountNotFound, r.specPath.Child("serviceAccountName"), scoreCertain,
 				"ServiceAccount "+m[2]+" does not exist, so the API server refuses every pod")
-			s.explained = true
+			s.Explained = true
 			continue
 		}
 		if m := reQuotaExceeded.FindStringSubmatch(s.Text); m != nil {
 			for _, rn := range quotaResources(m[2]) {
 				r.quotaSuspect(rn, "ResourceQuota "+m[1]+" refuses the pods: requested "+m[2]+", used "+m[3]+", limited "+m[4])
 			}
-			s.explained = true
+			s.Explained = true
 			continue
 		}
 		if m := reQuotaMissing.FindStringSubmatch(s.Text); m != nil {
@@ -76,7 +78,7 @@ func (r *ranker) controllerRules() {
 				r.quotaSuspectFor(rn, strings.Split(names, ","),
 					"ResourceQuota "+m[1]+" requires "+rn+" on every container; these set none")
 			}
-			s.explained = true
+			s.Explained = true
 		}
 	}
 }
@@ -109,7 +111,7 @@ func quotaField(rn string) (section, name string, ok bool) {
 // ranks first. "pods" counts copies, so it names spec.replicas.
 func (r *ranker) quotaSuspect(rn, reason string) {
 	if rn == "pods" || rn == "count/pods" {
-		r.suspectObject(RuleQuotaExceeded, r.object, r.w.Object, field.NewPath("spec", "replicas"), scoreCertain, reason)
+		r.suspectObject(RuleQuotaExceeded, r.in.Object, r.in.Workload, field.NewPath("spec", "replicas"), scoreCertain, reason)
 		return
 	}
 	section, name, ok := quotaField(rn)
@@ -133,7 +135,7 @@ func (r *ranker) quotaSuspect(rn, reason string) {
 		if s.q.Cmp(set[0].q) < 0 {
 			score = scoreLikely
 		}
-		r.suspectTemplate(RuleQuotaExceeded, resourcePath(s.ref.path.Child("resources", section), name), score, reason)
+		r.suspectTemplate(RuleQuotaExceeded, walk.ResourcePath(s.ref.path.Child("resources", section), name), score, reason)
 	}
 }
 
@@ -146,7 +148,7 @@ func (r *ranker) quotaSuspectFor(rn string, containers []string, reason string) 
 	for _, c := range r.containers() {
 		for _, n := range containers {
 			if c.c.Name == n {
-				r.suspectTemplate(RuleQuotaExceeded, resourcePath(c.path.Child("resources", section), name), scoreCertain, reason)
+				r.suspectTemplate(RuleQuotaExceeded, walk.ResourcePath(c.path.Child("resources", section), name), scoreCertain, reason)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package diagnose
+package rules
 
 import (
 	"fmt"
@@ -50,7 +50,7 @@ const (
 )
 
 func (r *ranker) probeProtocolRules() {
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		if s.Reason != "Unhealthy" || !strings.Contains(s.Text, malformedHTTP) && !strings.Contains(s.Text, "failed to connect service") {
 			continue
 		}
@@ -63,7 +63,7 @@ func (r *ranker) probeProtocolRules() {
 		for _, c := range r.containersOf(s) {
 			for _, p := range probesOf(c) {
 				if p.kind == kind && r.probeProtocol(c, p, out) {
-					s.explained = true
+					s.Explained = true
 				}
 			}
 		}
@@ -96,7 +96,7 @@ func (r *ranker) probeProtocol(c containerRef, p probeRef, out string) bool {
 		}
 		r.suspectTemplate(RuleProbeProtocol, p.path.Child("grpc"), highThreshold,
 			fmt.Sprintf("the %s probe speaks gRPC to port %d, which container %s declares as HTTP%s: %s",
-				lower, p.probe.GRPC.Port, c.c.Name, portNamed(c.c, port), clip(out, 120)))
+				lower, p.probe.GRPC.Port, c.c.Name, portNamed(c.c, port), Clip(out, 120)))
 		return true
 	}
 	return false

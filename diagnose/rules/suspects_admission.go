@@ -1,4 +1,4 @@
-package diagnose
+package rules
 
 import (
 	"regexp"
@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
 )
 
 // The admission rules. IDs are stable: scripts and the documentation refer to them.
@@ -53,19 +55,19 @@ var (
 
 // admissionRules reads each refusal once.
 func (r *ranker) admissionRules() {
-	for _, s := range r.signals {
-		if s.Reason != "FailedCreate" || s.explained {
+	for _, s := range r.in.Signals {
+		if s.Reason != "FailedCreate" || s.Explained {
 			continue
 		}
 		r.read(s)
 		if m := rePodSecurity.FindStringSubmatch(s.Text); m != nil {
 			if r.podSecurity(m[1], m[2]) {
-				s.explained = true
+				s.Explained = true
 			}
 			continue
 		}
 		if r.limitRange(s.Text) {
-			s.explained = true
+			s.Explained = true
 		}
 	}
 }
@@ -77,21 +79,21 @@ func (r *ranker) podSecurity(level, details string) bool {
 	for _, m := range reMustSet.FindAllStringSubmatch(details, -1) {
 		if m[1] != "" {
 			// "pod or container ... must set": the pod's own securityContext covers them all.
-			r.suspectTemplate(RulePodSecurity, fieldPath(r.specPath.Child("securityContext"), m[3]), scoreCertain, said+": "+clip(m[0], 160))
+			r.suspectTemplate(RulePodSecurity, fieldPath(r.specPath.Child("securityContext"), m[3]), scoreCertain, said+": "+Clip(m[0], 160))
 			named = true
 			continue
 		}
 		for _, q := range reQuoted.FindAllStringSubmatch(m[2], -1) {
 			for _, c := range r.containers() {
 				if c.c.Name == q[1] {
-					r.suspectTemplate(RulePodSecurity, fieldPath(c.path.Child("securityContext"), m[3]), scoreCertain, said+": "+clip(m[0], 160))
+					r.suspectTemplate(RulePodSecurity, fieldPath(c.path.Child("securityContext"), m[3]), scoreCertain, said+": "+Clip(m[0], 160))
 					named = true
 				}
 			}
 		}
 	}
 	if m := rePodMustNot.FindStringSubmatch(details); m != nil {
-		r.suspectTemplate(RulePodSecurity, r.specPath.Child("securityContext", m[1]), scoreCertain, said+": "+clip(m[0], 160))
+		r.suspectTemplate(RulePodSecurity, r.specPath.Child("securityContext", m[1]), scoreCertain, said+": "+Clip(m[0], 160))
 		named = true
 	}
 	for _, m := range reHostNS.FindAllStringSubmatch(details, -1) {
@@ -100,7 +102,7 @@ func (r *ranker) podSecurity(level, details string) bool {
 	}
 	if m := reHostPathVols.FindStringSubmatch(details); m != nil {
 		for _, q := range reQuoted.FindAllStringSubmatch(m[1], -1) {
-			for j, v := range r.w.Template.Spec.Volumes {
+			for j, v := range r.in.Template.Spec.Volumes {
 				if v.Name == q[1] {
 					r.suspectTemplate(RulePodSecurity, r.specPath.Child("volumes").Index(j).Child("hostPath"), scoreCertain, said+": hostPath volume "+v.Name)
 					named = true
@@ -142,7 +144,7 @@ func (r *ranker) limitRange(text string) bool {
 			set = matched
 		}
 		for _, c := range set {
-			r.suspectTemplate(RuleLimitRange, resourcePath(c.path.Child("resources", section), res), scoreCertain, said)
+			r.suspectTemplate(RuleLimitRange, walk.ResourcePath(c.path.Child("resources", section), res), scoreCertain, said)
 			named = true
 		}
 	}
@@ -151,7 +153,7 @@ func (r *ranker) limitRange(text string) bool {
 		section := which + "s"
 		for _, c := range r.containers() {
 			if _, ok := resourcesOf(c.c, section)[corev1.ResourceName(res)]; !ok {
-				r.suspectTemplate(RuleLimitRange, resourcePath(c.path.Child("resources", section), res), scoreCertain,
+				r.suspectTemplate(RuleLimitRange, walk.ResourcePath(c.path.Child("resources", section), res), scoreCertain,
 					"a LimitRange refuses the copies: "+bound+" "+res+" per "+per+" is "+enforced+", and container "+c.c.Name+" sets no "+which)
 				named = true
 			}

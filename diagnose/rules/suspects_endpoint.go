@@ -1,4 +1,4 @@
-package diagnose
+package rules
 
 import (
 	"regexp"
@@ -37,6 +37,20 @@ var _ = register(family{
 // endpointName matches a variable whose name says it holds an endpoint.
 var endpointName = regexp.MustCompile(`(?i)(^|_)(URL|URI|HOST|HOSTNAME|ADDR|ADDRESS|ENDPOINT|DSN|SERVER|SERVERS|BROKER|BROKERS|PORT)$`)
 
+// EndpointVariable reports whether a variable's name says it holds an endpoint.
+func EndpointVariable(name string) bool { return endpointName.MatchString(name) }
+
+// SameServer reports whether failures (lower-case) name a kind of server (MySQL, Redis...)
+// that an endpoint's words (lower-case: its variable's name and value) fit.
+func SameServer(failures, endpoint string) bool {
+	for _, pr := range endpointProducts {
+		if containsAny(failures, pr.failure) && containsAny(endpoint, pr.endpoint) {
+			return true
+		}
+	}
+	return false
+}
+
 // endpointProducts are the words a failure may use for the kind of server it dialled, with the
 // schemes and words of an endpoint that fit them.
 var endpointProducts = []struct{ failure, endpoint []string }{
@@ -52,14 +66,12 @@ var endpointProducts = []struct{ failure, endpoint []string }{
 // endpointOfFailedConnection names the fields holding endpoints when the workload's failures
 // are connection failures and none of them names a host or port the general rule matched.
 func (r *ranker) endpointOfFailedConnection() {
-	for _, s := range r.found {
-		if s.Rule == RuleNamedInFailure || s.Rule == RuleRejectedArgument {
-			// A failure named the endpoint: the general rule has it.
-			return
-		}
+	if r.recorded(RuleNamedInFailure) || r.recorded(RuleRejectedArgument) {
+		// A failure named the endpoint: the general rule has it.
+		return
 	}
 	var cands []endpointCandidate
-	spec := &r.w.Template.Spec
+	spec := &r.in.Template.Spec
 	for ci := range spec.Containers {
 		c := &spec.Containers[ci]
 		base := r.specPath.Child("containers").Index(ci)
@@ -99,12 +111,12 @@ func (r *ranker) endpointOfFailedConnection() {
 	if len(cands) == 0 {
 		return
 	}
-	var sigs []*signal
+	var sigs []*Signal
 	// The kinds of server the failures name, each distinct text read once.
 	named := make([]bool, len(endpointProducts))
 	seen := map[string]bool{}
-	for _, s := range r.signals {
-		if s.explained || s.class() != facts.ClassConnection {
+	for _, s := range r.in.Signals {
+		if s.Explained || s.Class() != facts.ClassConnection {
 			continue
 		}
 		sigs = append(sigs, s)
@@ -139,7 +151,7 @@ type endpointCandidate struct {
 
 // endpointSuspect records one field holding an endpoint; named says which of endpointProducts
 // the failures name.
-func (r *ranker) endpointSuspect(sigs []*signal, c endpointCandidate, named []bool) {
+func (r *ranker) endpointSuspect(sigs []*Signal, c endpointCandidate, named []bool) {
 	score := scorePossible
 	what := "holds an endpoint"
 	switch {
@@ -159,9 +171,9 @@ func (r *ranker) endpointSuspect(sigs []*signal, c endpointCandidate, named []bo
 		// The endpoint value is written in the spec around this variable; the part that
 		// varies from one environment to the next is the one it takes from here.
 		score += 5
-		what += ", which " + clip(c.via, 80) + " takes its address from"
+		what += ", which " + Clip(c.via, 80) + " takes its address from"
 	}
-	reason := "a connection fails without naming where it went" + r.copiesOf(sigs) + ": " + clip(sigs[0].Text, 160) + "; this field " + what
+	reason := "a connection fails without naming where it went" + r.copiesOf(sigs) + ": " + Clip(sigs[0].Text, 160) + "; this field " + what
 	r.readAll(sigs)
 	r.suspectTemplate(RuleEndpointOfFailedConnection, c.path, score, reason)
 }
@@ -187,7 +199,7 @@ func referencedVars(v string) []string {
 
 // mountedConfig are the ConfigMap and Secret volumes the containers mount, as candidates.
 func (r *ranker) mountedConfig() []endpointCandidate {
-	spec := &r.w.Template.Spec
+	spec := &r.in.Template.Spec
 	mounted := map[string]bool{}
 	for ci := range spec.Containers {
 		for _, m := range spec.Containers[ci].VolumeMounts {
@@ -225,7 +237,7 @@ func valueRef(vf *corev1.EnvVarSource, p *field.Path) (string, *field.Path) {
 // endpointValue reports a value that names somewhere to connect to, a JDBC URL
 // (jdbc:mysql://...) among them.
 func endpointValue(v string) bool {
-	return endpointLike.MatchString(flagValue(v)) || strings.Contains(v, "://")
+	return NamesEndpoint(v) || strings.Contains(v, "://")
 }
 
 func containsAny(s string, words []string) bool {
@@ -235,4 +247,19 @@ func containsAny(s string, words []string) bool {
 		}
 	}
 	return false
+}
+
+// endpointLike matches a value that names somewhere to connect to: host:port, a URL, a DSN.
+var endpointLike = regexp.MustCompile(`(?i)^[a-z][a-z0-9+.-]*://|^[a-z0-9][a-z0-9.-]*:\d{2,5}(/|$)|@[a-z0-9][a-z0-9.-]*(:\d+)?/`)
+
+// NamesEndpoint reports whether a spec value (or what a --flag=value argument sets) names
+// somewhere to connect to.
+func NamesEndpoint(v string) bool { return endpointLike.MatchString(flagValue(v)) }
+
+// flagValue is what a --flag=value argument sets, or the value itself.
+func flagValue(v string) string {
+	if i := strings.LastIndexByte(v, '='); i >= 0 {
+		return v[i+1:]
+	}
+	return v
 }

@@ -1,4 +1,4 @@
-package diagnose
+package rules
 
 import (
 	"regexp"
@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
 )
 
 // The scheduling rules. IDs are stable: scripts and the documentation refer to them.
@@ -107,10 +109,10 @@ var (
 
 // schedulingRules reads the scheduler's reasons and the claim provisioner's failures.
 func (r *ranker) schedulingRules() {
-	if r.w.cls.nowhere != "" {
-		r.runsNowhere(r.w.cls.nowhere)
+	if r.in.Nowhere != "" {
+		r.runsNowhere(r.in.Nowhere)
 	}
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		// The literal parts of the patterns rule out most messages (every log line) without
 		// running them.
 		if !strings.Contains(s.Text, `storageclass.storage.k8s.io "`) && s.Reason != "ProvisioningFailed" && !strings.HasPrefix(s.Text, "0/") {
@@ -119,19 +121,19 @@ func (r *ranker) schedulingRules() {
 		r.read(s)
 		if m := reStorageClass.FindStringSubmatch(s.Text); m != nil {
 			r.storageClass(m[1], s)
-			s.explained = true
+			s.Explained = true
 			continue
 		}
 		if s.Reason == "ProvisioningFailed" {
 			r.storageClass("", s)
-			s.explained = true
+			s.Explained = true
 			continue
 		}
 		m := reFitError.FindStringSubmatch(s.Text)
 		if m == nil {
 			continue
 		}
-		s.explained = true
+		s.Explained = true
 		if ref := reRefMissing.FindStringSubmatch(m[2]); ref != nil && ref[1] == "persistentvolumeclaim" {
 			r.claimMissing(ref[2])
 			continue
@@ -204,10 +206,8 @@ const (
 // node-affinity values that only cordoned nodes carry (pinned is their score: the cordoned
 // nodes and the ones the selection excludes together), else the cordoned nodes themselves.
 func (r *ranker) cordoned(score, pinned int, msg string) {
-	var nodes, cordoned []*corev1.Node
-	if r.w.Snap != nil {
-		nodes = r.w.Snap.Nodes
-	}
+	nodes := r.in.Nodes
+	var cordoned []*corev1.Node
 	for _, n := range nodes {
 		if n.Spec.Unschedulable {
 			cordoned = append(cordoned, n)
@@ -234,7 +234,7 @@ func (r *ranker) cordoned(score, pinned int, msg string) {
 		}
 		return some
 	}
-	spec := &r.w.Template.Spec
+	spec := &r.in.Template.Spec
 	found := false
 	keys := make([]string, 0, len(spec.NodeSelector))
 	for k := range spec.NodeSelector {
@@ -272,7 +272,7 @@ func (r *ranker) cordoned(score, pinned int, msg string) {
 }
 
 func (r *ranker) fitReason(reason string, score int, msg string) {
-	spec := &r.w.Template.Spec
+	spec := &r.in.Template.Spec
 	aff := r.specPath.Child("affinity")
 	switch {
 	case reason == reasonNodeSelection:
@@ -301,7 +301,7 @@ func (r *ranker) fitReason(reason string, score int, msg string) {
 	case reason == "pod has unbound immediate PersistentVolumeClaims" ||
 		reason == "node(s) didn't find available persistent volumes to bind" ||
 		reason == "node(s) did not have enough free storage":
-		r.storageClass("", &signal{Text: msg})
+		r.storageClass("", &Signal{Text: msg})
 		r.claimSelectors(msg)
 	}
 }
@@ -310,8 +310,8 @@ func (r *ranker) fitReason(reason string, score int, msg string) {
 // the nodes do not match, the tolerations that miss their taints. Without visible nodes each
 // is a possibility.
 func (r *ranker) runsNowhere(msg string) {
-	spec := &r.w.Template.Spec
-	nodes := r.w.Snap.Nodes
+	spec := &r.in.Template.Spec
+	nodes := r.in.Nodes
 	if len(nodes) == 0 {
 		if len(spec.NodeSelector) > 0 || spec.Affinity != nil && spec.Affinity.NodeAffinity != nil {
 			r.nodeSelection(msg)
@@ -319,28 +319,25 @@ func (r *ranker) runsNowhere(msg string) {
 		r.suspectTemplate(RuleUntoleratedTaint, r.specPath.Child("tolerations"), scorePossible, msg)
 		return
 	}
-	ex := excludedNodes(spec, nodes)
-	if ex.selector > 0 {
+	ex := &r.in.Excluded
+	if ex.Selector > 0 {
 		r.nodeSelection(msg)
 	}
-	if ex.taint > 0 {
+	if ex.Taint > 0 {
 		score := scoreCertain
-		if ex.taint < len(nodes) {
-			score = scoreLikely - 10 + 20*ex.taint/len(nodes)
+		if ex.Taint < len(nodes) {
+			score = scoreLikely - 10 + 20*ex.Taint/len(nodes)
 		}
 		r.suspectTemplate(RuleUntoleratedTaint, r.specPath.Child("tolerations"), score,
-			"nodes carry taints the pod does not tolerate ("+strings.Join(ex.taints, ", ")+"): "+msg)
+			"nodes carry taints the pod does not tolerate ("+strings.Join(ex.Taints, ", ")+"): "+msg)
 	}
 }
 
 // nodeSelection finds the nodeSelector entry or required node-affinity value that no node
 // satisfies. Without visible nodes it names the selector and affinity as a whole.
 func (r *ranker) nodeSelection(msg string) {
-	spec := &r.w.Template.Spec
-	var nodes []*corev1.Node
-	if r.w.Snap != nil {
-		nodes = r.w.Snap.Nodes
-	}
+	spec := &r.in.Template.Spec
+	nodes := r.in.Nodes
 	found := false
 	keys := make([]string, 0, len(spec.NodeSelector))
 	for k := range spec.NodeSelector {
@@ -349,7 +346,7 @@ func (r *ranker) nodeSelection(msg string) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		v := spec.NodeSelector[k]
-		if len(nodes) == 0 || !anyNodeHas(nodes, k, func(x string) bool { return x == v }) {
+		if len(nodes) == 0 || !AnyNodeHas(nodes, k, func(x string) bool { return x == v }) {
 			r.suspectTemplate(RuleNodeSelector, r.specPath.Child("nodeSelector").Key(k), scoreCertain,
 				"no node has label "+k+"="+v+onNodes(nodes, k)+": "+msg)
 			found = true
@@ -389,7 +386,7 @@ func (r *ranker) nodeExpression(nodes []*corev1.Node, ex corev1.NodeSelectorRequ
 	if ex.Operator == corev1.NodeSelectorOpIn {
 		satisfied := false
 		for _, v := range ex.Values {
-			if anyNodeHas(nodes, ex.Key, func(x string) bool { return x == v }) {
+			if AnyNodeHas(nodes, ex.Key, func(x string) bool { return x == v }) {
 				satisfied = true
 			}
 		}
@@ -428,7 +425,8 @@ func atoi(s string) int {
 	return n
 }
 
-func anyNodeHas(nodes []*corev1.Node, key string, ok func(string) bool) bool {
+// AnyNodeHas reports whether a node carries label key with a value ok accepts.
+func AnyNodeHas(nodes []*corev1.Node, key string, ok func(string) bool) bool {
 	for _, n := range nodes {
 		if v, has := n.Labels[key]; has && ok(v) {
 			return true
@@ -467,11 +465,8 @@ func contains(list []string, s string) bool {
 
 // nodeTaints lists the NoSchedule/NoExecute taints of visible nodes, for the reason.
 func (r *ranker) nodeTaints() string {
-	if r.w.Snap == nil {
-		return ""
-	}
 	set := map[string]bool{}
-	for _, n := range r.w.Snap.Nodes {
+	for _, n := range r.in.Nodes {
 		for _, t := range n.Spec.Taints {
 			if t.Effect != corev1.TaintEffectPreferNoSchedule {
 				set[t.ToString()] = true
@@ -510,15 +505,15 @@ func (r *ranker) requests(name, msg string) {
 		if s.q.Cmp(set[0].q) < 0 {
 			score = scoreLikely
 		}
-		r.suspectTemplate(RuleInsufficientResource, resourcePath(s.ref.path.Child("resources", "requests"), name),
+		r.suspectTemplate(RuleInsufficientResource, walk.ResourcePath(s.ref.path.Child("resources", "requests"), name),
 			score, "no node has "+s.q.String()+" "+name+" free for a copy: "+msg)
 	}
 }
 
 // storageClass names the volumeClaimTemplates' storage class: the one named missing, or all
 // of them when a claim cannot bind.
-func (r *ranker) storageClass(missing string, s *signal) {
-	for i, vct := range r.w.VolumeClaimTemplates {
+func (r *ranker) storageClass(missing string, s *Signal) {
+	for i, vct := range r.in.ClaimTemplates {
 		p := field.NewPath("spec", "volumeClaimTemplates").Index(i).Child("spec", "storageClassName")
 		sc := ""
 		if vct.Spec.StorageClassName != nil {
@@ -526,17 +521,17 @@ func (r *ranker) storageClass(missing string, s *signal) {
 		}
 		switch {
 		case missing != "" && sc == missing:
-			r.suspectObject(RuleStorageClass, r.object, r.w.Object, p, scoreCertain, "StorageClass "+sc+" does not exist")
+			r.suspectObject(RuleStorageClass, r.in.Object, r.in.Workload, p, scoreCertain, "StorageClass "+sc+" does not exist")
 		case missing == "":
-			r.suspectObject(RuleStorageClass, r.object, r.w.Object, p, scoreLikely, "claim "+vct.Name+" cannot be provisioned: "+s.Text)
+			r.suspectObject(RuleStorageClass, r.in.Object, r.in.Workload, p, scoreLikely, "claim "+vct.Name+" cannot be provisioned: "+s.Text)
 		}
 	}
 }
 
 // claimMissing names the pod volume that refers to a claim that does not exist.
 func (r *ranker) claimMissing(name string) {
-	for i := range r.w.Template.Spec.Volumes {
-		v := &r.w.Template.Spec.Volumes[i]
+	for i := range r.in.Template.Spec.Volumes {
+		v := &r.in.Template.Spec.Volumes[i]
 		if v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == name {
 			r.suspectTemplate(RuleVolumeRefNotFound, r.specPath.Child("volumes").Index(i).Child("persistentVolumeClaim", "claimName"),
 				scoreCertain, "PersistentVolumeClaim "+name+" does not exist")
@@ -550,14 +545,14 @@ func (r *ranker) claimMissing(name string) {
 // volumes, cluster-scoped and not read, could say. A StatefulSet's claims come from its
 // volumeClaimTemplates, whose selector is the field to change.
 func (r *ranker) claimSelectors(msg string) {
-	for _, pvc := range r.w.Claims {
+	for _, pvc := range r.in.Claims {
 		if pvc.Status.Phase != corev1.ClaimPending || pvc.Spec.Selector == nil {
 			continue
 		}
 		reason := "claim " + pvc.Name + " is Pending and only a volume with the labels its selector asks can bind it: " + msg
 		if i := r.claimTemplateOf(pvc.Name); i >= 0 {
 			p := field.NewPath("spec", "volumeClaimTemplates").Index(i).Child("spec", "selector")
-			r.suspectObject(RuleClaimSelector, r.object, r.w.Object, p, scoreCertain, reason)
+			r.suspectObject(RuleClaimSelector, r.in.Object, r.in.Workload, p, scoreCertain, reason)
 			continue
 		}
 		r.suspectObject(RuleClaimSelector, "PersistentVolumeClaim/"+pvc.Name, pvc, field.NewPath("spec", "selector"), scoreCertain, reason)
@@ -567,8 +562,8 @@ func (r *ranker) claimSelectors(msg string) {
 // claimTemplateOf is the index of the volumeClaimTemplate a StatefulSet's claim was made from
 // (named <template>-<statefulset>-<ordinal>), or -1.
 func (r *ranker) claimTemplateOf(claim string) int {
-	for i := range r.w.VolumeClaimTemplates {
-		prefix := r.w.VolumeClaimTemplates[i].Name + "-" + r.w.Name + "-"
+	for i := range r.in.ClaimTemplates {
+		prefix := r.in.ClaimTemplates[i].Name + "-" + r.in.Name + "-"
 		if rest, ok := strings.CutPrefix(claim, prefix); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
 			return i
 		}

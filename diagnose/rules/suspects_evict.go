@@ -1,10 +1,12 @@
-package diagnose
+package rules
 
 import (
 	"regexp"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
 )
 
 // The eviction rules. IDs are stable: scripts and the documentation refer to them.
@@ -45,26 +47,26 @@ var (
 
 // evictionRules reads each eviction message once.
 func (r *ranker) evictionRules() {
-	for _, s := range r.signals {
-		if s.Reason != "Evicted" || s.explained {
+	for _, s := range r.in.Signals {
+		if s.Reason != "Evicted" || s.Explained {
 			continue
 		}
 		r.read(s)
 		if r.evicted(s) {
-			s.explained = true
+			s.Explained = true
 		}
 	}
 }
 
 // evicted names the field one eviction message implicates; it reports whether it named one.
-func (r *ranker) evicted(s *signal) bool {
+func (r *ranker) evicted(s *Signal) bool {
 	msg := strings.TrimSpace(s.Text)
 	named := false
 	if m := reEvictContainerStorage.FindStringSubmatch(msg); m != nil {
 		for _, c := range r.containers() {
 			if c.c.Name == m[1] {
-				r.suspectTemplate(RuleEphemeralStorage, resourcePath(c.path.Child("resources", "limits"), string(corev1.ResourceEphemeralStorage)), scoreCertain,
-					"copies are evicted: container "+m[1]+" wrote past its ephemeral-storage limit "+m[2]+r.copiesOf([]*signal{s}))
+				r.suspectTemplate(RuleEphemeralStorage, walk.ResourcePath(c.path.Child("resources", "limits"), string(corev1.ResourceEphemeralStorage)), scoreCertain,
+					"copies are evicted: container "+m[1]+" wrote past its ephemeral-storage limit "+m[2]+r.copiesOf([]*Signal{s}))
 				named = true
 			}
 		}
@@ -72,14 +74,14 @@ func (r *ranker) evicted(s *signal) bool {
 	if m := reEvictPodStorage.FindStringSubmatch(msg); m != nil {
 		for _, c := range r.containers() {
 			if _, ok := c.c.Resources.Limits[corev1.ResourceEphemeralStorage]; ok {
-				r.suspectTemplate(RuleEphemeralStorage, resourcePath(c.path.Child("resources", "limits"), string(corev1.ResourceEphemeralStorage)), scoreLikely,
+				r.suspectTemplate(RuleEphemeralStorage, walk.ResourcePath(c.path.Child("resources", "limits"), string(corev1.ResourceEphemeralStorage)), scoreLikely,
 					"copies are evicted: their containers together wrote past the ephemeral-storage limits, "+m[1]+" in all")
 				named = true
 			}
 		}
 	}
 	if m := reEvictEmptyDir.FindStringSubmatch(msg); m != nil {
-		for j, v := range r.w.Template.Spec.Volumes {
+		for j, v := range r.in.Template.Spec.Volumes {
 			if v.Name == m[1] && v.EmptyDir != nil {
 				r.suspectTemplate(RuleEphemeralStorage, r.specPath.Child("volumes").Index(j).Child("emptyDir", "sizeLimit"), scoreCertain,
 					"copies are evicted: the emptyDir volume "+m[1]+" outgrew its sizeLimit "+m[2])
@@ -90,7 +92,7 @@ func (r *ranker) evicted(s *signal) bool {
 	if m := reEvictOverRequest.FindStringSubmatch(msg); m != nil {
 		for _, c := range r.containers() {
 			if c.c.Name == m[1] {
-				r.suspectTemplate(RuleEvictedOverRequest, resourcePath(c.path.Child("resources", "requests"), m[4]), scoreLikely,
+				r.suspectTemplate(RuleEvictedOverRequest, walk.ResourcePath(c.path.Child("resources", "requests"), m[4]), scoreLikely,
 					"copies are evicted when their node runs short of "+m[4]+": container "+m[1]+" used "+m[2]+" against a request of "+m[3]+", so its copies go first")
 				named = true
 			}
@@ -99,6 +101,6 @@ func (r *ranker) evicted(s *signal) bool {
 	return named
 }
 
-// reasonEvicted is the pod status reason the kubelet's eviction manager writes
+// ReasonEvicted is the pod status reason the kubelet's eviction manager writes
 // (pkg/kubelet/eviction/helpers.go, Reason).
-const reasonEvicted = "Evicted"
+const ReasonEvicted = "Evicted"

@@ -1,4 +1,4 @@
-package diagnose
+package rules
 
 import (
 	"regexp"
@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
 )
 
 // RuleEnvVarUnset is the named family's rule for a variable the program says it lacks.
@@ -72,14 +73,14 @@ func isNameByte(c byte) bool { return isLetter(c) || isDigit(c) || c == '_' }
 func (r *ranker) unsetVariables() {
 	type unset struct {
 		name string
-		sigs []*signal
+		sigs []*Signal
 	}
 	var found []unset
-	for _, s := range r.signals {
-		if s.explained || s.Text == "" {
+	for _, s := range r.in.Signals {
+		if s.Explained || s.Text == "" {
 			continue
 		}
-		for _, t := range s.tokens() {
+		for _, t := range s.Tokens() {
 			if t.Kind != facts.ValueEnvName || !saysUnset(s.Text, t.Text) {
 				continue
 			}
@@ -99,7 +100,7 @@ func (r *ranker) unsetVariables() {
 	// A program that exits for want of a variable says so last; one that runs on (live but
 	// idle) may have meant something else by it.
 	certain := scoreCertain
-	if r.w.Shape == ShapeLiveButIdle {
+	if r.in.Shape == ShapeLiveButIdle {
 		certain = scoreLikely
 	}
 	for _, u := range found {
@@ -114,11 +115,11 @@ func (r *ranker) unsetVariables() {
 		}
 		for _, c := range in {
 			r.readAll(u.sigs)
-			said := "the failure says variable " + u.name + " is not set" + r.copiesOf(u.sigs) + ": " + clip(u.sigs[0].Text, 200)
-			var s Suspect
+			said := "the failure says variable " + u.name + " is not set" + r.copiesOf(u.sigs) + ": " + Clip(u.sigs[0].Text, 200)
+			var s Finding
 			switch p, prev := r.removedVariable(c, u.name); {
 			case p != nil:
-				s = r.templateSuspect(RuleEnvVarUnset, p, certain, said+"; the failing revision took it out of container "+c.c.Name+"'s env (it was "+clip(prev, 120)+")")
+				s = r.templateSuspect(RuleEnvVarUnset, p, certain, said+"; the failing revision took it out of container "+c.c.Name+"'s env (it was "+Clip(prev, 120)+")")
 			case len(c.c.EnvFrom) > 0:
 				s = r.templateSuspect(RuleEnvVarUnset, c.path.Child("envFrom"), scoreLikely,
 					said+"; container "+c.c.Name+"'s env does not set it, and it may be missing from "+envFromSources(c.c.EnvFrom)+" (their data is not read)")
@@ -156,8 +157,8 @@ func setsVariable(c *corev1.Container, name string) bool {
 // that value, or nil.
 func (r *ranker) removedVariable(c containerRef, name string) (*field.Path, string) {
 	env := r.pathString(c.path.Child("env"))
-	for _, ch := range r.w.Changes {
-		if ch.Path == nil || !pathHasPrefix(r.pathString(ch.Path), env) {
+	for _, ch := range r.in.Changes {
+		if ch.Path == nil || !walk.HasPrefix(r.pathString(ch.Path), env) {
 			continue
 		}
 		if ch.Previous == name || strings.Contains(ch.Previous, `"name":"`+name+`"`) {

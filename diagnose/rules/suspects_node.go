@@ -1,4 +1,4 @@
-package diagnose
+package rules
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 )
 
 // RuleNodeNotReady is the node rule's ID; IDs are stable: scripts and the documentation refer
@@ -31,13 +33,13 @@ var _ = register(family{
 })
 
 func (r *ranker) nodeRules() {
-	if r.w.Snap == nil || len(r.w.Snap.Nodes) == 0 {
+	if len(r.in.Nodes) == 0 {
 		return
 	}
 	stuck := map[string][]string{}
 	waiting := 0
-	for _, p := range r.w.CurrentPods {
-		if !active(p) || podReady(p) {
+	for _, p := range r.in.CurrentPods {
+		if !facts.PodActive(p) || facts.PodReady(p) {
 			continue
 		}
 		waiting++
@@ -54,7 +56,7 @@ func (r *ranker) nodeRules() {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		n := nodeNamed(r.w.Snap.Nodes, name)
+		n := nodeNamed(r.in.Nodes, name)
 		if n == nil {
 			continue
 		}
@@ -74,7 +76,7 @@ func (r *ranker) nodeRules() {
 			bound = "copy is"
 		}
 		reason := fmt.Sprintf("node %s is Ready=%s (%s: %s) and %d %s bound to it: %s",
-			name, c.Status, c.Reason, clip(c.Message, 120), len(pods), bound, strings.Join(pods, ", "))
+			name, c.Status, c.Reason, Clip(c.Message, 120), len(pods), bound, strings.Join(pods, ", "))
 		r.suspectObject(RuleNodeNotReady, "Node/"+name, n, field.NewPath("status", "conditions").Index(i), score, reason)
 	}
 }

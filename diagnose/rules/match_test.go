@@ -1,4 +1,4 @@
-package diagnose
+package rules
 
 import (
 	"testing"
@@ -59,4 +59,11 @@ func FuzzIsNotConfig(f *testing.F) {
 			t.Errorf("isNotConfig(%q) = %v, the expression says %v", p, got, want)
 		}
 	})
+}
+
+// matchValue finds the strongest link between failure tokens ev and the spec value val.
+// ownHosts are the workload's own pod and node IPs: a port on them is the pod itself (a probe
+// or a peer), not an endpoint the spec names.
+func matchValue(ev []facts.Value, val string, ownHosts map[string]bool) match {
+	return matchTokens(ev, val, valueTokens(val), ownHosts)
 }

@@ -1,4 +1,4 @@
-package diagnose
+package rules
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
 )
 
 // The named rules. IDs are stable: scripts and the documentation refer to them.
@@ -77,10 +78,10 @@ func isNotConfig(path string) bool {
 func (r *ranker) namedInFailure() {
 	type hit struct {
 		m    match
-		sigs []*signal
+		sigs []*Signal
 	}
 	var (
-		candidates []leaf
+		candidates []walk.Leaf
 		valueToks  [][]facts.Value
 		hits       []hit
 		walked     bool
@@ -89,9 +90,9 @@ func (r *ranker) namedInFailure() {
 	// whose copies have not failed yet (Pending, never scheduled) has none.
 	walk := func() {
 		walked = true
-		for _, l := range leaves(r.tplPath, r.w.Template) {
-			if l.Text && !isNotConfig(l.path) {
-				r.knowPath(l.Path, l.path)
+		for _, l := range walk.Leaves(r.tplPath, r.in.Template) {
+			if l.Text && !isNotConfig(l.PathString) {
+				r.knowPath(l.Path, l.PathString)
 				candidates = append(candidates, l)
 				valueToks = append(valueToks, valueTokens(l.Value))
 			}
@@ -101,18 +102,18 @@ func (r *ranker) namedInFailure() {
 	// Many copies log the same failure with different timestamps; a signal whose tokens were
 	// already matched adds only its copy to the hits it makes.
 	seen := map[string][]int{}
-	for _, s := range r.signals {
-		if s.explained || s.Text == "" {
+	for _, s := range r.in.Signals {
+		if s.Explained || s.Text == "" {
 			continue
 		}
-		toks := s.tokens()
+		toks := s.Tokens()
 		if len(toks) == 0 {
 			continue
 		}
 		if !walked {
 			walk()
 		}
-		key := s.tokensKey()
+		key := s.TokensKey()
 		if idx, ok := seen[key]; ok {
 			for _, i := range idx {
 				hits[i].sigs = append(hits[i].sigs, s)
@@ -121,7 +122,7 @@ func (r *ranker) namedInFailure() {
 		}
 		var idx []int
 		for i, l := range candidates {
-			m := matchTokens(toks, l.Value, valueToks[i], r.ownHosts)
+			m := matchTokens(toks, l.Value, valueToks[i], r.in.OwnHosts)
 			if m.Strength == 0 {
 				continue
 			}
@@ -139,18 +140,18 @@ func (r *ranker) namedInFailure() {
 		}
 		first := h.sigs[0]
 		for _, s := range h.sigs {
-			if s.Source != SourceLog {
+			if s.From != FromLog {
 				first = s
 				break
 			}
 		}
-		reason := "the failure names " + h.m.What + r.copiesOf(h.sigs) + ": " + clip(first.Text, 200)
+		reason := "the failure names " + h.m.What + r.copiesOf(h.sigs) + ": " + Clip(first.Text, 200)
 		rule := RuleNamedInFailure
 		if allClass(h.sigs, facts.ClassConfig) {
 			// The program refused what the field gives it: the spec's own fault, whatever
 			// lies outside.
 			rule = RuleRejectedArgument
-			reason = "the program rejects " + h.m.What + r.copiesOf(h.sigs) + ": " + clip(first.Text, 200)
+			reason = "the program rejects " + h.m.What + r.copiesOf(h.sigs) + ": " + Clip(first.Text, 200)
 		}
 		r.readAll(h.sigs)
 		r.suspectTemplate(rule, candidates[i].Path, h.m.Strength, reason)
@@ -158,9 +159,9 @@ func (r *ranker) namedInFailure() {
 }
 
 // allClass reports whether every signal reports a failure of class c.
-func allClass(sigs []*signal, c facts.Class) bool {
+func allClass(sigs []*Signal, c facts.Class) bool {
 	for _, s := range sigs {
-		if s.class() != c {
+		if s.Class() != c {
 			return false
 		}
 	}
@@ -172,12 +173,12 @@ func allClass(sigs []*signal, c facts.Class) bool {
 // where the variable's value comes from. An optional Secret or ConfigMap key that is missing
 // leaves the variable unset without any kubelet error, so the key is the suspect there.
 func (r *ranker) namedVariables() {
-	named := map[string][]*signal{}
-	for _, s := range r.signals {
-		if s.explained || s.Text == "" {
+	named := map[string][]*Signal{}
+	for _, s := range r.in.Signals {
+		if s.Explained || s.Text == "" {
 			continue
 		}
-		for _, t := range s.tokens() {
+		for _, t := range s.Tokens() {
 			if t.Kind == facts.ValueEnvName {
 				named[t.Text] = append(named[t.Text], s)
 			}
@@ -196,7 +197,7 @@ func (r *ranker) namedVariables() {
 			}
 			p := c.path.Child("env").Index(j)
 			r.readAll(sigs)
-			reason := "the failure names variable " + e.Name + r.copiesOf(sigs) + ": " + clip(sigs[0].Text, 200)
+			reason := "the failure names variable " + e.Name + r.copiesOf(sigs) + ": " + Clip(sigs[0].Text, 200)
 			switch vf := e.ValueFrom; {
 			case vf != nil && vf.SecretKeyRef != nil:
 				if vf.SecretKeyRef.Optional != nil && *vf.SecretKeyRef.Optional {
@@ -217,8 +218,8 @@ func (r *ranker) namedVariables() {
 }
 
 // loggedIn keeps the signals that came from container c, or that do not say which container.
-func (r *ranker) loggedIn(sigs []*signal, c containerRef) []*signal {
-	var out []*signal
+func (r *ranker) loggedIn(sigs []*Signal, c containerRef) []*Signal {
+	var out []*Signal
 	for _, s := range sigs {
 		if slices.ContainsFunc(r.containersOf(s), func(o containerRef) bool { return o.c == c.c }) {
 			out = append(out, s)
@@ -230,51 +231,44 @@ func (r *ranker) loggedIn(sigs []*signal, c containerRef) []*signal {
 // changedFields adds the fields the failing revision changed that no rule implicated, below
 // every implicated field: with nothing better, a change is still the first place to look.
 func (r *ranker) changedFields() {
-	changes, own := r.w.Changes, false
+	changes, own := r.in.Changes, false
 	if len(changes) == 0 {
-		changes, own = r.w.OwnChanges, true
+		changes, own = r.in.OwnChanges, true
 	}
 	for _, c := range changes {
 		if c.Path == nil {
 			continue
 		}
 		cs := r.pathString(c.Path)
-		if pathHasPrefix(cs, r.pathString(r.tplPath)+".metadata.labels") {
+		if walk.HasPrefix(cs, r.pathString(r.tplPath)+".metadata.labels") {
 			// Labels identify copies; they break selection (a rule of its own), not the copies.
 			continue
 		}
-		covered := false
-		for _, s := range r.found {
-			if sp := r.pathString(s.Path); s.Object == r.object && (pathHasPrefix(sp, cs) || pathHasPrefix(cs, sp)) {
-				covered = true
-				break
-			}
-		}
-		if covered {
+		if r.covers(r.in.Object, cs) {
 			continue
 		}
 		value := c.Current
-		if v, ok := valueAtText(r.tplPath, r.w.Template, cs); ok {
+		if v, ok := walk.ValueAtText(r.tplPath, r.in.Template, cs); ok {
 			value = v
 		}
 		if own {
 			// The current revision served since: its own value is the one that served.
-			r.record(Suspect{
-				Rule: RuleChangedField, Object: r.object, Path: c.Path, Value: value, PreviousValue: value,
-				Reason: fmt.Sprintf("changed by revision %s (from %s) before it served; no failure names a field", r.w.CurrentRevision, quoteValue(c.Previous)),
+			r.record(Finding{
+				Rule: RuleChangedField, Object: r.in.Object, Path: c.Path, Value: value, PreviousValue: value,
+				Reason: fmt.Sprintf("changed by revision %s (from %s) before it served; no failure names a field", r.in.CurrentRevision, QuoteValue(c.Previous)),
 				Score:  scoreUnnamed,
 			})
 			continue
 		}
-		r.record(Suspect{
-			Rule: RuleChangedField, Object: r.object, Path: c.Path, Value: value, PreviousValue: c.Previous,
+		r.record(Finding{
+			Rule: RuleChangedField, Object: r.in.Object, Path: c.Path, Value: value, PreviousValue: c.Previous,
 			Reason: "changed in the failing revision; no failure names it", Score: scoreUnnamed,
 		})
 	}
 }
 
-// clip shortens s to about n bytes for a reason, on a rune boundary.
-func clip(s string, n int) string {
+// Clip shortens s to about n bytes for a reason, on a rune boundary.
+func Clip(s string, n int) string {
 	s = strings.TrimSpace(s)
 	if len(s) <= n {
 		return s
@@ -283,4 +277,12 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// QuoteValue words a spec value for a reason: quoted, or "unset".
+func QuoteValue(v string) string {
+	if v == "" {
+		return "unset"
+	}
+	return fmt.Sprintf("%q", v)
 }

@@ -1,4 +1,4 @@
-package diagnose
+package rules
 
 import (
 	"fmt"
@@ -33,14 +33,14 @@ var _ = register(family{
 const schedulerGrace = time.Minute
 
 func (r *ranker) schedulerSilent() {
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		if s.Reason == "FailedScheduling" {
 			return
 		}
 	}
 	waiting, silent := 0, 0
 	var oldest time.Duration
-	for _, f := range r.w.cls.copies {
+	for _, f := range r.in.Copies {
 		if !f.Current || !f.Active || f.Pod.Spec.NodeName != "" {
 			continue
 		}
@@ -58,7 +58,7 @@ func (r *ranker) schedulerSilent() {
 	if silent < waiting {
 		score = scoreLikely
 	}
-	name := schedulerOf(r.w.Template)
+	name := SchedulerOf(r.in.Template)
 	r.suspectTemplate(RuleNoScheduler, r.specPath.Child("schedulerName"), score,
 		fmt.Sprintf("%d of %d waiting copies have had no node for up to %s and no word from scheduler %s (no PodScheduled condition, no scheduling event): it is not running",
 			silent, waiting, oldest.Round(time.Second), name))
@@ -73,8 +73,8 @@ func hasPodCondition(p *corev1.Pod, t corev1.PodConditionType) bool {
 	return false
 }
 
-// schedulerOf is the scheduler a template names, the API's default when unset.
-func schedulerOf(t *corev1.PodTemplateSpec) string {
+// SchedulerOf is the scheduler a template names, the API's default when unset.
+func SchedulerOf(t *corev1.PodTemplateSpec) string {
 	if t.Spec.SchedulerName == "" {
 		return corev1.DefaultSchedulerName
 	}

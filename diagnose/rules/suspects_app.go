@@ -1,4 +1,4 @@
-package diagnose
+package rules
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
 )
 
 // The application rules. IDs are stable: scripts and the documentation refer to them.
@@ -52,32 +53,32 @@ var _ = register(family{
 
 // appRules reads each failing signal once for the application rules.
 func (r *ranker) appRules() {
-	for _, s := range r.signals {
-		if s.explained || s.Text == "" {
+	for _, s := range r.in.Signals {
+		if s.Explained || s.Text == "" {
 			continue
 		}
 		switch {
 		case strings.Contains(s.Text, "ead-only file system"):
 			r.read(s)
 			if r.readOnlyFS(s) {
-				s.explained = true
+				s.Explained = true
 			}
 		case strings.Contains(s.Text, "ermission denied"):
 			r.read(s)
 			if r.volumePermission(s) {
-				s.explained = true
+				s.Explained = true
 			}
 		case strings.Contains(s.Text, "OutOfMemoryError"):
 			if reJVMHeap.MatchString(s.Text) {
 				r.read(s)
 				r.jvmHeap(s)
-				s.explained = true
+				s.Explained = true
 			}
 		case mayRejectCredentials(s.Text):
 			if m := reCredentials.FindStringSubmatch(s.Text); m != nil {
 				r.read(s)
 				r.credentialsRejected(s, m[0], firstNonEmpty(m[1:]...))
-				s.explained = true
+				s.Explained = true
 			}
 		}
 	}
@@ -88,7 +89,7 @@ func (r *ranker) appRules() {
 // and names the field that made the path read-only: the mount it is under when that mount is
 // read-only (readOnly, or a ConfigMap, Secret, downward API or projected volume, which are
 // always), else readOnlyRootFilesystem when it is set. It reports whether it named one.
-func (r *ranker) readOnlyFS(s *signal) bool {
+func (r *ranker) readOnlyFS(s *Signal) bool {
 	path := firstPath(s)
 	named := false
 	for _, c := range r.containersOf(s) {
@@ -139,7 +140,7 @@ func mountOf(c *corev1.Container, path string) int {
 // readOnly names the kind when the kubelet always mounts it read-only (read-only-filesystem's),
 // owned when its files keep an owner of their own (volume-permission's); "" otherwise.
 func (r *ranker) volumeKinds(volume string) (readOnly, owned string) {
-	for _, v := range r.w.Template.Spec.Volumes {
+	for _, v := range r.in.Template.Spec.Volumes {
 		if v.Name != volume {
 			continue
 		}
@@ -162,8 +163,8 @@ func (r *ranker) volumeKinds(volume string) (readOnly, owned string) {
 }
 
 // firstPath is the first absolute path a signal names, "" when it names none.
-func firstPath(s *signal) string {
-	for _, t := range s.tokens() {
+func firstPath(s *Signal) string {
+	for _, t := range s.Tokens() {
 		if t.Kind == facts.ValuePath {
 			return t.Path
 		}
@@ -174,7 +175,7 @@ func firstPath(s *signal) string {
 // runsAsNonRoot reports whether the container's own or the pod's securityContext says it runs
 // as a user other than root. An image's USER is not in the spec; nothing is assumed of it.
 func (r *ranker) runsAsNonRoot(c *corev1.Container) (uid string, ok bool) {
-	pod := r.w.Template.Spec.SecurityContext
+	pod := r.in.Template.Spec.SecurityContext
 	var user *int64
 	var nonRoot *bool
 	if pod != nil {
@@ -201,12 +202,12 @@ func (r *ranker) runsAsNonRoot(c *corev1.Container) (uid string, ok bool) {
 // claim, a host path) in a container running as non-root, in a pod without fsGroup: the
 // kubelet gives the pod's group the volume's files only when fsGroup is set. An emptyDir is
 // world-writable, and a ConfigMap or Secret read-only (read-only-filesystem's).
-func (r *ranker) volumePermission(s *signal) bool {
+func (r *ranker) volumePermission(s *Signal) bool {
 	path := firstPath(s)
 	if path == "" || strings.Contains(s.Text, `exec: "`) {
 		return false
 	}
-	if sc := r.w.Template.Spec.SecurityContext; sc != nil && sc.FSGroup != nil {
+	if sc := r.in.Template.Spec.SecurityContext; sc != nil && sc.FSGroup != nil {
 		return false
 	}
 	named := false
@@ -239,7 +240,7 @@ var reRAMPercentage = regexp.MustCompile(`-XX:(?:MaxRAMPercentage|MaxRAMFraction
 
 // jvmHeap names what sized the heap the JVM ran out of: an -Xmx flag, else a MaxRAMPercentage
 // flag, else the memory limit the JVM takes a quarter of by default.
-func (r *ranker) jvmHeap(s *signal) {
+func (r *ranker) jvmHeap(s *Signal) {
 	for _, c := range r.containersOf(s) {
 		said := "the JVM ran out of heap (" + reJVMHeap.FindString(s.Text) + ")"
 		found := false
@@ -259,7 +260,7 @@ func (r *ranker) jvmHeap(s *signal) {
 		if found {
 			continue
 		}
-		limitPath := resourcePath(c.path.Child("resources", "limits"), "memory")
+		limitPath := walk.ResourcePath(c.path.Child("resources", "limits"), "memory")
 		limit := c.c.Resources.Limits.Memory()
 		if limit.IsZero() {
 			r.suspectTemplate(RuleJVMHeap, limitPath, scoreLikely, said+": no -Xmx and no memory limit, so the heap is a quarter of the node's memory")
@@ -311,7 +312,7 @@ var reSecretName = regexp.MustCompile(`(?i)(?:PASSWORD|PASSWD|_PASS$|SECRET|TOKE
 
 // credentialsRejected suspects the variable that passes the password or token, and the one
 // holding the user the server names.
-func (r *ranker) credentialsRejected(s *signal, said, user string) {
+func (r *ranker) credentialsRejected(s *Signal, said, user string) {
 	// The phrase the server wrote, not the line's head: a client library puts the host, the
 	// database and its own words before it.
 	said = "the server rejects the container's credentials (" + strings.ReplaceAll(said, `\"`, `"`) + ")"

@@ -1,4 +1,4 @@
-package diagnose
+package rules
 
 import (
 	"strings"
@@ -9,12 +9,15 @@ import (
 // Strengths of a match between what a failure names and a spec value; the general rule's
 // score starts from these.
 const (
-	strengthExact    = 60 // the failure names the whole value, a host:port, a URL or a flag
-	strengthHost     = 45 // the same host name, or the same URL path
-	strengthPort     = 30 // the same port, host unknown or resolved
-	strengthSubpath  = 25 // a file under a path the value names
-	minExactValueLen = 3
+	strengthExact   = 60 // the failure names the whole value, a host:port, a URL or a flag
+	strengthHost    = 45 // the same host name, or the same URL path
+	strengthPort    = 30 // the same port, host unknown or resolved
+	strengthSubpath = 25 // a file under a path the value names
 )
+
+// MinExactValueLen is the shortest spec value a failure can name whole: shorter ones (a "1",
+// an "on") turn up in any text.
+const MinExactValueLen = 3
 
 // match is the best link found between a failure's tokens and one spec value.
 type match struct {
@@ -51,7 +54,7 @@ func matchTokens(ev []facts.Value, val string, vt []facts.Value, ownHosts map[st
 		}
 	}
 	for _, e := range ev {
-		if (e.Kind == facts.ValueQuoted || e.Kind == facts.ValueURL || e.Kind == facts.ValueHostPort) && len(val) >= minExactValueLen && e.Text == val {
+		if (e.Kind == facts.ValueQuoted || e.Kind == facts.ValueURL || e.Kind == facts.ValueHostPort) && len(val) >= MinExactValueLen && e.Text == val {
 			better(strengthExact, val)
 		}
 		for _, t := range vt {

@@ -1,4 +1,4 @@
-package diagnose
+package rules
 
 import (
 	"regexp"
@@ -70,22 +70,22 @@ var (
 // configRules points missing Secrets, ConfigMaps and keys at the env, envFrom or volume
 // reference that names them.
 func (r *ranker) configRules() {
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		r.read(s)
 		switch {
 		case s.Reason == "CreateContainerConfigError" || s.Reason == "Failed" && strings.HasPrefix(s.Text, "Error: "):
 			if r.envRefs(s) || r.runAsNonRoot(s) {
-				s.explained = true
+				s.Explained = true
 			}
 		case s.Reason == "FailedMount":
 			if r.volumeRefs(s) {
-				s.explained = true
+				s.Explained = true
 			}
 		}
 	}
 }
 
-func (r *ranker) envRefs(s *signal) bool {
+func (r *ranker) envRefs(s *Signal) bool {
 	hit := false
 	if m := reKeyMissing.FindStringSubmatch(s.Text); m != nil {
 		key, kind, name := m[1], m[2], m[4]
@@ -152,7 +152,7 @@ var reNonRoot = regexp.MustCompile(`container has runAsNonRoot and image (?:will
 
 // runAsNonRoot names where runAsNonRoot is set (the container's securityContext, else the
 // pod's) and the runAsUser that would satisfy it.
-func (r *ranker) runAsNonRoot(s *signal) bool {
+func (r *ranker) runAsNonRoot(s *Signal) bool {
 	if !reNonRoot.MatchString(s.Text) {
 		return false
 	}
@@ -170,7 +170,7 @@ func (r *ranker) runAsNonRoot(s *signal) bool {
 
 // volumeRefs handles a FailedMount: the volume it names, and the object or key that volume
 // refers to.
-func (r *ranker) volumeRefs(s *signal) bool {
+func (r *ranker) volumeRefs(s *Signal) bool {
 	vm := reMountVolume.FindStringSubmatch(s.Text)
 	ref := reRefMissing.FindStringSubmatch(s.Text)
 	key := reVolKeyMissing.FindStringSubmatch(s.Text)
@@ -178,8 +178,8 @@ func (r *ranker) volumeRefs(s *signal) bool {
 		return false
 	}
 	hit := false
-	for i := range r.w.Template.Spec.Volumes {
-		v := &r.w.Template.Spec.Volumes[i]
+	for i := range r.in.Template.Spec.Volumes {
+		v := &r.in.Template.Spec.Volumes[i]
 		if vm != nil && v.Name != vm[1] {
 			continue
 		}

@@ -1,4 +1,4 @@
-package diagnose
+package rules
 
 import (
 	"strings"
@@ -42,7 +42,7 @@ var _ = register(family{
 
 // lifecycleHooks names the failing hook of each container whose hook the kubelet says failed.
 func (r *ranker) lifecycleHooks() {
-	spec := &r.w.Template.Spec
+	spec := &r.in.Template.Spec
 	for ci := range spec.Containers {
 		c := &spec.Containers[ci]
 		if c.Lifecycle == nil {
@@ -72,10 +72,10 @@ func (r *ranker) lifecycleHooks() {
 
 // hookSignals returns the signals of container's failing hook (its event reason, the kill that
 // follows it, its waiting reason) and the handler's message, when a state carries one.
-func (r *ranker) hookSignals(container, eventReason, stateReason string) ([]*signal, string) {
-	var sigs []*signal
+func (r *ranker) hookSignals(container, eventReason, stateReason string) ([]*Signal, string) {
+	var sigs []*Signal
 	msg := ""
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		if s.Container != "" && s.Container != container {
 			continue
 		}
@@ -98,7 +98,7 @@ func (r *ranker) hookSignals(container, eventReason, stateReason string) ([]*sig
 func hookField(p *field.Path, h *corev1.LifecycleHandler, msg string) (*field.Path, string) {
 	detail := ""
 	if i := strings.Index(msg, " failed - error: "); i >= 0 {
-		detail = ": " + clip(msg[i+len(" failed - error: "):], 160)
+		detail = ": " + Clip(msg[i+len(" failed - error: "):], 160)
 	}
 	switch {
 	case h.Exec != nil:
@@ -126,8 +126,8 @@ func connectionFailure(msg string) bool {
 
 // explain marks signals as accounted for, so the general rule does not turn them into weaker
 // suspects too.
-func markExplained(sigs []*signal) {
+func markExplained(sigs []*Signal) {
 	for _, s := range sigs {
-		s.explained = true
+		s.Explained = true
 	}
 }

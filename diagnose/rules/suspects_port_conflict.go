@@ -1,4 +1,4 @@
-package diagnose
+package rules
 
 import (
 	"fmt"
@@ -35,7 +35,7 @@ var _ = register(family{
 var rePortInUse = regexp.MustCompile(`(?i)port (\d+) was already in use|:(\d+): bind: address already in use|eaddrinuse: address already in use \S*?:(\d+)`)
 
 func (r *ranker) portInUse() {
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		if !strings.Contains(s.Text, "lready in use") {
 			continue
 		}
@@ -49,7 +49,7 @@ func (r *ranker) portInUse() {
 		}
 		r.read(s)
 		if r.portClaims(s, int32(port)) {
-			s.explained = true
+			s.Explained = true
 		}
 	}
 }
@@ -57,8 +57,8 @@ func (r *ranker) portInUse() {
 // portClaims names the fields that claim port for processes of the pod: the failing
 // container's own containerPort first (the conflict is between it and the holder), then the
 // other containers' and the annotations that give an injected sidecar that port.
-func (r *ranker) portClaims(s *signal, port int32) bool {
-	said := fmt.Sprintf("container %s cannot bind port %d: another process of the pod holds it (%s)", s.Container, port, clip(s.Text, 120))
+func (r *ranker) portClaims(s *Signal, port int32) bool {
+	said := fmt.Sprintf("container %s cannot bind port %d: another process of the pod holds it (%s)", s.Container, port, Clip(s.Text, 120))
 	found := false
 
 	for _, c := range r.containers() {
@@ -75,14 +75,14 @@ func (r *ranker) portClaims(s *signal, port int32) bool {
 			found = true
 		}
 	}
-	keys := make([]string, 0, len(r.w.Template.Annotations))
-	for k := range r.w.Template.Annotations {
+	keys := make([]string, 0, len(r.in.Template.Annotations))
+	for k := range r.in.Template.Annotations {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	want := strconv.Itoa(int(port))
 	for _, k := range keys {
-		if r.w.Template.Annotations[k] != want || !strings.Contains(strings.ToLower(k), "port") {
+		if r.in.Template.Annotations[k] != want || !strings.Contains(strings.ToLower(k), "port") {
 			continue
 		}
 		r.suspectTemplate(RulePortInUse, r.tplPath.Child("metadata", "annotations").Key(k), scoreLikely,

@@ -1,13 +1,16 @@
-package diagnose
+package rules
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 )
 
 // The service rules. IDs are stable: scripts and the documentation refer to them.
@@ -47,7 +50,7 @@ const nameLabel = "app.kubernetes.io/name"
 // serviceRules checks the Services of the workload: one meant for it that selects none of its
 // pods, and ports that target no container port.
 func (r *ranker) serviceRules() {
-	idle := r.w.Shape == ShapeLiveButIdle || r.w.Shape == ""
+	idle := r.in.Shape == ShapeLiveButIdle || r.in.Shape == ""
 	for _, svc := range r.unmatchedServices() {
 		score := scoreCertain
 		if !idle {
@@ -55,18 +58,18 @@ func (r *ranker) serviceRules() {
 		}
 		sel := labels.Set(svc.Spec.Selector).String()
 		reason := fmt.Sprintf("Service %s selects %s; the pods are labelled %s, so it has no endpoints", svc.Name, sel,
-			labels.Set(r.w.Template.Labels).String())
+			labels.Set(r.in.Template.Labels).String())
 		r.suspectObject(RuleServiceSelector, "Service/"+svc.Name, svc, field.NewPath("spec", "selector"), score, reason)
 	}
-	for _, svc := range r.matchedServices() {
+	for _, svc := range r.in.MatchedServices() {
 		for i, sp := range svc.Spec.Ports {
 			target := sp.TargetPort
 			if target.Type == intstr.Int && target.IntVal == 0 {
 				target = intstr.FromInt32(sp.Port)
 			}
 			declared, known := false, false
-			for _, c := range r.w.Template.Spec.Containers {
-				d, k := declaresPort(&c, target)
+			for _, c := range r.in.Template.Spec.Containers {
+				d, k := DeclaresPort(&c, target)
 				declared, known = declared || d, known || k
 			}
 			if declared {
@@ -86,7 +89,7 @@ func (r *ranker) serviceRules() {
 				score = scorePossible
 			}
 			r.suspectObject(RuleServiceTargetPort, "Service/"+svc.Name, svc, field.NewPath("spec", "ports").Index(i).Child("targetPort"), score,
-				fmt.Sprintf("Service %s port %d targets %s, which no container of %s declares", svc.Name, sp.Port, target.String(), r.object))
+				fmt.Sprintf("Service %s port %d targets %s, which no container of %s declares", svc.Name, sp.Port, target.String(), r.in.Object))
 		}
 	}
 }
@@ -96,11 +99,11 @@ func (r *ranker) serviceRules() {
 // app.kubernetes.io/name label), by name. These hold every Service the rules below can
 // match; reading them instead of every Service of the namespace keeps a namespace of many
 // workloads linear.
-func (r *ranker) serviceCandidates() []*corev1.Service {
-	out := make([]*corev1.Service, 0, len(r.w.Services)+len(r.w.UnmatchedServices)+len(r.w.NearbyServices))
-	for _, ss := range [][]*corev1.Service{r.w.Services, r.w.UnmatchedServices, r.w.NearbyServices} {
+func (in *Input) serviceCandidates() []*corev1.Service {
+	out := make([]*corev1.Service, 0, len(in.Services)+len(in.UnmatchedServices)+len(in.NearbyServices))
+	for _, ss := range [][]*corev1.Service{in.Services, in.UnmatchedServices, in.NearbyServices} {
 		for _, s := range ss {
-			if s != nil && (s.Namespace == r.w.Namespace || s.Namespace == "") {
+			if s != nil && (s.Namespace == in.Namespace || s.Namespace == "") {
 				out = append(out, s)
 			}
 		}
@@ -108,7 +111,7 @@ func (r *ranker) serviceCandidates() []*corev1.Service {
 	if len(out) < 2 {
 		return out
 	}
-	sortStable(out, func(a, b *corev1.Service) bool { return a.Name < b.Name })
+	slices.SortStableFunc(out, func(a, b *corev1.Service) int { return strings.Compare(a.Name, b.Name) })
 	// One Service per name, the later list's copy winning as before.
 	dedup := out[:0]
 	for i, s := range out {
@@ -120,20 +123,20 @@ func (r *ranker) serviceCandidates() []*corev1.Service {
 	return dedup
 }
 
-func (r *ranker) selects(svc *corev1.Service) bool {
+func (in *Input) selects(svc *corev1.Service) bool {
 	if len(svc.Spec.Selector) == 0 {
 		return false
 	}
-	return setSelects(svc.Spec.Selector, r.w.Template.Labels)
+	return facts.SetSelects(svc.Spec.Selector, in.Template.Labels)
 }
 
-// matchedServices select the workload's template.
-func (r *ranker) matchedServices() []*corev1.Service {
+// MatchedServices are the Services that select the workload's template.
+func (in *Input) MatchedServices() []*corev1.Service {
 	// The candidates are a list of their own: filtered in place.
-	cands := r.serviceCandidates()
+	cands := in.serviceCandidates()
 	out := cands[:0]
 	for _, s := range cands {
-		if r.selects(s) {
+		if in.selects(s) {
 			out = append(out, s)
 		}
 	}
@@ -147,18 +150,18 @@ func (r *ranker) matchedServices() []*corev1.Service {
 // share its name or its app.kubernetes.io/name) but select none of its pods.
 func (r *ranker) unmatchedServices() []*corev1.Service {
 	meant := map[string]bool{}
-	for _, s := range r.w.UnmatchedServices {
+	for _, s := range r.in.UnmatchedServices {
 		if s != nil {
 			meant[s.Name] = true
 		}
 	}
 	var out []*corev1.Service
-	for _, s := range r.serviceCandidates() {
-		if len(s.Spec.Selector) == 0 || r.selects(s) {
+	for _, s := range r.in.serviceCandidates() {
+		if len(s.Spec.Selector) == 0 || r.in.selects(s) {
 			continue
 		}
-		app := r.w.Template.Labels[nameLabel]
-		if meant[s.Name] || s.Name == r.w.Name || app != "" && s.Labels[nameLabel] == app {
+		app := r.in.Template.Labels[nameLabel]
+		if meant[s.Name] || s.Name == r.in.Name || app != "" && s.Labels[nameLabel] == app {
 			out = append(out, s)
 		}
 	}
@@ -169,12 +172,12 @@ func (r *ranker) unmatchedServices() []*corev1.Service {
 func (r *ranker) portProtocol(svc *corev1.Service, i int, target intstr.IntOrString, idle bool) {
 	sp := svc.Spec.Ports[i]
 	var speaks []string
-	for ci := range r.w.Template.Spec.Containers {
-		for _, p := range r.w.Template.Spec.Containers[ci].Ports {
+	for ci := range r.in.Template.Spec.Containers {
+		for _, p := range r.in.Template.Spec.Containers[ci].Ports {
 			if target.Type == intstr.String && p.Name != target.StrVal || target.Type == intstr.Int && p.ContainerPort != target.IntVal {
 				continue
 			}
-			if sameProtocol(p.Protocol, sp.Protocol) {
+			if facts.SameProtocol(p.Protocol, sp.Protocol) {
 				return
 			}
 			proto := p.Protocol

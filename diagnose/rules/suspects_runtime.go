@@ -1,4 +1,4 @@
-package diagnose
+package rules
 
 import (
 	"fmt"
@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
 )
 
 // The runtime rules. IDs are stable: scripts and the documentation refer to them.
@@ -116,23 +118,23 @@ var reExecMissing = regexp.MustCompile(`exec: "([^"]+)": (?:executable file not 
 
 // runtimeRules reads OOM kills and missing executables.
 func (r *ranker) runtimeRules() {
-	oom := map[string][]*signal{}
-	var startOOM []*signal
-	for _, s := range r.signals {
+	oom := map[string][]*Signal{}
+	var startOOM []*Signal
+	for _, s := range r.in.Signals {
 		if s.Reason == "OOMKilled" {
 			oom[s.Container] = append(oom[s.Container], s)
-			s.explained = true
+			s.Explained = true
 			continue
 		}
 		if strings.Contains(s.Text, initOOM) {
 			startOOM = append(startOOM, s)
-			s.explained = true
+			s.Explained = true
 			continue
 		}
 		if strings.Contains(s.Text, "exec format error") {
 			r.read(s)
 			r.execFormat(s)
-			s.explained = true
+			s.Explained = true
 			continue
 		}
 		if !strings.Contains(s.Text, `exec: "`) {
@@ -141,7 +143,7 @@ func (r *ranker) runtimeRules() {
 		if m := reExecMissing.FindStringSubmatch(s.Text); m != nil {
 			r.read(s)
 			r.executable(m[1], s)
-			s.explained = true
+			s.Explained = true
 		}
 	}
 	r.processEnds()
@@ -159,7 +161,7 @@ func (r *ranker) runtimeRules() {
 		if limit.IsZero() {
 			reason = killed + " with no memory limit" + r.copiesOf(sigs) + ": the node ran out of memory"
 		}
-		limitPath := resourcePath(c.path.Child("resources", "limits"), "memory")
+		limitPath := walk.ResourcePath(c.path.Child("resources", "limits"), "memory")
 		r.suspectTemplate(RuleMemoryLimit, limitPath, scoreCertain, reason)
 		if !limit.IsZero() {
 			r.heapAboveLimit(c, limitPath, limit.Value())
@@ -177,12 +179,12 @@ const initOOM = "container init was OOM-killed"
 // oomAtStart names the memory limit of a container that is killed as it starts, and for the
 // sandbox, which runs in the pod's memory limit, the smallest limit of the pod's containers
 // first: no process of them ever ran, so nothing but the limit can have used the memory.
-func (r *ranker) oomAtStart(sigs []*signal) {
+func (r *ranker) oomAtStart(sigs []*Signal) {
 	if len(sigs) == 0 {
 		return
 	}
-	byContainer := map[string][]*signal{}
-	var sandbox []*signal
+	byContainer := map[string][]*Signal{}
+	var sandbox []*Signal
 	for _, s := range sigs {
 		if s.Container == "" {
 			sandbox = append(sandbox, s)
@@ -201,7 +203,7 @@ func (r *ranker) oomAtStart(sigs []*signal) {
 		if limit.IsZero() {
 			continue
 		}
-		limitPath := resourcePath(c.path.Child("resources", "limits"), "memory")
+		limitPath := walk.ResourcePath(c.path.Child("resources", "limits"), "memory")
 		if own := byContainer[c.c.Name]; len(own) > 0 {
 			r.readAll(own)
 			r.suspectTemplate(RuleMemoryLimitAtStart, limitPath, scoreCertain,
@@ -223,16 +225,16 @@ func (r *ranker) oomAtStart(sigs []*signal) {
 // failure has no message at all (podSignals skips a clean exit), yet a server that returns is
 // the spec's doing, its command or its image's entrypoint. A batch kind's container is meant to.
 func (r *ranker) processEnds() {
-	if isBatch(r.w.Kind) {
+	if r.in.Batch {
 		return
 	}
 	ended := map[string]int{}
-	for _, f := range r.w.cls.copies {
-		lt := f.LastTerminated
-		if f.Dies == "" || !f.Current || lt == nil || lt.Init || lt.ExitCode != 0 || lt.Reason != "Completed" {
+	for _, f := range r.in.Copies {
+		lt := &f.LastTerminated
+		if f.Dies == "" || !f.Current || !f.Terminated || lt.Init || lt.ExitCode != 0 || lt.Reason != "Completed" {
 			continue
 		}
-		ended[lt.Container()]++
+		ended[lt.Container]++
 	}
 	for _, c := range r.containers() {
 		n := ended[c.c.Name]
@@ -244,12 +246,12 @@ func (r *ranker) processEnds() {
 			copies = strconv.Itoa(n) + " copies"
 		}
 		said := "container " + c.c.Name + " ends on its own (Completed, exit code 0) on " + copies +
-			" and is restarted: a " + r.w.Kind + "'s container must keep running in the foreground"
+			" and is restarted: a " + r.in.Kind + "'s container must keep running in the foreground"
 		switch {
 		case len(c.c.Command) > 0:
-			r.suspectTemplate(RuleProcessEnds, c.path.Child("command"), scoreLikely, said+"; its command "+clip(strings.Join(c.c.Command, " "), 80)+" runs to completion")
+			r.suspectTemplate(RuleProcessEnds, c.path.Child("command"), scoreLikely, said+"; its command "+Clip(strings.Join(c.c.Command, " "), 80)+" runs to completion")
 		case len(c.c.Args) > 0:
-			r.suspectTemplate(RuleProcessEnds, c.path.Child("args"), scoreLikely, said+"; the image's entrypoint, given args "+clip(strings.Join(c.c.Args, " "), 80)+", runs to completion")
+			r.suspectTemplate(RuleProcessEnds, c.path.Child("args"), scoreLikely, said+"; the image's entrypoint, given args "+Clip(strings.Join(c.c.Args, " "), 80)+", runs to completion")
 		default:
 			r.suspectTemplate(RuleProcessEnds, c.path.Child("image"), scoreLikely, said+"; the image's own entrypoint runs to completion")
 		}
@@ -292,7 +294,7 @@ func heapBytes(digits, unit string) int64 {
 
 // executable names the command or args element that names a missing executable, or the image
 // when the executable is the image's own entrypoint.
-func (r *ranker) executable(name string, s *signal) {
+func (r *ranker) executable(name string, s *Signal) {
 	for _, c := range r.containersOf(s) {
 		found := false
 		for i, a := range c.c.Command {
@@ -327,7 +329,7 @@ var reExecFormat = regexp.MustCompile(`exec (\S+): exec format error`)
 
 // execFormat suspects the image of the container that could not run its executable, and says
 // which architecture the copy's node has.
-func (r *ranker) execFormat(s *signal) {
+func (r *ranker) execFormat(s *Signal) {
 	what := "its executable"
 	if m := reExecFormat.FindStringSubmatch(s.Text); m != nil {
 		what = m[1]
@@ -345,14 +347,11 @@ func (r *ranker) execFormat(s *signal) {
 // nodeArch is the architecture of the node the copy named pod runs on, "" when the snapshot
 // does not hold it.
 func (r *ranker) nodeArch(pod string) string {
-	if r.w.Snap == nil {
-		return ""
-	}
-	for _, p := range r.w.Pods {
+	for _, p := range r.in.Pods {
 		if p.Name != pod || p.Spec.NodeName == "" {
 			continue
 		}
-		if n := r.w.Snap.Node(p.Spec.NodeName); n != nil {
+		if n := r.in.Node(p.Spec.NodeName); n != nil {
 			return n.Status.NodeInfo.Architecture
 		}
 	}
@@ -393,6 +392,12 @@ func probesOf(c containerRef) []probeRef {
 	return out
 }
 
+// ProbePort returns the port a probe targets, ok false for an exec probe.
+func ProbePort(p *corev1.Probe) (port intstr.IntOrString, ok bool) {
+	port, _, ok = probePort(probeRef{probe: p})
+	return port, ok
+}
+
 // probePort returns the port a probe targets and its path.
 func probePort(p probeRef) (intstr.IntOrString, *field.Path, bool) {
 	h := p.probe.ProbeHandler
@@ -407,9 +412,9 @@ func probePort(p probeRef) (intstr.IntOrString, *field.Path, bool) {
 	return intstr.IntOrString{}, nil, false
 }
 
-// declaresPort reports whether the container declares the port (by name or number); known is
+// DeclaresPort reports whether the container declares the port (by name or number); known is
 // false when a number is asked of a container that declares no ports at all.
-func declaresPort(c *corev1.Container, port intstr.IntOrString) (declared, known bool) {
+func DeclaresPort(c *corev1.Container, port intstr.IntOrString) (declared, known bool) {
 	for _, p := range c.Ports {
 		if port.Type == intstr.String && p.Name == port.StrVal || port.Type == intstr.Int && p.ContainerPort == port.IntVal {
 			return true, true
@@ -424,14 +429,14 @@ func (r *ranker) probeRules() {
 		for _, p := range probesOf(c) {
 			port, pp, ok := probePort(p)
 			if ok && port.Type == intstr.String {
-				if declared, _ := declaresPort(c.c, port); !declared {
+				if declared, _ := DeclaresPort(c.c, port); !declared {
 					r.suspectTemplate(RuleProbePort, pp, scoreCertain,
 						fmt.Sprintf("the %s probe targets port %q, which container %s does not declare", strings.ToLower(p.kind), port.StrVal, c.c.Name))
 				}
 			}
 		}
 	}
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		if s.Reason != "Unhealthy" {
 			continue
 		}
@@ -445,7 +450,7 @@ func (r *ranker) probeRules() {
 			for _, p := range probesOf(c) {
 				if p.kind == kind {
 					if r.probeFailure(c, p, out) {
-						s.explained = true
+						s.Explained = true
 					}
 				}
 			}
@@ -487,12 +492,12 @@ func (r *ranker) probePortFailure(c containerRef, p probeRef, out string) bool {
 		return true
 	}
 	if m := reProbeRefused.FindStringSubmatch(out); m != nil {
-		declared, known := declaresPort(c.c, port)
+		declared, known := DeclaresPort(c.c, port)
 		switch {
 		case !declared && known:
 			r.suspectTemplate(RuleProbePort, pp, scoreCertain,
 				fmt.Sprintf("nothing listens on port %s that the %s probe asks; container %s declares no such port", m[1], lower, c.c.Name))
-		case exitsByItself(r.w.Pods, c.c.Name):
+		case exitsByItself(r.in.Pods, c.c.Name):
 			// The process exits on its own between restarts: nothing listens because it is not
 			// running, which its crash explains; the probe's port is not shown to be wrong.
 			return false
@@ -502,30 +507,30 @@ func (r *ranker) probePortFailure(c containerRef, p probeRef, out string) bool {
 		}
 		return true
 	}
-	if declared, known := declaresPort(c.c, port); !declared && known {
+	if declared, known := DeclaresPort(c.c, port); !declared && known {
 		r.suspectTemplate(RuleProbePort, pp, scoreLikely,
-			fmt.Sprintf("the %s probe fails (%s) on port %s, which container %s does not declare", lower, clip(out, 120), port.String(), c.c.Name))
+			fmt.Sprintf("the %s probe fails (%s) on port %s, which container %s does not declare", lower, Clip(out, 120), port.String(), c.c.Name))
 		return true
 	}
-	if p.kind == "Readiness" && r.w.Shape == ShapeLiveButIdle && reProbeTimeout.MatchString(out) {
+	if p.kind == "Readiness" && r.in.Shape == ShapeLiveButIdle && reProbeTimeout.MatchString(out) {
 		// The container runs and answers nothing in time: a check slower than its timeout, or
 		// an application stuck on what it depends on, which its logs name (the general rule's).
 		r.suspectTemplate(RuleReadinessTimeout, p.path.Child("timeoutSeconds"), scoreLikely-10,
-			fmt.Sprintf("the readiness probe times out (%s), so no copy serves; timeoutSeconds is %d", clip(out, 120), max(p.probe.TimeoutSeconds, 1)))
+			fmt.Sprintf("the readiness probe times out (%s), so no copy serves; timeoutSeconds is %d", Clip(out, 120), max(p.probe.TimeoutSeconds, 1)))
 		return true
 	}
-	if p.kind == "Liveness" && r.w.Shape == ShapeStartsAndDies && reProbeTimeout.MatchString(out) {
+	if p.kind == "Liveness" && r.in.Shape == ShapeStartsAndDies && reProbeTimeout.MatchString(out) {
 		timeout := max(p.probe.TimeoutSeconds, 1)
-		if r.w.LastServingRevision == "" {
+		if r.in.LastServingRevision == "" {
 			// Nothing ever served: the container is killed before it finishes starting, which
 			// the probe's own settings decide.
 			r.suspectTemplate(RuleLivenessStartup, p.path.Child("timeoutSeconds"), scoreLikely,
 				fmt.Sprintf("the liveness probe times out (%s) and the kubelet kills the container before it ever served; timeoutSeconds %d, initialDelaySeconds %d, no startupProbe",
-					clip(out, 120), timeout, p.probe.InitialDelaySeconds))
+					Clip(out, 120), timeout, p.probe.InitialDelaySeconds))
 			return true
 		}
 		r.suspectTemplate(RuleLivenessTimeout, p.path.Child("timeoutSeconds"), scoreLikely-10,
-			fmt.Sprintf("the liveness probe times out (%s) and the kubelet restarts the container; timeoutSeconds is %d", clip(out, 120), timeout))
+			fmt.Sprintf("the liveness probe times out (%s) and the kubelet restarts the container; timeoutSeconds is %d", Clip(out, 120), timeout))
 		return true
 	}
 	return false

@@ -483,10 +483,14 @@ func idleWhy(w *workload, idle []*copyFacts) string {
 		if svc := w.cls.unexposedService; svc != "" {
 			return fmt.Sprintf("copies are Ready but Service %s sends traffic to a port no container exposes", svc)
 		}
+		var dialing *copyFacts
 		for _, f := range idle {
-			if f.Dialing != nil {
-				return fmt.Sprintf("copies are Ready but do no work: copy %s %s", f.Pod.Name, f.Dialing)
+			if f.Dialing != nil && (dialing == nil || dialing.Dialing.Like != "" && f.Dialing.Like == "") {
+				dialing = f
 			}
+		}
+		if dialing != nil {
+			return fmt.Sprintf("copies are Ready but do no work: copy %s %s", dialing.Pod.Name, dialing.Dialing)
 		}
 		return "copies are Ready but no Service endpoint serves them"
 	}

@@ -31,9 +31,15 @@ type dialLoop struct {
 	Failures int
 	Line     string
 	obs      int
+	// Like names the copy of the same revision whose log showed the loop, when this copy's
+	// log was not read.
+	Like string
 }
 
 func (d *dialLoop) String() string {
+	if d.Like != "" {
+		return fmt.Sprintf("presumed to fail like copy %s of the same revision, which keeps failing to connect to %s (%s); this copy's log was not read", d.Like, d.Endpoint, d.Variable)
+	}
 	return fmt.Sprintf("keeps failing to connect to %s (%s), %d times", d.Endpoint, d.Variable, d.Failures)
 }
 
@@ -193,10 +199,17 @@ func seeDialLoops(w *workload) {
 	if byPod == nil {
 		return
 	}
-	var suspects map[string]bool
+	var suspects, read map[string]bool
 	for _, l := range w.Logs {
+		if l == nil {
+			continue
+		}
+		if read == nil {
+			read = map[string]bool{}
+		}
+		read[l.Pod] = true
 		eps := byPod[l.Pod]
-		if l == nil || l.Previous || eps == nil || suspects[l.Pod] {
+		if l.Previous || eps == nil || suspects[l.Pod] {
 			continue
 		}
 		if namesEndpoint(l.Lines, eps) {
@@ -218,6 +231,33 @@ func seeDialLoops(w *workload) {
 			w.cls.dialing = make([]*dialLoop, len(w.Pods))
 		}
 		w.cls.dialing[i] = d
+		w.serving[i] = false
+		w.Counts.Serving--
+	}
+	if w.cls.dialing != nil {
+		presumeDialLoops(w, read)
+	}
+}
+
+// presumeDialLoops takes out of the serving count the serving copies whose log was not read
+// (a live read samples a workload's copies) when a copy of the same revision keeps failing to
+// reach its endpoint: they run the same spec, with the same env, against the same endpoint.
+// The copy list says it is presumed.
+func presumeDialLoops(w *workload, read map[string]bool) {
+	byHash := map[string]*dialLoop{}
+	for i, d := range w.cls.dialing {
+		if hash, ok := w.Pods[i].Labels[podTemplateHashLabel]; d != nil && ok && byHash[hash] == nil {
+			c := *d
+			c.Like = w.Pods[i].Name
+			byHash[hash] = &c
+		}
+	}
+	for i, p := range w.Pods {
+		hash, ok := p.Labels[podTemplateHashLabel]
+		if !w.serving[i] || read[p.Name] || !ok || byHash[hash] == nil {
+			continue
+		}
+		w.cls.dialing[i] = byHash[hash]
 		w.serving[i] = false
 		w.Counts.Serving--
 	}

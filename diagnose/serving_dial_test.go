@@ -121,3 +121,49 @@ func TestReadyCopiesDialingTheirOwnEndpoint(t *testing.T) {
 		})
 	}
 }
+
+// TestCopiesWhoseLogWasNotReadArePresumedLikeTheirRevision: a live read samples a workload's
+// copies; the unread copies of a revision whose read copy keeps failing to reach its endpoint
+// are presumed to do the same, and say so; a copy of another revision is not.
+func TestCopiesWhoseLogWasNotReadArePresumedLikeTheirRevision(t *testing.T) {
+	c := newCluster()
+	d := c.deployment("dispatcher", 4, 2, reasonNewRSAvailable, 3*time.Hour)
+	old := c.replicaSet(d, 1, 1, 3*time.Hour, func(t *corev1.PodTemplateSpec) {
+		t.Spec.Containers[0].Env[0].Value = "upstream-old.internal:8443"
+	})
+	cur := c.replicaSet(d, 2, 3, time.Hour, nil)
+	c.pod(old, "old", 3*time.Hour, running(true))
+	read := c.pod(cur, "a", 50*time.Minute, running(true))
+	var lines []string
+	for i := 40; i > 0; i-- {
+		at := testRef.Add(-time.Duration(i) * time.Minute).UTC().Format(time.RFC3339)
+		lines = append(lines, `time=`+at+` level=warn msg="dial failed, retrying" addr=upstream.internal:8443 err="connection refused"`)
+	}
+	c.logs(read, lines...)
+	c.pod(cur, "b", 50*time.Minute, running(true))
+	c.pod(cur, "c", 50*time.Minute, running(true))
+	dg := Diagnose(c.s).Workloads[0]
+	if dg.Counts.Serving != 1 {
+		t.Errorf("%d serving, want 1 (the old revision's copy): %s", dg.Counts.Serving, dg.Headline)
+	}
+	if !strings.Contains(dg.Headline, "copy dispatcher-abc002-a keeps failing") {
+		t.Errorf("the headline does not name the copy whose log showed it: %s", dg.Headline)
+	}
+	for _, cp := range dg.Detail.Copies() {
+		presumed := strings.Contains(cp.Message, "presumed to fail like copy dispatcher-abc002-a")
+		switch cp.Name {
+		case "dispatcher-abc002-b", "dispatcher-abc002-c":
+			if cp.Reason != "ConnectFailing" || !presumed {
+				t.Errorf("copy %s: %s %q, want ConnectFailing, presumed", cp.Name, cp.Reason, cp.Message)
+			}
+		case "dispatcher-abc002-a":
+			if cp.Reason != "ConnectFailing" || presumed {
+				t.Errorf("copy %s: %s %q, want ConnectFailing, read", cp.Name, cp.Reason, cp.Message)
+			}
+		default:
+			if !cp.Serving {
+				t.Errorf("copy %s of the old revision: %s %q, want serving", cp.Name, cp.Reason, cp.Message)
+			}
+		}
+	}
+}

@@ -5,7 +5,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
 // unboundClaims is volumebinding's PreFilter reason (volume_binding.go ErrReasonUnboundImmediatePVC)
@@ -62,6 +65,256 @@ func TestUnboundClaimSelector(t *testing.T) {
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", unboundClaims)
 			},
 			anyTop: true, absent: []string{"spec.selector"},
+		},
+	})
+}
+
+// The PV controller's and the scheduler's messages, copied from the sources of both supported
+// versions (k8s.io/kubernetes v1.31.14 and v1.37.2: the same text in each).
+const (
+	// pkg/controller/volume/persistentvolume/pv_controller.go syncUnboundClaim
+	msgNoClass = "no persistent volumes available for this claim and no storage class is set"
+	// pv_controller.go provisionClaim: err.Error() of the class lister's NotFound
+	// (k8s.io/client-go/listers, errors.NewNotFound(storage.Resource("storageclass"), name))
+	msgClassNotFound = `storageclass.storage.k8s.io "manual" not found`
+	// pkg/volume/plugins.go FindProvisionablePluginByName, through provisionClaim
+	msgNoPlugin = "no provisionable volume plugin matched"
+	// pv_controller.go provisionClaimOperationExternal
+	msgExternal = "Waiting for a volume to be created either by the external provisioner 'ebs.csi.aws.com' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered."
+	// pv_controller.go emitEventForUnboundDelayBindingClaim
+	msgFirstConsumer = "waiting for first consumer to be created before binding"
+	// pkg/scheduler/framework/plugins/volumebinding/binder.go ErrReasonBindConflict in a
+	// FitError (pkg/scheduler/framework/types.go): v1.31.14 and v1.37.2
+	bindConflict = "0/3 nodes are available: 3 node(s) didn't find available persistent volumes to bind. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+	// binder.go ErrReasonNodeConflict: v1.31.14 and v1.37.2 word it differently, and it is
+	// about bound volumes, not a claim no volume satisfies
+	nodeConflict131 = "0/3 nodes are available: 3 node(s) had volume node affinity conflict. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+	nodeConflict137 = "0/3 nodes are available: 3 node(s) didn't match PersistentVolume's node affinity. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+)
+
+func TestReadBindingEvent(t *testing.T) {
+	tests := []struct {
+		reason, message string
+		note            bindingNote
+		name            string
+	}{
+		{"FailedBinding", msgNoClass, noteNoClass, ""},
+		{"ProvisioningFailed", msgClassNotFound, noteClassNotFound, "manual"},
+		{"ProvisioningFailed", msgNoPlugin, noteNoPlugin, ""},
+		{"ExternalProvisioning", msgExternal, noteExternal, "ebs.csi.aws.com"},
+		{"WaitForFirstConsumer", msgFirstConsumer, noteFirstConsumer, ""},
+		// pv_controller.go syncUnboundClaim, a claim asking for a volume bound elsewhere: not
+		// a claim no volume satisfies
+		{"FailedBinding", `volume "pv-7" already bound to a different claim.`, noteNone, ""},
+		{"ProvisioningFailed", "failed to provision volume with StorageClass \"gp3\": rpc error: code = Internal", noteNone, ""},
+	}
+	for _, tt := range tests {
+		note, name := readBindingEvent(tt.reason, tt.message)
+		if note != tt.note || name != tt.name {
+			t.Errorf("%s %q: note %d %q, want %d %q", tt.reason, tt.message, note, name, tt.note, tt.name)
+		}
+	}
+}
+
+func TestNoVolumeReason(t *testing.T) {
+	for msg, want := range map[string]bool{
+		unboundClaims:   true,
+		bindConflict:    true,
+		nodeConflict131: false,
+		nodeConflict137: false,
+		"0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.": false,
+	} {
+		m := reFitError.FindStringSubmatch(msg)
+		if m == nil {
+			t.Fatalf("%q is no FitError", msg)
+		}
+		if got := noVolumeReason(m[2]); got != want {
+			t.Errorf("%q: %v, want %v", msg, got, want)
+		}
+	}
+}
+
+// pv is an Available volume of a class, capacity and access modes.
+func pv(name, class, capacity string, modes ...corev1.PersistentVolumeAccessMode) *corev1.PersistentVolume {
+	return &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PersistentVolumeSpec{
+			StorageClassName: class, AccessModes: modes,
+			Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(capacity)},
+		},
+		Status: corev1.PersistentVolumeStatus{Phase: corev1.VolumeAvailable},
+	}
+}
+
+// asking is a Pending claim of a class, request and access modes.
+func asking(name, class, request string, modes ...corev1.PersistentVolumeAccessMode) *corev1.PersistentVolumeClaim {
+	return &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: stNS},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			StorageClassName: &class, AccessModes: modes,
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(request)}},
+		},
+		Status: corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimPending},
+	}
+}
+
+// mountClaim makes the Deployment's pods mount the claim, and the scheduler and the PV
+// controller say what they say about it.
+func mountClaim(w *workload, pvc *corev1.PersistentVolumeClaim, reason, message string, pvs ...*corev1.PersistentVolume) {
+	w.Template.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: pvc.Name},
+	}}}
+	w.Claims = []*corev1.PersistentVolumeClaim{pvc}
+	w.Snap.PersistentVolumes = pvs
+	stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", unboundClaims)
+	if reason != "" {
+		stEvent(w, "PersistentVolumeClaim", pvc.Name, "", reason, message)
+	}
+}
+
+// asStatefulSet turns the workload into StatefulSet ledger whose template tpl made claim
+// tpl-ledger-0.
+func asStatefulSet(w *workload, tpl *corev1.PersistentVolumeClaim, reason, message string, pvs ...*corev1.PersistentVolume) {
+	st := &appsv1.StatefulSet{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "StatefulSet"},
+		ObjectMeta: metav1.ObjectMeta{Name: "ledger", Namespace: stNS},
+		Spec:       appsv1.StatefulSetSpec{Template: *w.Template, VolumeClaimTemplates: []corev1.PersistentVolumeClaim{*tpl}},
+	}
+	st.Spec.VolumeClaimTemplates[0].Namespace = ""
+	w.Kind, w.Name, w.Object, w.Template = "StatefulSet", "ledger", st, &st.Spec.Template
+	w.VolumeClaimTemplates = st.Spec.VolumeClaimTemplates
+	pvc := tpl.DeepCopy()
+	pvc.Name = tpl.Name + "-ledger-0"
+	w.Claims = []*corev1.PersistentVolumeClaim{pvc}
+	w.Snap.PersistentVolumes = pvs
+	stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", unboundClaims)
+	if reason != "" {
+		stEvent(w, "PersistentVolumeClaim", pvc.Name, "", reason, message)
+	}
+}
+
+const (
+	rwo = corev1.ReadWriteOnce
+	rwx = corev1.ReadWriteMany
+)
+
+func TestUnboundClaimFields(t *testing.T) {
+	runSuspectCases(t, []suspectCase{
+		{
+			name: "a Deployment's claim larger than every volume of its class",
+			setup: func(w *workload) {
+				mountClaim(w, asking("uploads", "", "5Gi", rwo), "FailedBinding", msgNoClass,
+					pv("nfs-1", "", "1Gi", rwo), pv("nfs-2", "", "2Gi", rwo, rwx), pv("fast-1", "fast", "50Gi", rwo))
+			},
+			rule: RuleClaimRequest, object: "PersistentVolumeClaim/uploads", path: "spec.resources.requests[storage]",
+			absent: []string{"spec.storageClassName", "spec.accessModes"},
+		},
+		{
+			name: "a claim template whose class names pre-made volumes that are too small, its StorageClass missing",
+			setup: func(w *workload) {
+				asStatefulSet(w, asking("data", "manual", "200Gi", rwo), "ProvisioningFailed", msgClassNotFound,
+					pv("san-1", "manual", "100Gi", rwo), pv("san-2", "manual", "100Gi", rwo))
+			},
+			rule: RuleClaimRequest, object: "StatefulSet/ledger", path: "spec.volumeClaimTemplates[0].spec.resources.requests[storage]",
+			absent: []string{"spec.volumeClaimTemplates[0].spec.storageClassName"},
+		},
+		{
+			name: "a claim asking a mode no volume of its class offers, though they have room",
+			setup: func(w *workload) {
+				mountClaim(w, asking("shared", "", "10Gi", rwx), "FailedBinding", msgNoClass,
+					pv("iscsi-1", "", "100Gi", rwo), pv("iscsi-2", "", "100Gi", rwo))
+			},
+			rule: RuleClaimAccessModes, object: "PersistentVolumeClaim/shared", path: "spec.accessModes",
+			absent: []string{"spec.resources.requests[storage]"},
+		},
+		{
+			name: "a claim template whose mode only a smaller volume offers: each field alone",
+			setup: func(w *workload) {
+				asStatefulSet(w, asking("data", "", "10Gi", rwx), "FailedBinding", msgNoClass,
+					pv("big", "", "100Gi", rwo), pv("nfs", "", "1Gi", rwx))
+			},
+			anyTop: true,
+			below:  []string{"spec.volumeClaimTemplates[0].spec.resources.requests[storage]"},
+		},
+		{
+			name: "a claim whose class no volume carries and no StorageClass provisions",
+			setup: func(w *workload) {
+				mountClaim(w, asking("scratch", "local-nvme", "10Gi", rwo), "ProvisioningFailed", `storageclass.storage.k8s.io "local-nvme" not found`,
+					pv("nfs-1", "", "100Gi", rwo), pv("fast-1", "fast", "100Gi", rwo))
+			},
+			rule: RuleClaimClass, object: "PersistentVolumeClaim/scratch", path: "spec.storageClassName",
+		},
+		{
+			name: "a claim without a class in a cluster whose volumes all have one",
+			setup: func(w *workload) {
+				mountClaim(w, asking("scratch", "", "10Gi", rwo), "FailedBinding", msgNoClass, pv("fast-1", "fast", "100Gi", rwo))
+			},
+			rule: RuleClaimClass, object: "PersistentVolumeClaim/scratch", path: "spec.storageClassName",
+		},
+		{
+			name: "a claim whose class an in-tree no-provisioner class names and no volume carries",
+			setup: func(w *workload) {
+				mountClaim(w, asking("scratch", "local-storage", "10Gi", rwo), "ProvisioningFailed", msgNoPlugin, pv("nfs-1", "", "100Gi", rwo))
+			},
+			rule: RuleClaimClass, object: "PersistentVolumeClaim/scratch", path: "spec.storageClassName",
+		},
+		{
+			name: "a claim asking Block of filesystem volumes",
+			setup: func(w *workload) {
+				pvc := asking("raw", "", "10Gi", rwo)
+				block := corev1.PersistentVolumeBlock
+				pvc.Spec.VolumeMode = &block
+				mountClaim(w, pvc, "FailedBinding", msgNoClass, pv("san-1", "", "100Gi", rwo))
+			},
+			rule: RuleClaimVolumeMode, object: "PersistentVolumeClaim/raw", path: "spec.volumeMode",
+		},
+		{
+			name: "a claim whose selector no volume of its class carries",
+			setup: func(w *workload) {
+				pvc := asking("archive", "", "10Gi", rwo)
+				pvc.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"volume": "archive-2026"}}
+				a := pv("archive-a", "", "100Gi", rwo)
+				a.Labels = map[string]string{"volume": "archive"}
+				mountClaim(w, pvc, "FailedBinding", msgNoClass, a)
+			},
+			rule: RuleClaimSelector, object: "PersistentVolumeClaim/archive", path: "spec.selector",
+			absent: []string{"spec.resources.requests[storage]"},
+		},
+		{
+			name: "a claim a volume satisfies names none of its fields (the claim binds at the next sync)",
+			setup: func(w *workload) {
+				mountClaim(w, asking("uploads", "", "5Gi", rwo), "FailedBinding", msgNoClass, pv("nfs-1", "", "10Gi", rwo, rwx))
+			},
+			anyTop: true,
+			absent: []string{"spec.resources.requests[storage]", "spec.storageClassName", "spec.accessModes", "spec"},
+		},
+		{
+			name: "volumes bound to other claims are not available",
+			setup: func(w *workload) {
+				taken := pv("nfs-1", "", "10Gi", rwo)
+				taken.Spec.ClaimRef = &corev1.ObjectReference{Namespace: stNS, Name: "other"}
+				taken.Status.Phase = corev1.VolumeBound
+				mountClaim(w, asking("uploads", "", "5Gi", rwo), "FailedBinding", msgNoClass, taken, pv("nfs-2", "", "1Gi", rwo))
+			},
+			rule: RuleClaimRequest, object: "PersistentVolumeClaim/uploads", path: "spec.resources.requests[storage]",
+		},
+		{
+			name: "volumes not read: the claim is named unbound, no field is guessed",
+			setup: func(w *workload) {
+				mountClaim(w, asking("uploads", "", "5Gi", rwo), "FailedBinding", msgNoClass)
+				w.Snap.Visibility = []snapshot.Visibility{{Kind: "PersistentVolume", Reason: "forbidden"}}
+			},
+			rule: RuleClaimUnbound, object: "PersistentVolumeClaim/uploads", path: "spec",
+			absent: []string{"spec.resources.requests[storage]", "spec.storageClassName"},
+		},
+		{
+			name: "volumes not read and the template's class not found: the storage-class rule's",
+			setup: func(w *workload) {
+				asStatefulSet(w, asking("data", "fast-ssd", "20Gi", rwo), "ProvisioningFailed", `storageclass.storage.k8s.io "fast-ssd" not found`)
+				w.Snap.Visibility = []snapshot.Visibility{{Kind: "PersistentVolume", Namespace: stNS, Reason: "not in the dump"}}
+			},
+			rule: RuleStorageClass, object: "StatefulSet/ledger", path: "spec.volumeClaimTemplates[0].spec.storageClassName",
+			absent: []string{"spec.volumeClaimTemplates[0].spec"},
 		},
 	})
 }

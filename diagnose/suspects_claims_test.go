@@ -299,6 +299,15 @@ func TestUnboundClaimFields(t *testing.T) {
 			rule: RuleClaimRequest, object: "PersistentVolumeClaim/uploads", path: "spec.resources.requests[storage]",
 		},
 		{
+			name: "a WaitForFirstConsumer template claim the scheduler finds no volume for on any node",
+			setup: func(w *workload) {
+				asStatefulSet(w, asking("data", "local-storage", "50Gi", rwo), "WaitForFirstConsumer", msgFirstConsumer,
+					pv("nvme-1", "local-storage", "10Gi", rwo), pv("nvme-2", "local-storage", "10Gi", rwo))
+				w.Events[0].Message = bindConflict
+			},
+			rule: RuleClaimRequest, object: "StatefulSet/ledger", path: "spec.volumeClaimTemplates[0].spec.resources.requests[storage]",
+		},
+		{
 			name: "volumes not read: the claim is named unbound, no field is guessed",
 			setup: func(w *workload) {
 				mountClaim(w, asking("uploads", "", "5Gi", rwo), "FailedBinding", msgNoClass)

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -76,10 +77,10 @@ var tooManyConnections = []string{"too many connections", "too many clients"}
 
 // dialFailure reports a log signal whose failure is reaching something.
 func dialFailure(s *signal) bool {
-	if s.Source != SourceLog {
+	if s.From != rules.FromLog {
 		return false
 	}
-	if s.class() == facts.ClassConnection {
+	if s.Class() == facts.ClassConnection {
 		return true
 	}
 	for _, p := range tooManyConnections {
@@ -117,16 +118,16 @@ func (r *ranker) dependencyTarget() *depTarget {
 	}
 	var hits []*hit
 	var dialing []*signal
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		if !dialFailure(s) {
 			continue
 		}
 		dialing = append(dialing, s)
-		host, port := dialedHost(s.Text, s.tokens(), r.ownHosts)
+		host, port := dialedHost(s.Text, s.Tokens(), r.in.OwnHosts)
 		if host == "" {
 			continue
 		}
-		n := max(1, len(s.lines))
+		n := max(1, len(s.Lines))
 		i := slices.IndexFunc(hits, func(h *hit) bool { return h.host == host })
 		if i < 0 {
 			hits = append(hits, &hit{host: host, port: port, text: shownText(s), n: n})
@@ -148,13 +149,13 @@ func (r *ranker) dependencyTarget() *depTarget {
 				best = h
 			}
 		}
-		return r.resolveTarget(best.host, best.port, clip(best.text, 200))
+		return r.resolveTarget(best.host, best.port, rules.Clip(best.text, 200))
 	}
 	host, port := r.templateEndpoint(dialing)
 	if host == "" {
 		return nil
 	}
-	return r.resolveTarget(host, port, clip(shownText(dialing[0]), 200))
+	return r.resolveTarget(host, port, rules.Clip(shownText(dialing[0]), 200))
 }
 
 // resolverFailures are the words after which a failed name lookup writes the name it looked
@@ -247,11 +248,11 @@ func (r *ranker) templateEndpoint(dialing []*signal) (string, string) {
 					break
 				}
 			}
-			if host == "" && endpointName.MatchString(e.Name) && !strings.HasSuffix(strings.ToUpper(e.Name), "PORT") &&
+			if host == "" && rules.EndpointVariable(e.Name) && !strings.HasSuffix(strings.ToUpper(e.Name), "PORT") &&
 				hostChars(e.Value) && strings.ContainsAny(strings.ToLower(e.Value), "abcdefghijklmnopqrstuvwxyz") {
 				host = strings.ToLower(e.Value) // DB_HOST=mysql: a Service in the namespace
 			}
-			if host == "" || loopback(host) || r.ownHosts[host] {
+			if host == "" || loopback(host) || r.in.OwnHosts[host] {
 				continue
 			}
 			if !slices.ContainsFunc(eps, func(o endpoint) bool { return o.host == host }) {
@@ -267,11 +268,8 @@ func (r *ranker) templateEndpoint(dialing []*signal) (string, string) {
 		}
 		var named []endpoint
 		for _, ep := range eps {
-			for _, pr := range endpointProducts {
-				if containsAny(failures.String(), pr.failure) && containsAny(ep.words, pr.endpoint) {
-					named = append(named, ep)
-					break
-				}
+			if rules.SameServer(failures.String(), ep.words) {
+				named = append(named, ep)
 			}
 		}
 		eps = named
@@ -533,7 +531,7 @@ func shortNames(names []string, ns string) []string {
 }
 
 // shownText is a log signal's line as evidence shows it: a structured line's message fields.
-func shownText(s *signal) string { return s.reading().Line(s.Text).Text }
+func shownText(s *signal) string { return s.Reading().Line(s.Text).Text }
 
 // dependencyFix is a victim's fix: look at the dependency, not at its own spec.
 func dependencyFix(object, namespace string, n int) string {

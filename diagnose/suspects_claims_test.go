@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -35,7 +36,7 @@ func TestUnboundClaimSelector(t *testing.T) {
 				w.Claims = []*corev1.PersistentVolumeClaim{pendingClaim("archive", &metav1.LabelSelector{MatchLabels: map[string]string{"volume": "archive-2026"}})}
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", unboundClaims)
 			},
-			rule: RuleClaimSelector, object: "PersistentVolumeClaim/archive", path: "spec.selector",
+			rule: rules.RuleClaimSelector, object: "PersistentVolumeClaim/archive", path: "spec.selector",
 		},
 		{
 			name: "a StatefulSet's claim template whose selector no volume carries",
@@ -53,7 +54,7 @@ func TestUnboundClaimSelector(t *testing.T) {
 				w.Claims = []*corev1.PersistentVolumeClaim{pendingClaim("data-ledger-0", tpl.Spec.Selector)}
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", unboundClaims)
 			},
-			rule: RuleClaimSelector, object: "StatefulSet/ledger", path: "spec.volumeClaimTemplates[0].spec.selector",
+			rule: rules.RuleClaimSelector, object: "StatefulSet/ledger", path: "spec.volumeClaimTemplates[0].spec.selector",
 		},
 		{
 			name: "a Pending claim without a selector names no selector",
@@ -70,7 +71,8 @@ func TestUnboundClaimSelector(t *testing.T) {
 }
 
 // The PV controller's and the scheduler's messages, copied from the sources of both supported
-// versions (k8s.io/kubernetes v1.31.14 and v1.37.2: the same text in each).
+// versions (k8s.io/kubernetes v1.31.14 and v1.37.2: the same text in each); the package rules
+// test of readBindingEvent and noVolumeReason reads each of them, and more.
 const (
 	// pkg/controller/volume/persistentvolume/pv_controller.go syncUnboundClaim
 	msgNoClass = "no persistent volumes available for this claim and no storage class is set"
@@ -79,60 +81,12 @@ const (
 	msgClassNotFound = `storageclass.storage.k8s.io "manual" not found`
 	// pkg/volume/plugins.go FindProvisionablePluginByName, through provisionClaim
 	msgNoPlugin = "no provisionable volume plugin matched"
-	// pv_controller.go provisionClaimOperationExternal
-	msgExternal = "Waiting for a volume to be created either by the external provisioner 'ebs.csi.aws.com' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered."
 	// pv_controller.go emitEventForUnboundDelayBindingClaim
 	msgFirstConsumer = "waiting for first consumer to be created before binding"
 	// pkg/scheduler/framework/plugins/volumebinding/binder.go ErrReasonBindConflict in a
 	// FitError (pkg/scheduler/framework/types.go): v1.31.14 and v1.37.2
 	bindConflict = "0/3 nodes are available: 3 node(s) didn't find available persistent volumes to bind. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
-	// binder.go ErrReasonNodeConflict: v1.31.14 and v1.37.2 word it differently, and it is
-	// about bound volumes, not a claim no volume satisfies
-	nodeConflict131 = "0/3 nodes are available: 3 node(s) had volume node affinity conflict. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
-	nodeConflict137 = "0/3 nodes are available: 3 node(s) didn't match PersistentVolume's node affinity. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
 )
-
-func TestReadBindingEvent(t *testing.T) {
-	tests := []struct {
-		reason, message string
-		note            bindingNote
-		name            string
-	}{
-		{"FailedBinding", msgNoClass, noteNoClass, ""},
-		{"ProvisioningFailed", msgClassNotFound, noteClassNotFound, "manual"},
-		{"ProvisioningFailed", msgNoPlugin, noteNoPlugin, ""},
-		{"ExternalProvisioning", msgExternal, noteExternal, "ebs.csi.aws.com"},
-		{"WaitForFirstConsumer", msgFirstConsumer, noteFirstConsumer, ""},
-		// pv_controller.go syncUnboundClaim, a claim asking for a volume bound elsewhere: not
-		// a claim no volume satisfies
-		{"FailedBinding", `volume "pv-7" already bound to a different claim.`, noteNone, ""},
-		{"ProvisioningFailed", "failed to provision volume with StorageClass \"gp3\": rpc error: code = Internal", noteNone, ""},
-	}
-	for _, tt := range tests {
-		note, name := readBindingEvent(tt.reason, tt.message)
-		if note != tt.note || name != tt.name {
-			t.Errorf("%s %q: note %d %q, want %d %q", tt.reason, tt.message, note, name, tt.note, tt.name)
-		}
-	}
-}
-
-func TestNoVolumeReason(t *testing.T) {
-	for msg, want := range map[string]bool{
-		unboundClaims:   true,
-		bindConflict:    true,
-		nodeConflict131: false,
-		nodeConflict137: false,
-		"0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.": false,
-	} {
-		m := reFitError.FindStringSubmatch(msg)
-		if m == nil {
-			t.Fatalf("%q is no FitError", msg)
-		}
-		if got := noVolumeReason(m[2]); got != want {
-			t.Errorf("%q: %v, want %v", msg, got, want)
-		}
-	}
-}
 
 // pv is an Available volume of a class, capacity and access modes.
 func pv(name, class, capacity string, modes ...corev1.PersistentVolumeAccessMode) *corev1.PersistentVolume {
@@ -206,7 +160,7 @@ func TestUnboundClaimFields(t *testing.T) {
 				mountClaim(w, asking("uploads", "", "5Gi", rwo), "FailedBinding", msgNoClass,
 					pv("nfs-1", "", "1Gi", rwo), pv("nfs-2", "", "2Gi", rwo, rwx), pv("fast-1", "fast", "50Gi", rwo))
 			},
-			rule: RuleClaimRequest, object: "PersistentVolumeClaim/uploads", path: "spec.resources.requests[storage]",
+			rule: rules.RuleClaimRequest, object: "PersistentVolumeClaim/uploads", path: "spec.resources.requests[storage]",
 			absent: []string{"spec.storageClassName", "spec.accessModes"},
 		},
 		{
@@ -215,7 +169,7 @@ func TestUnboundClaimFields(t *testing.T) {
 				asStatefulSet(w, asking("data", "manual", "200Gi", rwo), "ProvisioningFailed", msgClassNotFound,
 					pv("san-1", "manual", "100Gi", rwo), pv("san-2", "manual", "100Gi", rwo))
 			},
-			rule: RuleClaimRequest, object: "StatefulSet/ledger", path: "spec.volumeClaimTemplates[0].spec.resources.requests[storage]",
+			rule: rules.RuleClaimRequest, object: "StatefulSet/ledger", path: "spec.volumeClaimTemplates[0].spec.resources.requests[storage]",
 			absent: []string{"spec.volumeClaimTemplates[0].spec.storageClassName"},
 		},
 		{
@@ -224,7 +178,7 @@ func TestUnboundClaimFields(t *testing.T) {
 				mountClaim(w, asking("shared", "", "10Gi", rwx), "FailedBinding", msgNoClass,
 					pv("iscsi-1", "", "100Gi", rwo), pv("iscsi-2", "", "100Gi", rwo))
 			},
-			rule: RuleClaimAccessModes, object: "PersistentVolumeClaim/shared", path: "spec.accessModes",
+			rule: rules.RuleClaimAccessModes, object: "PersistentVolumeClaim/shared", path: "spec.accessModes",
 			absent: []string{"spec.resources.requests[storage]"},
 		},
 		{
@@ -242,21 +196,21 @@ func TestUnboundClaimFields(t *testing.T) {
 				mountClaim(w, asking("scratch", "local-nvme", "10Gi", rwo), "ProvisioningFailed", `storageclass.storage.k8s.io "local-nvme" not found`,
 					pv("nfs-1", "", "100Gi", rwo), pv("fast-1", "fast", "100Gi", rwo))
 			},
-			rule: RuleClaimClass, object: "PersistentVolumeClaim/scratch", path: "spec.storageClassName",
+			rule: rules.RuleClaimClass, object: "PersistentVolumeClaim/scratch", path: "spec.storageClassName",
 		},
 		{
 			name: "a claim without a class in a cluster whose volumes all have one",
 			setup: func(w *workload) {
 				mountClaim(w, asking("scratch", "", "10Gi", rwo), "FailedBinding", msgNoClass, pv("fast-1", "fast", "100Gi", rwo))
 			},
-			rule: RuleClaimClass, object: "PersistentVolumeClaim/scratch", path: "spec.storageClassName",
+			rule: rules.RuleClaimClass, object: "PersistentVolumeClaim/scratch", path: "spec.storageClassName",
 		},
 		{
 			name: "a claim whose class an in-tree no-provisioner class names and no volume carries",
 			setup: func(w *workload) {
 				mountClaim(w, asking("scratch", "local-storage", "10Gi", rwo), "ProvisioningFailed", msgNoPlugin, pv("nfs-1", "", "100Gi", rwo))
 			},
-			rule: RuleClaimClass, object: "PersistentVolumeClaim/scratch", path: "spec.storageClassName",
+			rule: rules.RuleClaimClass, object: "PersistentVolumeClaim/scratch", path: "spec.storageClassName",
 		},
 		{
 			name: "a claim asking Block of filesystem volumes",
@@ -266,7 +220,7 @@ func TestUnboundClaimFields(t *testing.T) {
 				pvc.Spec.VolumeMode = &block
 				mountClaim(w, pvc, "FailedBinding", msgNoClass, pv("san-1", "", "100Gi", rwo))
 			},
-			rule: RuleClaimVolumeMode, object: "PersistentVolumeClaim/raw", path: "spec.volumeMode",
+			rule: rules.RuleClaimVolumeMode, object: "PersistentVolumeClaim/raw", path: "spec.volumeMode",
 		},
 		{
 			name: "a claim whose selector no volume of its class carries",
@@ -277,7 +231,7 @@ func TestUnboundClaimFields(t *testing.T) {
 				a.Labels = map[string]string{"volume": "archive"}
 				mountClaim(w, pvc, "FailedBinding", msgNoClass, a)
 			},
-			rule: RuleClaimSelector, object: "PersistentVolumeClaim/archive", path: "spec.selector",
+			rule: rules.RuleClaimSelector, object: "PersistentVolumeClaim/archive", path: "spec.selector",
 			absent: []string{"spec.resources.requests[storage]"},
 		},
 		{
@@ -296,7 +250,7 @@ func TestUnboundClaimFields(t *testing.T) {
 				taken.Status.Phase = corev1.VolumeBound
 				mountClaim(w, asking("uploads", "", "5Gi", rwo), "FailedBinding", msgNoClass, taken, pv("nfs-2", "", "1Gi", rwo))
 			},
-			rule: RuleClaimRequest, object: "PersistentVolumeClaim/uploads", path: "spec.resources.requests[storage]",
+			rule: rules.RuleClaimRequest, object: "PersistentVolumeClaim/uploads", path: "spec.resources.requests[storage]",
 		},
 		{
 			name: "a WaitForFirstConsumer template claim the scheduler finds no volume for on any node",
@@ -305,7 +259,7 @@ func TestUnboundClaimFields(t *testing.T) {
 					pv("nvme-1", "local-storage", "10Gi", rwo), pv("nvme-2", "local-storage", "10Gi", rwo))
 				w.Events[0].Message = bindConflict
 			},
-			rule: RuleClaimRequest, object: "StatefulSet/ledger", path: "spec.volumeClaimTemplates[0].spec.resources.requests[storage]",
+			rule: rules.RuleClaimRequest, object: "StatefulSet/ledger", path: "spec.volumeClaimTemplates[0].spec.resources.requests[storage]",
 		},
 		{
 			name: "volumes not read: the claim is named unbound, no field is guessed",
@@ -313,7 +267,7 @@ func TestUnboundClaimFields(t *testing.T) {
 				mountClaim(w, asking("uploads", "", "5Gi", rwo), "FailedBinding", msgNoClass)
 				w.Snap.Visibility = []snapshot.Visibility{{Kind: "PersistentVolume", Reason: "forbidden"}}
 			},
-			rule: RuleClaimUnbound, object: "PersistentVolumeClaim/uploads", path: "spec",
+			rule: rules.RuleClaimUnbound, object: "PersistentVolumeClaim/uploads", path: "spec",
 			absent: []string{"spec.resources.requests[storage]", "spec.storageClassName"},
 		},
 		{
@@ -322,7 +276,7 @@ func TestUnboundClaimFields(t *testing.T) {
 				asStatefulSet(w, asking("data", "fast-ssd", "20Gi", rwo), "ProvisioningFailed", `storageclass.storage.k8s.io "fast-ssd" not found`)
 				w.Snap.Visibility = []snapshot.Visibility{{Kind: "PersistentVolume", Namespace: stNS, Reason: "not in the dump"}}
 			},
-			rule: RuleStorageClass, object: "StatefulSet/ledger", path: "spec.volumeClaimTemplates[0].spec.storageClassName",
+			rule: rules.RuleStorageClass, object: "StatefulSet/ledger", path: "spec.volumeClaimTemplates[0].spec.storageClassName",
 			absent: []string{"spec.volumeClaimTemplates[0].spec"},
 		},
 	})

@@ -206,8 +206,18 @@ func stackFrame(line string) bool {
 		return true
 	case len(t) < len(line) && strings.HasPrefix(t, "/") && strings.Contains(t, ".go:"):
 		return true
+	case pythonTraceHeads[t]:
+		return true
 	}
 	return false
+}
+
+// pythonTraceHeads are the lines with which Python announces a traceback and chains one to
+// another: the exception line at its end says what failed.
+var pythonTraceHeads = map[string]bool{
+	"Traceback (most recent call last):":                                   true,
+	"During handling of the above exception, another exception occurred:":  true,
+	"The above exception was the direct cause of the following exception:": true,
 }
 
 func saysFailure(msg string) bool {

@@ -27,6 +27,7 @@ var listKinds = map[string][2]string{
 	"events": {"EventList", "v1"}, "services": {"ServiceList", "v1"},
 	"persistentvolumeclaims": {"PersistentVolumeClaimList", "v1"}, "resourcequotas": {"ResourceQuotaList", "v1"},
 	"endpointslices": {"EndpointSliceList", "discovery.k8s.io/v1"}, "nodes": {"NodeList", "v1"},
+	"persistentvolumes": {"PersistentVolumeList", "v1"},
 }
 
 // emptyAPIServer answers every list of an empty namespace as kube-apiserver does, after

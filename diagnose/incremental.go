@@ -94,9 +94,9 @@ func Rediagnose(prev *Report, s *snapshot.Snapshot, changed func(kind, namespace
 }
 
 // visibilityCounted are the kinds of visibility line the engine reads beyond evidence: no pod
-// read (podsUnseen) and no metrics read (metricsUnread). A change of any other kind's line
-// changes only the NotVisible evidence visibilityEvidence writes.
-var visibilityCounted = map[string]bool{"Pod": true, "Prometheus": true}
+// read (podsUnseen), no metrics read (metricsUnread) and no volume read (volumesSeen). A change
+// of any other kind's line changes only the NotVisible evidence visibilityEvidence writes.
+var visibilityCounted = map[string]bool{"Pod": true, "Prometheus": true, "PersistentVolume": true}
 
 type visibilityChange int
 

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
@@ -38,6 +39,10 @@ func newRuleInput(w *workload, signals []*signal) rules.Input {
 	if w.Snap != nil {
 		in.Nodes, in.NodeIndex = w.Snap.Nodes, w.Snap
 	}
+	if len(in.Claims) > 0 || len(in.ClaimTemplates) > 0 {
+		in.ClaimEvents = claimEvents(w.Events)
+		in.Volumes, in.VolumesUnread = volumesOf(w)
+	}
 	if in.Nowhere = w.cls.nowhere; in.Nowhere != "" && len(in.Nodes) > 0 {
 		ex := excludedNodes(&w.Template.Spec, in.Nodes)
 		in.Excluded = rules.NodeExclusion{Selector: ex.selector, Taint: ex.taint, Taints: ex.taints}
@@ -65,4 +70,30 @@ func newRuleInput(w *workload, signals []*signal) rules.Input {
 		}
 	}
 	return in
+}
+
+// claimEvents are the events of w's claims among its events.
+func claimEvents(events []*corev1.Event) []*corev1.Event {
+	var out []*corev1.Event
+	for _, e := range events {
+		if e.InvolvedObject.Kind == "PersistentVolumeClaim" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// volumesOf are the PersistentVolumes the claims of w are matched against, and why they are
+// not known ("" when read): a source that could not read them (forbidden, or a dump without
+// them) leaves a visibility line, and an absent list is not a cluster without volumes.
+func volumesOf(w *workload) ([]*corev1.PersistentVolume, string) {
+	if w.Snap == nil {
+		return nil, "not read"
+	}
+	for _, v := range w.Snap.Visibility {
+		if v.Kind == "PersistentVolume" && (v.Namespace == "" || v.Namespace == w.Namespace) {
+			return nil, v.Reason
+		}
+	}
+	return w.Snap.PersistentVolumes, ""
 }

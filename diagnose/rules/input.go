@@ -57,8 +57,16 @@ type Input struct {
 	// Services select the template's labels; UnmatchedServices were written for the workload
 	// but select none of its pods; NearbyServices are every Service the index offered.
 	Services, UnmatchedServices, NearbyServices []*corev1.Service
-	// Claims are the PersistentVolumeClaims the copies mount or the claim templates name.
-	Claims []*corev1.PersistentVolumeClaim
+	// Claims are the PersistentVolumeClaims the copies mount or the claim templates name;
+	// ClaimEvents are the events on them, oldest first, Normal ones included (the PV
+	// controller's FailedBinding, ProvisioningFailed, ExternalProvisioning...).
+	Claims      []*corev1.PersistentVolumeClaim
+	ClaimEvents []*corev1.Event
+	// Volumes are the cluster's PersistentVolumes; VolumesUnread says why they are not known
+	// ("" when they were read). Both are filled only for a workload with claims or claim
+	// templates.
+	Volumes       []*corev1.PersistentVolume
+	VolumesUnread string
 	// Nodes are the cluster's nodes; NodeIndex looks one up by name (nil: none known).
 	Nodes     []*corev1.Node
 	NodeIndex NodeIndex

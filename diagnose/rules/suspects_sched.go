@@ -23,7 +23,6 @@ const (
 	RuleTopologySpread       RuleID = "scheduling-topology-spread"
 	RuleStorageClass         RuleID = "storage-class"
 	RuleCordonedNodes        RuleID = "scheduling-cordoned-nodes"
-	RuleClaimSelector        RuleID = "storage-claim-selector"
 )
 
 // schedulingFamily reads the scheduler's FitError and the claim provisioner's failures.
@@ -68,11 +67,6 @@ var _ = register(family{
 			RuleCordonedNodes, "The only nodes the pod may run on are cordoned",
 			"FailedScheduling `node(s) were unschedulable` with the nodes the template's nodeSelector or required node affinity picks all cordoned (spec.unschedulable)",
 			"Uncordon or replace the nodes (kubectl uncordon), or let the template select nodes that take pods.", false,
-		},
-		{
-			RuleClaimSelector, "A claim's selector matches no volume",
-			"FailedScheduling `pod has unbound immediate PersistentVolumeClaims` with the pod's claim (or its volumeClaimTemplate) Pending and carrying spec.selector, which only pre-made volumes can satisfy",
-			"Make the claim's selector match a volume's labels (kubectl get pv --show-labels), or drop it and let a StorageClass provision.", false,
 		},
 		{
 			RuleStorageClass, "A volumeClaimTemplate's storage class cannot provision",
@@ -301,8 +295,8 @@ func (r *ranker) fitReason(reason string, score int, msg string) {
 	case reason == "pod has unbound immediate PersistentVolumeClaims" ||
 		reason == "node(s) didn't find available persistent volumes to bind" ||
 		reason == "node(s) did not have enough free storage":
+		// Which of the claims' fields no volume satisfies is the claims family's to say.
 		r.storageClass("", &Signal{Text: msg})
-		r.claimSelectors(msg)
 	}
 }
 
@@ -511,13 +505,18 @@ func (r *ranker) requests(name, msg string) {
 }
 
 // storageClass names the volumeClaimTemplates' storage class: the one named missing, or all
-// of them when a claim cannot bind.
+// of them when a claim cannot bind. A class that read volumes carry names a pool of pre-made
+// volumes, not something to provision: a missing StorageClass of that name does not fault it,
+// and which field those volumes do not meet is the claims family's to say.
 func (r *ranker) storageClass(missing string, s *Signal) {
 	for i, vct := range r.in.ClaimTemplates {
 		p := field.NewPath("spec", "volumeClaimTemplates").Index(i).Child("spec", "storageClassName")
 		sc := ""
 		if vct.Spec.StorageClassName != nil {
 			sc = *vct.Spec.StorageClassName
+		}
+		if seen, _ := r.volumesSeen(); seen && (missing == "" || r.classHasVolumes(sc)) {
+			continue
 		}
 		switch {
 		case missing != "" && sc == missing:
@@ -537,36 +536,4 @@ func (r *ranker) claimMissing(name string) {
 				scoreCertain, "PersistentVolumeClaim "+name+" does not exist")
 		}
 	}
-}
-
-// claimSelectors names the selector of each Pending claim the pods wait for: a claim with a
-// selector asks for a pre-made volume carrying those labels, and of its asks (class, access
-// modes, size, labels) the labels are the narrowest; which one no volume meets only the
-// volumes, cluster-scoped and not read, could say. A StatefulSet's claims come from its
-// volumeClaimTemplates, whose selector is the field to change.
-func (r *ranker) claimSelectors(msg string) {
-	for _, pvc := range r.in.Claims {
-		if pvc.Status.Phase != corev1.ClaimPending || pvc.Spec.Selector == nil {
-			continue
-		}
-		reason := "claim " + pvc.Name + " is Pending and only a volume with the labels its selector asks can bind it: " + msg
-		if i := r.claimTemplateOf(pvc.Name); i >= 0 {
-			p := field.NewPath("spec", "volumeClaimTemplates").Index(i).Child("spec", "selector")
-			r.suspectObject(RuleClaimSelector, r.in.Object, r.in.Workload, p, scoreCertain, reason)
-			continue
-		}
-		r.suspectObject(RuleClaimSelector, "PersistentVolumeClaim/"+pvc.Name, pvc, field.NewPath("spec", "selector"), scoreCertain, reason)
-	}
-}
-
-// claimTemplateOf is the index of the volumeClaimTemplate a StatefulSet's claim was made from
-// (named <template>-<statefulset>-<ordinal>), or -1.
-func (r *ranker) claimTemplateOf(claim string) int {
-	for i := range r.in.ClaimTemplates {
-		prefix := r.in.ClaimTemplates[i].Name + "-" + r.in.Name + "-"
-		if rest, ok := strings.CutPrefix(claim, prefix); ok && rest != "" && strings.Trim(rest, "0123456789") == "" {
-			return i
-		}
-	}
-	return -1
 }

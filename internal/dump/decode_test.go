@@ -166,7 +166,7 @@ func TestDecodeObjectAgreesWithDeserializer(t *testing.T) {
 		}
 	}
 	t.Logf("%d files, objects decoded both ways: %v", len(files), kinds)
-	for _, k := range []string{"Pod", "Deployment", "ReplicaSet", "Event", "Service", "EndpointSlice", "Node", "StatefulSet", "DaemonSet", "ControllerRevision", "PersistentVolumeClaim", "ResourceQuota", "PodDisruptionBudget"} {
+	for _, k := range []string{"Pod", "Deployment", "ReplicaSet", "Event", "Service", "EndpointSlice", "Node", "StatefulSet", "DaemonSet", "ControllerRevision", "PersistentVolumeClaim", "ResourceQuota", "PodDisruptionBudget", "PersistentVolume"} {
 		if kinds[k] == 0 {
 			t.Errorf("no %s in testdata was compared", k)
 		}

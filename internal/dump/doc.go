@@ -27,8 +27,10 @@
 // skipped and counted in Snapshot.Source.Skipped; managedFields are dropped (a Service keeps them). A controller that
 // owns objects in the dump but is missing from it (kubectl cluster-info dump writes no
 // StatefulSets) is listed in Snapshot.Visibility, and so is a dump that holds controllers but no
-// pod list (`kubectl get deploy -o yaml`, pods pruned): Pod, "not in the dump". Write leaves out
-// the pod list of a namespace whose pods the snapshot could not read, so the gap survives.
+// pod list (`kubectl get deploy -o yaml`, pods pruned): Pod, "not in the dump"; so is a dump
+// with a Pending claim but no PersistentVolume list (PersistentVolume, "not in the dump", in the
+// claim's namespace). Write leaves out the pod list of a namespace whose pods the snapshot could
+// not read, and the volume list the snapshot could not read, so the gap survives.
 //
 // The reference time is the newest timestamp the objects carry: creation times, controller,
 // pod, claim and node conditions (node heartbeats included), container start and finish times,

@@ -69,8 +69,8 @@ type fileRead struct {
 	logs          []snapshot.ContainerLog
 	logsCut       []cutLog
 	skipped       map[string]int
-	// podList is true once a PodList (even an empty one) was met.
-	podList bool
+	// listed holds the kinds of which a list (even an empty one) was met.
+	listed listedKinds
 }
 
 func newFileRead(name string, open func() (io.Reader, func(), error), wrap func(error) error) *fileRead {
@@ -284,7 +284,7 @@ func (r *reader) merge(f *fileRead, start int64) (int64, error) {
 	for k, n := range f.skipped {
 		r.skipped[k] += n
 	}
-	r.podList = r.podList || f.podList
+	r.listed |= f.listed
 	cut := f.logsCut
 	for i, l := range f.logs {
 		dropped := 0

@@ -104,9 +104,7 @@ func (p *parser) value(raw []byte, at location, def schema.GroupVersionKind, dep
 		return at.errorf("not a Kubernetes object: it has no apiVersion and kind")
 	}
 	if strings.HasSuffix(gvk.Kind, "List") {
-		if gvk.Kind == "PodList" && gvk.Group == "" {
-			p.out.podList = true
-		}
+		p.out.listed |= listedOf(gvk.GroupVersion().WithKind(strings.TrimSuffix(gvk.Kind, "List")))
 		items, err := listItems(raw)
 		if err != nil {
 			return at.errorf("%s: %w", gvk.Kind, err)
@@ -266,7 +264,9 @@ func (r *reader) put(obj runtime.Object, idx int, at location) (int, error) {
 			o.Data.Raw = b.Bytes()
 		}
 	case *corev1.Pod:
-		r.podList = true
+		r.listed |= listedPods
+	case *corev1.PersistentVolume:
+		r.listed |= listedVolumes
 	}
 	gvk := obj.GetObjectKind().GroupVersionKind()
 	if k := snapshot.KindFor(gvk); k != nil {

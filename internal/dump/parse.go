@@ -111,7 +111,7 @@ type pendingItem struct {
 
 // listKind checks the apiVersion and kind of a list read around its items and returns the
 // kind its items default to (none for a plain List). A PodList, even an empty one, tells that
-// the dump holds the pods it was asked for.
+// the dump holds the pods it was asked for (listedOf).
 func (p *parser) listKind(at location, apiVersion, kind string) (schema.GroupVersionKind, error) {
 	if apiVersion == "" || kind == "" {
 		return emptyGVK, at.errorf("not a Kubernetes object: it has no apiVersion and kind")
@@ -127,9 +127,7 @@ func (p *parser) listKind(at location, apiVersion, kind string) (schema.GroupVer
 		return emptyGVK, nil
 	}
 	def := gv.WithKind(strings.TrimSuffix(kind, "List"))
-	if def.Kind == "Pod" && def.Group == "" {
-		p.out.podList = true
-	}
+	p.out.listed |= listedOf(def)
 	return def, nil
 }
 

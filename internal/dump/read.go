@@ -368,9 +368,9 @@ type reader struct {
 	// read is the bytes read of the files merged and of the file being merged, up to the
 	// object filed last.
 	read int64
-	// podList is true once a PodList (even an empty one) or a pod was read: the dump then
-	// shows the pods it was asked for, and none of them is a fact, not a gap.
-	podList bool
+	// listed holds the kinds of which a list (even an empty one) or an object was read: the
+	// dump then shows the objects it was asked for, and none of them is a fact, not a gap.
+	listed listedKinds
 	// name is the file being merged, as the snapshot's notes name it.
 	name string
 	// duplicates are objects met twice with different content.
@@ -455,9 +455,10 @@ func (r *reader) finish(name, path string) (*snapshot.Snapshot, error) {
 	ref, outliers := referenceTime(s)
 	s.ReferenceTime = ref
 	s.Visibility = missingOwners(s)
-	if v, ok := missingPods(s, r.podList); ok {
+	if v, ok := missingPods(s, r.listed&listedPods != 0); ok {
 		s.Visibility = append(s.Visibility, v)
 	}
+	s.Visibility = append(s.Visibility, missingVolumes(s, r.listed&listedVolumes != 0)...)
 	s.Visibility = append(s.Visibility, r.notes()...)
 	s.Visibility = append(s.Visibility, r.manifestNotes...)
 	if v, ok := r.skippedFiles.note(); ok {

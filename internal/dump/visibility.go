@@ -6,8 +6,10 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
@@ -112,6 +114,51 @@ func missingPods(s *snapshot.Snapshot, podList bool) (snapshot.Visibility, bool)
 		return snapshot.Visibility{}, false
 	}
 	return snapshot.Visibility{Kind: "Pod", Reason: "not in the dump"}, true
+}
+
+// listedKinds are the kinds whose absence from a dump is a gap rather than none of them: a
+// list of the kind, even an empty one, or one object of it says the dump holds them.
+type listedKinds uint8
+
+const (
+	listedPods listedKinds = 1 << iota
+	listedVolumes
+)
+
+// listedOf is the listedKinds bit of a kind, or 0.
+func listedOf(gvk schema.GroupVersionKind) listedKinds {
+	if gvk.Group != "" {
+		return 0
+	}
+	switch gvk.Kind {
+	case "Pod":
+		return listedPods
+	case "PersistentVolume":
+		return listedVolumes
+	}
+	return 0
+}
+
+// missingVolumes records that a dump holds claims waiting for a volume but no list of
+// PersistentVolumes (a dump written before the tool read them, `kubectl cluster-info dump`,
+// which writes none), in the namespaces of those claims: which of a claim's fields no volume
+// satisfies is then unknown, not "there are no volumes". An empty PersistentVolumeList is a
+// cluster without volumes.
+func missingVolumes(s *snapshot.Snapshot, listed bool) []snapshot.Visibility {
+	if listed {
+		return nil
+	}
+	var out []snapshot.Visibility
+	seen := map[string]bool{}
+	for _, c := range s.PersistentVolumeClaims {
+		if c.Status.Phase != corev1.ClaimPending || c.Spec.VolumeName != "" || seen[c.Namespace] {
+			continue
+		}
+		seen[c.Namespace] = true
+		out = append(out, snapshot.Visibility{Kind: "PersistentVolume", Namespace: c.Namespace, Reason: "not in the dump"})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Namespace < out[j].Namespace })
+	return out
 }
 
 // mixedMoments is how far apart two files' node heartbeats may be in one dump; nodes report at

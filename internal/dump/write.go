@@ -33,7 +33,7 @@ const (
 )
 
 // Write writes s into dir in the layout of `kubectl cluster-info dump --output-directory`:
-// nodes.json at the top and, per namespace, one *List JSON file per kind of snapshot.Kinds
+// nodes.json and persistentvolumes.json at the top and, per namespace, one *List JSON file per kind of snapshot.Kinds
 // (events.json, deployments.json, pods.json, ... as cluster-info dump names them, and
 // statefulsets.json, controllerrevisions.json and the others it does not write), an empty
 // replication-controllers.json as cluster-info dump writes it, and each pod's log tails in
@@ -62,9 +62,16 @@ func Write(dir string, s *snapshot.Snapshot, force bool) error {
 	w.manifest(false)
 	all := func(metav1.Object) bool { return true }
 	for i := range snapshot.Kinds {
-		if k := &snapshot.Kinds[i]; k.Cluster {
-			w.kind(k.File, k, s, all)
+		k := &snapshot.Kinds[i]
+		if !k.Cluster {
+			continue
 		}
+		// As in a namespace: a kind the source could not read (in any namespace it looked at,
+		// for a cluster-scoped kind) is left out, not written as none.
+		if k.KeepUnread && k.Len(s) == 0 && notReadAnywhere(s, k.Kind) {
+			continue
+		}
+		w.kind(k.File, k, s, all)
 	}
 	for _, ns := range namespacesOf(s) {
 		w.namespace(s, ns)
@@ -165,6 +172,16 @@ func (w *writer) namespace(s *snapshot.Snapshot, ns string) {
 func notRead(s *snapshot.Snapshot, kind, ns string) bool {
 	for _, v := range s.Visibility {
 		if v.Kind == kind && (v.Namespace == "" || v.Namespace == ns) {
+			return true
+		}
+	}
+	return false
+}
+
+// notReadAnywhere reports whether the snapshot says it could not read the kind somewhere.
+func notReadAnywhere(s *snapshot.Snapshot, kind string) bool {
+	for _, v := range s.Visibility {
+		if v.Kind == kind {
 			return true
 		}
 	}

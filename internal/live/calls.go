@@ -139,6 +139,14 @@ var kindCalls = map[string]calls{
 		},
 		watch: func(c kubernetes.Interface, _ string) cache.WatchFuncWithContext { return c.CoreV1().Nodes().Watch },
 	},
+	"PersistentVolume": {
+		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
+			return fastPageFunc[corev1.PersistentVolumeList](c, coreGroup, "persistentvolumes", "PersistentVolumeList", ns, pageFunc(c.CoreV1().PersistentVolumes().List))
+		},
+		watch: func(c kubernetes.Interface, _ string) cache.WatchFuncWithContext {
+			return c.CoreV1().PersistentVolumes().Watch
+		},
+	},
 }
 
 func pageFunc[L runtime.Object](fn func(ctx context.Context, opts metav1.ListOptions) (L, error)) pager.ListPageFunc {

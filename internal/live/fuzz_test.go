@@ -37,6 +37,7 @@ var listKinds = map[string][2]string{
 	"resourcequotas":         {"v1", "ResourceQuotaList"},
 	"endpointslices":         {"discovery.k8s.io/v1", "EndpointSliceList"},
 	"nodes":                  {"v1", "NodeList"},
+	"persistentvolumes":      {"v1", "PersistentVolumeList"},
 }
 
 // decodeSeeds are the pods of a real dump as a v1.37 API server sends them, as JSON and as

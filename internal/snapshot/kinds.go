@@ -42,7 +42,8 @@ type Kind struct {
 	// ("deployments.json"), or at the top for a cluster-scoped kind.
 	File string
 	// KeepUnread leaves the kind's file out of a dump when the source could not read it in
-	// the namespace: an empty pod list would read back as a namespace without copies.
+	// the namespace (anywhere, for a cluster-scoped kind): an empty pod list would read back
+	// as a namespace without copies, an empty volume list as a cluster without volumes.
 	KeepUnread bool
 
 	// New returns an empty object of the kind, for informers' type checks.
@@ -273,6 +274,10 @@ var Kinds = []Kind{
 	entry(Kind{
 		Kind: "Node", GVK: core.WithKind("Node"), Resource: "nodes", File: "nodes.json", Cluster: true,
 	}, func(s *Snapshot) *[]*corev1.Node { return &s.Nodes }),
+	entry(Kind{
+		Kind: "PersistentVolume", GVK: core.WithKind("PersistentVolume"), Resource: "persistentvolumes",
+		File: "persistentvolumes.json", Cluster: true, KeepUnread: true,
+	}, func(s *Snapshot) *[]*corev1.PersistentVolume { return &s.PersistentVolumes }),
 }
 
 // KindFor returns the entry of a group, version and kind, or nil for a kind a snapshot does not

@@ -81,7 +81,10 @@ type Snapshot struct {
 	// PodDisruptionBudgets say how many copies a team keeps available: a workload's
 	// availability floor, where one selects its copies.
 	PodDisruptionBudgets []*policyv1.PodDisruptionBudget
-	Logs                 []ContainerLog
+	// PersistentVolumes are the volumes a Pending claim could bind: which of its fields none
+	// satisfies. Cluster-scoped, like Nodes.
+	PersistentVolumes []*corev1.PersistentVolume
+	Logs              []ContainerLog
 	// Metrics holds the workloads' throughput and backlog series; nil when no metrics source
 	// was configured.
 	Metrics *Metrics

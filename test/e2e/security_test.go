@@ -17,7 +17,8 @@ import (
 var readVerbs = []string{"get", "list", "watch"}
 
 // readerRules grant get, list and watch on exactly the kinds the tool reads, in one namespace.
-// A namespaced Role cannot grant nodes; the report must say it could not see them.
+// A namespaced Role cannot grant nodes or persistent volumes; the report must say it could not
+// see them.
 func readerRules(withEvents bool) []rbacv1.PolicyRule {
 	core := []string{"pods", "pods/log", "services", "persistentvolumeclaims", "resourcequotas"}
 	rules := []rbacv1.PolicyRule{
@@ -51,12 +52,12 @@ func TestLeastPrivilege(t *testing.T) {
 		// No -n: the namespace comes from the kubeconfig context, as it does for kubectl.
 		r := eventuallyAudit(t, 30*time.Second, reader.Kubeconfig, nil, want...)
 		for _, v := range r.Visibility {
-			if v.Kind != "Node" {
-				t.Errorf("visibility %+v: the reader may read everything but nodes", v)
+			if v.Kind != "Node" && v.Kind != "PersistentVolume" {
+				t.Errorf("visibility %+v: the reader may read everything but nodes and persistent volumes", v)
 			}
 		}
-		if !hasVisibility(r, "Node", "") {
-			t.Errorf("visibility %+v does not say nodes were not readable", r.Visibility)
+		if !hasVisibility(r, "Node", "") || !hasVisibility(r, "PersistentVolume", "") {
+			t.Errorf("visibility %+v does not say nodes and persistent volumes were not readable", r.Visibility)
 		}
 		// KUBECONFIG works as it does for kubectl.
 		res := diagnoseEnv(t, reader.Kubeconfig, "audit", "-o", "json")
@@ -74,8 +75,8 @@ func TestLeastPrivilege(t *testing.T) {
 
 	t.Run("without events and nodes the report says what it could not see", func(t *testing.T) {
 		r := eventuallyAudit(t, 30*time.Second, blind.Kubeconfig, nil, want...)
-		if !hasVisibility(r, "Event", e.ns) || !hasVisibility(r, "Node", "") {
-			t.Errorf("visibility = %+v, want entries for Event in %s and Node", r.Visibility, e.ns)
+		if !hasVisibility(r, "Event", e.ns) || !hasVisibility(r, "Node", "") || !hasVisibility(r, "PersistentVolume", "") {
+			t.Errorf("visibility = %+v, want entries for Event in %s, Node and PersistentVolume", r.Visibility, e.ns)
 		}
 		for _, v := range r.Visibility {
 			if v.Kind == "Event" && !strings.Contains(v.Reason, "forbidden") {

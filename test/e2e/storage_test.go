@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,5 +74,82 @@ func TestStatefulSetWhoseClaimCannotBeProvisioned(t *testing.T) {
 	}
 	if w.Counts.Declared != 2 || w.Counts.Serving != 0 {
 		t.Errorf("counts = %+v, want 2 declared and none serving", w.Counts)
+	}
+}
+
+// TestClaimLargerThanEveryVolume: a Deployment's claim asks 5Gi of a pre-made volume
+// (storageClassName "") and the only such volume has 1Gi. The real PV controller finds no match
+// and records FailedBinding on the claim; the scheduler keeps the pod off every node. With the
+// volumes read, the tool must name the claim's storage request, not its class.
+func TestClaimLargerThanEveryVolume(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, world())
+	ctx := context.Background()
+	volumeName := "e2e-" + e.ns + "-nfs"
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: volumeName},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")},
+			AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			StorageClassName:              "",
+			PersistentVolumeSource: corev1.PersistentVolumeSource{
+				NFS: &corev1.NFSVolumeSource{Server: "10.42.7.20", Path: "/exports/" + e.ns},
+			},
+		},
+	}
+	if _, err := e.cs.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = e.cs.CoreV1().PersistentVolumes().Delete(context.Background(), volumeName, metav1.DeleteOptions{}) // best effort: the control plane is thrown away
+	})
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "uploads"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			StorageClassName: ptr.To(""),
+			Resources: corev1.VolumeResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("5Gi")},
+			},
+		},
+	}
+	if _, err := e.cs.CoreV1().PersistentVolumeClaims(e.ns).Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d := ingester("uploader", 1, reachableIntake)
+	d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "uploads", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "uploads"},
+	}}}
+	d.Spec.Template.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "uploads", MountPath: "/uploads"}}
+	e.create(t, d, false)
+
+	want := verdict{
+		name: "uploader", shape: "never-starts", cause: "spec",
+		object: "PersistentVolumeClaim/uploads", suspect: "spec.resources.requests[storage]",
+	}
+	// The PV controller's FailedBinding comes on its own sync of the claim, the scheduler's
+	// message with the pod: wait for both, so the verdict rests on the real controller's word.
+	words := []string{"pod has unbound immediate PersistentVolumeClaims", "no persistent volumes available for this claim"}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		r := eventuallyAudit(t, 90*time.Second, cp.AdminKubeconfig(), []string{"-n", e.ns}, want)
+		w := r.find("Deployment", "uploader")
+		var lacking []string
+		for _, word := range words {
+			if !hasEvidence(w, word) && !strings.Contains(w.Suspects[0].Reason, word) {
+				lacking = append(lacking, word)
+			}
+		}
+		if len(lacking) == 0 {
+			if !strings.Contains(w.Suspects[0].Reason, "1Gi") {
+				t.Errorf("the suspect's reason does not name the volume's 1Gi: %s", w.Suspects[0].Reason)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("evidence lacks %q:\n%s", lacking, w)
+		}
+		time.Sleep(2 * time.Second)
 	}
 }

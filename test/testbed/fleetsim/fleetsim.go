@@ -17,18 +17,24 @@ import (
 )
 
 // Clone returns a snapshot holding copies of every namespaced object of the sources, as many
-// rounds as it takes to reach at least pods pods; copy i of namespace ns is ns-i. Nodes are
-// kept once by name. The reference time is the newest of the sources'.
+// rounds as it takes to reach at least pods pods; copy i of namespace ns is ns-i. Nodes and
+// PersistentVolumes, cluster-scoped, are kept once by name. The reference time is the newest of the sources'.
 func Clone(sources []*snapshot.Snapshot, pods int) *snapshot.Snapshot {
 	per := 0
 	out := &snapshot.Snapshot{Source: snapshot.SourceInfo{Type: snapshot.SourceDump}}
-	nodes := map[string]bool{}
+	nodes, volumes := map[string]bool{}, map[string]bool{}
 	for _, s := range sources {
 		per += len(s.Pods)
 		for _, n := range s.Nodes {
 			if !nodes[n.Name] {
 				nodes[n.Name] = true
 				out.Nodes = append(out.Nodes, n)
+			}
+		}
+		for _, v := range s.PersistentVolumes {
+			if !volumes[v.Name] {
+				volumes[v.Name] = true
+				out.PersistentVolumes = append(out.PersistentVolumes, v)
 			}
 		}
 		if s.ReferenceTime.After(out.ReferenceTime) {

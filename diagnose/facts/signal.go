@@ -72,7 +72,7 @@ var classPhrases = []struct {
 		"failed to parse", "parse error", "unknown field", "could not resolve placeholder",
 	}},
 	{ClassAuth, []string{
-		"password authentication failed", "access denied", "permission denied", "authentication failed",
+		"password authentication", "access denied", "permission denied", "authentication failed",
 		"authentication required", "unauthorized", "forbidden", "invalid credentials", "invalid password",
 		"certificate signed by unknown authority", "certificate has expired", "noauth", "eacces", "eperm",
 	}},
@@ -82,6 +82,9 @@ var classPhrases = []struct {
 		"deadline exceeded", "no route to host", "network is unreachable", "unreachable",
 		"ehostunreach", "enetunreach", "broken pipe", "unexpected eof", "connection lost",
 		"connection dropped", "disconnected", "communications link failure", "connection rejected",
+		// A server that refuses a connection for want of room: MySQL's error 1040, PostgreSQL's
+		// "sorry, too many clients already".
+		"too many connections", "too many clients",
 	}},
 	{ClassNotFound, []string{"not found", "no such file or directory", "does not exist", "enoent"}},
 	{ClassResource, []string{
@@ -153,9 +156,10 @@ func lineSignal(line string, m *message) Signal {
 		// state says more.
 		return Signal{}
 	}
-	if stackFrame(line) {
+	if stackFrame(line) || traceHeader(line) {
 		// A frame of a stack trace says where, not what: the exception line above it and
-		// its "Caused by:" lines are the failure.
+		// its "Caused by:" lines are the failure. Python writes the exception below its
+		// frames, after a header that announces them.
 		return Signal{}
 	}
 	failing := false
@@ -205,6 +209,19 @@ func stackFrame(line string) bool {
 	case strings.HasPrefix(t, `File "`) && strings.Contains(t, `", line `):
 		return true
 	case len(t) < len(line) && strings.HasPrefix(t, "/") && strings.Contains(t, ".go:"):
+		return true
+	}
+	return false
+}
+
+// traceHeader reports the line with which Python's traceback module announces the frames and
+// the exception below them (traceback.py: "Traceback (most recent call last):", and the
+// chaining lines between two tracebacks).
+func traceHeader(line string) bool {
+	switch strings.TrimSpace(line) {
+	case "Traceback (most recent call last):",
+		"During handling of the above exception, another exception occurred:",
+		"The above exception was the direct cause of the following exception:":
 		return true
 	}
 	return false

@@ -56,12 +56,14 @@ var _ = register(family{
 //   - `failed to pull and unpack image "IMG": failed to resolve image: pull access denied, repository does not exist or may require authorization: server message: insufficient_scope: authorization failed`
 //   - `... failed to resolve reference "IMG": unexpected status from HEAD request to https://...: 401 Unauthorized`
 //   - `... failed to do request: Head "https://HOST/v2/...": dial tcp: lookup HOST on 10.96.0.10:53: no such host`
+//   - `... failed to resolve reference "IMG": unexpected status from HEAD request to https://HOST/v2/...: 503 Service Unavailable`
+//     (containerd's ErrUnexpectedStatus: the registry failed, a 5xx)
 //
 // InvalidImageName carries `Failed to apply default image tag "IMG": couldn't parse image name "IMG": invalid reference format`.
 var (
 	reImageAuth    = regexp.MustCompile(`(?i)pull access denied|unauthorized|insufficient_scope|authorization failed|authentication required|\b401\b|\b403 Forbidden|denied: `)
 	reImageMissing = regexp.MustCompile(`(?i)\bnot found\b|manifest unknown|name unknown|code = NotFound`)
-	reImageNetwork = regexp.MustCompile(`(?i)no such host|i/o timeout|connection refused|network is unreachable|no route to host|tls handshake timeout|connection reset by peer|context deadline exceeded|x509: `)
+	reImageNetwork = regexp.MustCompile(`(?i)no such host|i/o timeout|connection refused|network is unreachable|no route to host|tls handshake timeout|connection reset by peer|context deadline exceeded|x509: |unexpected status (?:code )?from [A-Z]+ request to \S+: 5\d\d\b`)
 	reImageInvalid = regexp.MustCompile(`couldn't parse image name|invalid reference format`)
 	reImageLimited = regexp.MustCompile(`(?i)429 Too Many Requests|toomanyrequests|pull rate limit`)
 )

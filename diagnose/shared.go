@@ -597,10 +597,8 @@ func shareDependency(r *Report, members []int) SharedDependency {
 			Objects: others, Count: int32(len(names)),
 		})
 		if d.Cause == CauseUnknown {
-			if sd.Object != "" {
-				// What to look at is the dependency: its endpoints, its own copies.
-				d.Fix = dependencyFix(sd.Object, sd.Namespace, len(names))
-			}
+			// What to look at is the dependency: its endpoints, its own copies, or the host.
+			d.Fix = dependencyFix(&sd, len(names))
 			d.Cause = CauseDependency
 			unchanged, dial := "did not change the address", "dial"
 			if sd.Pull {
@@ -633,11 +631,17 @@ func shortNames(names []string, ns string) []string {
 func shownText(s *signal) string { return s.reading().Line(s.Text).Text }
 
 // dependencyFix is a victim's fix: look at the dependency, not at its own spec.
-func dependencyFix(object, namespace string, n int) string {
-	kind, name, _ := strings.Cut(object, "/")
+func dependencyFix(sd *SharedDependency, n int) string {
+	if sd.Object == "" {
+		if sd.Pull {
+			return fmt.Sprintf("check registry %s from the nodes (%d workloads cannot pull from it; their specs are not at fault)", sd.Target, n)
+		}
+		return fmt.Sprintf("check %s from the cluster's network (%d workloads fail reaching it; their specs are not at fault)", sd.Target, n)
+	}
+	kind, name, _ := strings.Cut(sd.Object, "/")
 	ns := ""
-	if namespace != "" {
-		ns = " -n " + shellQuote(namespace)
+	if sd.Namespace != "" {
+		ns = " -n " + shellQuote(sd.Namespace)
 	}
 	return fmt.Sprintf("kubectl describe %s%s (%d workloads fail reaching it; their specs are not at fault)",
 		shellQuote(strings.ToLower(kind)+"/"+name), ns, n)

@@ -37,7 +37,7 @@ var _ = register(family{
 		},
 		{
 			RuleImageRegistryDown, "Registry cannot be reached",
-			"ErrImagePull with `no such host`, `i/o timeout` or `connection refused` to the registry",
+			"ErrImagePull with `no such host`, `i/o timeout` or `connection refused` to the registry, or its 5xx answer",
 			"If the registry host did not change, fix the registry or the network path to it; the spec is not at fault.", true,
 		},
 		{

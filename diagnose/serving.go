@@ -254,12 +254,13 @@ const eventTTL = time.Hour
 
 // quietUntil returns the first failure signal among a copy's events, when the snapshot can be
 // trusted to hold all of them and it came after the copy's warm-up. The snapshot holds them all
-// when the copy is younger than the events' TTL, or when one of its events is a series the kubelet
-// began at the copy's start and still adds to (its first time within the warm-up of the start):
-// the kubelet's recorder keeps the first time and count of a repeated event however long ago it
-// began (client-go's EventCorrelator), and writes the series again after the API server dropped
-// it, so a copy that ran for days before failing keeps that record (used when longLived). A copy whose Ready condition
-// went False quietly, before its first failure signal, served only until then.
+// when the copy is younger than the events' TTL, or (longLived) when one of its events is a series
+// the kubelet began with the copy and still adds to (its first time within the creation and
+// warm-up of the copy's start): the kubelet's recorder keeps the first time and count of a
+// repeated event however long ago it began (client-go's EventCorrelator), and writes the series
+// again after the API server dropped it, so a copy that ran for days before failing keeps that
+// record. A copy whose Ready condition went False quietly, before its first failure signal,
+// served only until then.
 func quietUntil(w *workload, p *corev1.Pod, ref time.Time, longLived bool) (time.Time, bool) {
 	young := ref.Sub(p.CreationTimestamp.Time) < eventTTL
 	if ref.IsZero() || !young && !longLived {
@@ -276,7 +277,9 @@ func quietUntil(w *workload, p *corev1.Pod, ref time.Time, longLived bool) (time
 			continue
 		}
 		seen = true
-		if !e.Since.IsZero() && !e.Since.Before(start) && e.Since.Sub(start) <= warm {
+		// The first container start follows the image pull: a series begun within the time
+		// a copy takes to create its containers began with the copy.
+		if !e.Since.IsZero() && !e.Since.Before(start) && e.Since.Sub(start) <= stuckCreating+warm {
 			fromStart = true
 		}
 		if !facts.EventFailing(e.Status, e.Reason, e.Text) {

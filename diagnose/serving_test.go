@@ -41,6 +41,7 @@ func TestLongLivedStatefulSetServed(t *testing.T) {
 		cause                       Cause
 	}{
 		{"started days ago, failing for minutes", age - 5*time.Second, 12 * time.Minute, true, CauseDependency},
+		{"the first start after a 90 s image pull", age - 95*time.Second, 12 * time.Minute, true, CauseDependency},
 		{"no event reaches back to the copies' starts", 40 * time.Minute, 12 * time.Minute, false, CauseUnknown},
 		{"failing since the copies started", age - 5*time.Second, age - 10*time.Second, false, CauseUnknown},
 	}

@@ -64,6 +64,21 @@ func (c *cluster) pullFailing(name, image, runtimeErr string, v131 bool) *appsv1
 	return d
 }
 
+// movedImage adds a Deployment whose revision 2, rolled out ten minutes ago, moved its image
+// from was to now; its new copy cannot pull now, and the two copies of revision 1 still serve.
+func (c *cluster) movedImage(name, was, now, runtimeErr string) *appsv1.Deployment {
+	d := c.deployment(name, 2, 2, reasonReplicaSetUpdated, 72*time.Hour)
+	d.Spec.Template.Spec.Containers[0].Image = now
+	old := c.replicaSet(d, 1, 2, 72*time.Hour, func(t *corev1.PodTemplateSpec) { t.Spec.Containers[0].Image = was })
+	for _, sfx := range []string{"x1a2b", "y3c4d"} {
+		c.pod(old, sfx, 72*time.Hour, running(true))
+	}
+	rs := c.replicaSet(d, 2, 1, 10*time.Minute, nil)
+	p := c.pod(rs, "z5e6f", 10*time.Minute, waiting("ImagePullBackOff", fmt.Sprintf("Back-off pulling image %q: ErrImagePull: %s", now, runtimeErr)))
+	c.event("Pod", p.Name, p.UID, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Failed to pull image %q: %s", now, runtimeErr), 5, 30*time.Second)
+	return d
+}
+
 // unpullable is containerd's error for an image it cannot resolve, wrapping why.
 func unpullable(image, why string) string {
 	return fmt.Sprintf("failed to pull and unpack image %q: failed to resolve reference %q: %s", image, image, why)
@@ -302,6 +317,26 @@ func TestSharedDependency(t *testing.T) {
 			},
 			want:    []group{{"registry.internal", "", "", []string{"Deployment/shop/cart", "Deployment/shop/orders", "Deployment/shop/search"}}},
 			victims: []string{"Deployment/cart", "Deployment/orders", "Deployment/search"},
+			pull:    true,
+		},
+		{
+			name: "a workload whose revision moved its image to the unreachable registry is no victim; a new tag on it is",
+			build: func(c *cluster) {
+				refused := func(img, repo, tag string) string {
+					return unpullable(img, `failed to do request: Head "https://registry.internal/v2/`+repo+`/manifests/`+tag+`": dial tcp 10.20.0.15:443: connect: connection refused`)
+				}
+				img := "registry.internal/shop/cart:4.2.0"
+				c.pullFailing("cart", img, refused(img, "shop/cart", "4.2.0"), false)
+				img = "registry.internal/shop/orders:1.9.3"
+				c.pullFailing("orders", img, refused(img, "shop/orders", "1.9.3"), false)
+				img = "registry.internal/shop/search:2.0.1"
+				c.movedImage("search", "quay.io/shop/search:2.0.1", img, refused(img, "shop/search", "2.0.1"))
+				img = "registry.internal/shop/pricing:3.1.0"
+				c.movedImage("pricing", "registry.internal/shop/pricing:3.0.9", img, refused(img, "shop/pricing", "3.1.0"))
+			},
+			want:    []group{{"registry.internal", "", "", []string{"Deployment/shop/cart", "Deployment/shop/orders", "Deployment/shop/pricing"}}},
+			victims: []string{"Deployment/cart", "Deployment/orders"},
+			others:  []string{"Deployment/search"},
 			pull:    true,
 		},
 		{

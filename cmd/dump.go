@@ -52,8 +52,9 @@ func newCmdDump(streams genericiooptions.IOStreams, flags *genericclioptions.Con
 		Use:   "dump --output-directory DIR [-n NAMESPACE | -A] [--force]",
 		Short: "Save what the tool reads from the cluster, to diagnose it offline later",
 		Long: `Read the cluster as audit does (workloads, their copies, events, services, endpoint slices,
-claims, quotas, nodes, and the log tails of failing copies) and write it in the layout of
-'kubectl cluster-info dump --output-directory', which 'kubectl diagnose --dump DIR' reads back.
+claims, quotas, nodes, and the log tails of failing copies and of a Ready copy whose env names
+an endpoint) and write it in the layout of 'kubectl cluster-info dump --output-directory',
+which 'kubectl diagnose --dump DIR' reads back.
 
 Directories are created 0700 and files 0600: a dump holds pod specs, env values and logs. An
 existing directory that is not empty is refused unless --force is given; then the files of the

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -46,7 +47,7 @@ func (c *cluster) syntheticWorkload(i, perNS int, copies int32, state podState, 
 	for j := 0; j < int(copies); j++ {
 		p := c.pod(cur, fmt.Sprintf("p%d", j), 2*24*time.Hour, state)
 		p.Namespace = ns
-		pods[p] = podReady(p)
+		pods[p] = facts.PodReady(p)
 		if reason == "" {
 			continue
 		}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // The cause is an argument between two hypotheses, each on facts:
@@ -82,7 +84,7 @@ func argueCause(w *workload, shape Shape, top *Suspect, o onset) (Cause, *Argume
 			Against: fmt.Sprintf("not the spec of %s: the copies wait on the node, not on a field", self),
 		}
 	}
-	if top.Rule == RuleNoScheduler && schedulerOf(w.Template) == corev1.DefaultSchedulerName {
+	if top.Rule == rules.RuleNoScheduler && rules.SchedulerOf(w.Template) == corev1.DefaultSchedulerName {
 		// The default scheduler is the cluster's; that it does not run is no field's doing. A
 		// custom name may be the spec's own mistake, and is argued as any field.
 		return CauseDependency, &Argument{
@@ -120,10 +122,10 @@ func argueCause(w *workload, shape Shape, top *Suspect, o onset) (Cause, *Argume
 	case changed && dependencyDespiteChange(top):
 		return CauseDependency, &Argument{
 			For: fmt.Sprintf("dependency: %s changed %s but kept registry host %s, which revision %s pulled from; the registry cannot be reached now",
-				curName, path, registryHost(top.Value), w.LastServingRevision),
+				curName, path, rules.RegistryHost(top.Value), w.LastServingRevision),
 			Against: "not spec: the new value points at the same registry that served",
 		}
-	case top.Rule == RuleVolumeMultiAttach:
+	case top.Rule == rules.RuleVolumeMultiAttach:
 		// Its fields (replicas, the rollout strategy) make no revision, so the history cannot
 		// date them; and the spec contradicts itself whatever changed: copies on two nodes
 		// cannot share a volume that attaches to one.
@@ -132,7 +134,7 @@ func argueCause(w *workload, shape Shape, top *Suspect, o onset) (Cause, *Argume
 			For:     fmt.Sprintf("spec of %s: %s: %s", self, path, firstClause(top.Reason)),
 			Against: "not dependency: the spec asks copies on several nodes to share a volume that attaches to one",
 		}
-	case served && !early && !changed && top.Rule == RuleChangedField && !servedLong:
+	case served && !early && !changed && top.Rule == rules.RuleChangedField && !servedLong:
 		return CauseUnknown, unprovenArgument(curName, servedFor, began)
 	case served && !early && !changed:
 		return CauseDependency, &Argument{
@@ -140,13 +142,13 @@ func argueCause(w *workload, shape Shape, top *Suspect, o onset) (Cause, *Argume
 				curName, servedFor, began, path),
 			Against: fmt.Sprintf("not spec: %s's spec served unchanged before the failure began", curName),
 		}
-	case changed && !served && top.Rule == RuleChangedField && cur != nil && cur.Contested != nil:
+	case changed && !served && top.Rule == rules.RuleChangedField && cur != nil && cur.Contested != nil:
 		return CauseUnknown, &Argument{
 			For: fmt.Sprintf("unknown: %s changed %s%s; %s, which a crash loop can pass for, and no failure names a field it changed",
 				curName, path, changeText(top), cur.Contested.Why),
 			Against: fmt.Sprintf("not spec: nothing ties the failure to the change; not dependency: nothing shows that %s served", curName),
 		}
-	case changed && served && top.Rule == RuleChangedField:
+	case changed && served && top.Rule == rules.RuleChangedField:
 		// The revision served a while after its rollout, then failed, and no failure names
 		// what it changed: the change set is where to look, not proof.
 		return CauseUnknown, &Argument{
@@ -247,7 +249,7 @@ func onsetAfterRollout(rev *revision, o onset) string {
 // introduced: " and the first failing line names telemetry-intake.internal:9443, which it
 // introduced".
 func namedByOnset(top *Suspect, o onset, rev string) string {
-	if o.Line == "" || len(top.Value) < minExactValueLen || !strings.Contains(o.Line, top.Value) {
+	if o.Line == "" || len(top.Value) < rules.MinExactValueLen || !strings.Contains(o.Line, top.Value) {
 		return ""
 	}
 	return "; the first failing line names " + top.Value + ", which " + rev + " introduced"
@@ -275,7 +277,7 @@ func changeText(s *Suspect) string {
 	if s.PreviousValue == "" || s.PreviousValue == s.Value {
 		return ""
 	}
-	return fmt.Sprintf(" (%s → %s)", quoteValue(s.PreviousValue), quoteValue(s.Value))
+	return fmt.Sprintf(" (%s → %s)", rules.QuoteValue(s.PreviousValue), rules.QuoteValue(s.Value))
 }
 
 // firstClause is a suspect's reason up to its first sentence's end, for one line.
@@ -306,4 +308,10 @@ func implicatedByChange(w *workload, s *Suspect) bool {
 		}
 	}
 	return false
+}
+
+// dependencyDespiteChange reports whether a suspect on a field the failing revision changed
+// still points outside the spec (rules.DependencyDespiteChange).
+func dependencyDespiteChange(s *Suspect) bool {
+	return s != nil && rules.DependencyDespiteChange(s.Rule, s.Value, s.PreviousValue)
 }

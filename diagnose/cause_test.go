@@ -6,6 +6,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // TestDecideCause covers the cause rule: spec when the failing revision changed the implicated
@@ -26,47 +28,47 @@ func TestDecideCause(t *testing.T) {
 		{name: "healthy has nothing to attribute", shape: ShapeHealthy, lastServing: cur, want: CauseUnknown},
 		{
 			name: "progressing has nothing to attribute", shape: ShapeProgressing, lastServing: old,
-			top: &Suspect{Object: "Deployment/web", Path: p(envPath), Rule: RuleNamedInFailure}, want: CauseUnknown,
+			top: &Suspect{Object: "Deployment/web", Path: p(envPath), Rule: rules.RuleNamedInFailure}, want: CauseUnknown,
 		},
 		{
 			name: "changed field named by the failure is spec", shape: ShapeLiveButIdle, lastServing: old, changes: []string{envPath},
-			top: &Suspect{Object: "Deployment/web", Path: p(envPath), Rule: RuleNamedInFailure}, want: CauseSpec,
+			top: &Suspect{Object: "Deployment/web", Path: p(envPath), Rule: rules.RuleNamedInFailure}, want: CauseSpec,
 		},
 		{
 			name: "same outside failure on a spec unchanged since it served is dependency", shape: ShapeLiveButIdle, lastServing: cur,
-			top: &Suspect{Object: "Deployment/web", Path: p(envPath), Rule: RuleNamedInFailure}, want: CauseDependency,
+			top: &Suspect{Object: "Deployment/web", Path: p(envPath), Rule: rules.RuleNamedInFailure}, want: CauseDependency,
 		},
 		{
 			name: "outside failure on a field the new revision did not change is dependency", shape: ShapeLiveButIdle, lastServing: old,
 			changes: []string{"spec.template.spec.containers[0].image"},
-			top:     &Suspect{Object: "Deployment/web", Path: p(envPath), Rule: RuleNamedInFailure}, want: CauseDependency,
+			top:     &Suspect{Object: "Deployment/web", Path: p(envPath), Rule: rules.RuleNamedInFailure}, want: CauseDependency,
 		},
 		{
 			name: "outside failure on a workload that never served is unknown", shape: ShapeLiveButIdle,
-			top: &Suspect{Object: "Deployment/web", Path: p(envPath), Rule: RuleNamedInFailure}, want: CauseUnknown,
+			top: &Suspect{Object: "Deployment/web", Path: p(envPath), Rule: rules.RuleNamedInFailure}, want: CauseUnknown,
 		},
 		{
 			name: "a name that does not exist is spec even without history", shape: ShapeNeverStarts,
-			top: &Suspect{Object: "Deployment/web", Path: p("spec.template.spec.containers[0].envFrom[0].configMapRef.name"), Rule: RuleEnvRefNotFound}, want: CauseSpec,
+			top: &Suspect{Object: "Deployment/web", Path: p("spec.template.spec.containers[0].envFrom[0].configMapRef.name"), Rule: rules.RuleEnvRefNotFound}, want: CauseSpec,
 		},
 		{
 			name: "another object's spec is spec", shape: ShapeLiveButIdle, lastServing: cur,
-			top: &Suspect{Object: "Service/web", Path: p("spec.selector"), Rule: RuleServiceSelector}, want: CauseSpec,
+			top: &Suspect{Object: "Service/web", Path: p("spec.selector"), Rule: rules.RuleServiceSelector}, want: CauseSpec,
 		},
 		{
 			name: "OOM at a limit unchanged since it served is dependency", shape: ShapeStartsAndDies, lastServing: cur,
-			top: &Suspect{Object: "Deployment/web", Path: p("spec.template.spec.containers[0].resources.limits.memory"), Rule: RuleMemoryLimit}, want: CauseDependency,
+			top: &Suspect{Object: "Deployment/web", Path: p("spec.template.spec.containers[0].resources.limits.memory"), Rule: rules.RuleMemoryLimit}, want: CauseDependency,
 		},
 		{
 			name: "OOM at a limit the new revision lowered is spec", shape: ShapeStartsAndDies, lastServing: old,
 			changes: []string{"spec.template.spec.containers[0].resources.limits[memory]"},
-			top:     &Suspect{Object: "Deployment/web", Path: p("spec.template.spec.containers[0].resources.limits.memory"), Rule: RuleMemoryLimit}, want: CauseSpec,
+			top:     &Suspect{Object: "Deployment/web", Path: p("spec.template.spec.containers[0].resources.limits.memory"), Rule: rules.RuleMemoryLimit}, want: CauseSpec,
 		},
 		{
 			name: "unreachable registry after a tag change on the same host is dependency", shape: ShapeNeverStarts, lastServing: old,
 			changes: []string{"spec.template.spec.containers[0].image"},
 			top: &Suspect{
-				Object: "Deployment/web", Path: p("spec.template.spec.containers[0].image"), Rule: RuleImageRegistryDown,
+				Object: "Deployment/web", Path: p("spec.template.spec.containers[0].image"), Rule: rules.RuleImageRegistryDown,
 				Value: "registry.internal/web:1.5.0", PreviousValue: "registry.internal/web:1.4.2",
 			}, want: CauseDependency,
 		},
@@ -74,7 +76,7 @@ func TestDecideCause(t *testing.T) {
 			name: "unreachable registry after a move to another host is spec", shape: ShapeNeverStarts, lastServing: old,
 			changes: []string{"spec.template.spec.containers[0].image"},
 			top: &Suspect{
-				Object: "Deployment/web", Path: p("spec.template.spec.containers[0].image"), Rule: RuleImageRegistryDown,
+				Object: "Deployment/web", Path: p("spec.template.spec.containers[0].image"), Rule: rules.RuleImageRegistryDown,
 				Value: "registry.example.com/web:1.5.0", PreviousValue: "registry.internal/web:1.4.2",
 			}, want: CauseSpec,
 		},
@@ -135,8 +137,8 @@ func TestRegistryUnreachableAfterTagChange(t *testing.T) {
 			if dg == nil || len(dg.Suspects) == 0 {
 				t.Fatalf("no diagnosis or no suspects: %+v", dg)
 			}
-			if top := dg.Suspects[0]; top.Rule != RuleImageRegistryDown || top.Path.String() != "spec.template.spec.containers[0].image" {
-				t.Fatalf("top suspect = %s %s, want %s on the image", top.Rule, top.Path, RuleImageRegistryDown)
+			if top := dg.Suspects[0]; top.Rule != rules.RuleImageRegistryDown || top.Path.String() != "spec.template.spec.containers[0].image" {
+				t.Fatalf("top suspect = %s %s, want %s on the image", top.Rule, top.Path, rules.RuleImageRegistryDown)
 			}
 			if dg.Cause != tt.want {
 				t.Errorf("cause = %s, want %s (suspect %+v)", dg.Cause, tt.want, dg.Suspects[0])
@@ -189,8 +191,8 @@ func TestRegistryUnreachableOnAFreshWorkload(t *testing.T) {
 				t.Fatalf("no diagnosis or no suspects: %+v", dg)
 			}
 			top := dg.Suspects[0]
-			if top.Rule != RuleImageRegistryDown {
-				t.Fatalf("top suspect = %s %s, want %s", top.Rule, top.Path, RuleImageRegistryDown)
+			if top.Rule != rules.RuleImageRegistryDown {
+				t.Fatalf("top suspect = %s %s, want %s", top.Rule, top.Path, rules.RuleImageRegistryDown)
 			}
 			if dg.Cause != CauseUnknown {
 				t.Errorf("cause = %s, want unknown", dg.Cause)

@@ -2,11 +2,14 @@ package diagnose
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // classState is the classifier's working state for one workload.
@@ -17,8 +20,11 @@ type classState struct {
 	serviceKnown bool
 	// unexposedService names a Service whose endpoints are on ports no container exposes.
 	unexposedService string
-	copies           []*copyFacts
-	rollout          rollout
+	// dialing holds, by copy, a Ready copy that keeps failing to reach an endpoint its env
+	// names (findDialLoop); nil when no copy does.
+	dialing []*dialLoop
+	copies  []*copyFacts
+	rollout rollout
 	// failedCreate is the controller's report that it could not create copies (ReplicaFailure or
 	// a FailedCreate event), with its message.
 	failedCreate string
@@ -321,7 +327,7 @@ func awaitsPool(w *workload) string {
 	sortStrings(keys)
 	for _, k := range keys {
 		v := spec.NodeSelector[k]
-		if anyNodeHas(nodes, k, func(x string) bool { return x == v }) {
+		if rules.AnyNodeHas(nodes, k, func(x string) bool { return x == v }) {
 			continue
 		}
 		if nearLabel(nodes, k, v) {
@@ -337,7 +343,7 @@ func awaitsPool(w *workload) string {
 			for _, ex := range term.MatchExpressions {
 				switch ex.Operator {
 				case corev1.NodeSelectorOpIn:
-					if anyNodeHas(nodes, ex.Key, func(x string) bool { return contains(ex.Values, x) }) {
+					if rules.AnyNodeHas(nodes, ex.Key, func(x string) bool { return slices.Contains(ex.Values, x) }) {
 						continue
 					}
 					for _, v := range ex.Values {
@@ -348,7 +354,7 @@ func awaitsPool(w *workload) string {
 					absent = true
 					missing = append(missing, ex.Key+" in ("+strings.Join(ex.Values, ", ")+")")
 				case corev1.NodeSelectorOpExists:
-					if anyNodeHas(nodes, ex.Key, func(string) bool { return true }) {
+					if rules.AnyNodeHas(nodes, ex.Key, func(string) bool { return true }) {
 						continue
 					}
 					if nearLabel(nodes, ex.Key, "") {
@@ -477,6 +483,15 @@ func idleWhy(w *workload, idle []*copyFacts) string {
 		if svc := w.cls.unexposedService; svc != "" {
 			return fmt.Sprintf("copies are Ready but Service %s sends traffic to a port no container exposes", svc)
 		}
+		var dialing *copyFacts
+		for _, f := range idle {
+			if f.Dialing != nil && (dialing == nil || dialing.Dialing.Like != "" && f.Dialing.Like == "") {
+				dialing = f
+			}
+		}
+		if dialing != nil {
+			return fmt.Sprintf("copies are Ready but do no work: copy %s %s", dialing.Pod.Name, dialing.Dialing)
+		}
 		return "copies are Ready but no Service endpoint serves them"
 	}
 	return fmt.Sprintf("%s run and stay up but are not Ready", copiesPhrase(len(idle)-ready, currentActive(w.cls.copies)))
@@ -511,7 +526,7 @@ func churn(w *workload, ref time.Time) string {
 		if !f.Active {
 			finished++
 		}
-		if f.Dies == reasonEvicted {
+		if f.Dies == rules.ReasonEvicted {
 			evicted++
 		}
 	}

@@ -7,6 +7,8 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // batchFacts is what the classifier read of a Job, or of a CronJob and its newest Job.
@@ -121,7 +123,7 @@ func classifyBatch(w *workload, ref time.Time) Shape {
 		}
 		return ShapeSuspended
 	}
-	if sc := b.schedule; sc != nil && !shape.Broken() && sc.rule != RuleCronJobSuspended {
+	if sc := b.schedule; sc != nil && !shape.Broken() && sc.rule != rules.RuleCronJobSuspended {
 		st.why = sc.message
 		return ShapeNeverStarts
 	}
@@ -228,7 +230,7 @@ func neverStartedEvent(w *workload, rev *revision) string {
 			found = e.Reason + ": " + e.Text
 		}
 	}
-	return clip(found, 200)
+	return rules.Clip(found, 200)
 }
 
 // jobFailedCreate is the Job controller's FailedCreate on the Job, the newest.

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	kptr "k8s.io/utils/ptr"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -120,7 +121,7 @@ func TestJobShapes(t *testing.T) {
 				c.event("Pod", "index-compact-x7k2p", corev1.EventTypeWarning, "Failed", `Failed to pull image "registry.example/batch/index-compact:1.0.0": rpc error: code = NotFound desc = failed to pull and unpack image "registry.example/batch/index-compact:1.0.0": failed to resolve reference "registry.example/batch/index-compact:1.0.0": registry.example/batch/index-compact:1.0.0: not found`)
 				return c
 			}(),
-			shape: ShapeNeverStarts, rule: RuleImageNotFound,
+			shape: ShapeNeverStarts, rule: rules.RuleImageNotFound,
 		},
 		{
 			name: "a Job the controller cannot create pods for never starts",

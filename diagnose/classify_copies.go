@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // Waiting reasons that mean a container never got to run, as the kubelet writes them
@@ -68,6 +69,9 @@ type copyFacts struct {
 	lastTerminatedObs     int
 	LastTerminatedIsFresh bool
 	Age                   time.Duration
+	// Dialing: the copy is Ready and routed to but keeps failing to reach an endpoint its
+	// env names, so it does not serve (findDialLoop).
+	Dialing *dialLoop
 	// Starting says what a copy that is still on its way up is doing (an image pull in
 	// progress, with no error, inside its deadline): it is progressing, not failing.
 	Starting string
@@ -78,10 +82,13 @@ type copyFacts struct {
 func fillCopy(f *copyFacts, w *workload, i int, ref time.Time) {
 	p := w.Pods[i]
 	*f = copyFacts{
-		Pod: p, Rev: w.cls.revAt[i], Active: active(p), Ready: podReady(p),
+		Pod: p, Rev: w.cls.revAt[i], Active: facts.PodActive(p), Ready: facts.PodReady(p),
 		Serving: w.serving[i], Age: ref.Sub(p.CreationTimestamp.Time), signalObs: -1, lastTerminatedObs: -1, readyObs: -1,
 	}
 	f.Current = f.Rev != nil && f.Rev == w.cls.Current
+	if w.cls.dialing != nil {
+		f.Dialing = w.cls.dialing[i]
+	}
 	if w.cls.Current == nil {
 		f.Current = true
 	}
@@ -119,11 +126,11 @@ func fillCopy(f *copyFacts, w *workload, i int, ref time.Time) {
 		f.readContainer(o, lt, base+k, ref)
 		lt = nil
 	}
-	if p.Status.Phase == corev1.PodFailed && p.Status.Reason == reasonEvicted {
+	if p.Status.Phase == corev1.PodFailed && p.Status.Reason == rules.ReasonEvicted {
 		// The kubelet evicted the copy and says why; its containers' states
 		// (ContainerStatusUnknown, exit 137) are what the eviction left, not a failure of theirs.
 		f.NeverStarts = ""
-		f.Dies, f.Container, f.Message, f.signalObs = reasonEvicted, "", strings.TrimSpace(p.Status.Message), base
+		f.Dies, f.Container, f.Message, f.signalObs = rules.ReasonEvicted, "", strings.TrimSpace(p.Status.Message), base
 	}
 	if slowStartReasons[f.NeverStarts] {
 		if why := pullUnderWay(w, p, ref); why != "" {

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -235,6 +236,8 @@ func podEvidence(b *evidenceBuilder, w *workload, ref time.Time) {
 				}
 			}
 			b.addObserved(f.readyObs, SourcePodStatus, "NotReady", "", msg, obj, 1, nil)
+		case f.Active && f.Ready && f.Dialing != nil:
+			b.addObserved(f.Dialing.obs, SourceLog, "ConnectFailing", "", "Ready, but "+f.Dialing.detail(), obj, 1, nil)
 		case f.Active && f.Ready && !f.Serving:
 			b.add(SourceService, "NotAnEndpoint", "", "Ready, but not a ready endpoint of any Service meant for the workload", obj, 1, nil)
 		}
@@ -551,7 +554,7 @@ func failedFromStartText(rev *revision) string {
 		return ""
 	}
 	return fmt.Sprintf("; revision %d's copies were Ready for a while but failed from their first moments: %s logged %q at %s, %s after it started, and still logs it",
-		rev.Number, ff.Pod, clip(facts.ReadLine(ff.Line).Text, 120), clock(ff.At), humanDuration(ff.At.Sub(ff.Started)))
+		rev.Number, ff.Pod, rules.Clip(facts.ReadLine(ff.Line).Text, 120), clock(ff.At), humanDuration(ff.At.Sub(ff.Started)))
 }
 
 // visibilityEvidence says what the source could not read in the workload's namespace.

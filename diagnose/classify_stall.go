@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // Timing of readiness, taken from the copy's own spec rather than one fixed allowance.
@@ -141,11 +142,11 @@ func failureSignal(w *workload, copies []*copyFacts) string {
 			if c.ReadinessProbe == nil {
 				continue
 			}
-			port, _, ok := probePort(probeRef{probe: c.ReadinessProbe})
+			port, ok := rules.ProbePort(c.ReadinessProbe)
 			if !ok {
 				continue
 			}
-			if declared, known := declaresPort(c, port); !declared && known && !declaredByAny(w.Template.Spec.Containers, port) {
+			if declared, known := rules.DeclaresPort(c, port); !declared && known && !declaredByAny(w.Template.Spec.Containers, port) {
 				return fmt.Sprintf("container %s's readiness probe targets port %s, which no container declares", c.Name, portString(port))
 			}
 		}
@@ -164,7 +165,7 @@ func failureSignal(w *workload, copies []*copyFacts) string {
 		from, to := obs.logLines(i)
 		for k := from; k < to; k++ {
 			if sig := obs.list[k].Signal(); sig.Failing {
-				return fmt.Sprintf("their logs report failures (%s)", clip(sig.Text, 120))
+				return fmt.Sprintf("their logs report failures (%s)", rules.Clip(sig.Text, 120))
 			}
 		}
 	}
@@ -183,7 +184,7 @@ func failureSignal(w *workload, copies []*copyFacts) string {
 		e := &evs[k]
 		if e.Object.Kind == "Pod" && past[e.Object.Name] && e.At.After(e.Since) && facts.EventFailing(e.Status, e.Reason, e.Text) &&
 			!strings.Contains(e.Text, "statuscode: 503") {
-			return fmt.Sprintf("their events report failures (%s: %s)", e.Reason, clip(e.Text, 120))
+			return fmt.Sprintf("their events report failures (%s: %s)", e.Reason, rules.Clip(e.Text, 120))
 		}
 	}
 	return ""
@@ -193,7 +194,7 @@ func failureSignal(w *workload, copies []*copyFacts) string {
 // something is expected to listen on.
 func declaredByAny(cs []corev1.Container, port intstr.IntOrString) bool {
 	for i := range cs {
-		if declared, _ := declaresPort(&cs[i], port); declared {
+		if declared, _ := rules.DeclaresPort(&cs[i], port); declared {
 			return true
 		}
 	}

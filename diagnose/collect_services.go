@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -199,7 +200,7 @@ func attachServices(s *snapshot.Snapshot, svcs *serviceIndex, w *workload) {
 			continue
 		}
 		switch {
-		case setSelects(svc.Spec.Selector, tmplLabels) || selectsAny(svc.Spec.Selector, w.Pods):
+		case facts.SetSelects(svc.Spec.Selector, tmplLabels) || selectsAny(svc.Spec.Selector, w.Pods):
 			if w.Services == nil {
 				// Room for the rest: the Services near a workload most often select it.
 				w.Services = make([]*corev1.Service, 0, len(w.NearbyServices)-i)
@@ -235,21 +236,9 @@ func meantFor(s *snapshot.Snapshot, svc *corev1.Service, w *workload) bool {
 
 func selectsAny(selector map[string]string, pods []*corev1.Pod) bool {
 	for _, p := range pods {
-		if setSelects(selector, p.Labels) {
+		if facts.SetSelects(selector, p.Labels) {
 			return true
 		}
 	}
 	return false
-}
-
-// setSelects reports whether a Service's selector (a set of key=value pairs, not empty)
-// matches labels: what labels.SelectorFromSet(selector).Matches(labels) answers, without
-// building a selector per Service and workload.
-func setSelects(selector, lbls map[string]string) bool {
-	for k, v := range selector {
-		if got, ok := lbls[k]; !ok || got != v {
-			return false
-		}
-	}
-	return true
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 )
 
 // TestSetSelectsAsSelector holds setSelects to the selector apimachinery builds from the set.
@@ -24,8 +26,8 @@ func TestSetSelectsAsSelector(t *testing.T) {
 	for _, sel := range sets {
 		for _, l := range objects {
 			want := labels.SelectorFromSet(sel).Matches(labels.Set(l))
-			if got := setSelects(sel, l); got != want {
-				t.Errorf("setSelects(%v, %v) = %v, the selector says %v", sel, l, got, want)
+			if got := facts.SetSelects(sel, l); got != want {
+				t.Errorf("facts.SetSelects(%v, %v) = %v, the selector says %v", sel, l, got, want)
 			}
 		}
 	}

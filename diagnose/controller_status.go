@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -10,6 +11,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 )
 
 // controllerStatus is what a workload's controller reports of its copies, read once from its
@@ -119,9 +122,9 @@ func seeCopies(w *workload) {
 	}
 	var seen, ready int32
 	for _, p := range w.Pods {
-		if active(p) {
+		if facts.PodActive(p) {
 			seen++
-			if podReady(p) {
+			if facts.PodReady(p) {
 				ready++
 			}
 		}
@@ -544,9 +547,9 @@ func termMatches(term corev1.NodeSelectorTerm, n *corev1.Node) bool {
 func requirementHolds(ex corev1.NodeSelectorRequirement, v string, has bool) bool {
 	switch ex.Operator {
 	case corev1.NodeSelectorOpIn:
-		return has && contains(ex.Values, v)
+		return has && slices.Contains(ex.Values, v)
 	case corev1.NodeSelectorOpNotIn:
-		return !has || !contains(ex.Values, v)
+		return !has || !slices.Contains(ex.Values, v)
 	case corev1.NodeSelectorOpExists:
 		return has
 	case corev1.NodeSelectorOpDoesNotExist:

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -92,7 +93,7 @@ func TestControllerStatusVerdicts(t *testing.T) {
 			},
 			kind: "Deployment", ns: "fixture-quota", wl: "report-builder",
 			wantShape: ShapeNeverStarts, wantCounts: Counts{Declared: 3}, byController: true,
-			wantRule: RuleQuotaExceeded, wantPath: "spec.template.spec.containers[0].resources.requests[memory]",
+			wantRule: rules.RuleQuotaExceeded, wantPath: "spec.template.spec.containers[0].resources.requests[memory]",
 		},
 		{
 			name: "forbidden pods in another namespace: these pods were seen",
@@ -112,7 +113,7 @@ func TestControllerStatusVerdicts(t *testing.T) {
 			kind: "Deployment", ns: "fixture-start-error", wl: "pdf-renderer",
 			wantShape: ShapeNeverStarts, wantCounts: Counts{Declared: 2, Existing: 3, Serving: 2}, byController: true,
 			// Only the revision history is left: the changed field is the suspect.
-			wantRule: RuleChangedField, wantPath: "spec.template.spec.containers[0].command[0]",
+			wantRule: rules.RuleChangedField, wantPath: "spec.template.spec.containers[0].command[0]",
 		},
 		{
 			name: "Deployments alone, ProgressDeadlineExceeded while the old copies serve",
@@ -149,14 +150,14 @@ func TestControllerStatusVerdicts(t *testing.T) {
 			},
 			kind: "Deployment", ns: "fixture-readiness-port", wl: "inventory",
 			wantShape: ShapeLiveButIdle, wantCounts: Counts{Declared: 3, Existing: 3, Serving: 0, Restarts: -1}, wantHidden: 1,
-			wantRule: RuleProbePort, wantPath: "spec.template.spec.containers[0].readinessProbe.httpGet.port",
+			wantRule: rules.RuleProbePort, wantPath: "spec.template.spec.containers[0].readinessProbe.httpGet.port",
 		},
 		{
 			name: "DaemonSet whose nodeSelector matches no node, pods visible",
 			snap: func(t *testing.T) *snapshot.Snapshot { return fixtureSnapshot(t, "daemonset-node-selector") },
 			kind: "DaemonSet", ns: "fixture-daemonset-node-selector", wl: "dcgm-exporter",
 			// gpu is on no node and no near miss of general: a pool to come (TestDaemonSetPoolNotThereOrTypo).
-			wantShape: ShapeNoEligibleNodes, wantRule: RuleNodeSelector, wantPath: "spec.template.spec.nodeSelector[corp.example/node-pool]",
+			wantShape: ShapeNoEligibleNodes, wantRule: rules.RuleNodeSelector, wantPath: "spec.template.spec.nodeSelector[corp.example/node-pool]",
 		},
 		{
 			name: "DaemonSet whose nodeSelector matches no node, pods and nodes not visible",
@@ -167,13 +168,13 @@ func TestControllerStatusVerdicts(t *testing.T) {
 				return s
 			},
 			kind: "DaemonSet", ns: "fixture-daemonset-node-selector", wl: "dcgm-exporter",
-			wantShape: ShapeNeverStarts, byController: true, wantRule: RuleNodeSelector, wantPath: "spec.template.spec.nodeSelector[corp.example/node-pool]",
+			wantShape: ShapeNeverStarts, byController: true, wantRule: rules.RuleNodeSelector, wantPath: "spec.template.spec.nodeSelector[corp.example/node-pool]",
 		},
 		{
 			name: "DaemonSet on a pool whose every node is tainted, pods visible",
 			snap: func(t *testing.T) *snapshot.Snapshot { return fixtureSnapshot(t, "daemonset-taint") },
 			kind: "DaemonSet", ns: "fixture-daemonset-taint", wl: "log-shipper",
-			wantShape: ShapeNeverStarts, wantRule: RuleUntoleratedTaint, wantPath: "spec.template.spec.tolerations",
+			wantShape: ShapeNeverStarts, wantRule: rules.RuleUntoleratedTaint, wantPath: "spec.template.spec.tolerations",
 		},
 		{
 			name: "DaemonSet on a pool whose every node is tainted, pods not visible",
@@ -181,7 +182,7 @@ func TestControllerStatusVerdicts(t *testing.T) {
 				return withoutPods(fixtureSnapshot(t, "daemonset-taint"), "fixture-daemonset-taint")
 			},
 			kind: "DaemonSet", ns: "fixture-daemonset-taint", wl: "log-shipper",
-			wantShape: ShapeNeverStarts, byController: true, wantRule: RuleUntoleratedTaint, wantPath: "spec.template.spec.tolerations",
+			wantShape: ShapeNeverStarts, byController: true, wantRule: rules.RuleUntoleratedTaint, wantPath: "spec.template.spec.tolerations",
 		},
 	}
 	for _, tt := range tests {

@@ -46,6 +46,9 @@ const (
 	copyNoted
 	copyInactive
 	copyNotReady
+	// copyConnectFailing: Ready and routed to, but its log keeps failing to reach an
+	// endpoint its env names (findDialLoop), in notes.
+	copyConnectFailing
 	copyNotAnEndpoint
 	copyPhase
 	copyReady
@@ -104,6 +107,9 @@ func newCopyList(w *workload, ref time.Time) copyList {
 			r.what = copyInactive
 		case f.Running && !f.Ready:
 			r.what = copyNotReady
+		case f.Ready && f.Dialing != nil:
+			r.what = copyConnectFailing
+			r.note = l.note("ConnectFailing", "Ready, but "+f.Dialing.detail())
 		case f.Ready && !f.Serving:
 			r.what = copyNotAnEndpoint
 		case !f.Ready:
@@ -142,7 +148,7 @@ func (l *copyList) copy(i int) Copy {
 	switch r.what {
 	case copyTerminating:
 		c.Reason = "Terminating"
-	case copyNoted, copyRestarted:
+	case copyNoted, copyRestarted, copyConnectFailing:
 		n := l.notes[r.note]
 		c.Reason, c.Message = n.reason, n.message
 	case copyInactive:

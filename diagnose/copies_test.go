@@ -44,6 +44,8 @@ func eagerCopy(f *copyFacts) Copy {
 		if rc := readyCondition(p); rc != nil {
 			c.Message = rc.Message
 		}
+	case f.Ready && f.Dialing != nil:
+		c.Reason, c.Message = "ConnectFailing", "Ready, but "+f.Dialing.detail()
 	case f.Ready && !f.Serving:
 		c.Reason, c.Message = "NotAnEndpoint", "Ready, but no Service meant for the workload has it as a ready endpoint"
 	case !f.Ready:

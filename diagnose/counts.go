@@ -7,15 +7,9 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
-
-// active is the controllers' own notion of an existing copy: not terminating and not finished.
-// A pod being deleted or one that Succeeded/Failed (evicted, completed) no longer counts toward
-// the declared count, so it does not count here either; it still appears in the copy list.
-func active(p *corev1.Pod) bool {
-	return p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
-}
 
 // serviceView is what the Services of a workload say about its copies.
 type serviceView struct {
@@ -146,24 +140,13 @@ func exposesAny(p *corev1.Pod, svc *corev1.Service, ports []discoveryv1.Endpoint
 			for _, sp := range ports {
 				// A UDP Service port does not reach a TCP listener, nor the reverse: the
 				// slice's port carries the Service port's protocol.
-				if sp.Port != nil && *sp.Port == cp.ContainerPort && (sp.Protocol == nil || sameProtocol(*sp.Protocol, cp.Protocol)) {
+				if sp.Port != nil && *sp.Port == cp.ContainerPort && (sp.Protocol == nil || facts.SameProtocol(*sp.Protocol, cp.Protocol)) {
 					return true
 				}
 			}
 		}
 	}
 	return false
-}
-
-// sameProtocol compares two port protocols, the API's default (TCP) standing for unset.
-func sameProtocol(a, b corev1.Protocol) bool {
-	if a == "" {
-		a = corev1.ProtocolTCP
-	}
-	if b == "" {
-		b = corev1.ProtocolTCP
-	}
-	return a == b
 }
 
 // ownServiceSelectsNone reports whether the Service with the workload's own name is one meant for
@@ -192,12 +175,12 @@ func count(s *snapshot.Snapshot, w *workload, ref time.Time) (youngest, oldest *
 	w.Counts = Counts{Declared: w.Declared}
 	w.serving = w.texts.flagRoom(len(w.Pods))
 	for i, p := range w.Pods {
-		if !active(p) {
+		if !facts.PodActive(p) {
 			continue
 		}
 		w.Counts.Existing++
 		w.Counts.Restarts += restarts(p)
-		if podReady(p) && (!view.Known || (view.endpoint != nil && view.endpoint[i])) {
+		if facts.PodReady(p) && (!view.Known || (view.endpoint != nil && view.endpoint[i])) {
 			w.Counts.Serving++
 			w.serving[i] = true
 		}
@@ -221,6 +204,7 @@ func count(s *snapshot.Snapshot, w *workload, ref time.Time) (youngest, oldest *
 	}
 	w.cls.serviceKnown = view.Known
 	w.cls.unexposedService = view.Unexposed
+	seeDialLoops(w)
 	seeCopies(w)
 	w.cls.nowhere = runsNowhere(w)
 	return youngest, oldest

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // signalGaps lists what the spec leaves the platform unable to see: for such a workload the
@@ -40,7 +42,8 @@ func newGapRanker(w *workload) *gapFinder {
 	// The gap checks read the spec only; they need no signals, and record no suspect until
 	// one does (record makes found then).
 	g := w.texts.gapFinder()
-	*g.ranker = ranker{w: w, object: w.object(), tplPath: tp, specPath: specOf(tp)}
+	*g.ranker = ranker{w: w, in: specInput(w), tplPath: tp, specPath: specOf(tp)}
+	g.object = g.in.Object
 	return g
 }
 
@@ -62,7 +65,7 @@ func (g *gapFinder) add(p *field.Path, format string, args ...any) {
 // readinessBehindService: a container that serves a Service's port without a readiness probe
 // is counted as serving the moment it starts, whether it can answer or not.
 func (g *gapFinder) readinessBehindService() {
-	svcs := g.matchedServices()
+	svcs := g.in.MatchedServices()
 	if len(svcs) == 0 {
 		return
 	}
@@ -97,7 +100,7 @@ func servedBy(c *corev1.Container, svcs []*corev1.Service) (string, bool) {
 			if target.Type == intstr.Int && target.IntVal == 0 {
 				target = intstr.FromInt32(sp.Port)
 			}
-			if d, _ := declaresPort(c, target); d {
+			if d, _ := rules.DeclaresPort(c, target); d {
 				return s.Name, true
 			}
 		}

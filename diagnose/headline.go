@@ -8,6 +8,8 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // headline states the problem in its own terms: how many copies exist, how many serve, and why
@@ -99,7 +101,7 @@ func fix(w *workload, shape Shape, cause Cause, top *Suspect) string {
 		return fmt.Sprintf("none while it is meant to be paused; to resume it: kubectl patch %s%s -p '{\"spec\":{\"suspend\":false}}'", ref, ns)
 	case shape == ShapeNoEligibleNodes && top != nil && top.Path != nil:
 		return fmt.Sprintf("none while nodes labelled %s are yet to join; if none are meant to, change %s %s (now %s) to what nodes carry (kubectl get nodes --show-labels)",
-			w.cls.pool, top.Object, top.Path.String(), quoteValue(top.Value))
+			w.cls.pool, top.Object, top.Path.String(), rules.QuoteValue(top.Value))
 	case shape == ShapeUnknown || top == nil:
 		return fmt.Sprintf("kubectl describe %s%s", ref, ns)
 	}
@@ -120,13 +122,13 @@ func fix(w *workload, shape Shape, cause Cause, top *Suspect) string {
 		return fmt.Sprintf("kubectl rollout undo %s --to-revision=%d%s", ref, h.LastServing.Number, ns) + forcedRollback(w, ns)
 	case cause == CauseDependency && dependencyDespiteChange(top) && implicatedByChange(w, top):
 		s := fmt.Sprintf("look outside the spec first: %s changed from %s to %s, but on the same registry host %s that revision %s pulled from",
-			path, quoteValue(top.PreviousValue), quoteValue(top.Value), registryHost(top.Value), w.LastServingRevision)
+			path, rules.QuoteValue(top.PreviousValue), rules.QuoteValue(top.Value), rules.RegistryHost(top.Value), w.LastServingRevision)
 		if hint != "" {
 			s += ": " + hint
 		}
 		return s
 	case cause == CauseDependency && top.Object != w.Kind+"/"+w.Name:
-		s := fmt.Sprintf("look outside %s's spec first: %s %s is %s", ref, top.Object, path, quoteValue(top.Value))
+		s := fmt.Sprintf("look outside %s's spec first: %s %s is %s", ref, top.Object, path, rules.QuoteValue(top.Value))
 		if c := changedUnderneath(w, top); c != nil {
 			s += fmt.Sprintf(", changed %s", c.At.Format(time.RFC3339))
 			if c.Manager != "" {
@@ -140,9 +142,9 @@ func fix(w *workload, shape Shape, cause Cause, top *Suspect) string {
 		return s
 	case cause == CauseDependency && !ruleInfo(top.Rule).Outside:
 		return fmt.Sprintf("look outside the spec first: %s is %s, %s; what it refers to changed since: restore it",
-			path, quoteValue(top.Value), unchangedSince(w))
+			path, rules.QuoteValue(top.Value), unchangedSince(w))
 	case cause == CauseDependency:
-		s := fmt.Sprintf("look outside the spec first: %s is %s, %s", path, quoteValue(top.Value), unchangedSince(w))
+		s := fmt.Sprintf("look outside the spec first: %s is %s, %s", path, rules.QuoteValue(top.Value), unchangedSince(w))
 		if hint != "" {
 			s += ": " + hint
 		}
@@ -153,9 +155,9 @@ func fix(w *workload, shape Shape, cause Cause, top *Suspect) string {
 		}
 		return fmt.Sprintf("add variable %s to %s %s", top.Variable, top.Object, path)
 	case top.PreviousValue != "" && top.PreviousValue != top.Value:
-		return fmt.Sprintf("set %s %s back to %s (now %s)", top.Object, path, quoteValue(top.PreviousValue), quoteValue(top.Value))
+		return fmt.Sprintf("set %s %s back to %s (now %s)", top.Object, path, rules.QuoteValue(top.PreviousValue), rules.QuoteValue(top.Value))
 	default:
-		s := fmt.Sprintf("change %s %s (now %s)", top.Object, path, quoteValue(top.Value))
+		s := fmt.Sprintf("change %s %s (now %s)", top.Object, path, rules.QuoteValue(top.Value))
 		if hint != "" {
 			s += ": " + hint
 		}
@@ -205,13 +207,6 @@ func forcedRollback(w *workload, ns string) string {
 // CronJob have no rollout history to go back to.
 func rollsBack(kind string) bool {
 	return kind == "Deployment" || kind == "StatefulSet" || kind == "DaemonSet"
-}
-
-func quoteValue(v string) string {
-	if v == "" {
-		return "unset"
-	}
-	return fmt.Sprintf("%q", v)
 }
 
 // unchangedSince says since when the spec is unchanged, for a dependency's fix: since the last

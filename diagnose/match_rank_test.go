@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // TestRankSuspectsGeneralRule: the endpoints, hosts, ports, paths, flags and variables that
@@ -22,7 +24,7 @@ func TestRankSuspectsGeneralRule(t *testing.T) {
 				stLog(w, `{"level":"info","msg":"connecting","cache":"api-cache.shop.svc:6379"}`,
 					`{"level":"error","msg":"database unavailable","error":"dial tcp 10.96.7.21:5432: connect: connection refused"}`)
 			},
-			rule: RuleNamedInFailure, path: c0 + ".env[1].value",
+			rule: rules.RuleNamedInFailure, path: c0 + ".env[1].value",
 			absent: []string{c0 + ".env[0].value"},
 		},
 		{
@@ -33,7 +35,7 @@ func TestRankSuspectsGeneralRule(t *testing.T) {
 				stTerminated(w, "Error", 1, "")
 				stLog(w, `time=2026-11-24T11:58:02.114Z level=ERROR msg="request failed" err="Post \"https://payments.partner.example/v1/charge\": dial tcp: lookup payments.partner.example on 10.96.0.10:53: no such host"`)
 			},
-			rule: RuleNamedInFailure, path: c0 + ".args[1]",
+			rule: rules.RuleNamedInFailure, path: c0 + ".args[1]",
 		},
 		{
 			name: "general rule: a file under a mounted path",
@@ -43,7 +45,7 @@ func TestRankSuspectsGeneralRule(t *testing.T) {
 				stTerminated(w, "Error", 1, "")
 				stLog(w, "Error: open /etc/api/config.yaml: no such file or directory")
 			},
-			rule: RuleNamedInFailure, path: c0 + ".volumeMounts[0].mountPath",
+			rule: rules.RuleNamedInFailure, path: c0 + ".volumeMounts[0].mountPath",
 		},
 		{
 			name: "general rule: the pod's own address names nothing",
@@ -65,7 +67,7 @@ func TestRankSuspectsGeneralRule(t *testing.T) {
 				stChanged(w, c0+".env[1].value", "intake-b.internal:8443", nil)
 				stLog(w, `{"level":"warn","msg":"upstream dial failed","error":"dial tcp 10.96.14.7:9443: connect: connection refused"}`)
 			},
-			rule: RuleNamedInFailure, path: c0 + ".env[1].value",
+			rule: rules.RuleNamedInFailure, path: c0 + ".env[1].value",
 			below: []string{c0 + ".env[0].value"},
 		},
 		{
@@ -83,7 +85,7 @@ func TestRankSuspectsGeneralRule(t *testing.T) {
 				stTerminated(w, "Error", 1, "")
 				stLog(w, `{"level":"fatal","ts":"2026-11-24T11:58:02.114Z","msg":"invalid configuration","error":"ARCHIVE_S3_SECRET_ACCESS_KEY is required when ARCHIVE_BUCKET is set"}`)
 			},
-			rule: RuleNamedInFailure, path: c0 + ".env[1].valueFrom.secretKeyRef.key",
+			rule: rules.RuleNamedInFailure, path: c0 + ".env[1].valueFrom.secretKeyRef.key",
 			below: []string{c0 + ".env[0].value"},
 		},
 		{
@@ -95,7 +97,7 @@ func TestRankSuspectsGeneralRule(t *testing.T) {
 				stTerminated(w, "Error", 2, "")
 				stLog(w, "flag provided but not defined: -listen-adress", "Usage of /usr/local/bin/api:")
 			},
-			rule: RuleRejectedArgument, path: c0 + ".args[2]",
+			rule: rules.RuleRejectedArgument, path: c0 + ".args[2]",
 		},
 		{
 			name: "a change nothing names is a low suspect",
@@ -103,7 +105,7 @@ func TestRankSuspectsGeneralRule(t *testing.T) {
 				w.Template.Spec.Containers[0].Image = "registry.internal/shop/api:1.5.0"
 				stChanged(w, image, "registry.internal/shop/api:1.4.0", nil)
 			},
-			rule: RuleChangedField, path: image,
+			rule: rules.RuleChangedField, path: image,
 		},
 	}
 	runSuspectCases(t, tests)

@@ -7,49 +7,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
-
-// What programs print when a variable is missing, each as its ecosystem writes it, and lines
-// that name a variable without saying it is unset.
-func TestSaysUnset(t *testing.T) {
-	for _, tt := range []struct {
-		text, name string
-		want       bool
-	}{
-		{`level=error msg="required environment variable DATABASE_URL is not set"`, "DATABASE_URL", true},
-		{`panic: API_TOKEN must be set`, "API_TOKEN", true},
-		{`Error: Missing environment variable: STRIPE_KEY`, "STRIPE_KEY", true},
-		{`Error: missing required env var REDIS_URL`, "REDIS_URL", true},
-		{`KeyError: 'DATABASE_URL'`, "DATABASE_URL", true},
-		{`java.lang.IllegalArgumentException: Could not resolve placeholder 'DB_HOST' in value "${DB_HOST}"`, "DB_HOST", true},
-		{`/entrypoint.sh: line 4: UPSTREAM_URL: unbound variable`, "UPSTREAM_URL", true},
-		{`required key DATABASE_URL missing value`, "DATABASE_URL", true},
-		{`Error: environment variable "QUEUE_NAME" not found`, "QUEUE_NAME", true},
-		{`{"level":"fatal","msg":"config","error":"SMTP_HOST is empty"}`, "SMTP_HOST", true},
-		{`please set OPENAI_API_KEY`, "OPENAI_API_KEY", true},
-		// Named, but not said to be missing.
-		{`missing permissions for S3_BUCKET: AccessDenied`, "S3_BUCKET", false},
-		{`ARCHIVE_S3_KEY is required when ARCHIVE_BUCKET is set`, "ARCHIVE_BUCKET", false},
-		{`connecting to DATABASE_URL=postgres://db:5432/app`, "DATABASE_URL", false},
-		{`MAX_CONNECTIONS exceeded: 100`, "MAX_CONNECTIONS", false},
-		// The program goes on without it, or only warns.
-		{`level=warn msg="SENTRY_DSN not set"`, "SENTRY_DSN", false},
-		{`{"level":"warning","msg":"TRACING_ENDPOINT is not set"}`, "TRACING_ENDPOINT", false},
-		{`WARN: CACHE_URL missing`, "CACHE_URL", false},
-		{`level=error msg="SENTRY_DSN not set, error reporting disabled"`, "SENTRY_DSN", false},
-		{`METRICS_PORT not set, using default 9090`, "METRICS_PORT", false},
-		{`level=error msg="CONFIG_PATH is not set, using /etc/app/config.yaml"`, "CONFIG_PATH", false},
-		{`LOG_FORMAT unset; defaults to json`, "LOG_FORMAT", false},
-		// A longer name that holds the name is another variable.
-		{`OLD_DATABASE_URL is not set`, "DATABASE_URL", false},
-		{`DATABASE_URL_RO is not set`, "DATABASE_URL", false},
-	} {
-		if got := saysUnset(tt.text, tt.name); got != tt.want {
-			t.Errorf("saysUnset(%q, %s) = %v, want %v", tt.text, tt.name, got, tt.want)
-		}
-	}
-}
 
 // TestRankSuspectsUnsetVariable: a variable the program says it lacks, which no env entry of its
 // container sets, implicates the env, the envFrom that may hold it, or the entry the failing
@@ -64,7 +24,7 @@ func TestRankSuspectsUnsetVariable(t *testing.T) {
 				stTerminated(w, "Error", 1, "")
 				stLog(w, `level=info msg="starting api" version=2.4.0`, `level=error msg="required environment variable DATABASE_URL is not set"`)
 			},
-			rule: RuleEnvVarUnset, path: c0 + ".env",
+			rule: rules.RuleEnvVarUnset, path: c0 + ".env",
 			absent: []string{c0 + ".env[0].value", c0 + ".envFrom"},
 		},
 		{
@@ -73,7 +33,7 @@ func TestRankSuspectsUnsetVariable(t *testing.T) {
 				w.Shape = ShapeStartsAndDies
 				stTerminated(w, "Error", 1, "panic: API_TOKEN must be set")
 			},
-			rule: RuleEnvVarUnset, path: c0 + ".env",
+			rule: rules.RuleEnvVarUnset, path: c0 + ".env",
 		},
 		{
 			name: "the container reads a ConfigMap whole: envFrom, which may lack it",
@@ -86,7 +46,7 @@ func TestRankSuspectsUnsetVariable(t *testing.T) {
 				stLog(w, `Traceback (most recent call last):`, `  File "/app/main.py", line 7, in <module>`,
 					`    DSN = os.environ["DATABASE_URL"]`, `KeyError: 'DATABASE_URL'`)
 			},
-			rule: RuleEnvVarUnset, path: c0 + ".envFrom",
+			rule: rules.RuleEnvVarUnset, path: c0 + ".envFrom",
 			absent: []string{c0 + ".env"},
 		},
 		{
@@ -102,7 +62,7 @@ func TestRankSuspectsUnsetVariable(t *testing.T) {
 				stTerminated(w, "Error", 1, "")
 				stLog(w, `2026/11/24 10:20:35 DATABASE_URL is not set`)
 			},
-			rule: RuleEnvVarUnset, path: c0 + ".env[1]",
+			rule: rules.RuleEnvVarUnset, path: c0 + ".env[1]",
 			below:  []string{image},
 			absent: []string{c0 + ".env"},
 		},
@@ -114,7 +74,7 @@ func TestRankSuspectsUnsetVariable(t *testing.T) {
 				stTerminated(w, "OOMKilled", 137, "")
 				stLog(w, `level=warn msg="SENTRY_DSN not set, error reporting disabled"`, `level=info msg="decoding batch" size=8064x6048`)
 			},
-			rule: RuleMemoryLimit, path: c0 + ".resources.limits.memory",
+			rule: rules.RuleMemoryLimit, path: c0 + ".resources.limits.memory",
 			absent: []string{c0 + ".env"},
 		},
 		{
@@ -125,7 +85,7 @@ func TestRankSuspectsUnsetVariable(t *testing.T) {
 				stTerminated(w, "Error", 1, "")
 				stLog(w, `level=error msg="required environment variable DATABASE_URL is not set"`)
 			},
-			rule: RuleNamedInFailure, path: c0 + ".env[0].value",
+			rule: rules.RuleNamedInFailure, path: c0 + ".env[0].value",
 			absent: []string{c0 + ".env"},
 		},
 		{
@@ -148,7 +108,7 @@ func TestRankSuspectsUnsetVariable(t *testing.T) {
 				stTerminated(w, "Error", 1, "")
 				stLog(w, `fatal: DATABASE_URL is not set`)
 			},
-			rule: RuleEnvVarUnset, path: c0 + ".env",
+			rule: rules.RuleEnvVarUnset, path: c0 + ".env",
 			absent: []string{"spec.template.spec.containers[1].env", "spec.template.spec.containers[1].env[0].value"},
 		},
 		{
@@ -165,7 +125,7 @@ func TestRankSuspectsUnsetVariable(t *testing.T) {
 					Lines: []string{`Error: environment variable "REDIS_URL" not found`},
 				})
 			},
-			rule: RuleEnvVarUnset, path: "spec.template.spec.containers[1].env",
+			rule: rules.RuleEnvVarUnset, path: "spec.template.spec.containers[1].env",
 			absent: []string{c0 + ".env"},
 		},
 	})
@@ -199,7 +159,7 @@ func TestUnsetVariableSuspectAndFix(t *testing.T) {
 			stTerminated(w, "Error", 1, "")
 			stLog(w, `level=error msg="required environment variable DATABASE_URL is not set"`)
 			got := rankSuspects(w)
-			if len(got) == 0 || got[0].Rule != RuleEnvVarUnset {
+			if len(got) == 0 || got[0].Rule != rules.RuleEnvVarUnset {
 				t.Fatalf("suspects %+v, want env-var-unset first", got)
 			}
 			s := got[0]

@@ -9,8 +9,19 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
+)
+
+// The types the reference walk renders whole or keys by resource name, as the walk does.
+var (
+	walkIntOrStringType  = reflect.TypeFor[intstr.IntOrString]()
+	walkQuantityType     = reflect.TypeFor[resource.Quantity]()
+	walkTimeType         = reflect.TypeFor[metav1.Time]()
+	walkResourceNameType = reflect.TypeFor[corev1.ResourceName]()
 )
 
 // walkObject is the reference walk that leaves and descend are held to: it visits every node of v (a typed API object or part of one) depth first, with its
@@ -34,12 +45,12 @@ func walkObject(v reflect.Value, p *field.Path, visit func(p *field.Path, v refl
 		case walkIntOrStringType, walkQuantityType, walkTimeType:
 			return
 		}
-		for _, f := range jsonFieldsOf(v.Type()) {
+		for _, f := range walk.JSONFieldsOf(v.Type()) {
 			child := p
-			if !f.inline {
-				child = p.Child(f.name)
+			if !f.Inline {
+				child = p.Child(f.Name)
 			}
-			walkObject(v.Field(f.index), child, visit)
+			walkObject(v.Field(f.Index), child, visit)
 		}
 	case reflect.Slice, reflect.Array:
 		if v.Type().Elem().Kind() == reflect.Uint8 {
@@ -55,7 +66,7 @@ func walkObject(v reflect.Value, p *field.Path, visit func(p *field.Path, v refl
 		for _, k := range keys {
 			child := p.Key(k.String())
 			if resources {
-				child = resourcePath(p, k.String())
+				child = walk.ResourcePath(p, k.String())
 			}
 			walkObject(v.MapIndex(k), child, visit)
 		}
@@ -87,7 +98,7 @@ func valueAtByWalk(root *field.Path, obj any, path *field.Path) (string, bool) {
 	if !exists {
 		return "", false
 	}
-	return render(found)
+	return walk.Render(found)
 }
 
 // TestValueAtAgreesWithWalk looks up every node of real objects, and paths beside them, both
@@ -126,10 +137,10 @@ func TestValueAtAgreesWithWalk(t *testing.T) {
 			}
 			check := func(p *field.Path) {
 				t.Helper()
-				got, gotOK := valueAt(tc.root, tc.obj, p)
+				got, gotOK := walk.ValueAt(tc.root, tc.obj, p)
 				want, wantOK := valueAtByWalk(tc.root, tc.obj, p)
 				if got != want || gotOK != wantOK {
-					t.Errorf("valueAt(%s) = %q, %v; the walk finds %q, %v", p, got, gotOK, want, wantOK)
+					t.Errorf("walk.ValueAt(%s) = %q, %v; the walk finds %q, %v", p, got, gotOK, want, wantOK)
 				}
 			}
 			for _, p := range paths {
@@ -153,15 +164,15 @@ func TestValueAtAgreesWithWalk(t *testing.T) {
 }
 
 // leavesByWalk is leaves as a visit of walkObject: the reference leaves must agree with.
-func leavesByWalk(root *field.Path, obj any) []leaf {
+func leavesByWalk(root *field.Path, obj any) []walk.Leaf {
 	if obj == nil {
 		return nil
 	}
-	var out []leaf
+	var out []walk.Leaf
 	walkObject(reflect.ValueOf(obj), root, func(p *field.Path, v reflect.Value) bool {
-		if s, text, ok := scalar(v); ok {
+		if s, text, ok := walk.Scalar(v); ok {
 			if s != "" {
-				out = append(out, leaf{Path: p, path: p.String(), Value: s, Text: text})
+				out = append(out, walk.Leaf{Path: p, PathString: p.String(), Value: s, Text: text})
 			}
 			return false
 		}
@@ -206,7 +217,7 @@ func TestLeavesAsWalk(t *testing.T) {
 		{"an empty template", field.NewPath("spec", "template"), &corev1.PodTemplateSpec{}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, want := leaves(tc.root, tc.obj), leavesByWalk(tc.root, tc.obj)
+			got, want := walk.Leaves(tc.root, tc.obj), leavesByWalk(tc.root, tc.obj)
 			if len(want) < tc.min {
 				t.Fatalf("the walk finds only %d leaves, want at least %d", len(want), tc.min)
 			}

@@ -96,6 +96,11 @@ func mmLogsRemoved(s *snapshot.Snapshot, w metamorph.Workload, before, after *Di
 	if !mmLogEvidence(before) {
 		return mmDifferences(b, a)
 	}
+	if mmOnlyLogsShowIdle(before) && a.Shape == ShapeHealthy && len(after.Suspects) == 0 {
+		// Ready copies that do no work are seen in their logs alone: without the logs they
+		// serve, and nothing is left to suspect.
+		return nil
+	}
 	var out []string
 	if b.Shape != a.Shape {
 		out = append(out, fmt.Sprintf("shape: %s -> %s", b.Shape, a.Shape))
@@ -123,6 +128,22 @@ func mmLogsRemoved(s *snapshot.Snapshot, w metamorph.Workload, before, after *Di
 	}
 	return append(out, fmt.Sprintf("top suspect: %s -> %s, not one of the fields the revision changed: %s",
 		mmOrNone(b.Suspect), mmOrNone(a.Suspect), strings.Join(changed, ", ")))
+}
+
+// mmOnlyLogsShowIdle reports a diagnosis whose copies that do not serve are all Ready copies
+// whose logs keep failing to reach their own endpoint (ConnectFailing).
+func mmOnlyLogsShowIdle(d *Diagnosis) bool {
+	idle := 0
+	for _, c := range d.Detail.Copies() {
+		if c.Serving {
+			continue
+		}
+		if c.Reason != "ConnectFailing" {
+			return false
+		}
+		idle++
+	}
+	return idle > 0
 }
 
 func mmLogEvidence(d *Diagnosis) bool {

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -108,15 +109,15 @@ func TestSignalsAreObservations(t *testing.T) {
 			t.Errorf("%s: broken with no signal", w.Name)
 		}
 		for _, sg := range sigs {
-			if sg.obs < 0 {
-				if sg.Source != SourceControllerStatus {
-					t.Errorf("%s: %s signal %q cites no observation", w.Name, sg.Source, sg.Text)
+			if sg.Obs < 0 {
+				if sg.From != rules.FromController {
+					t.Errorf("%s: %s signal %q cites no observation", w.Name, sg.From, sg.Text)
 				}
 				continue
 			}
-			o := &w.obs.list[sg.obs]
+			o := &w.obs.list[sg.Obs]
 			if o.Text != sg.Text || sg.Pod != "" && o.Object.Name != sg.Pod {
-				t.Errorf("%s: signal %q from %s is observation %d %s %q of %s", w.Name, sg.Text, sg.Pod, sg.obs, o.Kind, o.Text, o.Object)
+				t.Errorf("%s: signal %q from %s is observation %d %s %q of %s", w.Name, sg.Text, sg.Pod, sg.Obs, o.Kind, o.Text, o.Object)
 			}
 		}
 	}
@@ -146,8 +147,8 @@ func TestOOMKilledSaysItsExitCode(t *testing.T) {
 				texts = append(texts, e.Message)
 			}
 		}
-		if len(got.Suspects) == 0 || got.Suspects[0].Rule != RuleMemoryLimit {
-			t.Fatalf("exit %d: suspects %v, want %s first", exit, got.Suspects, RuleMemoryLimit)
+		if len(got.Suspects) == 0 || got.Suspects[0].Rule != rules.RuleMemoryLimit {
+			t.Fatalf("exit %d: suspects %v, want %s first", exit, got.Suspects, rules.RuleMemoryLimit)
 		}
 		texts = append(texts, got.Suspects[0].Reason)
 		for _, e := range got.Timeline {
@@ -181,7 +182,7 @@ func suspectCitationProblems(d *Diagnosis) []string {
 		}
 	}
 	for _, s := range d.Suspects {
-		if len(s.Observations) == 0 && (s.Rule == RuleMemoryLimit || s.Rule == RuleNamedInFailure) {
+		if len(s.Observations) == 0 && (s.Rule == rules.RuleMemoryLimit || s.Rule == rules.RuleNamedInFailure) {
 			out = append(out, string(s.Rule)+" "+pathString(s)+" cites no observation")
 		}
 		for _, i := range s.Observations {

@@ -145,11 +145,6 @@ func readyCondition(p *corev1.Pod) *corev1.PodCondition {
 	return nil
 }
 
-func podReady(p *corev1.Pod) bool {
-	c := readyCondition(p)
-	return c != nil && c.Status == corev1.ConditionTrue
-}
-
 // wasReady reports a Ready condition that is False now but changed after the copy started by
 // more than the kubelet takes to write its first status (endpointGrace), which only a
 // False→True→False history produces. A copy that restarted is left out: without a readiness

@@ -6,13 +6,14 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
 )
 
 // diffTemplates lists the fields that differ between two pod templates, as paths under root.
@@ -22,7 +23,7 @@ import (
 // compared and shown as that form.
 func diffTemplates(root *field.Path, prev, cur *corev1.PodTemplateSpec) []Change {
 	var out []Change
-	d := diffWalk{segs: pathStack{{p: root, built: true}}, out: &out}
+	d := diffWalk{segs: walk.NewStack(root), out: &out}
 	d.value(reflect.ValueOf(prev).Elem(), reflect.ValueOf(cur).Elem())
 	return out
 }
@@ -34,88 +35,12 @@ var (
 
 // diffWalk is one diff's walk; segs is the path to the node it is at.
 type diffWalk struct {
-	segs pathStack
+	segs walk.PathStack
 	out  *[]Change
 }
 
-// pathStack is the path to a walk's node as a stack of segments, and a segment's *field.Path
-// is built only when asked for at or below it: a template has hundreds of fields, nearly all
-// equal or unset, so building each one's path was most of a walk's allocations. A built
-// parent is shared by the paths under it, as Child shares it.
-type pathStack []pathSeg
-
-// pathSeg is a path segment: a field name, a list index or a map key; p is its path once
-// built (a walk's root may be the nil path).
-type pathSeg struct {
-	kind      pathSegKind
-	built     bool
-	textBuilt bool
-	name      string
-	index     int
-	p         *field.Path
-	text      string // p.String(), once textBuilt
-}
-
-type pathSegKind uint8
-
-const (
-	segChild pathSegKind = iota
-	segIndex
-	segKey
-)
-
-func (ps *pathStack) push(s pathSeg) { *ps = append(*ps, s) }
-func (ps *pathStack) pop()           { *ps = (*ps)[:len(*ps)-1] }
-
-// path builds the current node's path from the deepest segment already built.
-func (ps pathStack) path() *field.Path {
-	i := len(ps) - 1
-	for !ps[i].built {
-		i--
-	}
-	for i++; i < len(ps); i++ {
-		parent, s := ps[i-1].p, &ps[i]
-		switch s.kind {
-		case segChild:
-			s.p = parent.Child(s.name)
-		case segIndex:
-			s.p = parent.Index(s.index)
-		default:
-			s.p = parent.Key(s.name)
-		}
-		s.built = true
-	}
-	return ps[len(ps)-1].p
-}
-
-// text writes the current node's path as field.Path.String does, from the deepest segment
-// already written: a name after a dot (none at a nil root), an index or key in brackets.
-func (ps pathStack) text() string {
-	i := len(ps) - 1
-	for !ps[i].textBuilt {
-		i--
-	}
-	for i++; i < len(ps); i++ {
-		parent, s := &ps[i-1], &ps[i]
-		switch {
-		case s.kind == segChild && s.name != "":
-			if i == 1 && ps[0].p == nil {
-				s.text = s.name
-			} else {
-				s.text = parent.text + "." + s.name
-			}
-		case s.kind == segIndex:
-			s.text = parent.text + "[" + strconv.Itoa(s.index) + "]"
-		default:
-			s.text = parent.text + "[" + s.name + "]"
-		}
-		s.textBuilt = true
-	}
-	return ps[len(ps)-1].text
-}
-
 func (d *diffWalk) change(a, b reflect.Value) {
-	*d.out = append(*d.out, Change{Path: d.segs.path(), Previous: diffRender(a), Current: diffRender(b)})
+	*d.out = append(*d.out, Change{Path: d.segs.Path(), Previous: diffRender(a), Current: diffRender(b)})
 }
 
 func (d *diffWalk) value(a, b reflect.Value) {
@@ -137,7 +62,7 @@ func (d *diffWalk) value(a, b reflect.Value) {
 	}
 	if t.Implements(jsonMarshaler) || reflect.PointerTo(t).Implements(jsonMarshaler) && t.Kind() == reflect.Struct {
 		if ra, rb := diffRender(a), diffRender(b); ra != rb {
-			*d.out = append(*d.out, Change{Path: d.segs.path(), Previous: ra, Current: rb})
+			*d.out = append(*d.out, Change{Path: d.segs.Path(), Previous: ra, Current: rb})
 		}
 		return
 	}
@@ -146,13 +71,13 @@ func (d *diffWalk) value(a, b reflect.Value) {
 		d.value(a.Elem(), b.Elem())
 	case reflect.Struct:
 		for _, f := range diffFieldsOf(t) {
-			if f.inline {
-				d.value(a.Field(f.index), b.Field(f.index))
+			if f.Inline {
+				d.value(a.Field(f.Index), b.Field(f.Index))
 				continue
 			}
-			d.segs.push(pathSeg{kind: segChild, name: f.name})
-			d.value(a.Field(f.index), b.Field(f.index))
-			d.segs.pop()
+			d.segs.Push(walk.ChildSeg(f.Name))
+			d.value(a.Field(f.Index), b.Field(f.Index))
+			d.segs.Pop()
 		}
 	case reflect.Map:
 		keys := map[string]reflect.Value{}
@@ -169,16 +94,16 @@ func (d *diffWalk) value(a, b reflect.Value) {
 		sort.Strings(names)
 		for _, n := range names {
 			k := keys[n]
-			d.segs.push(pathSeg{kind: segKey, name: n})
+			d.segs.Push(walk.KeySeg(n))
 			d.value(mapIndex(a, k), mapIndex(b, k))
-			d.segs.pop()
+			d.segs.Pop()
 		}
 	case reflect.Slice, reflect.Array:
 		n := max(a.Len(), b.Len())
 		for i := 0; i < n; i++ {
-			d.segs.push(pathSeg{kind: segIndex, index: i})
+			d.segs.Push(walk.IndexSeg(i))
 			d.value(index(a, i), index(b, i))
-			d.segs.pop()
+			d.segs.Pop()
 		}
 	default:
 		if !reflect.DeepEqual(a.Interface(), b.Interface()) {
@@ -190,10 +115,10 @@ func (d *diffWalk) value(a, b reflect.Value) {
 // diffFields holds diffFieldsOf each struct type once read (as jsonFields does for the walk:
 // the diff's own reading of a tag, diffFieldName, differs from jsonName on an inline option
 // beside a name).
-var diffFields sync.Map // reflect.Type -> []jsonField
+var diffFields sync.Map // reflect.Type -> []walk.Field
 
 // diffFieldsOf lists the exported fields of struct type t the diff visits, in order.
-func diffFieldsOf(t reflect.Type) []jsonField { return fieldsOf(&diffFields, t, diffFieldName) }
+func diffFieldsOf(t reflect.Type) []walk.Field { return walk.FieldsOf(&diffFields, t, diffFieldName) }
 
 func mapIndex(m, k reflect.Value) reflect.Value {
 	v := m.MapIndex(k)

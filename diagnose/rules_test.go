@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // rulesDoc is the generated rules section of the documentation.
@@ -35,9 +37,9 @@ score, then object and path, so the order is stable.
 // rulesMarkdown renders the catalogue as the rules section of the documentation.
 func rulesMarkdown() string {
 	var b strings.Builder
-	b.WriteString("<!-- Generated from the rule families (diagnose/rules.go, diagnose/suspects_*.go, diagnose/match.go) by `go test ./diagnose -run TestRulesDoc -update`; do not edit. -->\n\n")
+	b.WriteString("<!-- Generated from the rule families (diagnose/rules: one family per file) by `go test ./diagnose -run TestRulesDoc -update`; do not edit. -->\n\n")
 	b.WriteString("| Rule | Detects | Signal | Fix | Outside |\n|---|---|---|---|---|\n")
-	for _, r := range rules() {
+	for _, r := range Rules() {
 		outside := ""
 		if r.Outside {
 			outside = "yes"
@@ -87,8 +89,8 @@ func TestRuleCatalogue(t *testing.T) {
 		}
 	}
 	// Every rule the code declares is in the catalogue: the IDs are declared next to their
-	// family's detector, in the package's non-test files.
-	files, err := filepath.Glob("*.go")
+	// family's detector, in package rules' non-test files.
+	files, err := filepath.Glob(filepath.Join("rules", "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,10 +113,10 @@ func TestRuleCatalogue(t *testing.T) {
 	if declared != len(seen) {
 		t.Errorf("%d rule IDs declared, %d catalogued", declared, len(seen))
 	}
-	if got := ruleInfo(RuleMemoryLimit); !got.Outside {
+	if got := ruleInfo(rules.RuleMemoryLimit); !got.Outside {
 		t.Errorf("memory-limit must be an outside rule: an input can outgrow a limit that served")
 	}
-	if got := ruleInfo(RuleEnvKeyNotFound); got.Outside {
+	if got := ruleInfo(rules.RuleEnvKeyNotFound); got.Outside {
 		t.Errorf("env-key-not-found is intrinsic to the spec")
 	}
 }
@@ -143,37 +145,5 @@ func TestRuleFamiliesRecordOwnRules(t *testing.T) {
 	}
 	if ran < 10 {
 		t.Errorf("ran the detectors on %d workloads with suspects, want at least 10", ran)
-	}
-}
-
-// familyNamed returns the registered family of that name.
-func familyNamed(t *testing.T, name string) *family {
-	t.Helper()
-	for _, f := range families() {
-		if f.name == name {
-			return f
-		}
-	}
-	t.Fatalf("no family %q", name)
-	return nil
-}
-
-func TestFamilyOwns(t *testing.T) {
-	tests := []struct {
-		name string
-		f    *family
-		rule RuleID
-		want bool
-	}{
-		{name: "own rule", f: familyNamed(t, "scheduling"), rule: RuleNodeSelector, want: true},
-		{name: "borrowed rule", f: familyNamed(t, "scheduling"), rule: RuleVolumeRefNotFound, want: true},
-		{name: "another family's rule", f: familyNamed(t, "image"), rule: RuleNodeSelector, want: false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.f.owns(tt.rule); got != tt.want {
-				t.Errorf("%s.owns(%s) = %v, want %v", tt.f.name, tt.rule, got, tt.want)
-			}
-		})
 	}
 }

@@ -8,41 +8,12 @@ import (
 	"github.com/robfig/cron/v3"
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-)
 
-// The schedule rules. IDs are stable: scripts and the documentation refer to them.
-const (
-	RuleCronJobSuspended        RuleID = "cronjob-suspended"
-	RuleCronJobForbidActive     RuleID = "cronjob-forbid-active"
-	RuleCronJobStartingDeadline RuleID = "cronjob-starting-deadline"
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
-
-// scheduleFamily names the CronJob field that kept a due run from starting.
-var _ = register(family{
-	order:  50,
-	name:   "schedule",
-	detect: (*ranker).scheduleRules,
-	rules: []RuleInfo{
-		{
-			RuleCronJobSuspended, "A suspended CronJob lets the runs its schedule names pass",
-			"spec.suspend true and a scheduled time since the last run (or creation) that started no Job",
-			"Set spec.suspend to false if the runs are wanted (kubectl patch cronjob NAME -p '{\"spec\":{\"suspend\":false}}').", false,
-		},
-		{
-			RuleCronJobForbidActive, "concurrencyPolicy Forbid skips every run while an earlier Job is still active",
-			"concurrencyPolicy Forbid, a Job in status.active past the next scheduled time, JobAlreadyActive events",
-			"Find why the active Job does not finish (or set its activeDeadlineSeconds); delete it to let the next run start.", false,
-		},
-		{
-			RuleCronJobStartingDeadline, "The controller could not start a run within startingDeadlineSeconds",
-			"a scheduled time older than startingDeadlineSeconds that started no Job, MissSchedule events",
-			"Check that kube-controller-manager runs the cronjob controller and keeps time; raise startingDeadlineSeconds if starts are often late.", true,
-		},
-	},
-})
 
 func isScheduleRule(id RuleID) bool {
-	return id == RuleCronJobSuspended || id == RuleCronJobForbidActive || id == RuleCronJobStartingDeadline
+	return id == rules.RuleCronJobSuspended || id == rules.RuleCronJobForbidActive || id == rules.RuleCronJobStartingDeadline
 }
 
 // scheduleFinding is a run a CronJob's schedule called for that started no Job.
@@ -99,16 +70,16 @@ func readSchedule(cj *batchv1.CronJob, events []Observation, ref time.Time) *sch
 	spath := field.NewPath("spec")
 	switch {
 	case cj.Spec.Suspend != nil && *cj.Spec.Suspend:
-		f.rule, f.path = RuleCronJobSuspended, spath.Child("suspend")
+		f.rule, f.path = rules.RuleCronJobSuspended, spath.Child("suspend")
 		f.message = fmt.Sprintf("suspended: %s started no Job", when)
 	case cj.Spec.ConcurrencyPolicy == batchv1.ForbidConcurrent && len(cj.Status.Active) > 0:
-		f.rule, f.path = RuleCronJobForbidActive, spath.Child("concurrencyPolicy")
+		f.rule, f.path = rules.RuleCronJobForbidActive, spath.Child("concurrencyPolicy")
 		f.message = fmt.Sprintf("concurrencyPolicy Forbid and Job %s is still active: %s started no Job", cj.Status.Active[0].Name, when)
 		if n := eventsOf(events, "JobAlreadyActive"); n > 0 {
 			f.message += fmt.Sprintf(" (JobAlreadyActive %d times)", n)
 		}
 	case cj.Spec.StartingDeadlineSeconds != nil && latest.Add(time.Duration(*cj.Spec.StartingDeadlineSeconds)*time.Second).Before(ref):
-		f.rule, f.path = RuleCronJobStartingDeadline, spath.Child("startingDeadlineSeconds")
+		f.rule, f.path = rules.RuleCronJobStartingDeadline, spath.Child("startingDeadlineSeconds")
 		f.message = fmt.Sprintf("%s started no Job within startingDeadlineSeconds %d", when, *cj.Spec.StartingDeadlineSeconds)
 		if n := eventsOf(events, "MissSchedule"); n > 0 {
 			f.message += fmt.Sprintf(" (MissSchedule %d times)", n)
@@ -139,14 +110,4 @@ func eventsOf(events []Observation, reason string) int32 {
 		}
 	}
 	return n
-}
-
-// scheduleRules records the field of the schedule finding.
-func (r *ranker) scheduleRules() {
-	bf := r.w.cls.batch
-	if bf == nil || bf.schedule == nil || bf.schedule.rule == "" {
-		return
-	}
-	sc := bf.schedule
-	r.suspectObject(sc.rule, r.object, r.w.Object, sc.path, scoreCertain+scoreChanged, sc.message)
 }

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kptr "k8s.io/utils/ptr"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -66,12 +67,12 @@ func TestReadSchedule(t *testing.T) {
 				cj.Spec.Suspend = kptr.To(true)
 				cj.Status.LastScheduleTime = mt("2026-11-21T03:00:00Z")
 			}),
-			ref: "2026-11-24T14:00:00Z", rule: RuleCronJobSuspended, due: "2026-11-22T03:00:00Z", missed: 3,
+			ref: "2026-11-24T14:00:00Z", rule: rules.RuleCronJobSuspended, due: "2026-11-22T03:00:00Z", missed: 3,
 		},
 		{
 			name: "suspended since creation, never ran",
 			cj:   base("*/15 * * * *", func(cj *batchv1.CronJob) { cj.Spec.Suspend = kptr.To(true) }),
-			ref:  "2026-11-20T10:20:00Z", rule: RuleCronJobSuspended, due: "2026-11-20T10:15:00Z", missed: 1,
+			ref:  "2026-11-20T10:20:00Z", rule: rules.RuleCronJobSuspended, due: "2026-11-20T10:15:00Z", missed: 1,
 		},
 		{
 			name: "Forbid behind a Job still active",
@@ -81,7 +82,7 @@ func TestReadSchedule(t *testing.T) {
 				cj.Status.Active = []corev1.ObjectReference{{Kind: "Job", Namespace: "billing", Name: "nightly-billing-29396100"}}
 			}),
 			events: []*corev1.Event{alreadyActive},
-			ref:    "2026-11-24T13:30:00Z", rule: RuleCronJobForbidActive, due: "2026-11-24T12:00:00Z", missed: 2,
+			ref:    "2026-11-24T13:30:00Z", rule: rules.RuleCronJobForbidActive, due: "2026-11-24T12:00:00Z", missed: 2,
 		},
 		{
 			name: "Allow beside an active Job: a run that did not start is not Forbid's doing",
@@ -97,7 +98,7 @@ func TestReadSchedule(t *testing.T) {
 				cj.Spec.StartingDeadlineSeconds = kptr.To[int64](300)
 				cj.Status.LastScheduleTime = mt("2026-11-23T02:30:00Z")
 			}),
-			ref: "2026-11-24T09:00:00Z", rule: RuleCronJobStartingDeadline, due: "2026-11-24T02:30:00Z", missed: 1,
+			ref: "2026-11-24T09:00:00Z", rule: rules.RuleCronJobStartingDeadline, due: "2026-11-24T02:30:00Z", missed: 1,
 		},
 		{
 			name: "late but inside startingDeadlineSeconds and no word why",
@@ -114,7 +115,7 @@ func TestReadSchedule(t *testing.T) {
 				cj.Spec.Suspend = kptr.To(true)
 				cj.Status.LastScheduleTime = mt("2026-11-23T02:00:00Z")
 			}),
-			ref: "2026-11-24T02:30:00Z", rule: RuleCronJobSuspended, due: "2026-11-24T02:00:00Z", missed: 1,
+			ref: "2026-11-24T02:30:00Z", rule: rules.RuleCronJobSuspended, due: "2026-11-24T02:00:00Z", missed: 1,
 		},
 		{
 			name: "an unparseable schedule is the controller's UnparseableSchedule, not a missed run",
@@ -177,7 +178,7 @@ func TestScheduleFindingIsTheCronJobsShape(t *testing.T) {
 	if d == nil {
 		t.Fatal("no diagnosis of the CronJob")
 	}
-	if d.Shape != ShapeNeverStarts || d.Cause != CauseSpec || len(d.Suspects) == 0 || d.Suspects[0].Rule != RuleCronJobForbidActive ||
+	if d.Shape != ShapeNeverStarts || d.Cause != CauseSpec || len(d.Suspects) == 0 || d.Suspects[0].Rule != rules.RuleCronJobForbidActive ||
 		d.Suspects[0].Path.String() != "spec.concurrencyPolicy" || d.Suspects[0].Value != "Forbid" {
 		t.Fatalf("shape %s cause %s suspects %+v; want never-starts, spec, cronjob-forbid-active on spec.concurrencyPolicy", d.Shape, d.Cause, d.Suspects)
 	}

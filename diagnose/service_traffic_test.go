@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // TestReadyCopiesWhoseTrafficIsBroken covers Ready copies that the Service meant for them does
@@ -31,7 +33,7 @@ func TestReadyCopiesWhoseTrafficIsBroken(t *testing.T) {
 				c.endpointSlice(ext, 8080, map[*corev1.Pod]bool{a: true, b: true})
 			},
 			wantShape: ShapeLiveButIdle,
-			wantRule:  RuleServiceSelector, wantObject: "Service/web", wantPath: "spec.selector",
+			wantRule:  rules.RuleServiceSelector, wantObject: "Service/web", wantPath: "spec.selector",
 		},
 		{
 			name: "the Service named for the workload asks for another role; a headless Service selects the copies",
@@ -44,7 +46,7 @@ func TestReadyCopiesWhoseTrafficIsBroken(t *testing.T) {
 				c.endpointSlice(gov, 8080, map[*corev1.Pod]bool{a: true, b: true})
 			},
 			wantShape: ShapeLiveButIdle,
-			wantRule:  RuleServiceSelector, wantObject: "Service/web", wantPath: "spec.selector",
+			wantRule:  rules.RuleServiceSelector, wantObject: "Service/web", wantPath: "spec.selector",
 		},
 		{
 			name: "an empty Service of another name does not stop the workload's own from serving",
@@ -67,7 +69,7 @@ func TestReadyCopiesWhoseTrafficIsBroken(t *testing.T) {
 				c.s.EndpointSlices[len(c.s.EndpointSlices)-1].Ports[0].Protocol = &svc.Spec.Ports[0].Protocol
 			},
 			wantShape: ShapeLiveButIdle,
-			wantRule:  RuleServiceProtocol, wantObject: "Service/web", wantPath: "spec.ports[0].protocol",
+			wantRule:  rules.RuleServiceProtocol, wantObject: "Service/web", wantPath: "spec.ports[0].protocol",
 		},
 		{
 			name: "a UDP Service port in front of a TCP container port named by the targetPort",
@@ -78,7 +80,7 @@ func TestReadyCopiesWhoseTrafficIsBroken(t *testing.T) {
 				c.s.EndpointSlices[len(c.s.EndpointSlices)-1].Ports[0].Protocol = &svc.Spec.Ports[0].Protocol
 			},
 			wantShape: ShapeLiveButIdle,
-			wantRule:  RuleServiceProtocol, wantObject: "Service/web", wantPath: "spec.ports[0].protocol",
+			wantRule:  rules.RuleServiceProtocol, wantObject: "Service/web", wantPath: "spec.ports[0].protocol",
 		},
 		{
 			name: "a UDP Service port in front of a port the container declares for TCP and UDP",

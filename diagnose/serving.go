@@ -190,14 +190,16 @@ func copyEpisodes(w *workload, rev *revision, ref time.Time, noise map[string]bo
 		why := ""
 		now := false
 		switch {
-		case podReady(p) && !ref.IsZero() && briefReadyOnly(p, ref):
+		case facts.PodReady(p) && !ref.IsZero() && briefReadyOnly(p, ref):
 			// Ready between the kills of a crash loop: no service.
 			continue
-		case podReady(p):
+		case facts.PodReady(p):
 			from, to = rc.LastTransitionTime.Time, ref
 			why = "copy " + p.Name + " is Ready"
 			now = w.serving[i]
-			if !w.serving[i] {
+			// A copy that keeps failing to reach its own endpoint is routed to but does no
+			// work: its failing lines cut its stretch below.
+			if !w.serving[i] && (w.cls.dialing == nil || w.cls.dialing[i] == nil) {
 				// Ready but not an endpoint of the Service meant for it: it served only
 				// before that Service changed, when that is dated.
 				if !broken || brokenSince.IsZero() || !brokenSince.After(from) {
@@ -374,7 +376,11 @@ func cleanStretch(w *workload, i int, from, to time.Time, noise map[string]bool)
 		free = times[j]
 		j++
 	}
-	consider(free, to)
+	// After the last failing line, a pause no longer than one inside a run is that run going
+	// on (a retry every two minutes read between two tries), not a stretch free of it.
+	if len(times) == 0 || to.Sub(free) > failureRunGap {
+		consider(free, to)
+	}
 	return best, first
 }
 

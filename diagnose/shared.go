@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -77,7 +78,7 @@ type sharedVerdict struct {
 // dialFailure reports a log signal whose failure is reaching something: the connection class,
 // which holds a server refusing a connection for want of room ("Too many connections") too.
 func dialFailure(s *signal) bool {
-	return s.Source == SourceLog && s.class() == facts.ClassConnection
+	return s.From == rules.FromLog && s.Class() == facts.ClassConnection
 }
 
 // indexFold is the index of the ASCII lower-case sub in s ignoring case, or -1; it does not
@@ -107,16 +108,16 @@ func (r *ranker) dependencyTarget() *depTarget {
 	}
 	var hits []*hit
 	var dialing []*signal
-	for _, s := range r.signals {
+	for _, s := range r.in.Signals {
 		if !dialFailure(s) {
 			continue
 		}
 		dialing = append(dialing, s)
-		host, port := dialedHost(s.Text, s.tokens(), r.ownHosts)
+		host, port := dialedHost(s.Text, s.Tokens(), r.in.OwnHosts)
 		if host == "" {
 			continue
 		}
-		n := max(1, len(s.lines))
+		n := max(1, len(s.Lines))
 		i := slices.IndexFunc(hits, func(h *hit) bool { return h.host == host })
 		if i < 0 {
 			hits = append(hits, &hit{host: host, port: port, text: shownText(s), n: n})
@@ -138,13 +139,13 @@ func (r *ranker) dependencyTarget() *depTarget {
 				best = h
 			}
 		}
-		return r.resolveTarget(best.host, best.port, clip(best.text, 200))
+		return r.resolveTarget(best.host, best.port, rules.Clip(best.text, 200))
 	}
 	host, port := r.templateEndpoint(dialing)
 	if host == "" {
 		return nil
 	}
-	return r.resolveTarget(host, port, clip(shownText(dialing[0]), 200))
+	return r.resolveTarget(host, port, rules.Clip(shownText(dialing[0]), 200))
 }
 
 // registryTarget is the registry the workload's copies cannot pull from: the host a pull
@@ -158,15 +159,14 @@ func (r *ranker) registryTarget() *depTarget {
 		n          int
 	}
 	var hits []*hit
-	for _, s := range r.signals {
-		if !isPullSignal(s) || s.pullKind() != pullNetwork {
+	for _, s := range r.in.Signals {
+		if !rules.PullUnreachable(s) {
 			continue
 		}
 		host := pullHost(s.Text)
 		if host == "" {
-			for _, c := range r.pullContainers(s) {
-				host = registryHost(c.c.Image)
-				break
+			if img := pulledImage(s, r.in.Template); img != "" {
+				host = rules.RegistryHost(img)
 			}
 		}
 		if host == "" {
@@ -188,7 +188,30 @@ func (r *ranker) registryTarget() *depTarget {
 		}
 	}
 	host, port, _ := strings.Cut(best.host, ":")
-	return &depTarget{key: "registry " + best.host, host: host, port: port, registry: true, failure: clip(best.text, 200)}
+	return &depTarget{key: "registry " + best.host, host: host, port: port, registry: true, failure: rules.Clip(best.text, 200)}
+}
+
+// pulledImage is the image a pull failure is about: the one its text quotes (`Failed to pull
+// image "IMG"`, containerd's `failed to pull and unpack image "IMG"`), else the image of the
+// template's container it names; "" when neither.
+func pulledImage(s *signal, tpl *corev1.PodTemplateSpec) string {
+	if i := strings.Index(s.Text, `image "`); i >= 0 {
+		rest := s.Text[i+len(`image "`):]
+		if j := strings.IndexByte(rest, '"'); j > 0 {
+			return rest[:j]
+		}
+	}
+	if tpl == nil || s.Container == "" {
+		return ""
+	}
+	for _, cs := range [][]corev1.Container{tpl.Spec.Containers, tpl.Spec.InitContainers} {
+		for i := range cs {
+			if cs[i].Name == s.Container {
+				return cs[i].Image
+			}
+		}
+	}
+	return ""
 }
 
 // pullHost is the registry host a pull failure says the runtime dialled, in lower case:
@@ -304,11 +327,11 @@ func (r *ranker) templateEndpoint(dialing []*signal) (string, string) {
 					break
 				}
 			}
-			if host == "" && endpointName.MatchString(e.Name) && !strings.HasSuffix(strings.ToUpper(e.Name), "PORT") &&
+			if host == "" && rules.EndpointVariable(e.Name) && !strings.HasSuffix(strings.ToUpper(e.Name), "PORT") &&
 				hostChars(e.Value) && strings.ContainsAny(strings.ToLower(e.Value), "abcdefghijklmnopqrstuvwxyz") {
 				host = strings.ToLower(e.Value) // DB_HOST=mysql: a Service in the namespace
 			}
-			if host == "" || loopback(host) || r.ownHosts[host] {
+			if host == "" || loopback(host) || r.in.OwnHosts[host] {
 				continue
 			}
 			if !slices.ContainsFunc(eps, func(o endpoint) bool { return o.host == host }) {
@@ -324,11 +347,8 @@ func (r *ranker) templateEndpoint(dialing []*signal) (string, string) {
 		}
 		var named []endpoint
 		for _, ep := range eps {
-			for _, pr := range endpointProducts {
-				if containsAny(failures.String(), pr.failure) && containsAny(ep.words, pr.endpoint) {
-					named = append(named, ep)
-					break
-				}
+			if rules.SameServer(failures.String(), ep.words) {
+				named = append(named, ep)
 			}
 		}
 		eps = named
@@ -628,7 +648,7 @@ func shortNames(names []string, ns string) []string {
 }
 
 // shownText is a log signal's line as evidence shows it: a structured line's message fields.
-func shownText(s *signal) string { return s.reading().Line(s.Text).Text }
+func shownText(s *signal) string { return s.Reading().Line(s.Text).Text }
 
 // dependencyFix is a victim's fix: look at the dependency, not at its own spec.
 func dependencyFix(sd *SharedDependency, n int) string {

@@ -3,8 +3,6 @@ package diagnose
 import (
 	"time"
 
-	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
-
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
@@ -42,11 +40,4 @@ func readCopy(w *workload, i int, ref time.Time) *copyFacts {
 // normalizeEventMessage is normalizeEventText of an event's message about its object.
 func normalizeEventMessage(e *corev1.Event) string {
 	return normalizeEventText(e.InvolvedObject.Name, string(e.InvolvedObject.UID), e.Message)
-}
-
-// matchValue finds the strongest link between failure tokens ev and the spec value val.
-// ownHosts are the workload's own pod and node IPs: a port on them is the pod itself (a probe
-// or a peer), not an endpoint the spec names.
-func matchValue(ev []facts.Value, val string, ownHosts map[string]bool) match {
-	return matchTokens(ev, val, valueTokens(val), ownHosts)
 }

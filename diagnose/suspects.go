@@ -1,24 +1,20 @@
 package diagnose
 
 import (
-	"fmt"
 	"sort"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
 )
 
-// Scores of the suspect rules. A specific rule that reads an unambiguous message scores
-// scoreCertain; a changed field adds scoreChanged, so a changed field that the evidence
-// implicates ranks above an unchanged one with the same evidence.
+// The scores the engine adds and reads, as the rules define them.
 const (
-	scoreCertain    = 90
-	scoreLikely     = 60
-	scorePossible   = 30
-	scoreChanged    = 40
-	scoreUnnamed    = 15 // changed, but nothing names it
-	highThreshold   = 80
-	mediumThreshold = 45
+	scoreChanged    = rules.ScoreChanged
+	scoreUnnamed    = rules.ScoreUnnamed
+	highThreshold   = rules.HighThreshold
+	mediumThreshold = rules.MediumThreshold
 )
 
 // rankSuspects names the spec fields most likely responsible for the workload's failure,
@@ -38,24 +34,26 @@ func rankSuspects(w *workload) []Suspect {
 	return r.ranked()
 }
 
-// ranker gathers suspects for one workload.
+// ranker gathers suspects for one workload: it is the sink the rule families record to
+// (rules.Sink), and it ranks what they found.
 type ranker struct {
 	// paths holds the String of each path the rules asked about (pathString).
-	paths    map[*field.Path]string
+	paths rules.Paths
+	// w is the engine's side of the workload, for recording; the detectors read in only.
 	w        *workload
+	in       rules.Input
 	object   string
 	tplPath  *field.Path // spec.template
 	specPath *field.Path // spec.template.spec
-	signals  []*signal
-	ownHosts map[string]bool
 	found    map[string]*Suspect
 	// fields remembers each template field's current and previous value once looked up: the
 	// rules suggest the same field for every copy's signal, and the lookup walks the template.
 	fields map[string]*fieldFacts
-	// running is the family whose detector runs; strays counts suspects it recorded of rules
-	// it does not own, which the catalogue test holds at zero.
-	running *family
-	strays  []RuleID
+	// strays are the rules detectors recorded that their family does not own, which the
+	// catalogue test holds at none.
+	strays []RuleID
+	// runner runs the families on in, recording here.
+	runner rules.Runner
 	// reading is the signals the running rule reads: a suspect it records cites their
 	// observations. one holds a single signal without allocating; single says the rule reads
 	// it as one line (read), not all of its lines (readAll).
@@ -84,13 +82,8 @@ func (r *ranker) readAll(sigs []*signal) {
 
 // run applies every rule family in catalogue order.
 func (r *ranker) run() {
-	for _, f := range families() {
-		r.running = f
-		r.readAll(nil)
-		f.detect(r)
-	}
-	r.readAll(nil)
-	r.running = nil
+	r.in.Paths = &r.paths
+	r.strays = r.runner.Run(&r.in, r)
 }
 
 // fieldFacts is what the ranker knows of one template field.
@@ -100,27 +93,51 @@ type fieldFacts struct {
 }
 
 func newRanker(w *workload) *ranker {
-	tp := w.TemplatePath
-	if tp == nil {
-		tp = field.NewPath("spec", "template")
-	}
-	r := &ranker{
-		w: w, object: w.object(), tplPath: tp, specPath: specOf(tp),
-		signals: collectSignals(w), ownHosts: map[string]bool{}, found: map[string]*Suspect{},
-	}
-	for _, p := range w.Pods {
-		for _, ip := range p.Status.PodIPs {
-			r.ownHosts[ip.IP] = true
-		}
-		if p.Status.PodIP != "" {
-			r.ownHosts[p.Status.PodIP] = true
-		}
-		if p.Status.HostIP != "" {
-			r.ownHosts[p.Status.HostIP] = true
-		}
-	}
+	r := w.texts.rankRoom()
+	*r = ranker{w: w, in: newRuleInput(w, collectSignals(w)), found: map[string]*Suspect{}}
+	r.object, r.tplPath, r.specPath = r.in.Object, r.in.TemplatePath, r.in.SpecPath
 	return r
 }
+
+// Template records a template field as a suspect (rules.Sink).
+func (r *ranker) Template(rule RuleID, path *field.Path, base int, reason string) {
+	r.suspectTemplate(rule, path, base, reason)
+}
+
+// TemplateFinding is the finding Template records (rules.Sink).
+func (r *ranker) TemplateFinding(rule RuleID, path *field.Path, base int, reason string) rules.Finding {
+	s := r.templateSuspect(rule, path, base, reason)
+	return rules.Finding{Rule: s.Rule, Object: s.Object, Path: s.Path, Value: s.Value, PreviousValue: s.PreviousValue, Reason: s.Reason, Score: s.Score}
+}
+
+// Object records a field of another object as a suspect (rules.Sink).
+func (r *ranker) Object(rule RuleID, object string, obj any, path *field.Path, base int, reason string) {
+	r.suspectObject(rule, object, obj, path, base, reason)
+}
+
+// Record records a finding as it is (rules.Sink).
+func (r *ranker) Record(f rules.Finding) {
+	r.record(Suspect{
+		Rule: f.Rule, Object: f.Object, Path: f.Path, Value: f.Value, PreviousValue: f.PreviousValue,
+		Reason: f.Reason, Score: f.Score, Variable: f.Variable,
+	})
+}
+
+// Read says the rule reads s as one line (rules.Sink).
+func (r *ranker) Read(s *signal) { r.read(s) }
+
+// ReadAll says the rule reads sigs together (rules.Sink).
+func (r *ranker) ReadAll(sigs []*signal) { r.readAll(sigs) }
+
+// Previous is a template field's value in the last revision that served and whether it
+// changed since (rules.Sink).
+func (r *ranker) Previous(path *field.Path) (string, bool) { return r.previous(path) }
+
+// Recorded reports whether a suspect of the rule is recorded (rules.Sink).
+func (r *ranker) Recorded(rule RuleID) bool { return r.recorded(rule) }
+
+// Covers reports whether a recorded suspect on object overlaps the field at ps (rules.Sink).
+func (r *ranker) Covers(object, ps string) bool { return r.covers(object, ps) }
 
 // suspectTemplate records a template field as a suspect. base is the rule's score before the
 // changed-field bonus.
@@ -145,7 +162,7 @@ func (r *ranker) field(path *field.Path) *fieldFacts {
 		return f
 	}
 	f := &fieldFacts{}
-	f.value, _ = valueAtText(r.tplPath, r.w.Template, key)
+	f.value, _ = walk.ValueAtText(r.tplPath, r.in.Template, key)
 	f.previous, f.changed = r.lookupPrevious(key)
 	if h := &r.w.cls.history; !f.changed && h.LastServing != nil && h.LastServing == h.Current {
 		// The revision that served is the current one: it held this very value.
@@ -161,37 +178,35 @@ func (r *ranker) field(path *field.Path) *fieldFacts {
 // suspectObject records a field of another object (the workload itself outside its template,
 // or a Service) as a suspect; obj is the typed object the path is rooted at.
 func (r *ranker) suspectObject(rule RuleID, object string, obj any, path *field.Path, base int, reason string) {
-	value, _ := valueAt(nil, obj, path)
+	value, _ := walk.ValueAt(nil, obj, path)
 	r.record(Suspect{Rule: rule, Object: object, Path: path, Value: value, Reason: reason, Score: base})
 }
 
-// pathString is p.String(), written once per path a workload's rules ask about: the rules
-// look the same paths up, record them and compare them with the changes many times over.
-// Paths are never changed once built, so the pointer is the key.
-func (r *ranker) pathString(p *field.Path) string {
-	if p == nil {
-		return p.String()
+// recorded reports whether a suspect of the rule is recorded.
+func (r *ranker) recorded(rule RuleID) bool {
+	for _, s := range r.found {
+		if s.Rule == rule {
+			return true
+		}
 	}
-	if s, ok := r.paths[p]; ok {
-		return s
-	}
-	s := p.String()
-	r.knowPath(p, s)
-	return s
+	return false
 }
 
-// knowPath files s as p's String, written by a walk.
-func (r *ranker) knowPath(p *field.Path, s string) {
-	if r.paths == nil {
-		r.paths = map[*field.Path]string{}
+// covers reports whether a suspect recorded on object lies at, beneath or above the field
+// whose path.String() is ps.
+func (r *ranker) covers(object, ps string) bool {
+	for _, s := range r.found {
+		if sp := r.pathString(s.Path); s.Object == object && (walk.HasPrefix(sp, ps) || walk.HasPrefix(ps, sp)) {
+			return true
+		}
 	}
-	r.paths[p] = s
+	return false
 }
+
+// pathString is p.String(), written once per path a workload's rules ask about.
+func (r *ranker) pathString(p *field.Path) string { return r.paths.String(p) }
 
 func (r *ranker) record(s Suspect) {
-	if r.running != nil && !r.running.owns(s.Rule) {
-		r.strays = append(r.strays, s.Rule)
-	}
 	key := s.Object + " " + r.pathString(s.Path)
 	if old, ok := r.found[key]; ok {
 		if old.Score >= s.Score {
@@ -213,12 +228,12 @@ func (r *ranker) citations() []int32 {
 	var out []int32
 	grouped := false
 	for _, sg := range r.reading {
-		grouped = grouped || len(sg.lines) > 1
+		grouped = grouped || len(sg.Lines) > 1
 	}
 	if r.single || !grouped {
 		for _, sg := range r.reading {
-			if sg.obs >= 0 {
-				out = append(out, int32(sg.obs))
+			if sg.Obs >= 0 {
+				out = append(out, int32(sg.Obs))
 			}
 		}
 		return out
@@ -226,31 +241,31 @@ func (r *ranker) citations() []int32 {
 	// Each place counted, then read in order: ords are dense, and sorting cost more.
 	if r.ordObs == nil {
 		n := 0
-		for _, sg := range r.signals {
-			n = max(n, int(sg.ord)+1)
-			for _, h := range sg.lines {
-				n = max(n, int(h.ord)+1)
+		for _, sg := range r.in.Signals {
+			n = max(n, int(sg.Ord)+1)
+			for _, h := range sg.Lines {
+				n = max(n, int(h.Ord)+1)
 			}
 		}
 		r.ordObs, r.ordCount = r.w.texts.ordRoom(n)
-		for _, sg := range r.signals {
-			r.ordObs[sg.ord] = int32(sg.obs)
-			for _, h := range sg.lines {
-				r.ordObs[h.ord] = h.obs
+		for _, sg := range r.in.Signals {
+			r.ordObs[sg.Ord] = int32(sg.Obs)
+			for _, h := range sg.Lines {
+				r.ordObs[h.Ord] = h.Obs
 			}
 		}
 	}
 	cited := 0
 	for _, sg := range r.reading {
-		if sg.lines == nil {
-			r.ordCount[sg.ord]++
+		if sg.Lines == nil {
+			r.ordCount[sg.Ord]++
 			cited++
 			continue
 		}
-		for _, h := range sg.lines {
-			r.ordCount[h.ord]++
+		for _, h := range sg.Lines {
+			r.ordCount[h.Ord]++
 		}
-		cited += len(sg.lines)
+		cited += len(sg.Lines)
 	}
 	out = make([]int32, 0, cited)
 	for ord, c := range r.ordCount {
@@ -286,7 +301,7 @@ func (r *ranker) lookupPrevious(ps string) (string, bool) {
 			continue
 		}
 		cs := r.pathString(c.Path)
-		if pathHasPrefix(cs, ps) || pathHasPrefix(ps, cs) {
+		if walk.HasPrefix(cs, ps) || walk.HasPrefix(ps, cs) {
 			changed = true
 		}
 		if cs == ps {
@@ -294,7 +309,7 @@ func (r *ranker) lookupPrevious(ps string) (string, bool) {
 		}
 	}
 	if !exact && r.w.PreviousTemplate != nil {
-		prev, _ = valueAtText(r.tplPath, r.w.PreviousTemplate, ps)
+		prev, _ = walk.ValueAtText(r.tplPath, r.w.PreviousTemplate, ps)
 	}
 	return prev, changed
 }
@@ -325,71 +340,4 @@ func (r *ranker) ranked() []Suspect {
 		return out[i].Path.String() < out[j].Path.String()
 	})
 	return out
-}
-
-// containerRef is a container of the template with its path.
-type containerRef struct {
-	c    *corev1.Container
-	path *field.Path
-}
-
-// containers lists the template's init and regular containers with their paths.
-func (r *ranker) containers() []containerRef {
-	spec := &r.w.Template.Spec
-	var out []containerRef
-	for i := range spec.InitContainers {
-		out = append(out, containerRef{&spec.InitContainers[i], r.specPath.Child("initContainers").Index(i)})
-	}
-	for i := range spec.Containers {
-		out = append(out, containerRef{&spec.Containers[i], r.specPath.Child("containers").Index(i)})
-	}
-	return out
-}
-
-// containersOf returns the container a signal came from, or every container when the signal
-// does not say.
-func (r *ranker) containersOf(s *signal) []containerRef {
-	all := r.containers()
-	if s.Container != "" {
-		for _, c := range all {
-			if c.c.Name == s.Container {
-				return []containerRef{c}
-			}
-		}
-	}
-	return all
-}
-
-// copiesOf says which copies the signals were seen on, every line of a log signal counted,
-// for reasons.
-func (r *ranker) copiesOf(sigs []*signal) string {
-	pods := map[string]bool{}
-	var logged []bool
-	for _, s := range sigs {
-		if s.lines != nil {
-			if logged == nil {
-				logged = make([]bool, len(r.w.Pods))
-			}
-			for _, h := range s.lines {
-				logged[h.copy] = true
-			}
-			continue
-		}
-		if s.Pod != "" {
-			pods[s.Pod] = true
-		}
-	}
-	for i, ok := range logged {
-		if ok {
-			pods[r.w.Pods[i].Name] = true
-		}
-	}
-	switch len(pods) {
-	case 0:
-		return ""
-	case 1:
-		return " (1 copy)"
-	default:
-		return fmt.Sprintf(" (%d copies)", len(pods))
-	}
 }

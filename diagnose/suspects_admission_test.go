@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	psaapi "k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // refusedByPodSecurity records the FailedCreate the ReplicaSet controller writes when the
@@ -36,7 +38,7 @@ func TestRankSuspectsPodSecurity(t *testing.T) {
 			setup: func(w *workload) {
 				refusedByPodSecurity(t, w, psaapi.LevelRestricted)
 			},
-			rule: RulePodSecurity, path: sc + ".allowPrivilegeEscalation",
+			rule: rules.RulePodSecurity, path: sc + ".allowPrivilegeEscalation",
 			below: []string{
 				sc + ".capabilities.drop", "spec.template.spec.securityContext.runAsNonRoot",
 				"spec.template.spec.securityContext.seccompProfile.type",
@@ -53,7 +55,7 @@ func TestRankSuspectsPodSecurity(t *testing.T) {
 				w.Template.Spec.Volumes = []corev1.Volume{{Name: "docker", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/run/docker.sock"}}}}
 				refusedByPodSecurity(t, w, psaapi.LevelBaseline)
 			},
-			rule: RulePodSecurity, path: "spec.template.spec.containers[1].securityContext.privileged",
+			rule: rules.RulePodSecurity, path: "spec.template.spec.containers[1].securityContext.privileged",
 			below:  []string{"spec.template.spec.hostNetwork", "spec.template.spec.volumes[0].hostPath"},
 			absent: []string{sc + ".privileged"},
 		},
@@ -83,7 +85,7 @@ func TestRankSuspectsLimitRange(t *testing.T) {
 				twoContainers(w)
 				refused(w, "maximum cpu usage per Container is 2, but limit is 4")
 			},
-			rule: RuleLimitRange, path: "spec.template.spec.containers[1].resources.limits.cpu",
+			rule: rules.RuleLimitRange, path: "spec.template.spec.containers[1].resources.limits.cpu",
 			absent: []string{c0 + ".resources.limits.cpu"},
 		},
 		{
@@ -92,7 +94,7 @@ func TestRankSuspectsLimitRange(t *testing.T) {
 				twoContainers(w)
 				refused(w, "minimum cpu usage per Container is 100m.  No request is specified")
 			},
-			rule: RuleLimitRange, path: "spec.template.spec.containers[1].resources.requests.cpu",
+			rule: rules.RuleLimitRange, path: "spec.template.spec.containers[1].resources.requests.cpu",
 			absent: []string{c0 + ".resources.requests.cpu"},
 		},
 		{
@@ -101,7 +103,7 @@ func TestRankSuspectsLimitRange(t *testing.T) {
 				twoContainers(w)
 				refused(w, "[maximum cpu usage per Container is 2, but limit is 4, minimum cpu usage per Container is 300m, but request is 250m]")
 			},
-			rule: RuleLimitRange, path: c0 + ".resources.requests.cpu",
+			rule: rules.RuleLimitRange, path: c0 + ".resources.requests.cpu",
 			below: []string{"spec.template.spec.containers[1].resources.limits.cpu"},
 		},
 	})

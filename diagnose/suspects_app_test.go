@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // readOnly sets the container's readOnlyRootFilesystem.
@@ -27,7 +29,7 @@ func TestRankSuspectsReadOnlyFilesystem(t *testing.T) {
 				stTerminated(w, "Error", 1, "")
 				stLog(w, "2026/11/24 10:20:35 open /var/lib/api/cache.db: read-only file system")
 			},
-			rule: RuleReadOnlyFS, path: ro,
+			rule: rules.RuleReadOnlyFS, path: ro,
 		},
 		{
 			name: "nginx with an emptyDir elsewhere: still the root filesystem",
@@ -40,7 +42,7 @@ func TestRankSuspectsReadOnlyFilesystem(t *testing.T) {
 				stLog(w, `2026/11/24 10:20:35 [emerg] 1#1: mkdir() "/var/cache/nginx/client_temp" failed (30: Read-only file system)`,
 					`nginx: [emerg] mkdir() "/var/cache/nginx/client_temp" failed (30: Read-only file system)`)
 			},
-			rule: RuleReadOnlyFS, path: ro,
+			rule: rules.RuleReadOnlyFS, path: ro,
 			absent: []string{c0 + ".volumeMounts[0].mountPath"},
 		},
 		{
@@ -53,7 +55,7 @@ func TestRankSuspectsReadOnlyFilesystem(t *testing.T) {
 				stTerminated(w, "Error", 1, "")
 				stLog(w, `Traceback (most recent call last):`, `OSError: [Errno 30] Read-only file system: '/app/logs/api.log'`)
 			},
-			rule: RuleReadOnlyFS, path: c0 + ".volumeMounts[0].readOnly",
+			rule: rules.RuleReadOnlyFS, path: c0 + ".volumeMounts[0].readOnly",
 			absent: []string{ro},
 		},
 		{
@@ -67,7 +69,7 @@ func TestRankSuspectsReadOnlyFilesystem(t *testing.T) {
 				stTerminated(w, "Error", 1, "")
 				stLog(w, `Error: EROFS: read-only file system, open '/app/config/settings.json'`)
 			},
-			rule: RuleReadOnlyFS, path: c0 + ".volumeMounts[0].mountPath",
+			rule: rules.RuleReadOnlyFS, path: c0 + ".volumeMounts[0].mountPath",
 		},
 		{
 			name: "a writable root filesystem is no suspect of this rule",
@@ -107,7 +109,7 @@ func TestRankSuspectsVolumePermission(t *testing.T) {
 				stTerminated(w, "Error", 1, "")
 				stLog(w, `level=fatal msg="open database" error="open /data/app.db: permission denied"`)
 			},
-			rule: RuleVolumePermission, path: fsGroup,
+			rule: rules.RuleVolumePermission, path: fsGroup,
 			absent: []string{c0 + ".volumeMounts[0].mountPath"},
 		},
 		{
@@ -121,7 +123,7 @@ func TestRankSuspectsVolumePermission(t *testing.T) {
 				stLog(w, `initdb: error: could not change permissions of directory "/var/lib/postgresql/data/pgdata": Operation not permitted`,
 					`mkdir: cannot create directory '/var/lib/postgresql/data/pgdata': Permission denied`)
 			},
-			rule: RuleVolumePermission, path: fsGroup,
+			rule: rules.RuleVolumePermission, path: fsGroup,
 		},
 		{
 			name: "fsGroup set: not this rule's",
@@ -163,7 +165,7 @@ func TestRankSuspectsJVMHeap(t *testing.T) {
 				stTerminated(w, "Error", 1, "")
 				stLog(w, oom...)
 			},
-			rule: RuleJVMHeap, path: c0 + ".env[0].value",
+			rule: rules.RuleJVMHeap, path: c0 + ".env[0].value",
 			absent: []string{limit},
 		},
 		{
@@ -174,7 +176,7 @@ func TestRankSuspectsJVMHeap(t *testing.T) {
 				stTerminated(w, "Error", 3, "")
 				stLog(w, `Exception in thread "main" java.lang.OutOfMemoryError: GC overhead limit exceeded`)
 			},
-			rule: RuleJVMHeap, path: c0 + ".args[0]",
+			rule: rules.RuleJVMHeap, path: c0 + ".args[0]",
 		},
 		{
 			name: "no flag: the limit the JVM sizes its heap from",
@@ -184,7 +186,7 @@ func TestRankSuspectsJVMHeap(t *testing.T) {
 				stTerminated(w, "Error", 1, "")
 				stLog(w, oom...)
 			},
-			rule: RuleJVMHeap, path: limit,
+			rule: rules.RuleJVMHeap, path: limit,
 		},
 		{
 			name: "Metaspace is no heap flag's",
@@ -220,7 +222,7 @@ func TestRankSuspectsCredentialsRejected(t *testing.T) {
 				stTerminated(w, "Error", 1, "")
 				stLog(w, `level=fatal msg="connect to database" error="failed to connect to `+"`"+`user=orders database=orders`+"`"+`: 10.96.41.7:5432 (orders-db.shop.svc): failed SASL auth: FATAL: password authentication failed for user \"orders\" (SQLSTATE 28P01)"`)
 			},
-			rule: RuleCredentialsRejected, path: key,
+			rule: rules.RuleCredentialsRejected, path: key,
 			below: []string{c0 + ".env[1].value"},
 		},
 		{
@@ -231,7 +233,7 @@ func TestRankSuspectsCredentialsRejected(t *testing.T) {
 				stTerminated(w, "Error", 1, "")
 				stLog(w, `[mysql] 2026/11/24 10:20:35 connection.go:49: Error 1045 (28000): Access denied for user 'orders'@'10.244.1.7' (using password: YES)`)
 			},
-			rule: RuleCredentialsRejected, path: key,
+			rule: rules.RuleCredentialsRejected, path: key,
 			below: []string{c0 + ".env[1].value"},
 		},
 		{
@@ -242,7 +244,7 @@ func TestRankSuspectsCredentialsRejected(t *testing.T) {
 				stTerminated(w, "Error", 1, "")
 				stLog(w, `level=error msg="redis ping" err="WRONGPASS invalid username-password pair or user is disabled."`)
 			},
-			rule: RuleCredentialsRejected, path: c0 + ".env[1].value",
+			rule: rules.RuleCredentialsRejected, path: c0 + ".env[1].value",
 			absent: []string{c0 + ".env[0].value"},
 		},
 	})

@@ -7,6 +7,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // withClaim mounts one PersistentVolumeClaim in the Deployment's template.
@@ -34,7 +36,7 @@ func TestVolumeMultiAttach(t *testing.T) {
 		b.Spec.NodeName = "node-b"
 		attachWaits(c, b, "Volume is already used by pod(s) "+a.Name)
 		got := c.diagnoseOne("db")
-		if len(got.Suspects) == 0 || got.Suspects[0].Rule != RuleVolumeMultiAttach || got.Suspects[0].Path.String() != "spec.replicas" {
+		if len(got.Suspects) == 0 || got.Suspects[0].Rule != rules.RuleVolumeMultiAttach || got.Suspects[0].Path.String() != "spec.replicas" {
 			t.Fatalf("suspects %+v, want spec.replicas first", got.Suspects)
 		}
 		if !strings.Contains(got.Suspects[0].Reason, "2 copies share it: "+a.Name+" already uses it") {
@@ -57,7 +59,7 @@ func TestVolumeMultiAttach(t *testing.T) {
 		waits.Spec.NodeName = "node-b"
 		attachWaits(c, waits, "Volume is already used by pod(s) "+held.Name)
 		got := c.diagnoseOne("db")
-		if len(got.Suspects) == 0 || got.Suspects[0].Rule != RuleVolumeMultiAttach || got.Suspects[0].Path.String() != "spec.strategy.type" {
+		if len(got.Suspects) == 0 || got.Suspects[0].Rule != rules.RuleVolumeMultiAttach || got.Suspects[0].Path.String() != "spec.strategy.type" {
 			t.Fatalf("suspects %+v, want spec.strategy.type first", got.Suspects)
 		}
 		for _, s := range got.Suspects {

@@ -6,6 +6,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // unboundClaims is volumebinding's PreFilter reason (volume_binding.go ErrReasonUnboundImmediatePVC)
@@ -32,7 +34,7 @@ func TestUnboundClaimSelector(t *testing.T) {
 				w.Claims = []*corev1.PersistentVolumeClaim{pendingClaim("archive", &metav1.LabelSelector{MatchLabels: map[string]string{"volume": "archive-2026"}})}
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", unboundClaims)
 			},
-			rule: RuleClaimSelector, object: "PersistentVolumeClaim/archive", path: "spec.selector",
+			rule: rules.RuleClaimSelector, object: "PersistentVolumeClaim/archive", path: "spec.selector",
 		},
 		{
 			name: "a StatefulSet's claim template whose selector no volume carries",
@@ -50,7 +52,7 @@ func TestUnboundClaimSelector(t *testing.T) {
 				w.Claims = []*corev1.PersistentVolumeClaim{pendingClaim("data-ledger-0", tpl.Spec.Selector)}
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", unboundClaims)
 			},
-			rule: RuleClaimSelector, object: "StatefulSet/ledger", path: "spec.volumeClaimTemplates[0].spec.selector",
+			rule: rules.RuleClaimSelector, object: "StatefulSet/ledger", path: "spec.volumeClaimTemplates[0].spec.selector",
 		},
 		{
 			name: "a Pending claim without a selector names no selector",

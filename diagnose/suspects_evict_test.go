@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // evicted is a copy the kubelet's eviction manager killed (pkg/kubelet/eviction: evictPod sets
@@ -17,7 +19,7 @@ import (
 func evicted(msg, containerReason string) podState {
 	return func(p *corev1.Pod) {
 		p.Status.Phase = corev1.PodFailed
-		p.Status.Reason = reasonEvicted
+		p.Status.Reason = rules.ReasonEvicted
 		p.Status.Message = msg
 		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{
 			Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: corev1.PodReasonTerminationByKubelet, Message: msg,
@@ -63,13 +65,13 @@ func TestEvictedCopiesNameTheLimitOrRequest(t *testing.T) {
 		{
 			name: "the pod's total", mutate: withLimit, terminated: "ContainerStatusUnknown",
 			msg:  "Pod ephemeral local storage usage exceeds the total limit of containers 1Gi. ",
-			rule: RuleEphemeralStorage, path: ctr + ".resources.limits.ephemeral-storage",
+			rule: rules.RuleEphemeralStorage, path: ctr + ".resources.limits.ephemeral-storage",
 			reason: "their containers together wrote past the ephemeral-storage limits, 1Gi in all",
 		},
 		{
 			name: "one container's", mutate: withLimit, terminated: "Error",
 			msg:  `Container app exceeded its local ephemeral storage limit "1Gi". `,
-			rule: RuleEphemeralStorage, path: ctr + ".resources.limits.ephemeral-storage",
+			rule: rules.RuleEphemeralStorage, path: ctr + ".resources.limits.ephemeral-storage",
 			reason: "container app wrote past its ephemeral-storage limit 1Gi",
 		},
 		{
@@ -79,7 +81,7 @@ func TestEvictedCopiesNameTheLimitOrRequest(t *testing.T) {
 				t.Spec.Volumes = []corev1.Volume{{Name: "cache", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &size}}}}
 			},
 			msg:  `Usage of EmptyDir volume "cache" exceeds the limit "500Mi". `,
-			rule: RuleEphemeralStorage, path: "spec.template.spec.volumes[0].emptyDir.sizeLimit",
+			rule: rules.RuleEphemeralStorage, path: "spec.template.spec.volumes[0].emptyDir.sizeLimit",
 			reason: "the emptyDir volume cache outgrew its sizeLimit 500Mi",
 		},
 		{
@@ -89,7 +91,7 @@ func TestEvictedCopiesNameTheLimitOrRequest(t *testing.T) {
 				t.Spec.Containers[0].Resources.Limits = nil
 			},
 			msg:  "The node was low on resource: memory. Threshold quantity: 100Mi, available: 68Mi. Container app was using 1843Mi, request is 128Mi, has larger consumption of memory. ",
-			rule: RuleEvictedOverRequest, path: ctr + ".resources.requests.memory",
+			rule: rules.RuleEvictedOverRequest, path: ctr + ".resources.requests.memory",
 			reason: "container app used 1843Mi against a request of 128Mi",
 		},
 	} {

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -34,7 +35,7 @@ func TestRankSuspectsExecFormat(t *testing.T) {
 				stTerminated(w, "Error", 255, "")
 				stLog(w, "exec /usr/local/bin/api: exec format error")
 			},
-			rule: RuleExecFormat, path: image,
+			rule: rules.RuleExecFormat, path: image,
 		},
 		{
 			name: "the older runc's line, as a termination message falling back to the log",
@@ -42,7 +43,7 @@ func TestRankSuspectsExecFormat(t *testing.T) {
 				w.Shape = ShapeStartsAndDies
 				stTerminated(w, "Error", 1, "standard_init_linux.go:228: exec user process caused: exec format error\n")
 			},
-			rule: RuleExecFormat, path: image,
+			rule: rules.RuleExecFormat, path: image,
 		},
 		{
 			name: "a command set in the spec is still the image's to run: not a missing executable",
@@ -52,7 +53,7 @@ func TestRankSuspectsExecFormat(t *testing.T) {
 				stTerminated(w, "Error", 255, "")
 				stLog(w, "exec /usr/local/bin/api: exec format error")
 			},
-			rule: RuleExecFormat, path: image,
+			rule: rules.RuleExecFormat, path: image,
 			absent: []string{c0 + ".command[0]"},
 		},
 		{
@@ -66,7 +67,7 @@ func TestRankSuspectsExecFormat(t *testing.T) {
 				stTerminated(w, "Error", 255, "")
 				stLog(w, "exec /usr/local/bin/api: exec format error")
 			},
-			rule: RuleExecFormat, path: image,
+			rule: rules.RuleExecFormat, path: image,
 			below: []string{c0 + ".env[0].value"},
 		},
 	})
@@ -129,7 +130,7 @@ func TestProcessEnds(t *testing.T) {
 			c.pod(rs, "a", 30*time.Minute, crashLooping("Completed", 0, 9))
 			c.pod(rs, "b", 30*time.Minute, crashLooping("Completed", 0, 9))
 			got := c.diagnoseOne("web")
-			if len(got.Suspects) == 0 || got.Suspects[0].Rule != RuleProcessEnds || got.Suspects[0].Path.String() != tt.path ||
+			if len(got.Suspects) == 0 || got.Suspects[0].Rule != rules.RuleProcessEnds || got.Suspects[0].Path.String() != tt.path ||
 				!strings.Contains(got.Suspects[0].Reason, tt.reason) || !strings.Contains(got.Suspects[0].Reason, "on 2 copies") {
 				t.Fatalf("suspects %+v\nwant process-ends at %s saying %q", got.Suspects, tt.path, tt.reason)
 			}
@@ -141,7 +142,7 @@ func TestProcessEnds(t *testing.T) {
 	rs := c.replicaSet(d, 1, 2, 2*time.Hour, nil)
 	c.pod(rs, "a", 30*time.Minute, crashLooping("Error", 1, 9))
 	for _, s := range c.diagnoseOne("web").Suspects {
-		if s.Rule == RuleProcessEnds {
+		if s.Rule == rules.RuleProcessEnds {
 			t.Errorf("process-ends on a copy that exits 1: %+v", s)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -15,6 +16,9 @@ import (
 // Every message in them is a real format; the test names the source it comes from.
 
 const stNS = "shop"
+
+// nameLabel is the recommended label that ties a Service to its application.
+const nameLabel = "app.kubernetes.io/name"
 
 // stTemplate is a pod template with one container "api" on port 8080 named http.
 func stTemplate() *corev1.PodTemplateSpec {
@@ -127,7 +131,7 @@ func stChanged(w *workload, path, previous string, setPrevious func(*corev1.PodT
 	if setPrevious != nil {
 		setPrevious(w.PreviousTemplate)
 	}
-	cur, _ := valueAt(w.TemplatePath, w.Template, stPath(path))
+	cur, _ := walk.ValueAt(w.TemplatePath, w.Template, stPath(path))
 	w.Changes = append(w.Changes, Change{Path: stPath(path), Previous: previous, Current: cur})
 }
 

@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // The hook family, on the kubelet's own words (kuberuntime_container.go, lifecycle/handlers.go
@@ -31,7 +33,7 @@ func TestLifecycleHookFamily(t *testing.T) {
 				crashLooping("Error", 143, 5)(p)
 				c.hookEvents(p, "FailedPostStartHook", "PostStartHook failed")
 			},
-			rule: RulePostStartHook, path: c0 + ".lifecycle.postStart.exec.command",
+			rule: rules.RulePostStartHook, path: c0 + ".lifecycle.postStart.exec.command",
 		},
 		{
 			name: "httpGet postStart to a port nothing listens on",
@@ -43,7 +45,7 @@ func TestLifecycleHookFamily(t *testing.T) {
 				p.Status.Phase = corev1.PodRunning
 				p.Status.ContainerStatuses[0].RestartCount = 3
 			},
-			rule: RulePostStartHook, path: c0 + ".lifecycle.postStart.httpGet.port",
+			rule: rules.RulePostStartHook, path: c0 + ".lifecycle.postStart.httpGet.port",
 		},
 		{
 			name: "preStop hook failing as copies are stopped",
@@ -54,7 +56,7 @@ func TestLifecycleHookFamily(t *testing.T) {
 				crashLooping("Error", 137, 4)(p)
 				c.hookEvents(p, "FailedPreStopHook", "PreStopHook failed")
 			},
-			rule: RulePreStopHook, path: c0 + ".lifecycle.preStop.exec.command",
+			rule: rules.RulePreStopHook, path: c0 + ".lifecycle.preStop.exec.command",
 		},
 	}
 	for _, tt := range tests {
@@ -74,7 +76,7 @@ func TestLifecycleHookFamily(t *testing.T) {
 			if len(got.Suspects) == 0 || got.Suspects[0].Rule != tt.rule || got.Suspects[0].Path.String() != tt.path {
 				t.Fatalf("suspects = %+v, want %s on %s first", got.Suspects, tt.rule, tt.path)
 			}
-			if tt.rule == RulePostStartHook && got.Cause != CauseSpec {
+			if tt.rule == rules.RulePostStartHook && got.Cause != CauseSpec {
 				t.Errorf("cause = %s, want spec (%+v)", got.Cause, got.Argument)
 			}
 		})

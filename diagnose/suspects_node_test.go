@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 func nodeWithReady(name string, status corev1.ConditionStatus, reason, message string) *corev1.Node {
@@ -79,7 +81,7 @@ func TestCopiesOnANodeThatIsNotReady(t *testing.T) {
 			}
 			if tt.wantNode == "" {
 				for _, s := range d.Suspects {
-					if s.Rule == RuleNodeNotReady {
+					if s.Rule == rules.RuleNodeNotReady {
 						t.Fatalf("node suspect %s on a Ready node", s.Object)
 					}
 				}

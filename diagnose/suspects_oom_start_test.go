@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // containerd's wrapping of runc's message, as the kubelet reports it in a StartError, a Failed
@@ -21,7 +23,7 @@ func TestMemoryLimitAtStart(t *testing.T) {
 				w.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory] = resource.MustParse("8Mi")
 				stTerminated(w, "StartError", 128, runcInitOOM)
 			},
-			rule: RuleMemoryLimitAtStart, path: c0 + ".resources.limits.memory",
+			rule: rules.RuleMemoryLimitAtStart, path: c0 + ".resources.limits.memory",
 		},
 		{
 			name: "an init container is OOM-killed as it starts, named by its Failed event",
@@ -33,7 +35,7 @@ func TestMemoryLimitAtStart(t *testing.T) {
 				}}
 				stEvent(w, "Pod", stPod(w).Name, "spec.initContainers{migrate}", "Failed", "Error: "+runcInitOOM)
 			},
-			rule: RuleMemoryLimitAtStart, path: "spec.template.spec.initContainers[0].resources.limits.memory",
+			rule: rules.RuleMemoryLimitAtStart, path: "spec.template.spec.initContainers[0].resources.limits.memory",
 			absent: []string{c0 + ".resources.limits.memory"},
 		},
 		{
@@ -47,7 +49,7 @@ func TestMemoryLimitAtStart(t *testing.T) {
 				})
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedCreatePodSandBox", "Failed to create pod sandbox: rpc error: code = Unknown desc = "+runcInitOOM)
 			},
-			rule: RuleMemoryLimitAtStart, path: "spec.template.spec.containers[1].resources.limits.memory",
+			rule: rules.RuleMemoryLimitAtStart, path: "spec.template.spec.containers[1].resources.limits.memory",
 			below: []string{c0 + ".resources.limits.memory"},
 		},
 	})

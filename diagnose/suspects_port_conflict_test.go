@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 func TestPortInUse(t *testing.T) {
@@ -23,7 +25,7 @@ func TestPortInUse(t *testing.T) {
 				stTerminated(w, "Error", 1, "")
 				stLog(w, `{"time":"2026-11-13T05:17:10.116Z","level":"ERROR","msg":"metrics server failed","addr":":9102","err":"listen tcp :9102: bind: address already in use"}`)
 			},
-			rule: RulePortInUse, path: c0 + ".ports[1].containerPort",
+			rule: rules.RulePortInUse, path: c0 + ".ports[1].containerPort",
 			below: []string{"spec.template.spec.containers[1].ports[0].containerPort"},
 		},
 		{
@@ -36,7 +38,7 @@ func TestPortInUse(t *testing.T) {
 				stLog(w, `2026-11-12T14:47:58.101Z ERROR 1 --- [main] o.s.b.d.LoggingFailureAnalysisReporter   : `,
 					`Web server failed to start. Port 9090 was already in use.`)
 			},
-			rule: RulePortInUse, path: c0 + ".ports[1].containerPort",
+			rule: rules.RulePortInUse, path: c0 + ".ports[1].containerPort",
 			below:  []string{"spec.template.metadata.annotations[dapr.io/metrics-port]"},
 			absent: []string{"spec.template.metadata.annotations[dapr.io/app-port]"},
 		},
@@ -48,7 +50,7 @@ func TestPortInUse(t *testing.T) {
 				stTerminated(w, "Error", 1, "")
 				stLog(w, `Error: listen EADDRINUSE: address already in use :::3000`)
 			},
-			rule: RulePortInUse, path: "spec.template.spec.containers[1].ports[0].containerPort",
+			rule: rules.RulePortInUse, path: "spec.template.spec.containers[1].ports[0].containerPort",
 		},
 	})
 }

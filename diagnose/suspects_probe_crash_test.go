@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // TestRefusedProbeOfACopyThatExitsByItself: a readiness probe refused on the port the container
@@ -32,7 +34,7 @@ func TestRefusedProbeOfACopyThatExitsByItself(t *testing.T) {
 			got := c.diagnoseOne("cart")
 			hasProbe := false
 			for _, s := range got.Suspects {
-				if s.Rule == RuleProbePort {
+				if s.Rule == rules.RuleProbePort {
 					hasProbe = true
 				}
 			}

@@ -5,6 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // The messages are the kubelet's "%s probe failed: %s" (pkg/kubelet/prober/prober.go) around
@@ -27,7 +29,7 @@ func TestProbeProtocol(t *testing.T) {
 				grpcPort(w)
 				stPodEvent(w, "Unhealthy", `Readiness probe failed: Get "http://10.244.1.7:9090/healthz": net/http: HTTP/1.x transport connection broken: malformed HTTP response "\x00\x00\x06\x04\x00\x00\x00\x00\x00\x00\x05\x00\x00@\x00"`)
 			},
-			rule: RuleProbeProtocol, path: c0 + ".readinessProbe.httpGet",
+			rule: rules.RuleProbeProtocol, path: c0 + ".readinessProbe.httpGet",
 			absent: []string{c0 + ".readinessProbe.timeoutSeconds", c0 + ".readinessProbe.httpGet.path"},
 		},
 		{
@@ -36,7 +38,7 @@ func TestProbeProtocol(t *testing.T) {
 				w.Shape = ShapeStartsAndDies
 				stPodEvent(w, "Unhealthy", `Liveness probe failed: Get "http://10.244.1.7:8080/live": net/http: HTTP/1.x transport connection broken: malformed HTTP response "\x15\x03\x01\x00\x02\x02"`)
 			},
-			rule: RuleProbeScheme, path: c0 + ".livenessProbe.httpGet.scheme",
+			rule: rules.RuleProbeScheme, path: c0 + ".livenessProbe.httpGet.scheme",
 		},
 		{
 			name: "a grpc readiness probe on a port declared as http never connects",
@@ -45,7 +47,7 @@ func TestProbeProtocol(t *testing.T) {
 				grpcProbe(w, 8080)
 				stPodEvent(w, "Unhealthy", `Readiness probe failed: timeout: failed to connect service "10.244.1.7:8080" within 1s: context deadline exceeded`)
 			},
-			rule: RuleProbeProtocol, path: c0 + ".readinessProbe.grpc",
+			rule: rules.RuleProbeProtocol, path: c0 + ".readinessProbe.grpc",
 			below: []string{c0 + ".readinessProbe.timeoutSeconds"},
 		},
 		{

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // Docker Hub's pull rate limit through containerd 2.1: the resolver's HEAD request gets
@@ -19,7 +21,7 @@ func TestRankSuspectsPullRateLimited(t *testing.T) {
 				stWaiting(w, "ImagePullBackOff", msg)
 				stPodEvent(w, "Failed", `Failed to pull image "docker.io/library/nginx:1.27": failed to pull and unpack image "docker.io/library/nginx:1.27": failed to resolve reference "docker.io/library/nginx:1.27": unexpected status from HEAD request to https://registry-1.docker.io/v2/library/nginx/manifests/1.27: 429 Too Many Requests`)
 			},
-			rule: RuleImageRateLimited, path: "spec.template.spec.imagePullSecrets",
+			rule: rules.RuleImageRateLimited, path: "spec.template.spec.imagePullSecrets",
 			below: []string{image},
 		},
 	})
@@ -36,7 +38,7 @@ func TestRankSuspectsReadinessTimeout(t *testing.T) {
 				w.Shape = ShapeLiveButIdle
 				stPodEvent(w, "Unhealthy", timedOut)
 			},
-			rule: RuleReadinessTimeout, path: c0 + ".readinessProbe.timeoutSeconds",
+			rule: rules.RuleReadinessTimeout, path: c0 + ".readinessProbe.timeoutSeconds",
 		},
 		{
 			name: "the program's own words rank above the timeout",
@@ -46,7 +48,7 @@ func TestRankSuspectsReadinessTimeout(t *testing.T) {
 				stPodEvent(w, "Unhealthy", timedOut)
 				stLog(w, `level=error msg="upstream slow" upstream=pricing.internal:9443 err="context deadline exceeded"`)
 			},
-			rule: RuleNamedInFailure, path: c0 + ".env[0].value",
+			rule: rules.RuleNamedInFailure, path: c0 + ".env[0].value",
 			below: []string{c0 + ".readinessProbe.timeoutSeconds"},
 		},
 		{

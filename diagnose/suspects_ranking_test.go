@@ -9,6 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
 )
 
 func TestRankSuspectsStorageClass(t *testing.T) {
@@ -32,7 +35,7 @@ func TestRankSuspectsStorageClass(t *testing.T) {
 	stEvent(w, "PersistentVolumeClaim", "data-db-0", "", "ProvisioningFailed", `storageclass.storage.k8s.io "fast-ssd" not found`)
 	got := rankSuspects(w)
 	rule, object, path := stTop(got)
-	if rule != RuleStorageClass || object != "StatefulSet/db" || path != "spec.volumeClaimTemplates[0].spec.storageClassName" {
+	if rule != rules.RuleStorageClass || object != "StatefulSet/db" || path != "spec.volumeClaimTemplates[0].spec.storageClassName" {
 		t.Fatalf("top suspect = %s %s %s", rule, object, path)
 	}
 	if got[0].Value != "fast-ssd" {
@@ -143,9 +146,9 @@ func TestValueAtRendersFields(t *testing.T) {
 		{c0 + ".env[0].value", "", false},
 	}
 	for _, tt := range tests {
-		got, ok := valueAt(root, tpl, stPath(tt.path))
+		got, ok := walk.ValueAt(root, tpl, stPath(tt.path))
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("valueAt(%s) = %q, %v; want %q, %v", tt.path, got, ok, tt.want, tt.ok)
+			t.Errorf("walk.ValueAt(%s) = %q, %v; want %q, %v", tt.path, got, ok, tt.want, tt.ok)
 		}
 	}
 }
@@ -159,7 +162,7 @@ func TestRankSuspectsIgnoreOldRevisionTroubles(t *testing.T) {
 	w.CurrentPods, w.CurrentRevision, w.Pods = nil, "2", []*corev1.Pod{old}
 	stEvent(w, "ReplicaSet", "api-6b7d9c5f4", "", "FailedCreate", `Error creating: pods "api-6b7d9c5f4-9xk2m" is forbidden: exceeded quota: compute, requested: requests.memory=128Mi, used: requests.memory=8064Mi, limited: requests.memory=8Gi`)
 	got := rankSuspects(w)
-	if rule, _, path := stTop(got); rule != RuleQuotaExceeded || path != c0+".resources.requests.memory" {
+	if rule, _, path := stTop(got); rule != rules.RuleQuotaExceeded || path != c0+".resources.requests.memory" {
 		t.Errorf("top suspect = %s %s", rule, path)
 	}
 	if i := stRank(got, c0+".resources.limits.memory"); i >= 0 {
@@ -183,7 +186,7 @@ func TestDependencyDespiteChange(t *testing.T) {
 			stChanged(w, image, tt.previous, nil)
 			stWaiting(w, "ErrImagePull", strings.ReplaceAll(down, "%s", tt.current))
 			got := rankSuspects(w)
-			if rule, _, path := stTop(got); rule != RuleImageRegistryDown || path != image {
+			if rule, _, path := stTop(got); rule != rules.RuleImageRegistryDown || path != image {
 				t.Fatalf("top suspect = %s %s", rule, path)
 			}
 			if d := dependencyDespiteChange(&got[0]); d != tt.want {
@@ -191,7 +194,7 @@ func TestDependencyDespiteChange(t *testing.T) {
 			}
 		})
 	}
-	if registryHost("nginx:1.27") != "docker.io" || registryHost("localhost:5000/x") != "localhost:5000" {
+	if rules.RegistryHost("nginx:1.27") != "docker.io" || rules.RegistryHost("localhost:5000/x") != "localhost:5000" {
 		t.Error("registryHost misreads Docker Hub or a local registry")
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 func configMapKey(name, key string) *corev1.EnvVarSource {
@@ -29,7 +31,7 @@ func TestFailingValueFromAReference(t *testing.T) {
 				stTerminated(w, "Error", 1, "")
 				stLog(w, `java.sql.SQLException: Access denied for user 'payments'@'10.244.1.7' (using password: YES)`)
 			},
-			rule: RuleCredentialsRejected, path: c0 + ".envFrom[0].secretRef",
+			rule: rules.RuleCredentialsRejected, path: c0 + ".envFrom[0].secretRef",
 			absent: []string{c0 + ".env[0].valueFrom.configMapKeyRef.key"},
 		},
 		{
@@ -44,7 +46,7 @@ func TestFailingValueFromAReference(t *testing.T) {
 				stTerminated(w, "Error", 1, "")
 				stLog(w, `time=2026-11-15T18:38:43Z level=ERROR msg="connect" err="FATAL: password authentication failed for user \"ledger\" (SQLSTATE 28P01)"`)
 			},
-			rule: RuleCredentialsRejected, path: c0 + ".envFrom[1].secretRef",
+			rule: rules.RuleCredentialsRejected, path: c0 + ".envFrom[1].secretRef",
 			absent: []string{c0 + ".envFrom[0].configMapRef"},
 		},
 		{
@@ -60,7 +62,7 @@ func TestFailingValueFromAReference(t *testing.T) {
 				stLog(w, `com.mysql.cj.jdbc.exceptions.CommunicationsException: Communications link failure`,
 					`Caused by: java.net.ConnectException: Connection refused`)
 			},
-			rule: RuleEndpointOfFailedConnection, path: c0 + ".env[0].valueFrom.configMapKeyRef.key",
+			rule: rules.RuleEndpointOfFailedConnection, path: c0 + ".env[0].valueFrom.configMapKeyRef.key",
 			below:  []string{c0 + ".env[2].value"},
 			absent: []string{c0 + ".env[1].valueFrom.secretKeyRef.key"},
 		},
@@ -75,7 +77,7 @@ func TestFailingValueFromAReference(t *testing.T) {
 				stTerminated(w, "Error", 1, "")
 				stLog(w, `{"level":"error","msg":"amqp dial failed","err":"dial tcp: i/o timeout"}`)
 			},
-			rule: RuleEndpointOfFailedConnection, path: c0 + ".env[0].valueFrom.secretKeyRef.key",
+			rule: rules.RuleEndpointOfFailedConnection, path: c0 + ".env[0].valueFrom.secretKeyRef.key",
 			below: []string{c0 + ".env[1].value"},
 		},
 		{
@@ -87,7 +89,7 @@ func TestFailingValueFromAReference(t *testing.T) {
 				stTerminated(w, "Error", 1, "")
 				stLog(w, `{"level":60,"time":1794950017255,"pid":1,"msg":"failed to start","err":{"type":"Error","message":"connect ECONNREFUSED 10.96.122.40:5433","code":"ECONNREFUSED","address":"10.96.122.40","port":5433}}`)
 			},
-			rule: RuleEndpointOfFailedConnection, path: "spec.template.spec.volumes[0].configMap",
+			rule: rules.RuleEndpointOfFailedConnection, path: "spec.template.spec.volumes[0].configMap",
 		},
 		{
 			name: "a host that does not resolve, the settings mounted from a Secret",
@@ -101,7 +103,7 @@ func TestFailingValueFromAReference(t *testing.T) {
 				stTerminated(w, "Error", 1, "")
 				stLog(w, `2026-11-17 21:15:56 ERROR could not connect: dial tcp: lookup cache-primary.internal on 10.96.0.10:53: no such host`)
 			},
-			rule: RuleEndpointOfFailedConnection, path: "spec.template.spec.volumes[1].secret",
+			rule: rules.RuleEndpointOfFailedConnection, path: "spec.template.spec.volumes[1].secret",
 			absent: []string{"spec.template.spec.volumes[0].configMap"},
 		},
 	})

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
 )
 
@@ -21,118 +22,118 @@ func TestScenarioSuspectLists(t *testing.T) {
 		want                 []want
 	}{
 		{"dev-ingester", "Deployment", "telemetry-ingester", []want{
-			{RuleNamedInFailure, "Deployment/telemetry-ingester", "spec.template.spec.containers[0].env[0].value", ConfidenceHigh},
+			{rules.RuleNamedInFailure, "Deployment/telemetry-ingester", "spec.template.spec.containers[0].env[0].value", ConfidenceHigh},
 		}},
 		{"dev-ingester-upstream", "Deployment", "telemetry-ingester", []want{
-			{RuleNamedInFailure, "Deployment/telemetry-ingester", "spec.template.spec.containers[0].env[0].value", ConfidenceMedium},
+			{rules.RuleNamedInFailure, "Deployment/telemetry-ingester", "spec.template.spec.containers[0].env[0].value", ConfidenceMedium},
 		}},
 		{"dev-payments", "Deployment", "payments-api", []want{
-			{RuleImageNotFound, "Deployment/payments-api", "spec.template.spec.containers[0].image", ConfidenceHigh},
+			{rules.RuleImageNotFound, "Deployment/payments-api", "spec.template.spec.containers[0].image", ConfidenceHigh},
 		}},
 		{"dev-reports", "Deployment", "report-worker", []want{
-			{RuleEnvKeyNotFound, "Deployment/report-worker", "spec.template.spec.containers[0].env[1].valueFrom.secretKeyRef.key", ConfidenceHigh},
-			{RuleChangedField, "Deployment/report-worker", "spec.template.spec.containers[0].image", ConfidenceLow},
+			{rules.RuleEnvKeyNotFound, "Deployment/report-worker", "spec.template.spec.containers[0].env[1].valueFrom.secretKeyRef.key", ConfidenceHigh},
+			{rules.RuleChangedField, "Deployment/report-worker", "spec.template.spec.containers[0].image", ConfidenceLow},
 		}},
 		{"dev-rollout", "Deployment", "orders", []want{
-			{RuleEnvRefNotFound, "Deployment/orders", "spec.template.spec.containers[0].envFrom[0].configMapRef.name", ConfidenceHigh},
+			{rules.RuleEnvRefNotFound, "Deployment/orders", "spec.template.spec.containers[0].envFrom[0].configMapRef.name", ConfidenceHigh},
 		}},
 		{"dev-thumbs", "Deployment", "thumbnailer", []want{
-			{RuleMemoryLimit, "Deployment/thumbnailer", "spec.template.spec.containers[0].resources.limits.memory", ConfidenceHigh},
+			{rules.RuleMemoryLimit, "Deployment/thumbnailer", "spec.template.spec.containers[0].resources.limits.memory", ConfidenceHigh},
 		}},
 		{"dev-web", "Deployment", "web-frontend", []want{
-			{RuleProbePath, "Deployment/web-frontend", "spec.template.spec.containers[0].readinessProbe.httpGet.path", ConfidenceHigh},
+			{rules.RuleProbePath, "Deployment/web-frontend", "spec.template.spec.containers[0].readinessProbe.httpGet.path", ConfidenceHigh},
 		}},
 		{"dev-search", "StatefulSet", "search-indexer", []want{
-			{RuleNodeSelector, "StatefulSet/search-indexer", "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values[0]", ConfidenceHigh},
+			{rules.RuleNodeSelector, "StatefulSet/search-indexer", "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values[0]", ConfidenceHigh},
 		}},
 		{"dev-gateway", "Deployment", "api-gateway", []want{
-			{RuleServiceSelector, "Service/api-gateway", "spec.selector", ConfidenceHigh},
+			{rules.RuleServiceSelector, "Service/api-gateway", "spec.selector", ConfidenceHigh},
 		}},
 		{"dev-shipper", "DaemonSet", "log-shipper", []want{
-			{RuleImagePullAuth, "DaemonSet/log-shipper", "spec.template.spec.imagePullSecrets", ConfidenceHigh},
-			{RuleImagePullAuth, "DaemonSet/log-shipper", "spec.template.spec.serviceAccountName", ConfidenceLow},
+			{rules.RuleImagePullAuth, "DaemonSet/log-shipper", "spec.template.spec.imagePullSecrets", ConfidenceHigh},
+			{rules.RuleImagePullAuth, "DaemonSet/log-shipper", "spec.template.spec.serviceAccountName", ConfidenceLow},
 		}},
 		{"dev-mixed", "Deployment", "recommender", nil},
 		{"dev-mixed", "Deployment", "checkout", nil},
 		{"fixtures/failed-mount", "Deployment", "billing-api", []want{
-			{RuleVolumeRefNotFound, "Deployment/billing-api", "spec.template.spec.volumes[1].secret.secretName", ConfidenceHigh},
+			{rules.RuleVolumeRefNotFound, "Deployment/billing-api", "spec.template.spec.volumes[1].secret.secretName", ConfidenceHigh},
 		}},
 		{"fixtures/insufficient-cpu", "Deployment", "video-transcoder", []want{
-			{RuleInsufficientResource, "Deployment/video-transcoder", "spec.template.spec.containers[0].resources.requests.cpu", ConfidenceHigh},
+			{rules.RuleInsufficientResource, "Deployment/video-transcoder", "spec.template.spec.containers[0].resources.requests.cpu", ConfidenceHigh},
 		}},
 		{"fixtures/liveness", "Deployment", "session-cache", []want{
-			{RuleProbePort, "Deployment/session-cache", "spec.template.spec.containers[0].livenessProbe.httpGet.port", ConfidenceHigh},
+			{rules.RuleProbePort, "Deployment/session-cache", "spec.template.spec.containers[0].livenessProbe.httpGet.port", ConfidenceHigh},
 		}},
 		{"fixtures/quota", "Deployment", "report-builder", []want{
-			{RuleQuotaExceeded, "Deployment/report-builder", "spec.template.spec.containers[0].resources.requests.memory", ConfidenceHigh},
+			{rules.RuleQuotaExceeded, "Deployment/report-builder", "spec.template.spec.containers[0].resources.requests.memory", ConfidenceHigh},
 		}},
 		{"fixtures/registry-down", "Deployment", "notifier", []want{
-			{RuleImageRegistryDown, "Deployment/notifier", "spec.template.spec.containers[0].image", ConfidenceMedium},
+			{rules.RuleImageRegistryDown, "Deployment/notifier", "spec.template.spec.containers[0].image", ConfidenceMedium},
 		}},
 		{"fixtures/service-port", "Deployment", "search-api", []want{
-			{RuleServiceTargetPort, "Service/search-api", "spec.ports[0].targetPort", ConfidenceHigh},
+			{rules.RuleServiceTargetPort, "Service/search-api", "spec.ports[0].targetPort", ConfidenceHigh},
 		}},
 		{"fixtures/serviceaccount", "Deployment", "audit-exporter", []want{
-			{RuleServiceAccountNotFound, "Deployment/audit-exporter", "spec.template.spec.serviceAccountName", ConfidenceHigh},
+			{rules.RuleServiceAccountNotFound, "Deployment/audit-exporter", "spec.template.spec.serviceAccountName", ConfidenceHigh},
 		}},
 		{"fixtures/start-error", "Deployment", "pdf-renderer", []want{
-			{RuleCommandNotFound, "Deployment/pdf-renderer", "spec.template.spec.containers[0].command[0]", ConfidenceHigh},
+			{rules.RuleCommandNotFound, "Deployment/pdf-renderer", "spec.template.spec.containers[0].command[0]", ConfidenceHigh},
 		}},
 		{"fixtures/storageclass", "StatefulSet", "metrics-db", []want{
-			{RuleStorageClass, "StatefulSet/metrics-db", "spec.volumeClaimTemplates[0].spec.storageClassName", ConfidenceHigh},
+			{rules.RuleStorageClass, "StatefulSet/metrics-db", "spec.volumeClaimTemplates[0].spec.storageClassName", ConfidenceHigh},
 		}},
 		{"fixtures/old-restarts", "Deployment", "pricing", nil},
 		{"fixtures/invalid-image", "Deployment", "storefront", []want{
-			{RuleImageInvalidName, "Deployment/storefront", "spec.template.spec.containers[0].image", ConfidenceHigh},
+			{rules.RuleImageInvalidName, "Deployment/storefront", "spec.template.spec.containers[0].image", ConfidenceHigh},
 		}},
 		{"fixtures/readiness-port", "Deployment", "inventory", []want{
-			{RuleProbePort, "Deployment/inventory", "spec.template.spec.containers[0].readinessProbe.httpGet.port", ConfidenceHigh},
+			{rules.RuleProbePort, "Deployment/inventory", "spec.template.spec.containers[0].readinessProbe.httpGet.port", ConfidenceHigh},
 		}},
 		{"fixtures/run-as-non-root", "Deployment", "metrics-proxy", []want{
-			{RuleRunAsNonRoot, "Deployment/metrics-proxy", "spec.template.spec.containers[0].securityContext.runAsNonRoot", ConfidenceHigh},
-			{RuleRunAsNonRoot, "Deployment/metrics-proxy", "spec.template.spec.containers[0].securityContext.runAsUser", ConfidenceMedium},
+			{rules.RuleRunAsNonRoot, "Deployment/metrics-proxy", "spec.template.spec.containers[0].securityContext.runAsNonRoot", ConfidenceHigh},
+			{rules.RuleRunAsNonRoot, "Deployment/metrics-proxy", "spec.template.spec.containers[0].securityContext.runAsUser", ConfidenceMedium},
 		}},
 		{"fixtures/bare-replicaset", "ReplicaSet", "legacy-importer", []want{
-			{RuleMemoryBelowHeap, "ReplicaSet/legacy-importer", "spec.template.spec.containers[0].resources.limits.memory", ConfidenceHigh},
-			{RuleMemoryBelowHeap, "ReplicaSet/legacy-importer", "spec.template.spec.containers[0].env[0].value", ConfidenceMedium},
+			{rules.RuleMemoryBelowHeap, "ReplicaSet/legacy-importer", "spec.template.spec.containers[0].resources.limits.memory", ConfidenceHigh},
+			{rules.RuleMemoryBelowHeap, "ReplicaSet/legacy-importer", "spec.template.spec.containers[0].env[0].value", ConfidenceMedium},
 		}},
 		{"fixtures/liveness-timeout", "Deployment", "geo-lookup", []want{
-			{RuleLivenessStartup, "Deployment/geo-lookup", "spec.template.spec.containers[0].livenessProbe.timeoutSeconds", ConfidenceMedium},
+			{rules.RuleLivenessStartup, "Deployment/geo-lookup", "spec.template.spec.containers[0].livenessProbe.timeoutSeconds", ConfidenceMedium},
 		}},
 		{"fixtures/node-selector", "Deployment", "image-resizer", []want{
-			{RuleNodeSelector, "Deployment/image-resizer", "spec.template.spec.nodeSelector[kubernetes.io/arch]", ConfidenceHigh},
+			{rules.RuleNodeSelector, "Deployment/image-resizer", "spec.template.spec.nodeSelector[kubernetes.io/arch]", ConfidenceHigh},
 		}},
 		{"fixtures/configmap-key", "Deployment", "docs-site", []want{
-			{RuleVolumeKeyNotFound, "Deployment/docs-site", "spec.template.spec.volumes[0].configMap.items[0].key", ConfidenceHigh},
+			{rules.RuleVolumeKeyNotFound, "Deployment/docs-site", "spec.template.spec.volumes[0].configMap.items[0].key", ConfidenceHigh},
 		}},
 		{"fixtures/untolerated-taint", "Deployment", "batch-scorer", []want{
-			{RuleUntoleratedTaint, "Deployment/batch-scorer", "spec.template.spec.tolerations", ConfidenceHigh},
+			{rules.RuleUntoleratedTaint, "Deployment/batch-scorer", "spec.template.spec.tolerations", ConfidenceHigh},
 		}},
 		{"fixtures/job-image-pull", "Job", "report-export", []want{
-			{RuleImageNotFound, "Job/report-export", "spec.template.spec.containers[0].image", ConfidenceHigh},
+			{rules.RuleImageNotFound, "Job/report-export", "spec.template.spec.containers[0].image", ConfidenceHigh},
 		}},
 		{"fixtures/job-backoff", "Job", "ledger-reconcile", []want{
-			{RuleNamedInFailure, "Job/ledger-reconcile", "spec.template.spec.containers[0].env[0].value", ConfidenceMedium},
+			{rules.RuleNamedInFailure, "Job/ledger-reconcile", "spec.template.spec.containers[0].env[0].value", ConfidenceMedium},
 		}},
 		{"fixtures/job-deadline", "Job", "index-compact", nil},
 		{"fixtures/cronjob-template-change", "CronJob", "nightly-billing", []want{
-			{RuleNamedInFailure, "CronJob/nightly-billing", "spec.jobTemplate.spec.template.spec.containers[0].args[0]", ConfidenceHigh},
-			{RuleChangedField, "CronJob/nightly-billing", "spec.jobTemplate.spec.template.spec.containers[0].image", ConfidenceLow},
+			{rules.RuleNamedInFailure, "CronJob/nightly-billing", "spec.jobTemplate.spec.template.spec.containers[0].args[0]", ConfidenceHigh},
+			{rules.RuleChangedField, "CronJob/nightly-billing", "spec.jobTemplate.spec.template.spec.containers[0].image", ConfidenceLow},
 		}},
 		{"fixtures/cronjob-suspended", "CronJob", "cache-warmer", []want{
-			{RuleCronJobSuspended, "CronJob/cache-warmer", "spec.suspend", ConfidenceHigh},
+			{rules.RuleCronJobSuspended, "CronJob/cache-warmer", "spec.suspend", ConfidenceHigh},
 		}},
 		{"demo", "Deployment", "telemetry-api", []want{
-			{RuleRejectedArgument, "Deployment/telemetry-api", "spec.template.spec.containers[0].args[2]", ConfidenceHigh},
-			{RuleChangedField, "Deployment/telemetry-api", "spec.template.spec.containers[0].image", ConfidenceLow},
+			{rules.RuleRejectedArgument, "Deployment/telemetry-api", "spec.template.spec.containers[0].args[2]", ConfidenceHigh},
+			{rules.RuleChangedField, "Deployment/telemetry-api", "spec.template.spec.containers[0].image", ConfidenceLow},
 		}},
 		{"demo", "Deployment", "telemetry-worker", []want{
-			{RuleNamedInFailure, "Deployment/telemetry-worker", "spec.template.spec.containers[0].env[3].valueFrom.secretKeyRef.key", ConfidenceHigh},
-			{RuleChangedField, "Deployment/telemetry-worker", "spec.template.spec.containers[0].env[2]", ConfidenceLow},
-			{RuleChangedField, "Deployment/telemetry-worker", "spec.template.spec.containers[0].image", ConfidenceLow},
+			{rules.RuleNamedInFailure, "Deployment/telemetry-worker", "spec.template.spec.containers[0].env[3].valueFrom.secretKeyRef.key", ConfidenceHigh},
+			{rules.RuleChangedField, "Deployment/telemetry-worker", "spec.template.spec.containers[0].env[2]", ConfidenceLow},
+			{rules.RuleChangedField, "Deployment/telemetry-worker", "spec.template.spec.containers[0].image", ConfidenceLow},
 		}},
 		{"demo", "Deployment", "telemetry-collector", []want{
-			{RuleImageNotFound, "Deployment/telemetry-collector", "spec.template.spec.containers[0].image", ConfidenceHigh},
+			{rules.RuleImageNotFound, "Deployment/telemetry-collector", "spec.template.spec.containers[0].image", ConfidenceHigh},
 		}},
 	}
 	for _, tt := range tests {

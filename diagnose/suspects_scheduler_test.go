@@ -5,6 +5,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // unseen is a copy no scheduler has looked at: Pending, no node, no condition at all.
@@ -72,7 +74,7 @@ func TestNoSchedulerAnswers(t *testing.T) {
 			}
 			got := false
 			for i, s := range d.Suspects {
-				if s.Rule == RuleNoScheduler {
+				if s.Rule == rules.RuleNoScheduler {
 					got = true
 					if i != 0 || s.Path.String() != "spec.template.spec.schedulerName" {
 						t.Errorf("scheduler suspect at rank %d, path %s; want first, spec.template.spec.schedulerName", i, s.Path)

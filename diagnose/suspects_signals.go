@@ -6,76 +6,21 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
-// signal is one failure message the suspect rules read: a waiting or terminated container
-// state, an unschedulable condition, a Warning event, or a failing log line.
-type signal struct {
-	// Reason is the state or event reason (ErrImagePull, FailedMount, OOMKilled...); empty for
-	// log lines.
-	Reason string
-	Text   string
-	Source EvidenceSource
-	// Pod and Container name where the signal came from, when known.
-	Pod, Container string
-	// ExitCode of a terminated state.
-	ExitCode int32
-	// obs is the index of the observation the signal was read from, -1 for the controller's
-	// ReplicaFailure message (several observations may carry it).
-	obs int
-	// explained is set by a specific rule that accounted for the signal, so the general rule
-	// does not also turn it into weaker suspects.
-	explained bool
-	// toks caches facts.Values(Text). Signals with the same text share one cell, so each
-	// distinct message is tokenized once per workload.
-	toks *tokenCell
-	// ord is the signal's place among the workload's signals had each log line been one.
-	ord int32
-	// lines are a log signal's lines, its own (Pod, obs) first; nil for other signals.
-	lines []logHit
-}
-
-// logHit is one line of a log signal: the copy (index in workload.Pods) that logged it, the
-// observation it was read from, and its place (ord) among a signal per line.
-type logHit struct{ copy, obs, ord int32 }
+// signal, logHit and tokenCell are the rules' signal and its parts, built here.
+type (
+	signal    = rules.Signal
+	logHit    = rules.LogHit
+	tokenCell = rules.TokenCell
+)
 
 type logKey struct{ text, container string }
 
 // groupLogLines makes a log signal of every line of a text; tests turn it off to compare with
 // one signal per line without lines, which the rules read as they did before signals had lines.
 var groupLogLines = true
-
-// tokenCell holds the reading of one message text, shared by the signals of that text: its
-// values (what it names) and their key are found once per worker.
-type tokenCell struct {
-	text *facts.Reading
-}
-
-// tokensKey returns the key of the signal's values, building it once per distinct text.
-func (s *signal) tokensKey() string { return s.reading().ValuesKey(s.Text) }
-
-// reading is the signal's text's reading, its own when no cell holds one.
-func (s *signal) reading() *facts.Reading {
-	if s.toks == nil {
-		s.toks = &tokenCell{}
-	}
-	if s.toks.text == nil {
-		s.toks.text = &facts.Reading{}
-	}
-	return s.toks.text
-}
-
-// class is the kind of failure the signal reports, as the fact base reads it: a log line
-// through its reading (once per text), any other message by its words.
-func (s *signal) class() facts.Class {
-	if s.Source != SourceLog {
-		return facts.ClassOf(s.Text)
-	}
-	return s.reading().Line(s.Text).Signal.Class
-}
-
-// tokens returns what the signal's text names, found once per text.
-func (s *signal) tokens() []facts.Value { return s.reading().Values(s.Text) }
 
 // The rules read the tail of at most maxLogContainers logs, maxLogLinesPerContainer lines each,
 // so chatty containers or hundreds of copies cannot make a diagnosis slow. A spec fault shows
@@ -132,7 +77,7 @@ func collectSignals(w *workload) []*signal {
 			}
 			pod = e.Object.Name
 		}
-		out = append(out, w.texts.signal(signal{Reason: e.Reason, Text: e.Text, Source: SourceEvent, Pod: pod, Container: e.Container(), obs: int(k)}))
+		out = append(out, w.texts.signal(signal{Reason: e.Reason, Text: e.Text, From: rules.FromEvent, Pod: pod, Container: e.Container(), Obs: int(k)}))
 	}
 	// The controller's ReplicaFailure condition carries the API server's refusal even when its
 	// FailedCreate events expired or are not in the snapshot.
@@ -142,7 +87,7 @@ func collectSignals(w *workload) []*signal {
 			known = known || s.Text == fc
 		}
 		if !known {
-			out = append(out, w.texts.signal(signal{Reason: "FailedCreate", Text: fc, Source: SourceControllerStatus, obs: -1}))
+			out = append(out, w.texts.signal(signal{Reason: "FailedCreate", Text: fc, From: rules.FromController, Obs: -1}))
 		}
 	}
 	// Every copy logs the same failures, each with its own time: a failing text is one signal
@@ -214,7 +159,7 @@ func collectSignals(w *workload) []*signal {
 					}
 				}
 				if g < 0 {
-					out = append(out, w.texts.signal(signal{Text: o.Text, Source: SourceLog, Pod: o.Object.Name, Container: o.Container(), obs: int(k)}))
+					out = append(out, w.texts.signal(signal{Text: o.Text, From: rules.FromLog, Pod: o.Object.Name, Container: o.Container(), Obs: int(k)}))
 					g = int32(len(out) - 1)
 					switch {
 					case first:
@@ -226,7 +171,7 @@ func collectSignals(w *workload) []*signal {
 						byKey[logKey{o.Text, o.Container()}] = g
 					}
 				}
-				hits = append(hits, logHit{copy: int32(i), obs: k, ord: int32(firstLog + len(hits))})
+				hits = append(hits, logHit{Copy: int32(i), Obs: k, Ord: int32(firstLog + len(hits))})
 				groupOf = append(groupOf, g)
 			}
 		}
@@ -250,14 +195,14 @@ func collectSignals(w *workload) []*signal {
 		for j := firstLog; j < len(out); j++ {
 			to := n[j-firstLog]
 			if groupLogLines {
-				out[j].lines = lines[from:to:to]
+				out[j].Lines = lines[from:to:to]
 			}
-			out[j].ord = lines[from].ord
+			out[j].Ord = lines[from].Ord
 			from = to
 		}
 	}
 	for j := 0; j < firstLog; j++ {
-		out[j].ord = int32(j)
+		out[j].Ord = int32(j)
 	}
 	// One token cell per distinct text, all in one slice.
 	cellOf := w.texts.cellIndex(len(out))
@@ -273,10 +218,10 @@ func collectSignals(w *workload) []*signal {
 	cells := w.texts.cellRoom(len(cellOf))
 	for j, s := range out {
 		c := &cells[cell[j]]
-		if c.text == nil {
-			c.text = w.texts.get(s.Text)
+		if c.Text == nil {
+			c.Text = w.texts.get(s.Text)
 		}
-		s.toks = c
+		s.Cell = c
 	}
 	return out
 }
@@ -305,20 +250,20 @@ func podSignals(obs *observations, i int, out []*signal) []*signal {
 		switch o.Kind {
 		case ObsPodCreated:
 			// The kubelet evicted the copy: its message says which resource and limit.
-			if o.Status == string(corev1.PodFailed) && o.Reason == reasonEvicted {
-				out = append(out, room.signal(signal{Reason: o.Reason, Text: o.Text, Source: SourcePodStatus, Pod: o.Object.Name, obs: base + k}))
+			if o.Status == string(corev1.PodFailed) && o.Reason == rules.ReasonEvicted {
+				out = append(out, room.signal(signal{Reason: o.Reason, Text: o.Text, From: rules.FromPodStatus, Pod: o.Object.Name, Obs: base + k}))
 			}
 		case ObsContainerWaiting:
 			if !notFailures[o.Reason] {
-				out = append(out, room.signal(signal{Reason: o.Reason, Text: o.Text, Source: SourcePodStatus, Pod: o.Object.Name, Container: o.Container(), obs: base + k}))
+				out = append(out, room.signal(signal{Reason: o.Reason, Text: o.Text, From: rules.FromPodStatus, Pod: o.Object.Name, Container: o.Container(), Obs: base + k}))
 			}
 		case ObsContainerTerminated:
 			if o.Reason == "Completed" || (o.ExitCode == 0 && o.Reason == "") {
 				return
 			}
 			out = append(out, room.signal(signal{
-				Reason: o.Reason, Text: o.Text, Source: SourcePodStatus, Pod: o.Object.Name,
-				Container: o.Container(), ExitCode: o.ExitCode, obs: base + k,
+				Reason: o.Reason, Text: o.Text, From: rules.FromPodStatus, Pod: o.Object.Name,
+				Container: o.Container(), ExitCode: o.ExitCode, Obs: base + k,
 			}))
 		}
 	}
@@ -338,7 +283,7 @@ func podSignals(obs *observations, i int, out []*signal) []*signal {
 	}
 	for k := range list {
 		if c := &list[k]; c.Kind == ObsConditionChanged && c.Type() == string(corev1.PodScheduled) && c.Status == string(corev1.ConditionFalse) && c.Text != "" {
-			out = append(out, room.signal(signal{Reason: c.Reason, Text: c.Text, Source: SourcePodStatus, Pod: c.Object.Name, obs: base + k}))
+			out = append(out, room.signal(signal{Reason: c.Reason, Text: c.Text, From: rules.FromPodStatus, Pod: c.Object.Name, Obs: base + k}))
 		}
 	}
 	return out

@@ -157,14 +157,14 @@ func TestMixedLogsExerciseGroups(t *testing.T) {
 			t.Fatalf("%s is %s, want broken", w.Name, d.Shape)
 		}
 		for _, sg := range collectSignals(w) {
-			if len(sg.lines) > 1 {
+			if len(sg.Lines) > 1 {
 				grouped++
 				containers[sg.Container] = true
 			}
-			for _, h := range sg.lines {
-				o := &w.obs.list[h.obs]
-				if o.Kind != ObsLogLine || o.Text != sg.Text || o.Container() != sg.Container || o.Object.Name != w.Pods[h.copy].Name {
-					t.Errorf("%s: line %d of signal %q is observation %s %q of %s/%s", w.Name, h.obs, sg.Text, o.Kind, o.Text, o.Object, o.Container())
+			for _, h := range sg.Lines {
+				o := &w.obs.list[h.Obs]
+				if o.Kind != ObsLogLine || o.Text != sg.Text || o.Container() != sg.Container || o.Object.Name != w.Pods[h.Copy].Name {
+					t.Errorf("%s: line %d of signal %q is observation %s %q of %s/%s", w.Name, h.Obs, sg.Text, o.Kind, o.Text, o.Object, o.Container())
 				}
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 const (
@@ -28,14 +30,14 @@ func TestRankSuspectsRules(t *testing.T) {
 				stPodEvent(w, "Failed", `Failed to pull image "registry.internal/shop/api:1.4.l": `+msg)
 				stPodEvent(w, "Failed", "Error: ErrImagePull")
 			},
-			rule: RuleImageNotFound, path: image,
+			rule: rules.RuleImageNotFound, path: image,
 		},
 		{
 			name: "pull access denied with an unchanged image names imagePullSecrets",
 			setup: func(w *workload) {
 				stWaiting(w, "ImagePullBackOff", `Back-off pulling image "registry.internal/shop/api:1.4.0": ErrImagePull: failed to pull and unpack image "registry.internal/shop/api:1.4.0": failed to resolve image: pull access denied, repository does not exist or may require authorization: server message: insufficient_scope: authorization failed`)
 			},
-			rule: RuleImagePullAuth, path: "spec.template.spec.imagePullSecrets",
+			rule: rules.RuleImagePullAuth, path: "spec.template.spec.imagePullSecrets",
 			below:  []string{"spec.template.spec.serviceAccountName"},
 			absent: []string{image},
 		},
@@ -46,7 +48,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				stChanged(w, image, "registry.internal/shop/api:1.4.0", nil)
 				stWaiting(w, "ErrImagePull", `failed to pull and unpack image "registry.internal/shop/apy:1.4.0": failed to resolve image: pull access denied, repository does not exist or may require authorization: server message: insufficient_scope: authorization failed`)
 			},
-			rule: RuleImageNotFound, path: image,
+			rule: rules.RuleImageNotFound, path: image,
 			below: []string{"spec.template.spec.imagePullSecrets"},
 		},
 		{
@@ -55,14 +57,14 @@ func TestRankSuspectsRules(t *testing.T) {
 			setup: func(w *workload) {
 				stPodEvent(w, "Failed", `Failed to pull image "registry.internal/shop/api:1.4.0": failed to pull and unpack image "registry.internal/shop/api:1.4.0": failed to resolve reference "registry.internal/shop/api:1.4.0": unexpected status from HEAD request to https://registry.internal/v2/shop/api/manifests/1.4.0: 401 Unauthorized`)
 			},
-			rule: RuleImagePullAuth, path: "spec.template.spec.imagePullSecrets",
+			rule: rules.RuleImagePullAuth, path: "spec.template.spec.imagePullSecrets",
 		},
 		{
 			name: "registry host does not resolve",
 			setup: func(w *workload) {
 				stWaiting(w, "ErrImagePull", `failed to pull and unpack image "registry.internal/shop/api:1.4.0": failed to resolve reference "registry.internal/shop/api:1.4.0": failed to do request: Head "https://registry.internal/v2/shop/api/manifests/1.4.0": dial tcp: lookup registry.internal on 10.96.0.10:53: no such host`)
 			},
-			rule: RuleImageRegistryDown, path: image,
+			rule: rules.RuleImageRegistryDown, path: image,
 		},
 		{
 			// pkg/kubelet/images/image_manager.go: "Failed to apply default image tag %q: %v".
@@ -71,7 +73,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				w.Template.Spec.Containers[0].Image = "registry.internal/shop/API:1.4.0"
 				stWaiting(w, "InvalidImageName", `Failed to apply default image tag "registry.internal/shop/API:1.4.0": couldn't parse image name "registry.internal/shop/API:1.4.0": invalid reference format: repository name (shop/API) must be lowercase`)
 			},
-			rule: RuleImageInvalidName, path: image,
+			rule: rules.RuleImageInvalidName, path: image,
 		},
 		{
 			// pkg/kubelet/kubelet_pods.go via the secret manager's NotFound: `secret "x" not found`.
@@ -86,7 +88,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				stWaiting(w, "CreateContainerConfigError", `secret "api-db" not found`)
 				stPodEvent(w, "Failed", `Error: secret "api-db" not found`)
 			},
-			rule: RuleEnvRefNotFound, path: c0 + ".env[1].valueFrom.secretKeyRef.name",
+			rule: rules.RuleEnvRefNotFound, path: c0 + ".env[1].valueFrom.secretKeyRef.name",
 		},
 		{
 			// pkg/kubelet/kubelet_pods.go: "couldn't find key %v in ConfigMap %v/%v".
@@ -99,7 +101,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				}
 				stWaiting(w, "CreateContainerConfigError", "couldn't find key log-level in ConfigMap shop/api-config")
 			},
-			rule: RuleEnvKeyNotFound, path: c0 + ".env[0].valueFrom.configMapKeyRef.key",
+			rule: rules.RuleEnvKeyNotFound, path: c0 + ".env[0].valueFrom.configMapKeyRef.key",
 		},
 		{
 			name: "envFrom secretRef names a missing Secret",
@@ -110,7 +112,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				}
 				stPodEvent(w, "Failed", `Error: secret "api-tokens" not found`)
 			},
-			rule: RuleEnvRefNotFound, path: c0 + ".envFrom[1].secretRef.name",
+			rule: rules.RuleEnvRefNotFound, path: c0 + ".envFrom[1].secretRef.name",
 			absent: []string{c0 + ".envFrom[0].configMapRef.name"},
 		},
 		{
@@ -121,7 +123,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				w.Template.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: &yes}
 				stWaiting(w, "CreateContainerConfigError", `container has runAsNonRoot and image will run as root (pod: "api-6b7d9c5f4-x2x9k_shop(0d1f7a52-8c4e-4a0b-9a43-2b1c36f0e9d1)", container: api)`)
 			},
-			rule: RuleRunAsNonRoot, path: "spec.template.spec.securityContext.runAsNonRoot",
+			rule: rules.RuleRunAsNonRoot, path: "spec.template.spec.securityContext.runAsNonRoot",
 			below: []string{c0 + ".securityContext.runAsUser"},
 		},
 		{
@@ -136,7 +138,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				}
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedMount", `MountVolume.SetUp failed for volume "config" : configmap "api-config" not found`)
 			},
-			rule: RuleVolumeRefNotFound, path: "spec.template.spec.volumes[1].configMap.name",
+			rule: rules.RuleVolumeRefNotFound, path: "spec.template.spec.volumes[1].configMap.name",
 		},
 		{
 			// pkg/volume/configmap/configmap.go: "configmap references non-existent config key: %s".
@@ -148,7 +150,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				}}}}
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedMount", `MountVolume.SetUp failed for volume "config" : configmap references non-existent config key: log.yaml`)
 			},
-			rule: RuleVolumeKeyNotFound, path: "spec.template.spec.volumes[0].configMap.items[1].key",
+			rule: rules.RuleVolumeKeyNotFound, path: "spec.template.spec.volumes[0].configMap.items[1].key",
 		},
 		{
 			name: "projected secret source names a missing Secret",
@@ -158,7 +160,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				}}}}
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedMount", `MountVolume.SetUp failed for volume "creds" : secret "api-creds" not found`)
 			},
-			rule: RuleVolumeRefNotFound, path: "spec.template.spec.volumes[0].projected.sources[0].secret.name",
+			rule: rules.RuleVolumeRefNotFound, path: "spec.template.spec.volumes[0].projected.sources[0].secret.name",
 		},
 		{
 			// pkg/scheduler/framework/types.go FitError.Error(); nodeaffinity.ErrReasonPod.
@@ -171,7 +173,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				}
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
 			},
-			rule: RuleNodeSelector, path: "spec.template.spec.nodeSelector[disktype]",
+			rule: rules.RuleNodeSelector, path: "spec.template.spec.nodeSelector[disktype]",
 			absent: []string{"spec.template.spec.nodeSelector[kubernetes.io/os]"},
 		},
 		{
@@ -185,7 +187,7 @@ func TestRankSuspectsRules(t *testing.T) {
 					Message: "0/3 nodes are available: 3 Insufficient memory. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.",
 				}}
 			},
-			rule: RuleInsufficientResource, path: c0 + ".resources.requests.memory",
+			rule: rules.RuleInsufficientResource, path: c0 + ".resources.requests.memory",
 		},
 		{
 			// tainttoleration/taint_toleration.go Filter: "node(s) had untolerated taint(s)".
@@ -194,7 +196,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				w.Snap.Nodes = []*corev1.Node{stNode("n1", nil, corev1.Taint{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule})}
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/1 nodes are available: 1 node(s) had untolerated taint(s). preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
 			},
-			rule: RuleUntoleratedTaint, path: "spec.template.spec.tolerations",
+			rule: rules.RuleUntoleratedTaint, path: "spec.template.spec.tolerations",
 		},
 		{
 			// v1.31 tainttoleration/taint_toleration.go Filter writes one reason per distinct
@@ -208,7 +210,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				}
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/3 nodes are available: 1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane: }, 2 node(s) had untolerated taint {dedicated: ml}. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
 			},
-			rule: RuleUntoleratedTaint, path: "spec.template.spec.tolerations",
+			rule: rules.RuleUntoleratedTaint, path: "spec.template.spec.tolerations",
 		},
 		{
 			// v1.31 wording on some nodes, a full node elsewhere: the taint shares the blame.
@@ -217,7 +219,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				w.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceMemory] = resource.MustParse("24Gi")
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/4 nodes are available: 1 node(s) had untolerated taint {gpu: true}, 3 Insufficient memory. preemption: 0/4 nodes are available: 1 Preemption is not helpful for scheduling, 3 No preemption victims found for incoming pod.")
 			},
-			rule: RuleInsufficientResource, path: c0 + ".resources.requests.memory",
+			rule: rules.RuleInsufficientResource, path: c0 + ".resources.requests.memory",
 			below: []string{"spec.template.spec.tolerations"},
 		},
 		{
@@ -231,7 +233,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				w.Snap.Nodes = []*corev1.Node{a, b, stNode("c", map[string]string{"pool": "general"})}
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/3 nodes are available: 2 node(s) were unschedulable, 1 node(s) didn't match Pod's node affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
 			},
-			rule: RuleCordonedNodes, path: "spec.template.spec.nodeSelector[pool]",
+			rule: rules.RuleCordonedNodes, path: "spec.template.spec.nodeSelector[pool]",
 			absent: []string{"spec.template.spec.affinity.nodeAffinity"},
 		},
 		{
@@ -248,7 +250,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				w.Snap.Nodes = []*corev1.Node{a, stNode("b", map[string]string{"topology.kubernetes.io/zone": "eu-west-1a"})}
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) were unschedulable. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
 			},
-			rule: RuleCordonedNodes, path: "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]",
+			rule: rules.RuleCordonedNodes, path: "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]",
 			absent: []string{"spec.template.spec.nodeSelector"},
 		},
 		{
@@ -260,7 +262,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				w.Snap.Nodes = []*corev1.Node{a, b}
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/2 nodes are available: 2 node(s) were unschedulable. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
 			},
-			rule: RuleCordonedNodes, object: "Node/a", path: "spec.unschedulable",
+			rule: rules.RuleCordonedNodes, object: "Node/a", path: "spec.unschedulable",
 		},
 		{
 			// volumebinding PreFilter returns the claim lister's NotFound (volume_binding.go podHasPVCs).
@@ -271,7 +273,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				}}}
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", `0/3 nodes are available: persistentvolumeclaim "api-data" not found. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.`)
 			},
-			rule: RuleVolumeRefNotFound, path: "spec.template.spec.volumes[0].persistentVolumeClaim.claimName",
+			rule: rules.RuleVolumeRefNotFound, path: "spec.template.spec.volumes[0].persistentVolumeClaim.claimName",
 		},
 		{
 			// interpodaffinity/filtering.go ErrReasonAntiAffinityRulesNotMatch.
@@ -282,7 +284,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				}}}}
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.")
 			},
-			rule: RulePodAffinity, path: "spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+			rule: rules.RulePodAffinity, path: "spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution",
 		},
 		{
 			// nodeports/node_ports.go ErrReason; several reasons in one FitError, sorted.
@@ -291,7 +293,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				w.Template.Spec.Containers[0].Ports[0].HostPort = 8080
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 node(s) didn't have free ports for the requested pod ports. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.")
 			},
-			rule: RuleHostPort, path: c0 + ".ports[0].hostPort",
+			rule: rules.RuleHostPort, path: c0 + ".ports[0].hostPort",
 			below: []string{"spec.template.spec.tolerations"},
 		},
 		{
@@ -304,7 +306,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				}}
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/3 nodes are available: 3 node(s) didn't match pod topology spread constraints. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
 			},
-			rule: RuleTopologySpread, path: "spec.template.spec.topologySpreadConstraints[0]",
+			rule: rules.RuleTopologySpread, path: "spec.template.spec.topologySpreadConstraints[0]",
 		},
 		{
 			name: "node affinity NotIn every node's value",
@@ -320,7 +322,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				}
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
 			},
-			rule: RuleNodeSelector, path: "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]",
+			rule: rules.RuleNodeSelector, path: "spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]",
 		},
 		{
 			name: "node selector with no visible nodes",
@@ -328,7 +330,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				w.Template.Spec.NodeSelector = map[string]string{"disktype": "nvme"}
 				stEvent(w, "Pod", stPod(w).Name, "", "FailedScheduling", "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector. preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.")
 			},
-			rule: RuleNodeSelector, path: "spec.template.spec.nodeSelector[disktype]",
+			rule: rules.RuleNodeSelector, path: "spec.template.spec.nodeSelector[disktype]",
 		},
 		{
 			// plugin/pkg/admission/serviceaccount/admission.go via controller_utils.go "Error creating: %v".
@@ -337,7 +339,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				w.CurrentPods, w.Pods = nil, nil
 				stEvent(w, "ReplicaSet", "api-6b7d9c5f4", "", "FailedCreate", `Error creating: pods "api-6b7d9c5f4-" is forbidden: error looking up service account shop/api: serviceaccount "api" not found`)
 			},
-			rule: RuleServiceAccountNotFound, path: "spec.template.spec.serviceAccountName",
+			rule: rules.RuleServiceAccountNotFound, path: "spec.template.spec.serviceAccountName",
 		},
 		{
 			// k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go.
@@ -346,7 +348,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				w.CurrentPods, w.Pods = nil, nil
 				stEvent(w, "ReplicaSet", "api-6b7d9c5f4", "", "FailedCreate", `Error creating: pods "api-6b7d9c5f4-9xk2m" is forbidden: exceeded quota: compute, requested: limits.memory=256Mi, used: limits.memory=1792Mi, limited: limits.memory=2Gi`)
 			},
-			rule: RuleQuotaExceeded, path: c0 + ".resources.limits.memory",
+			rule: rules.RuleQuotaExceeded, path: c0 + ".resources.limits.memory",
 		},
 		{
 			// pkg/quota/v1/evaluator/core/pods.go: "must specify %s".
@@ -354,14 +356,14 @@ func TestRankSuspectsRules(t *testing.T) {
 			setup: func(w *workload) {
 				stEvent(w, "ReplicaSet", "api-6b7d9c5f4", "", "FailedCreate", `Error creating: pods "api-6b7d9c5f4-9xk2m" is forbidden: failed quota: compute: must specify limits.cpu for: api`)
 			},
-			rule: RuleQuotaExceeded, path: c0 + ".resources.limits.cpu",
+			rule: rules.RuleQuotaExceeded, path: c0 + ".resources.limits.cpu",
 		},
 		{
 			name: "quota on pods names replicas",
 			setup: func(w *workload) {
 				stEvent(w, "ReplicaSet", "api-6b7d9c5f4", "", "FailedCreate", `Error creating: pods "api-6b7d9c5f4-9xk2m" is forbidden: exceeded quota: pods, requested: pods=1, used: pods=10, limited: pods=10`)
 			},
-			rule: RuleQuotaExceeded, path: "spec.replicas",
+			rule: rules.RuleQuotaExceeded, path: "spec.replicas",
 		},
 		{
 			// runc libcontainer/standard_init_linux.go via containerd; StartError exit 128.
@@ -371,7 +373,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				w.Template.Spec.Containers[0].Args = []string{"--port=8080"}
 				stTerminated(w, "StartError", 128, `failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: exec: "api-server": executable file not found in $PATH: unknown`)
 			},
-			rule: RuleCommandNotFound, path: c0 + ".command[0]",
+			rule: rules.RuleCommandNotFound, path: c0 + ".command[0]",
 		},
 		{
 			// Go's flag package: "flag provided but not defined: -%s".
@@ -381,7 +383,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				stTerminated(w, "Error", 2, "")
 				stLog(w, "flag provided but not defined: -listen-address", "Usage of /usr/local/bin/api:", "  -config string", "    \tpath of the config file")
 			},
-			rule: RuleRejectedArgument, path: c0 + ".args[1]",
+			rule: rules.RuleRejectedArgument, path: c0 + ".args[1]",
 			absent: []string{c0 + ".args[0]"},
 		},
 		{
@@ -390,7 +392,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				w.Shape = ShapeStartsAndDies
 				stTerminated(w, "OOMKilled", 137, "")
 			},
-			rule: RuleMemoryLimit, path: c0 + ".resources.limits.memory",
+			rule: rules.RuleMemoryLimit, path: c0 + ".resources.limits.memory",
 		},
 		{
 			name: "OOMKilled under a heap the container's own flags ask for",
@@ -400,7 +402,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				w.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "JAVA_TOOL_OPTIONS", Value: "-Xms256m -Xmx384m"}}
 				stTerminated(w, "OOMKilled", 137, "")
 			},
-			rule: RuleMemoryBelowHeap, path: c0 + ".resources.limits.memory",
+			rule: rules.RuleMemoryBelowHeap, path: c0 + ".resources.limits.memory",
 			below: []string{c0 + ".env[0].value"},
 		},
 		{
@@ -411,7 +413,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				w.Template.Spec.Containers[0].Args = []string{"-Xmx512m", "-jar", "/app/importer.jar"}
 				stTerminated(w, "OOMKilled", 137, "")
 			},
-			rule: RuleMemoryLimit, path: c0 + ".resources.limits.memory",
+			rule: rules.RuleMemoryLimit, path: c0 + ".resources.limits.memory",
 			absent: []string{c0 + ".args[0]"},
 		},
 		{
@@ -421,7 +423,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				w.Shape = ShapeLiveButIdle
 				stPodEvent(w, "Unhealthy", "Readiness probe failed: HTTP probe failed with statuscode: 404")
 			},
-			rule: RuleProbePath, path: c0 + ".readinessProbe.httpGet.path",
+			rule: rules.RuleProbePath, path: c0 + ".readinessProbe.httpGet.path",
 			absent: []string{c0 + ".livenessProbe.httpGet.path"},
 		},
 		{
@@ -438,7 +440,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				w.Shape = ShapeLiveButIdle
 				w.Template.Spec.Containers[0].ReadinessProbe.HTTPGet.Port = intstr.FromString("metrics")
 			},
-			rule: RuleProbePort, path: c0 + ".readinessProbe.httpGet.port",
+			rule: rules.RuleProbePort, path: c0 + ".readinessProbe.httpGet.port",
 		},
 		{
 			// net.Dialer error as the TCP prober returns it (pkg/probe/tcp/tcp.go).
@@ -448,7 +450,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				w.Template.Spec.Containers[0].LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(9090)}}}
 				stPodEvent(w, "Unhealthy", "Liveness probe failed: dial tcp 10.244.1.7:9090: connect: connection refused")
 			},
-			rule: RuleProbePort, path: c0 + ".livenessProbe.tcpSocket.port",
+			rule: rules.RuleProbePort, path: c0 + ".livenessProbe.tcpSocket.port",
 		},
 		{
 			// pkg/probe/http/http.go returns the client's error as the output.
@@ -458,7 +460,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				w.Template.Spec.Containers[0].ReadinessProbe.HTTPGet.Port = intstr.FromInt32(8081)
 				stPodEvent(w, "Unhealthy", `Readiness probe failed: Get "http://10.244.1.7:8081/ready": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`)
 			},
-			rule: RuleProbePort, path: c0 + ".readinessProbe.httpGet.port",
+			rule: rules.RuleProbePort, path: c0 + ".readinessProbe.httpGet.port",
 		},
 		{
 			name: "liveness probe times out on a workload that never served",
@@ -467,7 +469,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				stTerminated(w, "Error", 137, "")
 				stPodEvent(w, "Unhealthy", `Liveness probe failed: Get "http://10.244.1.7:8080/live": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`)
 			},
-			rule: RuleLivenessStartup, path: c0 + ".livenessProbe.timeoutSeconds",
+			rule: rules.RuleLivenessStartup, path: c0 + ".livenessProbe.timeoutSeconds",
 			absent: []string{c0 + ".livenessProbe.httpGet.path"},
 		},
 		{
@@ -478,7 +480,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				stTerminated(w, "Error", 137, "")
 				stPodEvent(w, "Unhealthy", `Liveness probe failed: Get "http://10.244.1.7:8080/live": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`)
 			},
-			rule: RuleLivenessTimeout, path: c0 + ".livenessProbe.timeoutSeconds",
+			rule: rules.RuleLivenessTimeout, path: c0 + ".livenessProbe.timeoutSeconds",
 		},
 		{
 			name: "undeclared numeric probe port that does not fail is no suspect",
@@ -495,7 +497,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				w.Shape = ShapeLiveButIdle
 				w.Snap.Services = []*corev1.Service{stService("api", map[string]string{"app": "api-v2"}, intstr.FromString("http"))}
 			},
-			rule: RuleServiceSelector, object: "Service/api", path: "spec.selector",
+			rule: rules.RuleServiceSelector, object: "Service/api", path: "spec.selector",
 		},
 		{
 			name: "Service targets a port name no container declares",
@@ -503,7 +505,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				w.Shape = ShapeLiveButIdle
 				w.Services = []*corev1.Service{stService("api", map[string]string{"app": "api"}, intstr.FromString("web"))}
 			},
-			rule: RuleServiceTargetPort, object: "Service/api", path: "spec.ports[0].targetPort",
+			rule: rules.RuleServiceTargetPort, object: "Service/api", path: "spec.ports[0].targetPort",
 		},
 		{
 			// Found through the index by its label, though the collector does not count it as
@@ -513,7 +515,7 @@ func TestRankSuspectsRules(t *testing.T) {
 				w.Shape = ShapeLiveButIdle
 				w.Snap.Services = []*corev1.Service{stService("api-public", map[string]string{"app": "api-v2"}, intstr.FromString("http"))}
 			},
-			rule: RuleServiceSelector, object: "Service/api-public", path: "spec.selector",
+			rule: rules.RuleServiceSelector, object: "Service/api-public", path: "spec.selector",
 		},
 		{
 			name: "unrelated Service is no suspect",

@@ -1,8 +1,9 @@
 package diagnose
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // Reasoning without logs. Logs are often unreadable (the kubelet unreachable through the API
@@ -36,9 +37,6 @@ func failingLogsUnread(w *workload) (unread int, ok bool) {
 	return unread, unread > 0
 }
 
-// endpointLike matches a value that names somewhere to connect to: host:port, a URL, a DSN.
-var endpointLike = regexp.MustCompile(`(?i)^[a-z][a-z0-9+.-]*://|^[a-z0-9][a-z0-9.-]*:\d{2,5}(/|$)|@[a-z0-9][a-z0-9.-]*(:\d+)?/`)
-
 // Extra scores by failure look, added to scoreUnnamed: below any rule that read a message.
 const (
 	lookStrong = 25
@@ -53,7 +51,7 @@ func (r *ranker) changesByFailureLook() {
 		return
 	}
 	for _, s := range r.found {
-		if s.Rule != RuleChangedField || s.Object != r.object || s.Path == nil {
+		if s.Rule != rules.RuleChangedField || s.Object != r.object || s.Path == nil {
 			continue
 		}
 		s.Score = scoreUnnamed + failureLook(r.w.Shape, s.Path.String(), s.Value)
@@ -88,7 +86,7 @@ func failureLook(shape Shape, path, value string) int {
 		switch {
 		case in("readinessProbe"):
 			return lookStrong
-		case in("env", "args", "command") && endpointLike.MatchString(flagValue(value)):
+		case in("env", "args", "command") && rules.NamesEndpoint(value):
 			return lookStrong
 		case in("env", "envFrom", "args", "image"):
 			return lookFair
@@ -106,12 +104,4 @@ func failureLook(shape Shape, path, value string) int {
 		}
 	}
 	return 0
-}
-
-// flagValue is what a --flag=value argument sets, or the value itself.
-func flagValue(v string) string {
-	if i := strings.LastIndexByte(v, '='); i >= 0 {
-		return v[i+1:]
-	}
-	return v
 }

@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // TestReasoningWithoutLogs: with the failing copies' logs unread, the fields the failing revision
@@ -82,7 +84,7 @@ func TestEndpointLike(t *testing.T) {
 		"upstream.internal:9443": true, "https://api.example.com/v1": true, "postgres://u@db.internal:5432/app": true,
 		"orders-db.internal:5433": true, "debug": false, "750m": false, "10.0.0.1": false, "info:verbose": false,
 	} {
-		if got := endpointLike.MatchString(flagValue(v)); got != want {
+		if got := rules.NamesEndpoint(v); got != want {
 			t.Errorf("endpointLike(%q) = %v, want %v", v, got, want)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // Many workloads log the very same texts (one image behind several Deployments, every client
@@ -38,9 +39,12 @@ type workerRoom struct {
 	obsOf observations
 	byPod []obsRange
 	texts map[string]*lineFacts
-	// gaps is the ranker of its gap checks, gapFind their finder.
+	// gaps is the ranker of its gap checks, gapFind their finder; rank the ranker of its
+	// suspects (rankRoom) and copies the copies its rules read (copyRoom).
 	gaps    ranker
 	gapFind gapFinder
+	rank    ranker
+	copies  []rules.Copy
 	// flags and revs hand out a workload's lists by copy (flagRoom, revRoom); nFlags is
 	// how many flags are handed out.
 	flags  []bool
@@ -359,6 +363,27 @@ func (c *textCache) gapFinder() *gapFinder {
 	}
 	c.gapFind = gapFinder{ranker: &c.gaps}
 	return &c.gapFind
+}
+
+// rankRoom returns the ranker of a workload's suspects, the worker's own when it has a cache:
+// the ranker lives while rankSuspects runs, and its suspects are copied out.
+func (c *textCache) rankRoom() *ranker {
+	if c == nil {
+		return new(ranker)
+	}
+	return &c.rank
+}
+
+// copyRoom returns n copies for the rules to read, the worker's own when it has a cache.
+func (c *textCache) copyRoom(n int) []rules.Copy {
+	if c == nil || cap(c.copies) < n {
+		s := make([]rules.Copy, n)
+		if c != nil {
+			c.copies = s
+		}
+		return s
+	}
+	return c.copies[:n]
 }
 
 // refRoom returns an empty list with room for n object references, the worker's own when it

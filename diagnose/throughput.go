@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -367,7 +368,7 @@ func (tr *throughputRead) settle(w *workload, d *Diagnosis) {
 		why += fmt.Sprintf(" since revision %d rolled out (%s before it)", tr.tied.Number, withUnit(*t.Baseline, t.Unit))
 		d.Fix = fmt.Sprintf("kubectl rollout undo %s --to-revision=%d%s", ref, tr.prev.Number, ns)
 		if len(d.Suspects) > 0 && d.Suspects[0].Path != nil && w.Kind != "ReplicaSet" {
-			d.Fix += "; or set " + d.Suspects[0].Path.String() + " back to " + quoteValue(d.Suspects[0].PreviousValue)
+			d.Fix += "; or set " + d.Suspects[0].Path.String() + " back to " + rules.QuoteValue(d.Suspects[0].PreviousValue)
 		}
 	case t.Baseline != nil:
 		d.Cause = CauseDependency
@@ -400,7 +401,7 @@ func (tr *throughputRead) blame(w *workload, d *Diagnosis) {
 	paths := []string{}
 	for _, c := range changes {
 		d.Suspects = append(d.Suspects, Suspect{
-			Rule: RuleChangedField, Object: w.object(), Path: c.Path, Value: c.Current, PreviousValue: c.Previous,
+			Rule: rules.RuleChangedField, Object: w.object(), Path: c.Path, Value: c.Current, PreviousValue: c.Previous,
 			Confidence: ConfidenceMedium,
 			Reason: fmt.Sprintf("revision %d changed it; the output fell from %s to %s after it rolled out",
 				tr.tied.Number, withUnit(*t.Baseline, t.Unit), withUnit(*t.Current, t.Unit)),

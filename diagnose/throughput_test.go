@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -297,7 +298,7 @@ func TestThroughputRules(t *testing.T) {
 			switch {
 			case tt.cause == CauseSpec && tt.shape == ShapeLiveButIdle:
 				if len(d.Suspects) != 1 || d.Suspects[0].Path.String() != "spec.template.spec.containers[0].env[0].value" ||
-					d.Suspects[0].PreviousValue != "upstream.internal:8443" || d.Suspects[0].Rule != RuleChangedField {
+					d.Suspects[0].PreviousValue != "upstream.internal:8443" || d.Suspects[0].Rule != rules.RuleChangedField {
 					t.Errorf("suspects = %+v, want the env value revision 2 changed", d.Suspects)
 				}
 				if d.Revisions == nil || d.Revisions.LastServing != "1" || d.Revisions.Current != "2" {

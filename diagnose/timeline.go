@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
 // TimelineKind names what kind of moment a timeline entry is.
@@ -133,7 +134,7 @@ func findOnset(w *workload) onset {
 		if !earlier(e.Since) {
 			continue
 		}
-		consider(e.Since, e.Object.Kind+" "+e.Object.Name+": "+e.Reason+": "+clip(e.Text, 120), pod, "")
+		consider(e.Since, e.Object.Kind+" "+e.Object.Name+": "+e.Reason+": "+rules.Clip(e.Text, 120), pod, "")
 	}
 	return o
 }
@@ -215,7 +216,7 @@ func buildTimeline(w *workload, top *Suspect, o onset) []TimelineEntry {
 		if !o.At.IsZero() {
 			msg := "the failure began: " + o.What
 			if o.Line != "" {
-				msg += ": " + clip(facts.ReadLine(o.Line).Text, 160)
+				msg += ": " + rules.Clip(facts.ReadLine(o.Line).Text, 160)
 			}
 			obj := self
 			if o.Pod != "" {
@@ -269,7 +270,7 @@ func onsetEvidence(w *workload, top *Suspect, cause Cause, o onset) *Evidence {
 		parts = append(parts, s)
 	}
 	if !o.At.IsZero() && o.Line != "" {
-		s := fmt.Sprintf("the first failing line (%s) is %q", clock(o.At), clip(facts.ReadLine(o.Line).Text, 120))
+		s := fmt.Sprintf("the first failing line (%s) is %q", clock(o.At), rules.Clip(facts.ReadLine(o.Line).Text, 120))
 		if top != nil && top.Value != "" && strings.Contains(o.Line, top.Value) {
 			s = fmt.Sprintf("the first failing line (%s) names %s", clock(o.At), top.Value)
 			if cause == CauseSpec && top.PreviousValue != "" && top.PreviousValue != top.Value && h.Current != nil {

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -192,14 +193,7 @@ type Copy struct {
 }
 
 // Change is one field that differs between two pod templates.
-type Change struct {
-	Path     *field.Path
-	Previous string
-	Current  string
-}
-
-// RuleID names a suspect rule; IDs are stable.
-type RuleID string
+type Change = rules.Change
 
 // Suspect is a spec field that probably causes the failure.
 type Suspect struct {

@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -75,7 +76,7 @@ func TestWaiver(t *testing.T) {
 			case tt.want != nil && (d.Waived == nil || *d.Waived != *tt.want):
 				t.Errorf("waived = %+v, want %+v", d.Waived, tt.want)
 			}
-			if tt.fixture == "db-down-after-rollout" && (len(d.Suspects) < 2 || d.Suspects[1].Rule != RuleChangedField) {
+			if tt.fixture == "db-down-after-rollout" && (len(d.Suspects) < 2 || d.Suspects[1].Rule != rules.RuleChangedField) {
 				t.Fatalf("the fixture no longer has a changed-field suspect after the top one: %+v", d.Suspects)
 			}
 			if d.Shape != plain.Shape || d.Cause != plain.Cause || d.Fix != plain.Fix || d.Headline != plain.Headline || len(d.Suspects) != len(plain.Suspects) {

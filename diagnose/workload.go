@@ -11,10 +11,11 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
-// workload is everything the rules need about one workload, gathered once by the classifier and
-// read by the suspect rules and signal-gap checks. It is the seam between the two halves of the
-// engine: classification (shape, counts, evidence, revisions, cause) fills it, suspects.go and
-// gaps.go only read it.
+// workload is everything the engine knows about one workload, gathered once by the classifier
+// and read by the suspect ranking and signal-gap checks. It is the seam between the two halves
+// of the engine: classification (shape, counts, evidence, revisions, cause) fills it,
+// suspects.go and gaps.go only read it; the rule families read the rules.Input made from it
+// (rule_input.go), never the workload itself.
 type workload struct {
 	Kind, Namespace, Name string
 	UID                   types.UID

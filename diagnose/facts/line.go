@@ -148,6 +148,9 @@ func readMessage(line string) message {
 	} else {
 		var lead Level
 		says, lead = withoutLeadingLevel(text)
+		if lead != LevelNone {
+			says = withoutLoggerName(says)
+		}
 		m.level = max(wordLevel(text), lead)
 	}
 	m.says = says
@@ -247,6 +250,22 @@ func withoutLeadingLevel(text string) (string, Level) {
 		j++
 	}
 	return text[j:], level
+}
+
+// reLoggerName is a dotted logger name that opens a message after its level, as Python's
+// logging ("%(levelname)s %(name)s: %(message)s") and Java's loggers print it: the name of
+// the code that logs, not what it says ("INFO uvicorn.error: Uvicorn running on ..." is no
+// error).
+var reLoggerName = regexp.MustCompile(`^[A-Za-z_][\w-]*(?:\.[\w$-]+)+:\s*`)
+
+// withoutLoggerName drops a dotted logger name that opens a message (Python's default
+// format has no space after its colon: "INFO:uvicorn.error:Started"); a host and its port
+// ("db.internal:5432 refused") is no logger name.
+func withoutLoggerName(says string) string {
+	if m := reLoggerName.FindStringIndex(says); m != nil && m[1] < len(says) && !isDigit(says[m[1]]) {
+		return says[m[1]:]
+	}
+	return says
 }
 
 // fields are what a structured line holds: its level, the message fields by their index in

@@ -156,10 +156,9 @@ func lineSignal(line string, m *message) Signal {
 		// state says more.
 		return Signal{}
 	}
-	if stackFrame(line) || traceHeader(line) {
+	if stackFrame(line) {
 		// A frame of a stack trace says where, not what: the exception line above it and
-		// its "Caused by:" lines are the failure. Python writes the exception below its
-		// frames, after a header that announces them.
+		// its "Caused by:" lines are the failure.
 		return Signal{}
 	}
 	failing := false
@@ -210,21 +209,18 @@ func stackFrame(line string) bool {
 		return true
 	case len(t) < len(line) && strings.HasPrefix(t, "/") && strings.Contains(t, ".go:"):
 		return true
+	case pythonTraceHeads[t]:
+		return true
 	}
 	return false
 }
 
-// traceHeader reports the line with which Python's traceback module announces the frames and
-// the exception below them (traceback.py: "Traceback (most recent call last):", and the
-// chaining lines between two tracebacks).
-func traceHeader(line string) bool {
-	switch strings.TrimSpace(line) {
-	case "Traceback (most recent call last):",
-		"During handling of the above exception, another exception occurred:",
-		"The above exception was the direct cause of the following exception:":
-		return true
-	}
-	return false
+// pythonTraceHeads are the lines with which Python announces a traceback and chains one to
+// another: the exception line at its end says what failed.
+var pythonTraceHeads = map[string]bool{
+	"Traceback (most recent call last):":                                   true,
+	"During handling of the above exception, another exception occurred:":  true,
+	"The above exception was the direct cause of the following exception:": true,
 }
 
 func saysFailure(msg string) bool {

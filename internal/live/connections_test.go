@@ -210,7 +210,12 @@ func TestStreamGateHoldsListsToOneConnectionButNotWatches(t *testing.T) {
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)
 		raise(&peak, n)
-		time.Sleep(20 * time.Millisecond)
+		// Each list is held until as many are in flight as the gate lets through (or a
+		// second passed): the peak then measures the gate, not how fast a loaded machine
+		// schedules 150 goroutines.
+		for deadline := time.Now().Add(time.Second); inFlight.Load() < maxStreams && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
 		_, _ = fmt.Fprint(w, `{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[]}`)
 	}))
 	srv.EnableHTTP2 = true

@@ -32,7 +32,7 @@ type logPlanner struct {
 // they change.
 type plannedWorkload struct {
 	cands  map[types.NamespacedName]candidate
-	picked [][]logRequest
+	sample failingWorkload
 	stale  bool
 }
 
@@ -142,7 +142,7 @@ func controllingReplicaSet(p *corev1.Pod) (types.NamespacedName, bool) {
 
 // plan samples the workloads whose copies changed again and takes the samples in rounds.
 func (lp *logPlanner) plan(limit int) logPlan {
-	plan := logPlan{limit: limit, workloads: make([]*failingWorkload, len(lp.refs))}
+	plan := logPlan{limit: limit}
 	all := make([]failingWorkload, len(lp.refs))
 	for i, ref := range lp.refs {
 		w := lp.workloads[ref]
@@ -151,11 +151,16 @@ func (lp *logPlanner) plan(limit int) logPlan {
 			for _, c := range w.cands {
 				cands = append(cands, c)
 			}
-			w.picked, w.stale = pickCopies(cands), false
+			w.sample, w.stale = sampleWorkload(ref, cands), false
 		}
-		all[i] = failingWorkload{ref: ref, copies: len(w.cands), picked: w.picked}
-		plan.workloads[i] = &all[i]
+		all[i] = w.sample
+		if all[i].ready {
+			plan.ready = append(plan.ready, &all[i])
+		} else {
+			plan.workloads = append(plan.workloads, &all[i])
+		}
 	}
 	plan.readRounds()
+	plan.readReady()
 	return plan
 }

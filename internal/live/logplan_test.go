@@ -57,6 +57,12 @@ func (w *planWorld) copyOf(name string) *corev1.Pod {
 	case 0:
 		cs.Ready, ready = true, corev1.ConditionTrue
 		cs.State.Running = &corev1.ContainerStateRunning{}
+		p.Status.Phase = corev1.PodRunning
+		// Half of the Ready copies name an endpoint in their env: the planner reads one of
+		// their workload's when no copy of it fails.
+		if w.rng.IntN(2) == 0 {
+			p.Spec.Containers = []corev1.Container{{Name: "app", Env: []corev1.EnvVar{{Name: "UPSTREAM", Value: "upstream.shop.svc:8443"}}}}
+		}
 	case 1, 2:
 		cs.RestartCount = int32(1 + w.rng.IntN(9))
 		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}

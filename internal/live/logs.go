@@ -3,6 +3,8 @@ package live
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -30,6 +32,12 @@ const (
 // second, so the bound only leaves a workload unread when more than this many are failing.
 const maxLogRequests = 500
 
+// maxReadyLogWorkloads bounds the healthy-looking workloads a read takes one log tail of, after
+// every failing workload: a Ready copy can still do no work while it keeps failing to reach the
+// endpoint its own env names (a sweeper whose REDIS_ADDR refuses), which only its log shows. A
+// copy is a candidate only when a plain env value of it holds a host:port or a URL with a port.
+const maxReadyLogWorkloads = 100
+
 // maxNamedWorkloads bounds how many workloads one visibility sentence names; the rest are counted.
 const maxNamedWorkloads = 25
 
@@ -48,18 +56,21 @@ type workloadRef struct {
 func (w workloadRef) String() string { return w.kind + "/" + w.name }
 
 // failingWorkload is one workload's failing copies that have a log to read, and how many of them
-// the plan reads.
+// the plan reads; or, ready, its Ready copies whose env names an endpoint, of which one is read.
 type failingWorkload struct {
 	ref    workloadRef
 	copies int
 	picked [][]logRequest // per picked copy, in the order they are read
 	read   int
+	ready  bool
 }
 
-// logPlan is the log tails one read fetches and the workloads they were chosen from.
+// logPlan is the log tails one read fetches and the workloads they were chosen from: failing
+// ones, then ones whose copies are Ready and name an endpoint in their env.
 type logPlan struct {
 	reqs      []logRequest
 	workloads []*failingWorkload
+	ready     []*failingWorkload
 	limit     int
 }
 
@@ -82,25 +93,61 @@ func failingLogRequests(pods []*corev1.Pod, rss []*appsv1.ReplicaSet, limit int)
 	}
 	plan := logPlan{limit: limit}
 	for ref, cands := range byWorkload {
-		plan.workloads = append(plan.workloads, &failingWorkload{ref: ref, copies: len(cands), picked: pickCopies(cands)})
+		w := sampleWorkload(ref, cands)
+		if w.ready {
+			plan.ready = append(plan.ready, &w)
+		} else {
+			plan.workloads = append(plan.workloads, &w)
+		}
 	}
 	sort.Slice(plan.workloads, func(i, j int) bool { return refLess(plan.workloads[i].ref, plan.workloads[j].ref) })
+	sort.Slice(plan.ready, func(i, j int) bool { return refLess(plan.ready[i].ref, plan.ready[j].ref) })
 	plan.readRounds()
+	plan.readReady()
 	return plan
 }
 
-// candidate is a failing copy whose logs may be read.
+// sampleWorkload picks the copies of a workload whose logs are read: a sample of its failing
+// copies, or, when none fails, the first of its Ready candidates by name.
+func sampleWorkload(ref workloadRef, cands []candidate) failingWorkload {
+	var failing, ready []candidate
+	for _, c := range cands {
+		if c.ready {
+			ready = append(ready, c)
+		} else {
+			failing = append(failing, c)
+		}
+	}
+	if len(failing) > 0 {
+		return failingWorkload{ref: ref, copies: len(failing), picked: pickCopies(failing)}
+	}
+	first := ready[0]
+	for _, c := range ready[1:] {
+		if c.pod.Name < first.pod.Name {
+			first = c
+		}
+	}
+	return failingWorkload{ref: ref, copies: len(ready), picked: [][]logRequest{first.reqs}, ready: true}
+}
+
+// candidate is a copy whose logs may be read: a failing one, or a Ready one whose env names an
+// endpoint (ready).
 type candidate struct {
-	pod  *corev1.Pod
-	ref  workloadRef
-	sig  string
-	reqs []logRequest
+	pod   *corev1.Pod
+	ref   workloadRef
+	sig   string
+	reqs  []logRequest
+	ready bool
 }
 
 // candidateOf says whether a copy's logs can explain a failure and which, with its workload;
 // rsByUID finds the copy's ReplicaSet.
 func candidateOf(p *corev1.Pod, rsByUID func(types.UID) *appsv1.ReplicaSet) (candidate, bool) {
-	if p.Spec.NodeName == "" || !failing(p) {
+	if p.Spec.NodeName == "" {
+		return candidate{}, false
+	}
+	ready := !failing(p)
+	if ready && (p.Status.Phase != corev1.PodRunning || !namesEndpoint(p)) {
 		return candidate{}, false
 	}
 	reqs := containerLogRequests(p)
@@ -108,7 +155,40 @@ func candidateOf(p *corev1.Pod, rsByUID func(types.UID) *appsv1.ReplicaSet) (can
 		return candidate{}, false
 	}
 	ref, revision := workloadOf(p, rsByUID)
-	return candidate{p, ref, failureSignature(p, revision), reqs}, true
+	if ready {
+		return candidate{p, ref, "", reqs, true}, true
+	}
+	return candidate{p, ref, failureSignature(p, revision), reqs, false}, true
+}
+
+// namesEndpoint reports whether a plain env value of the copy's containers holds a host:port
+// or a URL with a port, off the copy itself. Values from Secrets and ConfigMaps are not read.
+func namesEndpoint(p *corev1.Pod) bool {
+	for ci := range p.Spec.Containers {
+		for _, e := range p.Spec.Containers[ci].Env {
+			if e.ValueFrom != nil || !strings.Contains(e.Value, ":") {
+				continue
+			}
+			host, port := "", ""
+			if u, err := url.Parse(e.Value); err == nil && u.Host != "" {
+				host, port = u.Hostname(), u.Port()
+			} else if h, p, err := net.SplitHostPort(e.Value); err == nil {
+				host, port = h, p
+			}
+			if host == "" || port == "" || strings.Trim(port, "0123456789") != "" {
+				continue
+			}
+			ip := net.ParseIP(host)
+			if ip == nil && !strings.ContainsAny(strings.ToLower(host), "abcdefghijklmnopqrstuvwxyz") {
+				// No letter and no IP address: a time of day ("02:30"), a ratio.
+				continue
+			}
+			if host != "localhost" && (ip == nil || !ip.IsLoopback() && !ip.IsUnspecified()) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // pickCopies samples one workload's failing copies, one of each way of failing first.
@@ -181,6 +261,23 @@ func (p *logPlan) readRounds() {
 		if !more || cut {
 			return
 		}
+	}
+}
+
+// readReady takes one copy of each Ready workload in order, after every failing workload's, up
+// to maxReadyLogWorkloads and the plan's limit.
+func (p *logPlan) readReady() {
+	taken := 0
+	for _, w := range p.ready {
+		if taken >= maxReadyLogWorkloads {
+			return
+		}
+		if len(p.reqs)+len(w.picked[0]) > p.limit {
+			continue
+		}
+		p.reqs = append(p.reqs, w.picked[0]...)
+		w.read++
+		taken++
 	}
 }
 
@@ -293,6 +390,7 @@ func (p logPlan) visibility(vis []snapshot.Visibility) []snapshot.Visibility {
 		}
 		byNS[w.ref.namespace] = append(byNS[w.ref.namespace], w)
 	}
+	vis = p.readyVisibility(vis)
 	for _, ns := range namespaces {
 		var none, short []*failingWorkload
 		for _, w := range byNS[ns] {
@@ -312,6 +410,28 @@ func (p logPlan) visibility(vis []snapshot.Visibility) []snapshot.Visibility {
 				copiesPerWorkload, copiesPerMixedWorkload, p.limit, sampleList(short)))
 		}
 		vis = append(vis, snapshot.Visibility{Kind: "pods/log", Namespace: ns, Reason: strings.Join(parts, "; ")})
+	}
+	return vis
+}
+
+// readyVisibility says how many Ready workloads whose env names an endpoint had no log read,
+// by namespace: a copy of theirs may be failing to reach that endpoint unseen.
+func (p logPlan) readyVisibility(vis []snapshot.Visibility) []snapshot.Visibility {
+	var namespaces []string
+	unread := map[string]int{}
+	for _, w := range p.ready {
+		if w.read > 0 {
+			continue
+		}
+		if unread[w.ref.namespace] == 0 {
+			namespaces = append(namespaces, w.ref.namespace)
+		}
+		unread[w.ref.namespace]++
+	}
+	for _, ns := range namespaces {
+		vis = append(vis, snapshot.Visibility{Kind: "pods/log", Namespace: ns, Reason: fmt.Sprintf(
+			"read no log of %s whose copies are Ready and whose env names an endpoint, over the bound of %d such workloads and %d log requests per read: a copy that keeps failing to reach its endpoint is not seen there",
+			plural(unread[ns], "workload", "workloads"), maxReadyLogWorkloads, p.limit)})
 	}
 	return vis
 }

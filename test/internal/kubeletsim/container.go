@@ -416,7 +416,7 @@ func (w *podWorker) probe(c *ctr, p *corev1.Probe, now time.Time) (bool, string)
 }
 
 // httpStatus is what the program answers on path: 404 off its health paths, 503 while its
-// upstream is unreachable (and it logs why), else 200.
+// upstream is unreachable (and it logs why) unless its probe ignores the upstream, else 200.
 func (w *podWorker) httpStatus(c *ctr, prog Program, path string, now time.Time) int {
 	if len(prog.HealthPaths) > 0 && !slices.Contains(prog.HealthPaths, path) {
 		return 404
@@ -431,7 +431,9 @@ func (w *podWorker) httpStatus(c *ctr, prog Program, path string, now time.Time)
 				line = `level=error msg="upstream unavailable" endpoint=$(UPSTREAM) err="$(ERROR)"`
 			}
 			c.log(now, w.expand(c, line, map[string]string{"UPSTREAM": up, "ERROR": dialErr}))
-			return 503
+			if !prog.ProbeIgnoresUpstream {
+				return 503
+			}
 		}
 	}
 	return 200

@@ -52,6 +52,10 @@ type Program struct {
 	// Logs are printed at start, one line each. $(VAR) expands to the container's environment,
 	// $(POD_IP) to the pod IP.
 	Logs []string
+	// ProbeIgnoresUpstream makes its health paths answer 200 whatever the upstream (a probe
+	// served from a thread of its own), while it still logs UpstreamErrorLog on each probe: a
+	// copy that is Ready and does no work.
+	ProbeIgnoresUpstream bool
 	// UpstreamErrorLog is printed on every readiness probe while the upstream is unreachable;
 	// $(UPSTREAM) is the endpoint, $(ERROR) the dial error. Default: a logfmt error line.
 	UpstreamErrorLog string

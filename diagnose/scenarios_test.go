@@ -6,6 +6,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,6 +25,17 @@ var update = flag.Bool("update", false, "rewrite testdata/golden/*.json from the
 type expected struct {
 	ReferenceTime string             `json:"reference_time"`
 	Workloads     []expectedWorkload `json:"workloads"`
+	// SharedDependencies, when the file lists the key, are exactly the report's (none for
+	// []): each target with its object and members.
+	SharedDependencies *[]expectedShared `json:"shared_dependencies"`
+}
+
+// expectedShared is one SharedDependency of a verdict file.
+type expectedShared struct {
+	Target    string   `json:"target"`
+	Object    string   `json:"object"`
+	Pull      bool     `json:"pull"`
+	Workloads []string `json:"workloads"`
 }
 
 type expectedWorkload struct {
@@ -125,7 +138,31 @@ func TestScenarios(t *testing.T) {
 					checkSuspect(t, d, want)
 				})
 			}
+			if e.SharedDependencies != nil {
+				checkShared(t, r, *e.SharedDependencies)
+			}
 		})
+	}
+}
+
+// checkShared holds the report's shared dependencies to the verdict file's, and each member
+// to the evidence that tells it it is a victim.
+func checkShared(t *testing.T, r *Report, want []expectedShared) {
+	t.Helper()
+	got := make([]expectedShared, 0, len(r.SharedDependencies))
+	for _, sd := range r.SharedDependencies {
+		got = append(got, expectedShared{Target: sd.Target, Object: sd.Object, Pull: sd.Pull, Workloads: sd.Workloads})
+		for _, m := range sd.Workloads {
+			kind, rest, _ := strings.Cut(m, "/")
+			ns, name, _ := strings.Cut(rest, "/")
+			d := r.Find(kind, ns, name)
+			if d == nil || !slices.ContainsFunc(d.Evidence, func(e Evidence) bool { return e.Kind == EvidenceSharedDependency }) {
+				t.Errorf("member %s carries no %s evidence", m, EvidenceSharedDependency)
+			}
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("shared dependencies = %+v, want %+v", got, want)
 	}
 }
 

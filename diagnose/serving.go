@@ -101,10 +101,11 @@ func servingEpisode(w *workload, rev *revision, ref time.Time, noise map[string]
 			best = e
 		}
 	}
-	dirty := copyEpisodes(w, rev, ref, noise, allow, better)
+	record := controllerEpisode(w, rev, ref)
+	dirty := copyEpisodes(w, rev, ref, noise, allow, record == nil, better)
 	var contested *episode
 	if best == nil || best.length() < allow && !best.Now {
-		if e := controllerEpisode(w, rev, ref); e != nil {
+		if e := record; e != nil {
 			if recordDisputed(rev, e.From, ref, dirty) {
 				if dirty == nil {
 					// Disputed only by how the copies' restarts add up, not by a line they
@@ -168,7 +169,9 @@ func recordDisputed(rev *revision, made, ref time.Time, dirty *failedFromStart) 
 // copyEpisodes offers found each serving episode of the revision's copies; it returns the
 // first failing line of a copy that was Ready at least the allowance but never free of the
 // failure for that long.
-func copyEpisodes(w *workload, rev *revision, ref time.Time, noise map[string]bool, allow time.Duration, found func(*episode)) *failedFromStart {
+// longLived allows the events of a copy older than their TTL to date its quiet run (quietUntil):
+// only where the controller keeps no record of the revision serving, which dates it better.
+func copyEpisodes(w *workload, rev *revision, ref time.Time, noise map[string]bool, allow time.Duration, longLived bool, found func(*episode)) *failedFromStart {
 	brokenSince, broken := serviceBrokenSince(w)
 	// Logs are read only when something fails: a workload whose copies all serve has served,
 	// and a healthy workload's logs are never read.
@@ -219,7 +222,7 @@ func copyEpisodes(w *workload, rev *revision, ref time.Time, noise map[string]bo
 			// A copy that restarted since: its Ready condition keeps only the last change.
 			// Its events tell when its first failure came (the API server keeps an hour of
 			// them): one that ran quietly past its warm-up, then failed, served until then.
-			first, ok := quietUntil(w, p, ref)
+			first, ok := quietUntil(w, p, ref, longLived)
 			if !ok || broken {
 				continue
 			}
@@ -252,14 +255,23 @@ func copyEpisodes(w *workload, rev *revision, ref time.Time, noise map[string]bo
 const eventTTL = time.Hour
 
 // quietUntil returns the first failure signal among a copy's events, when the snapshot can be
-// trusted to hold all of them (the copy is younger than the events' TTL and has events at all)
-// and it came after the copy's warm-up.
-func quietUntil(w *workload, p *corev1.Pod, ref time.Time) (time.Time, bool) {
-	if ref.IsZero() || ref.Sub(p.CreationTimestamp.Time) >= eventTTL {
+// trusted to hold all of them and it came after the copy's warm-up. The snapshot holds them all
+// when the copy is younger than the events' TTL, or (longLived) when one of its events is a series
+// the kubelet began with the copy and still adds to (its first time within the creation and
+// warm-up of the copy's start): the kubelet's recorder keeps the first time and count of a
+// repeated event however long ago it began (client-go's EventCorrelator), and writes the series
+// again after the API server dropped it, so a copy that ran for days before failing keeps that
+// record. A copy whose Ready condition went False quietly, before its first failure signal,
+// served only until then.
+func quietUntil(w *workload, p *corev1.Pod, ref time.Time, longLived bool) (time.Time, bool) {
+	young := ref.Sub(p.CreationTimestamp.Time) < eventTTL
+	if ref.IsZero() || !young && !longLived {
 		return time.Time{}, false
 	}
+	warm := probeAllowance(p)
+	start := p.Status.StartTime.Time
 	var first time.Time
-	seen := false
+	seen, fromStart := false, false
 	evs := w.observe().eventList()
 	for k := range evs {
 		e := &evs[k]
@@ -267,6 +279,11 @@ func quietUntil(w *workload, p *corev1.Pod, ref time.Time) (time.Time, bool) {
 			continue
 		}
 		seen = true
+		// The first container start follows the image pull: a series begun within the time
+		// a copy takes to create its containers began with the copy.
+		if !e.Since.IsZero() && !e.Since.Before(start) && e.Since.Sub(start) <= stuckCreating+warm {
+			fromStart = true
+		}
 		if !facts.EventFailing(e.Status, e.Reason, e.Text) {
 			continue
 		}
@@ -274,8 +291,22 @@ func quietUntil(w *workload, p *corev1.Pod, ref time.Time) (time.Time, bool) {
 			first = at
 		}
 	}
-	if !seen || first.IsZero() || first.Sub(p.Status.StartTime.Time) <= probeAllowance(p) {
+	if !seen || !young && !fromStart || first.IsZero() || first.Sub(start) <= warm {
 		return time.Time{}, false
+	}
+	if young {
+		return first, true
+	}
+	// Ready went False at its last transition; a copy that was not Ready long before its first
+	// failure signal did not serve up to that signal.
+	if rc := readyCondition(p); rc != nil && rc.Status != corev1.ConditionTrue {
+		at := rc.LastTransitionTime.Time
+		if at.Sub(start) <= warm {
+			return time.Time{}, false
+		}
+		if at.Before(first) {
+			first = at
+		}
 	}
 	return first, true
 }

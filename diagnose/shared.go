@@ -42,6 +42,9 @@ type SharedDependency struct {
 	Failure string `json:"failure"`
 	// Workloads are the members, Kind/namespace/name, sorted.
 	Workloads []string `json:"workloads"`
+	// Pull says the members cannot pull their images from the target, an image registry;
+	// otherwise their running copies fail to connect to it.
+	Pull bool `json:"pull,omitempty"`
 }
 
 // depTarget is where a workload's failing connections go, as one workload reads it.
@@ -59,6 +62,8 @@ type depTarget struct {
 	// changed says the workload's current revision changed a value that names the target:
 	// its own change, not the dependency, explains the failure.
 	changed bool
+	// registry: the copies cannot pull their images from the host.
+	registry bool
 }
 
 // sharedVerdict is a diagnosis's cause and argument before the shared pass wrote on them, so a
@@ -70,25 +75,10 @@ type sharedVerdict struct {
 	fix      string
 }
 
-// tooManyConnections are the words of a server that refuses a connection for want of room
-// (MySQL's error 1040, PostgreSQL's "sorry, too many clients already"): a failure of the
-// server the workload dials, which the connection class does not cover.
-var tooManyConnections = []string{"too many connections", "too many clients"}
-
-// dialFailure reports a log signal whose failure is reaching something.
+// dialFailure reports a log signal whose failure is reaching something: the connection class,
+// which holds a server refusing a connection for want of room ("Too many connections") too.
 func dialFailure(s *signal) bool {
-	if s.From != rules.FromLog {
-		return false
-	}
-	if s.Class() == facts.ClassConnection {
-		return true
-	}
-	for _, p := range tooManyConnections {
-		if indexFold(s.Text, p) >= 0 {
-			return true
-		}
-	}
-	return false
+	return s.From == rules.FromLog && s.Class() == facts.ClassConnection
 }
 
 // indexFold is the index of the ASCII lower-case sub in s ignoring case, or -1; it does not
@@ -139,7 +129,7 @@ func (r *ranker) dependencyTarget() *depTarget {
 		}
 	}
 	if len(dialing) == 0 {
-		return nil
+		return r.registryTarget()
 	}
 	if len(hits) > 0 {
 		// The host most lines name; the first named on a tie.
@@ -156,6 +146,95 @@ func (r *ranker) dependencyTarget() *depTarget {
 		return nil
 	}
 	return r.resolveTarget(host, port, rules.Clip(shownText(dialing[0]), 200))
+}
+
+// registryTarget is the registry the workload's copies cannot pull from: the host a pull
+// failure of the network kind (the registry does not resolve, refuses, times out, answers 5xx)
+// says it dialled, else the registry of the image it is about. nil when no pull fails that way:
+// an image the registry does not have, or refuses to serve, is the reference's fault, not the
+// registry's.
+func (r *ranker) registryTarget() *depTarget {
+	type hit struct {
+		host, text string
+		n          int
+	}
+	var hits []*hit
+	for _, s := range r.in.Signals {
+		if !rules.PullUnreachable(s) {
+			continue
+		}
+		host := pullHost(s.Text)
+		if host == "" {
+			if img := pulledImage(s, r.in.Template); img != "" {
+				host = rules.RegistryHost(img)
+			}
+		}
+		if host == "" {
+			continue
+		}
+		if i := slices.IndexFunc(hits, func(h *hit) bool { return h.host == host }); i >= 0 {
+			hits[i].n++
+			continue
+		}
+		hits = append(hits, &hit{host: host, text: s.Text, n: 1})
+	}
+	if len(hits) == 0 {
+		return nil
+	}
+	best := hits[0]
+	for _, h := range hits[1:] {
+		if h.n > best.n {
+			best = h
+		}
+	}
+	host, port, _ := strings.Cut(best.host, ":")
+	return &depTarget{key: "registry " + best.host, host: host, port: port, registry: true, failure: rules.Clip(best.text, 200)}
+}
+
+// pulledImage is the image a pull failure is about: the one its text quotes (`Failed to pull
+// image "IMG"`, containerd's `failed to pull and unpack image "IMG"`), else the image of the
+// template's container it names; "" when neither.
+func pulledImage(s *signal, tpl *corev1.PodTemplateSpec) string {
+	if i := strings.Index(s.Text, `image "`); i >= 0 {
+		rest := s.Text[i+len(`image "`):]
+		if j := strings.IndexByte(rest, '"'); j > 0 {
+			return rest[:j]
+		}
+	}
+	if tpl == nil || s.Container == "" {
+		return ""
+	}
+	for _, cs := range [][]corev1.Container{tpl.Spec.Containers, tpl.Spec.InitContainers} {
+		for i := range cs {
+			if cs[i].Name == s.Container {
+				return cs[i].Image
+			}
+		}
+	}
+	return ""
+}
+
+// pullHost is the registry host a pull failure says the runtime dialled, in lower case:
+// containerd's request URL (`Head "https://HOST/v2/...": dial tcp ...`, `unexpected status from
+// HEAD request to https://HOST/v2/...: 503 Service Unavailable`), else the name a failed lookup
+// names; "" when the text names neither.
+func pullHost(text string) string {
+	for _, scheme := range []string{"https://", "http://"} {
+		i := strings.Index(text, scheme)
+		if i < 0 {
+			continue
+		}
+		h := text[i+len(scheme):]
+		if j := strings.IndexAny(h, "/\" \t"); j >= 0 {
+			h = h[:j]
+		}
+		h = strings.ToLower(h)
+		if h != "" && hostChars(strings.ReplaceAll(h, ":", "")) {
+			return h
+		}
+	}
+	host, _ := dialedHost(text, nil, nil)
+	return host
 }
 
 // resolverFailures are the words after which a failed name lookup writes the name it looked
@@ -367,6 +446,13 @@ func changedAddress(w *workload, t *depTarget) bool {
 			continue
 		}
 		v := strings.ToLower(c.Current)
+		if t.registry {
+			// A new tag on the same registry is no move: the registry fails every image.
+			if namesHost(v, t.host) && !namesHost(strings.ToLower(c.Previous), t.host) {
+				return true
+			}
+			continue
+		}
 		if namesHost(v, t.host) || name != "" && namesHost(v, name) {
 			return true
 		}
@@ -402,7 +488,7 @@ func hostByte(c byte) bool {
 // could not tell (cause unknown), its cause. It first undoes what an earlier pass wrote on a
 // diagnosis kept from another report.
 func groupSharedDependencies(r *Report) {
-	groups := map[string][]int{}
+	hosts := map[string][]int{}
 	var keys []string
 	for i := range r.Workloads {
 		d := &r.Workloads[i]
@@ -424,27 +510,52 @@ func groupSharedDependencies(r *Report) {
 		if t == nil || t.changed || !d.Shape.Broken() {
 			continue
 		}
-		if _, ok := groups[t.key]; !ok {
+		if _, ok := hosts[t.key]; !ok {
 			keys = append(keys, t.key)
 		}
-		groups[t.key] = append(groups[t.key], i)
+		hosts[t.key] = append(hosts[t.key], i)
 	}
 	r.SharedDependencies = []SharedDependency{}
 	slices.Sort(keys)
 	for _, k := range keys {
-		members := groups[k]
-		if len(members) < 2 {
-			continue
+		for _, members := range byPort(r, hosts[k]) {
+			if len(members) >= 2 {
+				r.SharedDependencies = append(r.SharedDependencies, shareDependency(r, members))
+			}
 		}
-		r.SharedDependencies = append(r.SharedDependencies, shareDependency(r, members))
 	}
+}
+
+// byPort splits the workloads at members, which fail on one host, by the port they dial where
+// their failures name one: mysql:3306 and mysql:33060 are two servers, which fail apart. A
+// member whose failure names no port (a name that does not resolve fails every port) joins
+// the host's one port, or, when several are named, stays with the others that name none.
+func byPort(r *Report, members []int) [][]int {
+	var ports []string
+	for _, i := range members {
+		if p := r.Workloads[i].Detail.target.port; p != "" && !slices.Contains(ports, p) {
+			ports = append(ports, p)
+		}
+	}
+	if len(ports) <= 1 {
+		return [][]int{members}
+	}
+	slices.Sort(ports)
+	groups := make([][]int, len(ports)+1)
+	for _, i := range members {
+		g := slices.Index(ports, r.Workloads[i].Detail.target.port) + 1 // 0: no port named
+		groups[g] = append(groups[g], i)
+	}
+	return groups
 }
 
 // shareDependency makes the SharedDependency of the workloads at members, which fail on one
 // target, and tells each of them.
 func shareDependency(r *Report, members []int) SharedDependency {
 	first := r.Workloads[members[0]].Detail.target
-	sd := SharedDependency{Object: first.object, Namespace: first.namespace, Failure: first.failure}
+	sd := SharedDependency{Object: first.object, Namespace: first.namespace, Failure: first.failure, Pull: first.registry}
+	// The port only when every member's failure names it: a member that names none may dial
+	// another (byPort left at most one port among them).
 	port := first.port
 	names := make([]string, 0, len(members))
 	for _, i := range members {
@@ -485,7 +596,11 @@ func shareDependency(r *Report, members []int) SharedDependency {
 		}
 		msg, ok := msgs[d.Namespace]
 		if !ok {
-			msg.what = fmt.Sprintf("%d workloads fail reaching %s at once: %s", len(names), what, strings.Join(shortNames(names, d.Namespace), ", "))
+			verb := "fail reaching"
+			if sd.Pull {
+				verb = "cannot pull their images from registry"
+			}
+			msg.what = fmt.Sprintf("%d workloads %s %s at once: %s", len(names), verb, what, strings.Join(shortNames(names, d.Namespace), ", "))
 			msg.evidence = msg.what + ": the dependency is at fault, not their specs"
 			msgs[d.Namespace] = msg
 		}
@@ -502,15 +617,17 @@ func shareDependency(r *Report, members []int) SharedDependency {
 			Objects: others, Count: int32(len(names)),
 		})
 		if d.Cause == CauseUnknown {
-			if sd.Object != "" {
-				// What to look at is the dependency: its endpoints, its own copies.
-				d.Fix = dependencyFix(sd.Object, sd.Namespace, len(names))
-			}
+			// What to look at is the dependency: its endpoints, its own copies, or the host.
+			d.Fix = dependencyFix(&sd, len(names))
 			d.Cause = CauseDependency
+			unchanged, dial := "did not change the address", "dial"
+			if sd.Pull {
+				unchanged, dial = "did not move its image to that registry", "pull from"
+			}
 			d.Argument = &Argument{
 				Object:  sd.Object,
-				For:     "dependency: " + msg.what + ", and the spec of " + d.Kind + "/" + d.Name + " did not change the address",
-				Against: "not spec: the same failure in workloads that share no spec points outward, at what they all dial",
+				For:     "dependency: " + msg.what + ", and the spec of " + d.Kind + "/" + d.Name + " " + unchanged,
+				Against: "not spec: the same failure in workloads that share no spec points outward, at what they all " + dial,
 			}
 		}
 	}
@@ -534,11 +651,17 @@ func shortNames(names []string, ns string) []string {
 func shownText(s *signal) string { return s.Reading().Line(s.Text).Text }
 
 // dependencyFix is a victim's fix: look at the dependency, not at its own spec.
-func dependencyFix(object, namespace string, n int) string {
-	kind, name, _ := strings.Cut(object, "/")
+func dependencyFix(sd *SharedDependency, n int) string {
+	if sd.Object == "" {
+		if sd.Pull {
+			return fmt.Sprintf("check registry %s from the nodes (%d workloads cannot pull from it; their specs are not at fault)", sd.Target, n)
+		}
+		return fmt.Sprintf("check %s from the cluster's network (%d workloads fail reaching it; their specs are not at fault)", sd.Target, n)
+	}
+	kind, name, _ := strings.Cut(sd.Object, "/")
 	ns := ""
-	if namespace != "" {
-		ns = " -n " + shellQuote(namespace)
+	if sd.Namespace != "" {
+		ns = " -n " + shellQuote(sd.Namespace)
 	}
 	return fmt.Sprintf("kubectl describe %s%s (%d workloads fail reaching it; their specs are not at fault)",
 		shellQuote(strings.ToLower(kind)+"/"+name), ns, n)

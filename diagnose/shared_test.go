@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -41,6 +42,46 @@ func (c *cluster) movedTo(name, variable, was, now string, lines ...string) *app
 		c.logs(p, lines...)
 	}
 	return d
+}
+
+// pullFailing adds a Deployment of one revision, new, whose two copies cannot pull image: the
+// kubelet's Failed event (image_manager.go: `Failed to pull image "IMG": ERR`, the same in v1.31
+// and v1.37) and an ImagePullBackOff waiting state, whose message carries ERR since v1.37
+// (`Back-off pulling image "IMG": ErrImagePull: ERR`) and only the first part in v1.31. ERR
+// is the runtime's (containerd's) words.
+func (c *cluster) pullFailing(name, image, runtimeErr string, v131 bool) *appsv1.Deployment {
+	d := c.deployment(name, 2, 1, reasonReplicaSetUpdated, 6*time.Minute)
+	d.Spec.Template.Spec.Containers[0].Image = image
+	rs := c.replicaSet(d, 1, 2, 6*time.Minute, nil)
+	backOff := fmt.Sprintf("Back-off pulling image %q", image)
+	if !v131 {
+		backOff += ": ErrImagePull: " + runtimeErr
+	}
+	for _, sfx := range []string{"x1a2b", "y3c4d"} {
+		p := c.pod(rs, sfx, 6*time.Minute, waiting("ImagePullBackOff", backOff))
+		c.event("Pod", p.Name, p.UID, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Failed to pull image %q: %s", image, runtimeErr), 5, 30*time.Second)
+	}
+	return d
+}
+
+// movedImage adds a Deployment whose revision 2, rolled out ten minutes ago, moved its image
+// from was to now; its new copy cannot pull now, and the two copies of revision 1 still serve.
+func (c *cluster) movedImage(name, was, now, runtimeErr string) *appsv1.Deployment {
+	d := c.deployment(name, 2, 2, reasonReplicaSetUpdated, 72*time.Hour)
+	d.Spec.Template.Spec.Containers[0].Image = now
+	old := c.replicaSet(d, 1, 2, 72*time.Hour, func(t *corev1.PodTemplateSpec) { t.Spec.Containers[0].Image = was })
+	for _, sfx := range []string{"x1a2b", "y3c4d"} {
+		c.pod(old, sfx, 72*time.Hour, running(true))
+	}
+	rs := c.replicaSet(d, 2, 1, 10*time.Minute, nil)
+	p := c.pod(rs, "z5e6f", 10*time.Minute, waiting("ImagePullBackOff", fmt.Sprintf("Back-off pulling image %q: ErrImagePull: %s", now, runtimeErr)))
+	c.event("Pod", p.Name, p.UID, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Failed to pull image %q: %s", now, runtimeErr), 5, 30*time.Second)
+	return d
+}
+
+// unpullable is containerd's error for an image it cannot resolve, wrapping why.
+func unpullable(image, why string) string {
+	return fmt.Sprintf("failed to pull and unpack image %q: failed to resolve reference %q: %s", image, image, why)
 }
 
 func (c *cluster) statefulSet(name, serviceName string) *appsv1.StatefulSet {
@@ -102,6 +143,8 @@ func TestSharedDependency(t *testing.T) {
 		victims, others []string
 		// spec are members whose own history argues cause spec: they keep it.
 		spec []string
+		// pull: the groups are of copies that cannot pull their images.
+		pull bool
 	}{
 		{
 			name: "connection refused to one Service written three ways, logfmt, JSON and a Java trace",
@@ -230,6 +273,88 @@ func TestSharedDependency(t *testing.T) {
 			spec:    []string{"Deployment/billing"},
 		},
 		{
+			name: "one host, two ports: mysql:3306 and mysql:33060 fail apart; a name that does not resolve joins the one port",
+			build: func(c *cluster) {
+				c.service("mysql", "mysql")
+				c.failingOn("orders", env("DB_ADDR", "mysql:3306"),
+					`level=error msg="db ping failed" err="dial tcp mysql:3306: connect: connection refused"`)
+				c.failingOn("payments", env("DB_ADDR", "mysql:3306"),
+					`{"level":"error","msg":"cannot open pool","error":"dial tcp mysql.shop:3306: connect: connection refused"}`)
+				c.failingOn("xdevapi", env("MYSQLX_URL", "mysqlx://app@mysql:33060/docs"),
+					`Error: connect ECONNREFUSED mysql:33060`)
+				c.failingOn("docs", env("MYSQLX_ADDR", "mysql:33060"),
+					`level=error msg="x protocol session failed" err="dial tcp mysql:33060: connect: connection refused"`)
+				c.failingOn("lone", env("MYSQLX_ADDR", "mysql.shop.svc:33061"),
+					`level=error msg="x protocol session failed" err="dial tcp mysql.shop.svc:33061: connect: connection refused"`)
+			},
+			want: []group{
+				{"mysql:3306", "Service/mysql", testNS, []string{"Deployment/shop/orders", "Deployment/shop/payments"}},
+				{"mysql:33060", "Service/mysql", testNS, []string{"Deployment/shop/docs", "Deployment/shop/xdevapi"}},
+			},
+			victims: []string{"Deployment/orders", "Deployment/payments", "Deployment/docs", "Deployment/xdevapi"},
+			others:  []string{"Deployment/lone"},
+		},
+		{
+			name: "a host that does not resolve, named without a port, groups with the workloads of its one port",
+			build: func(c *cluster) {
+				c.failingOn("rates", env("PARTNER_ADDR", "api.partner.example.com:8443"),
+					`level=error msg="refresh failed" err="Get \"https://api.partner.example.com:8443/v1/rates\": dial tcp 203.0.113.9:8443: connect: connection refused"`)
+				c.failingOn("quotes", nil,
+					`{"level":"error","msg":"refresh failed","error":"dial tcp: lookup api.partner.example.com on 10.96.0.10:53: no such host"}`)
+			},
+			want:    []group{{"api.partner.example.com", "", "", []string{"Deployment/shop/quotes", "Deployment/shop/rates"}}},
+			victims: []string{"Deployment/quotes", "Deployment/rates"},
+		},
+		{
+			name: "copies of three workloads cannot pull from one registry: no such host, refused, 503, in v1.31 and v1.37 wording",
+			build: func(c *cluster) {
+				img := "registry.internal/shop/cart:4.2.0"
+				c.pullFailing("cart", img, unpullable(img, `failed to do request: Head "https://registry.internal/v2/shop/cart/manifests/4.2.0": dial tcp: lookup registry.internal on 10.96.0.10:53: no such host`), true)
+				img = "registry.internal/shop/orders:1.9.3"
+				c.pullFailing("orders", img, unpullable(img, `failed to do request: Head "https://registry.internal/v2/shop/orders/manifests/1.9.3": dial tcp 10.20.0.15:443: connect: connection refused`), false)
+				img = "registry.internal/shop/search:2.0.1"
+				c.pullFailing("search", img, unpullable(img, `unexpected status from HEAD request to https://registry.internal/v2/shop/search/manifests/2.0.1: 503 Service Unavailable`), false)
+			},
+			want:    []group{{"registry.internal", "", "", []string{"Deployment/shop/cart", "Deployment/shop/orders", "Deployment/shop/search"}}},
+			victims: []string{"Deployment/cart", "Deployment/orders", "Deployment/search"},
+			pull:    true,
+		},
+		{
+			name: "a workload whose revision moved its image to the unreachable registry is no victim; a new tag on it is",
+			build: func(c *cluster) {
+				refused := func(img, repo, tag string) string {
+					return unpullable(img, `failed to do request: Head "https://registry.internal/v2/`+repo+`/manifests/`+tag+`": dial tcp 10.20.0.15:443: connect: connection refused`)
+				}
+				img := "registry.internal/shop/cart:4.2.0"
+				c.pullFailing("cart", img, refused(img, "shop/cart", "4.2.0"), false)
+				img = "registry.internal/shop/orders:1.9.3"
+				c.pullFailing("orders", img, refused(img, "shop/orders", "1.9.3"), false)
+				img = "registry.internal/shop/search:2.0.1"
+				c.movedImage("search", "quay.io/shop/search:2.0.1", img, refused(img, "shop/search", "2.0.1"))
+				img = "registry.internal/shop/pricing:3.1.0"
+				c.movedImage("pricing", "registry.internal/shop/pricing:3.0.9", img, refused(img, "shop/pricing", "3.1.0"))
+			},
+			want:    []group{{"registry.internal", "", "", []string{"Deployment/shop/cart", "Deployment/shop/orders", "Deployment/shop/pricing"}}},
+			victims: []string{"Deployment/cart", "Deployment/orders"},
+			others:  []string{"Deployment/search"},
+			pull:    true,
+		},
+		{
+			name: "an image name the registry does not have, or refuses, is no registry victim while others on the host pull",
+			build: func(c *cluster) {
+				img := "registry.internal/shop/catalgo:3.0.0"
+				c.pullFailing("catalog", img, unpullable(img, img+": not found"), false)
+				img = "registry.internal/private/ledger:1.0.0"
+				c.pullFailing("ledger", img, unpullable(img, `unexpected status from HEAD request to https://registry.internal/v2/private/ledger/manifests/1.0.0: 401 Unauthorized`), true)
+				img = "registry.internal/shop/cart:4.2.0"
+				c.pullFailing("cart", img, unpullable(img, `failed to do request: Head "https://registry.internal/v2/shop/cart/manifests/4.2.0": dial tcp 10.20.0.15:443: i/o timeout`), false)
+				d := c.deployment("storefront", 2, 1, reasonNewRSAvailable, 72*time.Hour)
+				rs := c.replicaSet(d, 1, 2, 72*time.Hour, nil)
+				c.pod(rs, "x1a2b", 72*time.Hour, running(true))
+			},
+			others: []string{"Deployment/catalog", "Deployment/ledger", "Deployment/cart", "Deployment/storefront"},
+		},
+		{
 			name: "the moved workload and one other are no group",
 			build: func(c *cluster) {
 				c.service("mysql", "mysql")
@@ -251,6 +376,9 @@ func TestSharedDependency(t *testing.T) {
 				got = append(got, group{sd.Target, sd.Object, sd.Namespace, sd.Workloads})
 				if sd.Failure == "" {
 					t.Errorf("shared dependency %s cites no failure", sd.Target)
+				}
+				if sd.Pull != tc.pull {
+					t.Errorf("shared dependency %s: pull %v, want %v", sd.Target, sd.Pull, tc.pull)
 				}
 			}
 			if !reflect.DeepEqual(got, tc.want) {
@@ -368,6 +496,22 @@ func TestDialedHost(t *testing.T) {
 		host, port := dialedHost(tc.line, facts.Values(tc.line), own)
 		if host != tc.host || port != tc.port {
 			t.Errorf("%s: dialed %q %q, want %q %q", tc.line, host, port, tc.host, tc.port)
+		}
+	}
+}
+
+// TestPullHost reads the registry host a pull failure dialled, in containerd's words as the
+// kubelet reports them.
+func TestPullHost(t *testing.T) {
+	for _, tc := range []struct{ text, host string }{
+		{`failed to pull and unpack image "registry.internal/shop/cart:4.2.0": failed to resolve reference "registry.internal/shop/cart:4.2.0": failed to do request: Head "https://registry.internal/v2/shop/cart/manifests/4.2.0": dial tcp: lookup registry.internal on 10.96.0.10:53: no such host`, "registry.internal"},
+		{`Back-off pulling image "harbor.corp.example:8443/apps/api:2": ErrImagePull: failed to pull and unpack image "harbor.corp.example:8443/apps/api:2": failed to resolve reference "harbor.corp.example:8443/apps/api:2": unexpected status from HEAD request to https://harbor.corp.example:8443/v2/apps/api/manifests/2: 502 Bad Gateway`, "harbor.corp.example:8443"},
+		{`rpc error: code = Unknown desc = failed to pull and unpack image "docker.io/library/nginx:1.27": failed to resolve reference "docker.io/library/nginx:1.27": failed to do request: Head "https://registry-1.docker.io/v2/library/nginx/manifests/1.27": dial tcp 54.1.2.3:443: i/o timeout`, "registry-1.docker.io"},
+		{`dial tcp: lookup mirror.corp.example: i/o timeout`, "mirror.corp.example"},
+		{`Back-off pulling image "registry.internal/shop/cart:4.2.0"`, ""},
+	} {
+		if got := pullHost(tc.text); got != tc.host {
+			t.Errorf("pullHost(%.60q...) = %q, want %q", tc.text, got, tc.host)
 		}
 	}
 }

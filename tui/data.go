@@ -460,7 +460,8 @@ func revisionOf(p *corev1.Pod) string {
 
 // sharedFindings are rep's shared dependencies as the header names them: the target, the
 // object it resolved to and how many workloads fail on it ("mysql:3306 (Service/mysql): 4
-// workloads"); each member's Diagnosis tab names the others.
+// workloads", "registry harbor.example: 2 workloads"); each member's Diagnosis tab names the
+// others.
 func sharedFindings(rep *diagnose.Report) []string {
 	if rep == nil || len(rep.SharedDependencies) == 0 {
 		return nil
@@ -469,6 +470,9 @@ func sharedFindings(rep *diagnose.Report) []string {
 	for i := range rep.SharedDependencies {
 		sd := &rep.SharedDependencies[i]
 		f := sd.Target
+		if sd.Pull {
+			f = "registry " + f
+		}
 		if sd.Object != "" {
 			f += " (" + sd.Object + ")"
 		}

@@ -54,3 +54,13 @@ func TestFleetSharedDependenciesNameTheirContext(t *testing.T) {
 		t.Errorf("fleet findings = %q", ds.shared)
 	}
 }
+
+// A registry the members cannot pull from is named as one.
+func TestSharedRegistryIsNamedAsOne(t *testing.T) {
+	f := sharedFindings(&diagnose.Report{SharedDependencies: []diagnose.SharedDependency{{
+		Target: "harbor.corp.example", Pull: true, Workloads: []string{"Deployment/shop/cart", "StatefulSet/shop/cache"},
+	}}})
+	if len(f) != 1 || f[0] != "registry harbor.corp.example: 2 workloads" {
+		t.Errorf("findings = %q, want the registry named once", f)
+	}
+}

@@ -38,6 +38,10 @@ func auditSuspects(t *testing.T, r *diagnose.Report, format string) map[[2]strin
 	}
 	out := map[[2]string]string{}
 	for _, l := range lines[1:] {
+		if l == "" {
+			// The rows end here; the report's shared dependencies follow, one line each.
+			break
+		}
 		cells := cellGap.Split(strings.TrimRight(l, " "), -1)
 		if len(cells) < len(header)-1 {
 			t.Fatalf("%s row %q has %d cells for %d columns", format, l, len(cells), len(header))

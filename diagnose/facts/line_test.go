@@ -236,10 +236,13 @@ func TestClassOf(t *testing.T) {
 		{"error: unrecognized arguments: --workers=8", ClassConfig},
 		{"required environment variable DATABASE_URL is not set", ClassConfig},
 		{`FATAL:  password authentication failed for user "billing"`, ClassAuth},
+		{`FATAL: password authentication did not succeed for user "billing"`, ClassAuth},
 		{"Access denied for user 'app'@'10.244.1.7' (using password: YES)", ClassAuth},
 		{"dial tcp 10.96.0.7:5432: connect: connection refused", ClassConnection},
 		{"com.mysql.cj.jdbc.exceptions.CommunicationsException: Communications link failure", ClassConnection},
 		{"lookup orders-db on 10.96.0.10:53: no such host", ClassConnection},
+		{`java.sql.SQLNonTransientConnectionException: Data source rejected establishment of connection,  message from server: "Too many connections"`, ClassConnection},
+		{"FATAL:  sorry, too many clients already", ClassConnection},
 		{"open /etc/app/config.yaml: no such file or directory", ClassNotFound},
 		{"java.lang.OutOfMemoryError: Java heap space", ClassOther},
 		{"fatal error: runtime: out of memory", ClassResource},
@@ -260,6 +263,9 @@ func TestStackFramesAreNoFailure(t *testing.T) {
 		"\t... 42 common frames omitted",
 		`  File "/app/worker.py", line 88, in connect`,
 		"\t/usr/local/go/src/net/dial.go:12 +0x1d",
+		// Python's traceback.py announces frames and exception below it.
+		"Traceback (most recent call last):",
+		"During handling of the above exception, another exception occurred:",
 	} {
 		if ReadLine(line).Signal.Failing {
 			t.Errorf("ReadLine(%q) is a failure", line)

@@ -72,7 +72,7 @@ var classPhrases = []struct {
 		"failed to parse", "parse error", "unknown field", "could not resolve placeholder",
 	}},
 	{ClassAuth, []string{
-		"password authentication failed", "access denied", "permission denied", "authentication failed",
+		"password authentication", "access denied", "permission denied", "authentication failed",
 		"authentication required", "unauthorized", "forbidden", "invalid credentials", "invalid password",
 		"certificate signed by unknown authority", "certificate has expired", "noauth", "eacces", "eperm",
 	}},
@@ -82,6 +82,9 @@ var classPhrases = []struct {
 		"deadline exceeded", "no route to host", "network is unreachable", "unreachable",
 		"ehostunreach", "enetunreach", "broken pipe", "unexpected eof", "connection lost",
 		"connection dropped", "disconnected", "communications link failure", "connection rejected",
+		// A server that refuses a connection for want of room: MySQL's error 1040, PostgreSQL's
+		// "sorry, too many clients already".
+		"too many connections", "too many clients",
 	}},
 	{ClassNotFound, []string{"not found", "no such file or directory", "does not exist", "enoent"}},
 	{ClassResource, []string{

@@ -297,13 +297,14 @@ func valuedFields(c containerRef) []valued {
 // PostgreSQL's `password authentication failed for user "app"`, MySQL's `Access denied for user
 // 'app'@'10.244.1.7' (using password: YES)`, Redis's `WRONGPASS invalid username-password pair`,
 // MongoDB's `Authentication failed.`, RabbitMQ's `ACCESS_REFUSED - Login was refused`. A
-// logfmt or JSON line escapes the quotes around PostgreSQL's user.
-var reCredentials = regexp.MustCompile(`password authentication failed for user \\?"([^"\\]+)\\?"|Access denied for user '([^']+)'@\S+ \(using password: YES\)|WRONGPASS invalid username-password pair|\bAuthentication failed\b|ACCESS_REFUSED - Login was refused`)
+// logfmt or JSON line escapes the quotes around PostgreSQL's user; a client that words the
+// server's verdict its own way ("did not succeed") still names the password authentication.
+var reCredentials = regexp.MustCompile(`password authentication (?:[a-z]+ ){1,3}for user \\?"([^"\\]+)\\?"|Access denied for user '([^']+)'@\S+ \(using password: YES\)|WRONGPASS invalid username-password pair|\bAuthentication failed\b|ACCESS_REFUSED - Login was refused`)
 
 // mayRejectCredentials is the literal part of reCredentials, tested first: the expression on
 // every failing line of every broken workload was a third of the engine's time.
 func mayRejectCredentials(text string) bool {
-	return strings.Contains(text, "authentication failed") || strings.Contains(text, "Authentication failed") ||
+	return strings.Contains(text, "password authentication") || strings.Contains(text, "Authentication failed") ||
 		strings.Contains(text, "Access denied for user") || strings.Contains(text, "WRONGPASS") || strings.Contains(text, "ACCESS_REFUSED")
 }
 

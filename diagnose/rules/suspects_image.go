@@ -37,7 +37,7 @@ var _ = register(family{
 		},
 		{
 			RuleImageRegistryDown, "Registry cannot be reached",
-			"ErrImagePull with `no such host`, `i/o timeout` or `connection refused` to the registry",
+			"ErrImagePull with `no such host`, `i/o timeout` or `connection refused` to the registry, or its 5xx answer",
 			"If the registry host did not change, fix the registry or the network path to it; the spec is not at fault.", true,
 		},
 		{
@@ -56,12 +56,14 @@ var _ = register(family{
 //   - `failed to pull and unpack image "IMG": failed to resolve image: pull access denied, repository does not exist or may require authorization: server message: insufficient_scope: authorization failed`
 //   - `... failed to resolve reference "IMG": unexpected status from HEAD request to https://...: 401 Unauthorized`
 //   - `... failed to do request: Head "https://HOST/v2/...": dial tcp: lookup HOST on 10.96.0.10:53: no such host`
+//   - `... failed to resolve reference "IMG": unexpected status from HEAD request to https://HOST/v2/...: 503 Service Unavailable`
+//     (containerd's ErrUnexpectedStatus: the registry failed, a 5xx)
 //
 // InvalidImageName carries `Failed to apply default image tag "IMG": couldn't parse image name "IMG": invalid reference format`.
 var (
 	reImageAuth    = regexp.MustCompile(`(?i)pull access denied|unauthorized|insufficient_scope|authorization failed|authentication required|\b401\b|\b403 Forbidden|denied: `)
 	reImageMissing = regexp.MustCompile(`(?i)\bnot found\b|manifest unknown|name unknown|code = NotFound`)
-	reImageNetwork = regexp.MustCompile(`(?i)no such host|i/o timeout|connection refused|network is unreachable|no route to host|tls handshake timeout|connection reset by peer|context deadline exceeded|x509: `)
+	reImageNetwork = regexp.MustCompile(`(?i)no such host|i/o timeout|connection refused|network is unreachable|no route to host|tls handshake timeout|connection reset by peer|context deadline exceeded|x509: |unexpected status (?:code )?from [A-Z]+ request to \S+: 5\d\d\b`)
 	reImageInvalid = regexp.MustCompile(`couldn't parse image name|invalid reference format`)
 	reImageLimited = regexp.MustCompile(`(?i)429 Too Many Requests|toomanyrequests|pull rate limit`)
 )
@@ -189,6 +191,11 @@ func networkCause(text string) string {
 	}
 	return text
 }
+
+// PullUnreachable reports a pull failure whose registry cannot be reached or fails: it does not
+// resolve, refuses, times out or answers 5xx, as the image-registry-unreachable rule reads it. An
+// image the registry does not have or refuses to serve is not one.
+func PullUnreachable(s *Signal) bool { return isPullSignal(s) && s.pullKind() == pullNetwork }
 
 // RegistryHost is the registry an image reference pulls from, as the container runtime reads
 // it: the first path component when it looks like a host (has a dot or a port, or is

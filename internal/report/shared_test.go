@@ -100,3 +100,14 @@ func TestMarkdownNamesSharedDependencies(t *testing.T) {
 		t.Error("a report without a shared dependency has the section")
 	}
 }
+
+// A registry the members cannot pull from is said as one.
+func TestSharedDependencyLineOfARegistry(t *testing.T) {
+	sd := &diagnose.SharedDependency{
+		Target: "harbor.corp.example", Pull: true, Workloads: []string{"Deployment/shop/checkout-web", "StatefulSet/shop/cart-cache"},
+	}
+	const want = "shared dependency registry harbor.corp.example: 2 workloads cannot pull their images from it at once, victims not causes: Deployment/checkout-web, StatefulSet/cart-cache"
+	if got := SharedDependencyLine(sd, false); got != want {
+		t.Errorf("line = %q, want %q", got, want)
+	}
+}

@@ -125,7 +125,8 @@ func (p *tablePrinter) print(w io.Writer, secs []Section, withContext bool) erro
 
 // SharedDependencyLine says a shared dependency in one line: "shared dependency mysql:3306
 // (Service/mysql): 3 workloads fail reaching it at once, victims not causes: Deployment/cart,
-// ...". withNS names each workload's namespace.
+// ...", or "shared dependency registry harbor.example: 2 workloads cannot pull their images from
+// it at once, ..." for a registry. withNS names each workload's namespace.
 func SharedDependencyLine(sd *diagnose.SharedDependency, withNS bool) string {
 	what := sd.Target
 	switch {
@@ -142,8 +143,12 @@ func SharedDependencyLine(sd *diagnose.SharedDependency, withNS bool) string {
 		}
 		names[i] = n
 	}
-	return fmt.Sprintf("shared dependency %s: %d workloads fail reaching it at once, victims not causes: %s",
-		what, len(sd.Workloads), strings.Join(names, ", "))
+	verb := "fail reaching it"
+	if sd.Pull {
+		what, verb = "registry "+what, "cannot pull their images from it"
+	}
+	return fmt.Sprintf("shared dependency %s: %d workloads %s at once, victims not causes: %s",
+		what, len(sd.Workloads), verb, strings.Join(names, ", "))
 }
 
 // Age renders copy-age seconds the way kubectl renders ages (20m, 4h12m, 3d); "-" when there

@@ -118,6 +118,7 @@ type sharedDependency struct {
 	Namespace string   `json:"namespace"`
 	Failure   string   `json:"failure"`
 	Workloads []string `json:"workloads"`
+	Pull      bool     `json:"pull"`
 }
 
 type sourceInfo struct {

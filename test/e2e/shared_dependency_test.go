@@ -79,3 +79,43 @@ func TestSharedDependencyOnALiveCluster(t *testing.T) {
 		t.Errorf("search, failing alone on another host, is called a victim: %v", s)
 	}
 }
+
+// TestSharedRegistryOnALiveCluster: the copies of two new apps cannot pull from a registry whose
+// name does not resolve; a third app, on a registry that answers, names a tag it does not have,
+// and a fourth names a private repository without a pull secret. The audit names the registry
+// once as the shared dependency of the two, with cause dependency for each (alone, a new app's
+// unreachable registry leaves its cause unknown), and leaves the two whose references are at
+// fault out.
+func TestSharedRegistryOnALiveCluster(t *testing.T) {
+	t.Parallel()
+	const (
+		down1   = "registry.down.example/shop/orders-api:4.2.0"
+		down2   = "registry.down.example/shop/payments:7.0.1"
+		missing = "registry.example.com/shop/search:1.1.9"
+		private = "registry.example.com/private/ledger:2.0.0"
+	)
+	w := kubeletsim.NewWorld()
+	w.SetRegistryDown("registry.down.example", true).
+		SetImage("registry.example.com/shop/search:1.1.0", kubeletsim.Image{}).
+		SetImage(private, kubeletsim.Image{Private: true})
+	e := newEnv(t, w)
+	for _, d := range []struct{ name, image string }{
+		{"orders-api", down1}, {"payments", down2}, {"search", missing}, {"ledger", private},
+	} {
+		e.create(t, deployment(d.name, d.image, 1, nil), false)
+	}
+	r := eventuallyAudit(t, 90*time.Second, cp.AdminKubeconfig(), []string{"-n", e.ns},
+		verdict{name: "orders-api", shape: "never-starts", cause: "dependency"},
+		verdict{name: "payments", shape: "never-starts", cause: "dependency"},
+		verdict{name: "search", shape: "never-starts", cause: "spec"},
+		verdict{name: "ledger", shape: "never-starts", cause: "spec"},
+	)
+	if len(r.SharedDependencies) != 1 {
+		t.Fatalf("shared dependencies = %+v, want one", r.SharedDependencies)
+	}
+	sd := r.SharedDependencies[0]
+	want := []string{"Deployment/" + e.ns + "/orders-api", "Deployment/" + e.ns + "/payments"}
+	if sd.Target != "registry.down.example" || !sd.Pull || sd.Object != "" || !slices.Equal(sd.Workloads, want) || sd.Failure == "" {
+		t.Errorf("shared dependency = %+v, want the registry registry.down.example (pull) with %v", sd, want)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -70,7 +69,7 @@ func (d *diffWalk) value(a, b reflect.Value) {
 	case reflect.Pointer, reflect.Interface:
 		d.value(a.Elem(), b.Elem())
 	case reflect.Struct:
-		for _, f := range diffFieldsOf(t) {
+		for _, f := range fieldpath.JSONFieldsOf(t) {
 			if f.Inline {
 				d.value(a.Field(f.Index), b.Field(f.Index))
 				continue
@@ -112,14 +111,6 @@ func (d *diffWalk) value(a, b reflect.Value) {
 	}
 }
 
-// diffFields holds diffFieldsOf each struct type once read (as jsonFields does for the walk:
-// the diff's own reading of a tag, diffFieldName, differs from jsonName on an inline option
-// beside a name).
-var diffFields sync.Map // reflect.Type -> []fieldpath.Field
-
-// diffFieldsOf lists the exported fields of struct type t the diff visits, in order.
-func diffFieldsOf(t reflect.Type) []fieldpath.Field { return fieldpath.FieldsOf(&diffFields, t, diffFieldName) }
-
 func mapIndex(m, k reflect.Value) reflect.Value {
 	v := m.MapIndex(k)
 	if !v.IsValid() {
@@ -148,18 +139,6 @@ func isEmpty(v reflect.Value) bool {
 	default:
 		return v.IsZero()
 	}
-}
-
-func diffFieldName(f reflect.StructField) (name string, inline bool) {
-	tag := f.Tag.Get("json")
-	name, opts, _ := strings.Cut(tag, ",")
-	if strings.Contains(opts, "inline") || (name == "" && f.Anonymous) {
-		return "", true
-	}
-	if name == "" {
-		name = f.Name
-	}
-	return name, false
 }
 
 // render shows a value as a person reads it in a manifest: strings bare, everything else as

@@ -18,15 +18,23 @@ func TestParseReadsWhatFieldPathWrites(t *testing.T) {
 		want []Segment
 	}{
 		{field.NewPath("spec"), []Segment{{Name: "spec"}}},
-		{spec.Child("containers").Index(0).Child("env").Index(2).Child("value"),
-			[]Segment{{Name: "spec"}, {Name: "template"}, {Name: "spec"}, {Name: "containers", Sub: "0"}, {Name: "env", Sub: "2"}, {Name: "value"}}},
-		{spec.Child("nodeSelector").Key("topology.kubernetes.io/zone"),
-			[]Segment{{Name: "spec"}, {Name: "template"}, {Name: "spec"}, {Name: "nodeSelector", Sub: "topology.kubernetes.io/zone"}}},
-		{spec.Child("containers").Index(1).Child("resources", "requests").Key("cpu"),
-			[]Segment{{Name: "spec"}, {Name: "template"}, {Name: "spec"}, {Name: "containers", Sub: "1"}, {Name: "resources"}, {Name: "requests", Sub: "cpu"}}},
+		{
+			spec.Child("containers").Index(0).Child("env").Index(2).Child("value"),
+			[]Segment{{Name: "spec"}, {Name: "template"}, {Name: "spec"}, {Name: "containers", Sub: "0"}, {Name: "env", Sub: "2"}, {Name: "value"}},
+		},
+		{
+			spec.Child("nodeSelector").Key("topology.kubernetes.io/zone"),
+			[]Segment{{Name: "spec"}, {Name: "template"}, {Name: "spec"}, {Name: "nodeSelector", Sub: "topology.kubernetes.io/zone"}},
+		},
+		{
+			spec.Child("containers").Index(1).Child("resources", "requests").Key("cpu"),
+			[]Segment{{Name: "spec"}, {Name: "template"}, {Name: "spec"}, {Name: "containers", Sub: "1"}, {Name: "resources"}, {Name: "requests", Sub: "cpu"}},
+		},
 		{field.NewPath("data").Index(0).Key("a.b"), []Segment{{Name: "data", Sub: "0"}, {Sub: "a.b"}}},
-		{field.NewPath("spec", "volumeClaimTemplates").Index(0).Child("spec", "storageClassName"),
-			[]Segment{{Name: "spec"}, {Name: "volumeClaimTemplates", Sub: "0"}, {Name: "spec"}, {Name: "storageClassName"}}},
+		{
+			field.NewPath("spec", "volumeClaimTemplates").Index(0).Child("spec", "storageClassName"),
+			[]Segment{{Name: "spec"}, {Name: "volumeClaimTemplates", Sub: "0"}, {Name: "spec"}, {Name: "storageClassName"}},
+		},
 	}
 	for _, tt := range tests {
 		p := tt.path.String()

@@ -262,4 +262,3 @@ func lastField(segs []fieldpath.Segment) string {
 	}
 	return ""
 }
-

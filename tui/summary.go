@@ -22,7 +22,7 @@ func (s *diagnosisScreen) Summary() string {
 		lines = append(lines, report.WaivedMark+": "+report.WaiverText(d.Waived))
 	}
 	if c := report.CauseLabel(d); c != "-" {
-		lines = append(lines, "cause: "+c+" ("+report.CauseMeaning(d.Cause)+")")
+		lines = append(lines, "cause: "+c+" ("+report.CauseMeaning(d)+")")
 	}
 	if len(d.Suspects) > 0 {
 		sp := &d.Suspects[0]

@@ -97,7 +97,7 @@ func writeMarkdownSection(ew *errWriter, d *diagnose.Diagnosis, depth int) {
 	if d.Shape.Broken() {
 		ew.printf("- Cause: %s\n", mdText(CauseSentence(d)))
 	} else {
-		ew.printf("- Cause: %s (%s)\n", orNone(string(d.Cause)), CauseMeaning(d.Cause))
+		ew.printf("- Cause: %s (%s)\n", orNone(string(d.Cause)), CauseMeaning(d))
 	}
 	if a := d.Argument; a != nil {
 		ew.printf("  - for: %s\n", mdText(a.For))

@@ -88,6 +88,9 @@ func explainContradictions(d *diagnose.Diagnosis, screen string) []string {
 	if d.Shape == diagnose.ShapeProgressing && has("no failure evidence") && len(d.Suspects) > 0 {
 		out = append(out, "'no failure evidence' above suspects of a failure")
 	}
+	if has("unchanged since it last served") && (d.Revisions == nil || d.Revisions.LastServing == "") {
+		out = append(out, "'unchanged since it last served' for a workload with no revision that served")
+	}
 	if has("previous:  (unset)") && d.Revisions != nil && d.Revisions.LastServing != "" && d.Revisions.LastServing == d.Revisions.Current {
 		out = append(out, "previous (unset) although the serving revision is the current one")
 	}
@@ -101,5 +104,9 @@ func TestExplainContradictionsAreCaught(t *testing.T) {
 	}
 	if got := explainContradictions(d, "Cause:     dependency\n  the spec is wrong: changing it fixes the workload\n     previous:  (unset)\n"); len(got) != 3 {
 		t.Errorf("found %d contradictions, want 3: %v", len(got), got)
+	}
+	d.Revisions.LastServing = ""
+	if got := explainContradictions(d, "Cause:     dependency (the spec is unchanged since it last served: something it depends on fails)\n"); len(got) != 1 {
+		t.Errorf("found %d contradictions, want 1: %v", len(got), got)
 	}
 }

@@ -51,13 +51,19 @@ func WaiverText(w *diagnose.Waiver) string {
 	return Clean(w.What) + ": " + Clean(w.Reason)
 }
 
-// CauseMeaning says in one line what a cause implies for the fix, in the console as in print.
-func CauseMeaning(c diagnose.Cause) string {
-	switch c {
+// CauseMeaning says in one line what a diagnosis's cause implies for the fix, in the console as
+// in print. A dependency is blamed on a spec unchanged since it served, or, for a workload that
+// never served, on a dependency several workloads fail on at once: only the first may say the
+// spec served.
+func CauseMeaning(d *diagnose.Diagnosis) string {
+	switch d.Cause {
 	case diagnose.CauseSpec:
 		return "the spec is wrong: changing it fixes the workload"
 	case diagnose.CauseDependency:
-		return "the spec is unchanged since it last served: something it depends on fails"
+		if d.Revisions != nil && d.Revisions.LastServing != "" {
+			return "the spec is unchanged since it last served: something it depends on fails"
+		}
+		return "something it depends on fails: fix that, not the spec"
 	}
 	return "not attributed"
 }
@@ -66,7 +72,7 @@ func CauseMeaning(c diagnose.Cause) string {
 // what it implies for the fix: "spec of Service/web (the spec of Service/web is wrong: changing
 // it fixes the workload)".
 func CauseSentence(d *diagnose.Diagnosis) string {
-	label, meaning := CauseLabel(d), CauseMeaning(d.Cause)
+	label, meaning := CauseLabel(d), CauseMeaning(d)
 	if d.Cause == diagnose.CauseSpec && d.Argument != nil && d.Argument.Object != "" && d.Argument.Object != d.Kind+"/"+d.Name {
 		label = "spec of " + d.Argument.Object
 		meaning = "the spec of " + d.Argument.Object + " is wrong: changing it fixes the workload"

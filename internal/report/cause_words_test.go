@@ -11,10 +11,14 @@ import (
 // unchanged since it served only for a workload with a revision that served; a victim of a
 // shared dependency that never served is told to fix the dependency without that claim.
 func TestCauseMeaningSaysServedOnlyWhenARevisionServed(t *testing.T) {
-	served := &diagnose.Diagnosis{Kind: "Deployment", Name: "api", Cause: diagnose.CauseDependency,
-		Revisions: &diagnose.Revisions{Current: "3", LastServing: "3"}}
-	never := &diagnose.Diagnosis{Kind: "Deployment", Name: "cart", Cause: diagnose.CauseDependency,
-		Revisions: &diagnose.Revisions{Current: "1"}}
+	served := &diagnose.Diagnosis{
+		Kind: "Deployment", Name: "api", Cause: diagnose.CauseDependency,
+		Revisions: &diagnose.Revisions{Current: "3", LastServing: "3"},
+	}
+	never := &diagnose.Diagnosis{
+		Kind: "Deployment", Name: "cart", Cause: diagnose.CauseDependency,
+		Revisions: &diagnose.Revisions{Current: "1"},
+	}
 	bare := &diagnose.Diagnosis{Kind: "Deployment", Name: "cart", Cause: diagnose.CauseDependency}
 	if m := CauseMeaning(served.Cause); !strings.Contains(m, "unchanged since it last served") {
 		t.Errorf("served: %q", m)

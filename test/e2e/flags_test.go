@@ -66,12 +66,13 @@ func TestKubectlFlags(t *testing.T) {
 			t.Fatalf("admin visibility = %+v, want none", admin.Visibility)
 		}
 		r := eventuallyAudit(t, 30*time.Second, kc, []string{"--context", "good", "--as", blind.User}, pull)
-		if !hasVisibility(r, "Event", e.ns) || !hasVisibility(r, "Node", "") {
-			t.Fatalf("visibility = %+v, want Event in %s and Node: %s may read neither", r.Visibility, e.ns, blind.User)
+		// A namespaced Role grants no cluster-scoped kind: nodes and volumes are unseen too.
+		if !hasVisibility(r, "Event", e.ns) || !hasVisibility(r, "Node", "") || !hasVisibility(r, "PersistentVolume", "") {
+			t.Fatalf("visibility = %+v, want Event in %s, Node and PersistentVolume: %s may read none of them", r.Visibility, e.ns, blind.User)
 		}
 		for _, v := range r.Visibility {
-			if v.Kind != "Event" && v.Kind != "Node" {
-				t.Errorf("visibility %+v: %s may read everything but events and nodes", v, blind.User)
+			if v.Kind != "Event" && v.Kind != "Node" && v.Kind != "PersistentVolume" {
+				t.Errorf("visibility %+v: %s may read everything but events, nodes and volumes", v, blind.User)
 			}
 			// The API server names the user it authorized: the impersonated one, not the admin.
 			if !strings.Contains(v.Reason, `"`+blind.User+`"`) {

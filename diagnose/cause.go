@@ -62,7 +62,7 @@ func argueCause(w *workload, shape Shape, top *Suspect, o onset) (Cause, *Argume
 	if top == nil {
 		if served && !early && servedLong {
 			return CauseDependency, &Argument{
-				For:     fmt.Sprintf("dependency: %s served %s before the failure began%s, and its spec is unchanged since", curName, servedFor, began),
+				For:     fmt.Sprintf("dependency: %s served %s before the failure began%s, and its spec is unchanged since then", curName, servedFor, began),
 				Against: "not spec: nothing in the spec changed since it served",
 			}
 		}
@@ -138,7 +138,7 @@ func argueCause(w *workload, shape Shape, top *Suspect, o onset) (Cause, *Argume
 		return CauseUnknown, unprovenArgument(curName, servedFor, began)
 	case served && !early && !changed:
 		return CauseDependency, &Argument{
-			For: fmt.Sprintf("dependency: %s served %s without this failure before it began%s; %s is unchanged since",
+			For: fmt.Sprintf("dependency: %s served %s without this failure before it began%s; %s is unchanged since then",
 				curName, servedFor, began, path),
 			Against: fmt.Sprintf("not spec: %s's spec served unchanged before the failure began", curName),
 		}

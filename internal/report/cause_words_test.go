@@ -20,7 +20,7 @@ func TestCauseMeaningSaysServedOnlyWhenARevisionServed(t *testing.T) {
 		Revisions: &diagnose.Revisions{Current: "1"},
 	}
 	bare := &diagnose.Diagnosis{Kind: "Deployment", Name: "cart", Cause: diagnose.CauseDependency}
-	if m := CauseMeaning(served.Cause); !strings.Contains(m, "unchanged since it last served") {
+	if m := CauseMeaning(served); !strings.Contains(m, "unchanged since it last served") {
 		t.Errorf("served: %q", m)
 	}
 	for _, d := range []*diagnose.Diagnosis{never, bare} {

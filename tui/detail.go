@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
-	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
 	"github.com/kubediagnose/kubectl-diagnose/internal/redact"
 	"github.com/kubediagnose/kubectl-diagnose/internal/report"
 )
@@ -360,11 +359,24 @@ func (ds *dataset) newSpecView(d *diagnose.Diagnosis, sc *redact.Scope) specView
 				v.suspect = i
 				break
 			}
-			p = fieldpath.Parent(p)
+			p = parentPath(p)
 		}
 		break
 	}
 	return v
+}
+
+// parentPath drops the last element of a field path: a.b[2].c → a.b[2] → a.b → a.
+func parentPath(p string) string {
+	if strings.HasSuffix(p, "]") {
+		if i := strings.LastIndexByte(p, '['); i > 0 {
+			return p[:i]
+		}
+	}
+	if i := strings.LastIndexByte(p, '.'); i > 0 {
+		return p[:i]
+	}
+	return ""
 }
 
 // render draws lines [from, to) with line numbers, the suspect highlighted, cut to width.

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
-	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -144,9 +143,9 @@ func (r *Redactor) diagnosis(d *diagnose.Diagnosis, w *workload) *diagnose.Diagn
 	}
 	if d.Detail != nil {
 		if cs := editSlice(d.Detail.Changes, func(c *diagnose.Change) bool {
-			var path []fieldpath.Segment
+			path := ""
 			if w.fields && c.Path != nil {
-				path = fieldpath.Of(c.Path)
+				path = c.Path.String()
 			}
 			prev, cur := r.field(w, path, c.Previous), r.field(w, path, c.Current)
 			changed := prev != c.Previous || cur != c.Current
@@ -168,9 +167,9 @@ func (r *Redactor) diagnosis(d *diagnose.Diagnosis, w *workload) *diagnose.Diagn
 func (r *Redactor) suspects(d *diagnose.Diagnosis, w *workload) []diagnose.Suspect {
 	own := d.Kind + "/" + d.Name
 	return editSlice(d.Suspects, func(s *diagnose.Suspect) bool {
-		var path []fieldpath.Segment
+		path := ""
 		if w.fields && s.Path != nil && (s.Object == "" || s.Object == own) {
-			path = s.Steps()
+			path = s.Path.String()
 		}
 		v, p, why := r.field(w, path, s.Value), r.field(w, path, s.PreviousValue), r.text(s.Reason, w.known)
 		changed := v != s.Value || p != s.PreviousValue || why != s.Reason
@@ -182,7 +181,7 @@ func (r *Redactor) suspects(d *diagnose.Diagnosis, w *workload) []diagnose.Suspe
 // field is a template field's value as shown: marked whole when the field is a credential by
 // its name (an env var's value, a credential flag's argument), else with the credentials its
 // text shows marked.
-func (r *Redactor) field(w *workload, path []fieldpath.Segment, value string) string {
+func (r *Redactor) field(w *workload, path, value string) string {
 	if value == "" || IsMark(value) {
 		return value
 	}

@@ -1,4 +1,4 @@
-package fieldpath
+package walk
 
 import (
 	"reflect"

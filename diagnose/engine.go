@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -157,6 +158,9 @@ func diagnoseWorkload(s *snapshot.Snapshot, w *workload) Diagnosis {
 			}
 			d.Suspects = ss
 		}
+	}
+	for i := range d.Suspects {
+		d.Suspects[i].Segments = fieldpath.Of(d.Suspects[i].Path)
 	}
 	if gs := signalGaps(w); gs != nil {
 		d.SignalGaps = gs

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
+	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
 )
 
 // The types the reference walk renders whole or keys by resource name, as the walk does.
@@ -45,7 +45,7 @@ func walkObject(v reflect.Value, p *field.Path, visit func(p *field.Path, v refl
 		case walkIntOrStringType, walkQuantityType, walkTimeType:
 			return
 		}
-		for _, f := range walk.JSONFieldsOf(v.Type()) {
+		for _, f := range fieldpath.JSONFieldsOf(v.Type()) {
 			child := p
 			if !f.Inline {
 				child = p.Child(f.Name)
@@ -66,7 +66,7 @@ func walkObject(v reflect.Value, p *field.Path, visit func(p *field.Path, v refl
 		for _, k := range keys {
 			child := p.Key(k.String())
 			if resources {
-				child = walk.ResourcePath(p, k.String())
+				child = fieldpath.ResourcePath(p, k.String())
 			}
 			walkObject(v.MapIndex(k), child, visit)
 		}
@@ -98,7 +98,7 @@ func valueAtByWalk(root *field.Path, obj any, path *field.Path) (string, bool) {
 	if !exists {
 		return "", false
 	}
-	return walk.Render(found)
+	return fieldpath.Render(found)
 }
 
 // TestValueAtAgreesWithWalk looks up every node of real objects, and paths beside them, both
@@ -137,10 +137,10 @@ func TestValueAtAgreesWithWalk(t *testing.T) {
 			}
 			check := func(p *field.Path) {
 				t.Helper()
-				got, gotOK := walk.ValueAt(tc.root, tc.obj, p)
+				got, gotOK := fieldpath.ValueAt(tc.root, tc.obj, p)
 				want, wantOK := valueAtByWalk(tc.root, tc.obj, p)
 				if got != want || gotOK != wantOK {
-					t.Errorf("walk.ValueAt(%s) = %q, %v; the walk finds %q, %v", p, got, gotOK, want, wantOK)
+					t.Errorf("fieldpath.ValueAt(%s) = %q, %v; the walk finds %q, %v", p, got, gotOK, want, wantOK)
 				}
 			}
 			for _, p := range paths {
@@ -164,15 +164,15 @@ func TestValueAtAgreesWithWalk(t *testing.T) {
 }
 
 // leavesByWalk is leaves as a visit of walkObject: the reference leaves must agree with.
-func leavesByWalk(root *field.Path, obj any) []walk.Leaf {
+func leavesByWalk(root *field.Path, obj any) []fieldpath.Leaf {
 	if obj == nil {
 		return nil
 	}
-	var out []walk.Leaf
+	var out []fieldpath.Leaf
 	walkObject(reflect.ValueOf(obj), root, func(p *field.Path, v reflect.Value) bool {
-		if s, text, ok := walk.Scalar(v); ok {
+		if s, text, ok := fieldpath.Scalar(v); ok {
 			if s != "" {
-				out = append(out, walk.Leaf{Path: p, PathString: p.String(), Value: s, Text: text})
+				out = append(out, fieldpath.Leaf{Path: p, PathString: p.String(), Value: s, Text: text})
 			}
 			return false
 		}
@@ -217,7 +217,7 @@ func TestLeavesAsWalk(t *testing.T) {
 		{"an empty template", field.NewPath("spec", "template"), &corev1.PodTemplateSpec{}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, want := walk.Leaves(tc.root, tc.obj), leavesByWalk(tc.root, tc.obj)
+			got, want := fieldpath.Leaves(tc.root, tc.obj), leavesByWalk(tc.root, tc.obj)
 			if len(want) < tc.min {
 				t.Fatalf("the walk finds only %d leaves, want at least %d", len(want), tc.min)
 			}

@@ -7,13 +7,12 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
+	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
 )
 
 // diffTemplates lists the fields that differ between two pod templates, as paths under root.
@@ -23,7 +22,7 @@ import (
 // compared and shown as that form.
 func diffTemplates(root *field.Path, prev, cur *corev1.PodTemplateSpec) []Change {
 	var out []Change
-	d := diffWalk{segs: walk.NewStack(root), out: &out}
+	d := diffWalk{segs: fieldpath.NewStack(root), out: &out}
 	d.value(reflect.ValueOf(prev).Elem(), reflect.ValueOf(cur).Elem())
 	return out
 }
@@ -35,7 +34,7 @@ var (
 
 // diffWalk is one diff's walk; segs is the path to the node it is at.
 type diffWalk struct {
-	segs walk.PathStack
+	segs fieldpath.PathStack
 	out  *[]Change
 }
 
@@ -70,12 +69,12 @@ func (d *diffWalk) value(a, b reflect.Value) {
 	case reflect.Pointer, reflect.Interface:
 		d.value(a.Elem(), b.Elem())
 	case reflect.Struct:
-		for _, f := range diffFieldsOf(t) {
+		for _, f := range fieldpath.JSONFieldsOf(t) {
 			if f.Inline {
 				d.value(a.Field(f.Index), b.Field(f.Index))
 				continue
 			}
-			d.segs.Push(walk.ChildSeg(f.Name))
+			d.segs.Push(fieldpath.ChildSeg(f.Name))
 			d.value(a.Field(f.Index), b.Field(f.Index))
 			d.segs.Pop()
 		}
@@ -94,14 +93,14 @@ func (d *diffWalk) value(a, b reflect.Value) {
 		sort.Strings(names)
 		for _, n := range names {
 			k := keys[n]
-			d.segs.Push(walk.KeySeg(n))
+			d.segs.Push(fieldpath.KeySeg(n))
 			d.value(mapIndex(a, k), mapIndex(b, k))
 			d.segs.Pop()
 		}
 	case reflect.Slice, reflect.Array:
 		n := max(a.Len(), b.Len())
 		for i := 0; i < n; i++ {
-			d.segs.Push(walk.IndexSeg(i))
+			d.segs.Push(fieldpath.IndexSeg(i))
 			d.value(index(a, i), index(b, i))
 			d.segs.Pop()
 		}
@@ -111,14 +110,6 @@ func (d *diffWalk) value(a, b reflect.Value) {
 		}
 	}
 }
-
-// diffFields holds diffFieldsOf each struct type once read (as jsonFields does for the walk:
-// the diff's own reading of a tag, diffFieldName, differs from jsonName on an inline option
-// beside a name).
-var diffFields sync.Map // reflect.Type -> []walk.Field
-
-// diffFieldsOf lists the exported fields of struct type t the diff visits, in order.
-func diffFieldsOf(t reflect.Type) []walk.Field { return walk.FieldsOf(&diffFields, t, diffFieldName) }
 
 func mapIndex(m, k reflect.Value) reflect.Value {
 	v := m.MapIndex(k)
@@ -148,18 +139,6 @@ func isEmpty(v reflect.Value) bool {
 	default:
 		return v.IsZero()
 	}
-}
-
-func diffFieldName(f reflect.StructField) (name string, inline bool) {
-	tag := f.Tag.Get("json")
-	name, opts, _ := strings.Cut(tag, ",")
-	if strings.Contains(opts, "inline") || (name == "" && f.Anonymous) {
-		return "", true
-	}
-	if name == "" {
-		name = f.Name
-	}
-	return name, false
 }
 
 // render shows a value as a person reads it in a manifest: strings bare, everything else as

@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,7 +47,7 @@ func diffByChild(p *field.Path, a, b reflect.Value, out *[]Change) {
 			if !f.IsExported() {
 				continue
 			}
-			name, inline := diffFieldName(f)
+			name, inline := refJSONName(f)
 			if name == "-" {
 				continue
 			}
@@ -170,4 +171,17 @@ func TestSpecOfAsChild(t *testing.T) {
 	if specOf(specTemplate) != specOf(specTemplate) { //nolint:staticcheck // two calls: the same pointer when it is not built per call
 		t.Error("the spec path under specTemplate is built per call")
 	}
+}
+
+// refJSONName reads a field's tag as encoding/json does: an embedded field without a name is
+// inlined, and any other field is its tag's name or its own.
+func refJSONName(f reflect.StructField) (string, bool) {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if name == "" && f.Anonymous {
+		return "", true
+	}
+	if name == "" {
+		return f.Name, false
+	}
+	return name, false
 }

@@ -12,7 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
+	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 	"github.com/kubediagnose/kubectl-diagnose/test/metamorph"
 )
@@ -150,7 +150,7 @@ func previousContradictions(s *snapshot.Snapshot, d *Diagnosis) []string {
 				if sp.Object != w.Kind+"/"+w.Name || sp.Path == nil || !strings.HasPrefix(sp.Path.String(), w.TemplatePath.String()+".") {
 					continue
 				}
-				held, _ := walk.ValueAt(w.TemplatePath, rev.Template, sp.Path)
+				held, _ := fieldpath.ValueAt(w.TemplatePath, rev.Template, sp.Path)
 				if held != "" && sp.PreviousValue != held {
 					out = append(out, "previous value of "+sp.Path.String()+" is "+strconv.Quote(sp.PreviousValue)+
 						", but revision "+d.Revisions.LastServing+", the last that served, held "+strconv.Quote(held))

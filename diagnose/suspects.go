@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
-	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
+	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
 )
 
 // The scores the engine adds and reads, as the rules define them.
@@ -162,7 +162,7 @@ func (r *ranker) field(path *field.Path) *fieldFacts {
 		return f
 	}
 	f := &fieldFacts{}
-	f.value, _ = walk.ValueAtText(r.tplPath, r.in.Template, key)
+	f.value, _ = fieldpath.ValueAtText(r.tplPath, r.in.Template, key)
 	f.previous, f.changed = r.lookupPrevious(key)
 	if h := &r.w.cls.history; !f.changed && h.LastServing != nil && h.LastServing == h.Current {
 		// The revision that served is the current one: it held this very value.
@@ -178,7 +178,7 @@ func (r *ranker) field(path *field.Path) *fieldFacts {
 // suspectObject records a field of another object (the workload itself outside its template,
 // or a Service) as a suspect; obj is the typed object the path is rooted at.
 func (r *ranker) suspectObject(rule RuleID, object string, obj any, path *field.Path, base int, reason string) {
-	value, _ := walk.ValueAt(nil, obj, path)
+	value, _ := fieldpath.ValueAt(nil, obj, path)
 	r.record(Suspect{Rule: rule, Object: object, Path: path, Value: value, Reason: reason, Score: base})
 }
 
@@ -196,7 +196,7 @@ func (r *ranker) recorded(rule RuleID) bool {
 // whose path.String() is ps.
 func (r *ranker) covers(object, ps string) bool {
 	for _, s := range r.found {
-		if sp := r.pathString(s.Path); s.Object == object && (walk.HasPrefix(sp, ps) || walk.HasPrefix(ps, sp)) {
+		if sp := r.pathString(s.Path); s.Object == object && (fieldpath.HasPrefix(sp, ps) || fieldpath.HasPrefix(ps, sp)) {
 			return true
 		}
 	}
@@ -301,7 +301,7 @@ func (r *ranker) lookupPrevious(ps string) (string, bool) {
 			continue
 		}
 		cs := r.pathString(c.Path)
-		if walk.HasPrefix(cs, ps) || walk.HasPrefix(ps, cs) {
+		if fieldpath.HasPrefix(cs, ps) || fieldpath.HasPrefix(ps, cs) {
 			changed = true
 		}
 		if cs == ps {
@@ -309,7 +309,7 @@ func (r *ranker) lookupPrevious(ps string) (string, bool) {
 		}
 	}
 	if !exact && r.w.PreviousTemplate != nil {
-		prev, _ = walk.ValueAtText(r.tplPath, r.w.PreviousTemplate, ps)
+		prev, _ = fieldpath.ValueAtText(r.tplPath, r.w.PreviousTemplate, ps)
 	}
 	return prev, changed
 }

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
+	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -131,7 +131,7 @@ func stChanged(w *workload, path, previous string, setPrevious func(*corev1.PodT
 	if setPrevious != nil {
 		setPrevious(w.PreviousTemplate)
 	}
-	cur, _ := walk.ValueAt(w.TemplatePath, w.Template, stPath(path))
+	cur, _ := fieldpath.ValueAt(w.TemplatePath, w.Template, stPath(path))
 	w.Changes = append(w.Changes, Change{Path: stPath(path), Previous: previous, Current: cur})
 }
 

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
-	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
+	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
 )
 
 func TestRankSuspectsStorageClass(t *testing.T) {
@@ -146,9 +146,9 @@ func TestValueAtRendersFields(t *testing.T) {
 		{c0 + ".env[0].value", "", false},
 	}
 	for _, tt := range tests {
-		got, ok := walk.ValueAt(root, tpl, stPath(tt.path))
+		got, ok := fieldpath.ValueAt(root, tpl, stPath(tt.path))
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("walk.ValueAt(%s) = %q, %v; want %q, %v", tt.path, got, ok, tt.want, tt.ok)
+			t.Errorf("fieldpath.ValueAt(%s) = %q, %v; want %q, %v", tt.path, got, ok, tt.want, tt.ok)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
+	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -401,7 +402,7 @@ func (tr *throughputRead) blame(w *workload, d *Diagnosis) {
 	paths := []string{}
 	for _, c := range changes {
 		d.Suspects = append(d.Suspects, Suspect{
-			Rule: rules.RuleChangedField, Object: w.object(), Path: c.Path, Value: c.Current, PreviousValue: c.Previous,
+			Rule: rules.RuleChangedField, Object: w.object(), Path: c.Path, Segments: fieldpath.Of(c.Path), Value: c.Current, PreviousValue: c.Previous,
 			Confidence: ConfidenceMedium,
 			Reason: fmt.Sprintf("revision %d changed it; the output fell from %s to %s after it rolled out",
 				tr.tied.Number, withUnit(*t.Baseline, t.Unit), withUnit(*t.Current, t.Unit)),

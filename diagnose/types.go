@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
+	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -197,13 +198,16 @@ type Change = rules.Change
 
 // Suspect is a spec field that probably causes the failure.
 type Suspect struct {
-	Rule          RuleID      `json:"rule"`
-	Object        string      `json:"object"`
-	Path          *field.Path `json:"-"`
-	Value         string      `json:"value"`
-	PreviousValue string      `json:"previousValue"`
-	Confidence    Confidence  `json:"confidence"`
-	Reason        string      `json:"reason"`
+	Rule   RuleID      `json:"rule"`
+	Object string      `json:"object"`
+	Path   *field.Path `json:"-"`
+	// Segments are Path's steps, read once by the engine so that no front end parses the
+	// path again (Steps).
+	Segments      []fieldpath.Segment `json:"-"`
+	Value         string              `json:"value"`
+	PreviousValue string              `json:"previousValue"`
+	Confidence    Confidence          `json:"confidence"`
+	Reason        string              `json:"reason"`
 	// Score ranks suspects: higher first, then by path.
 	Score int `json:"-"`
 	// Observations are the indexes in Detail.Observations of the facts the rule read to name
@@ -217,6 +221,15 @@ type Suspect struct {
 	// Variable is the variable an env-var-unset suspect says the program lacks, for short
 	// names and the fix; the reason says it too.
 	Variable string `json:"-"`
+}
+
+// Steps are the steps of the suspect's path: Segments, or, for a suspect made outside the
+// engine without them, the path read by fieldpath.
+func (s *Suspect) Steps() []fieldpath.Segment {
+	if s.Segments != nil || s.Path == nil {
+		return s.Segments
+	}
+	return fieldpath.Of(s.Path)
 }
 
 // MarshalJSON writes the path in field.Path notation.

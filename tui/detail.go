@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
 	"github.com/kubediagnose/kubectl-diagnose/internal/redact"
 	"github.com/kubediagnose/kubectl-diagnose/internal/report"
 )
@@ -359,24 +360,11 @@ func (ds *dataset) newSpecView(d *diagnose.Diagnosis, sc *redact.Scope) specView
 				v.suspect = i
 				break
 			}
-			p = parentPath(p)
+			p = fieldpath.Parent(p)
 		}
 		break
 	}
 	return v
-}
-
-// parentPath drops the last element of a field path: a.b[2].c → a.b[2] → a.b → a.
-func parentPath(p string) string {
-	if strings.HasSuffix(p, "]") {
-		if i := strings.LastIndexByte(p, '['); i > 0 {
-			return p[:i]
-		}
-	}
-	if i := strings.LastIndexByte(p, '.'); i > 0 {
-		return p[:i]
-	}
-	return ""
 }
 
 // render draws lines [from, to) with line numbers, the suspect highlighted, cut to width.

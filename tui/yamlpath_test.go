@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
 )
 
 func TestPathYAMLIndexesFieldsAndMatchesYAML(t *testing.T) {
@@ -52,7 +54,7 @@ func TestParentPath(t *testing.T) {
 	p := "spec.template.spec.containers[0].readinessProbe.httpGet.port"
 	var got []string
 	for p != "" {
-		p = parentPath(p)
+		p = fieldpath.Parent(p)
 		got = append(got, p)
 	}
 	want := "spec.template.spec.containers[0].readinessProbe.httpGet,spec.template.spec.containers[0].readinessProbe,spec.template.spec.containers[0],spec.template.spec.containers,spec.template.spec,spec.template,spec,"

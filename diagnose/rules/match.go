@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
-	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
+	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
 )
 
 // The named rules. IDs are stable: scripts and the documentation refer to them.
@@ -81,7 +81,7 @@ func (r *ranker) namedInFailure() {
 		sigs []*Signal
 	}
 	var (
-		candidates []walk.Leaf
+		candidates []fieldpath.Leaf
 		valueToks  [][]facts.Value
 		hits       []hit
 		walked     bool
@@ -90,7 +90,7 @@ func (r *ranker) namedInFailure() {
 	// whose copies have not failed yet (Pending, never scheduled) has none.
 	walk := func() {
 		walked = true
-		for _, l := range walk.Leaves(r.tplPath, r.in.Template) {
+		for _, l := range fieldpath.Leaves(r.tplPath, r.in.Template) {
 			if l.Text && !isNotConfig(l.PathString) {
 				r.knowPath(l.Path, l.PathString)
 				candidates = append(candidates, l)
@@ -240,7 +240,7 @@ func (r *ranker) changedFields() {
 			continue
 		}
 		cs := r.pathString(c.Path)
-		if walk.HasPrefix(cs, r.pathString(r.tplPath)+".metadata.labels") {
+		if fieldpath.HasPrefix(cs, r.pathString(r.tplPath)+".metadata.labels") {
 			// Labels identify copies; they break selection (a rule of its own), not the copies.
 			continue
 		}
@@ -248,7 +248,7 @@ func (r *ranker) changedFields() {
 			continue
 		}
 		value := c.Current
-		if v, ok := walk.ValueAtText(r.tplPath, r.in.Template, cs); ok {
+		if v, ok := fieldpath.ValueAtText(r.tplPath, r.in.Template, cs); ok {
 			value = v
 		}
 		if own {

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
-	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
+	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
 )
 
 // RuleEnvVarUnset is the named family's rule for a variable the program says it lacks.
@@ -158,7 +158,7 @@ func setsVariable(c *corev1.Container, name string) bool {
 func (r *ranker) removedVariable(c containerRef, name string) (*field.Path, string) {
 	env := r.pathString(c.path.Child("env"))
 	for _, ch := range r.in.Changes {
-		if ch.Path == nil || !walk.HasPrefix(r.pathString(ch.Path), env) {
+		if ch.Path == nil || !fieldpath.HasPrefix(r.pathString(ch.Path), env) {
 			continue
 		}
 		if ch.Previous == name || strings.Contains(ch.Previous, `"name":"`+name+`"`) {

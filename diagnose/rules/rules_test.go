@@ -68,7 +68,7 @@ func TestFamiliesReadOnlyTheirInput(t *testing.T) {
 		}
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
-			if strings.HasPrefix(p, "github.com/kubediagnose/kubectl-diagnose/") && p != "github.com/kubediagnose/kubectl-diagnose/diagnose/facts" && p != "github.com/kubediagnose/kubectl-diagnose/diagnose/walk" {
+			if strings.HasPrefix(p, "github.com/kubediagnose/kubectl-diagnose/") && p != "github.com/kubediagnose/kubectl-diagnose/diagnose/facts" && p != "github.com/kubediagnose/kubectl-diagnose/internal/fieldpath" {
 				t.Errorf("%s imports %s: a rule reads its Input, not the workload or the snapshot", name, p)
 			}
 		}

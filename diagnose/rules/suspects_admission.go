@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
+	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
 )
 
 // The admission rules. IDs are stable: scripts and the documentation refer to them.
@@ -144,7 +144,7 @@ func (r *ranker) limitRange(text string) bool {
 			set = matched
 		}
 		for _, c := range set {
-			r.suspectTemplate(RuleLimitRange, walk.ResourcePath(c.path.Child("resources", section), res), scoreCertain, said)
+			r.suspectTemplate(RuleLimitRange, fieldpath.ResourcePath(c.path.Child("resources", section), res), scoreCertain, said)
 			named = true
 		}
 	}
@@ -153,7 +153,7 @@ func (r *ranker) limitRange(text string) bool {
 		section := which + "s"
 		for _, c := range r.containers() {
 			if _, ok := resourcesOf(c.c, section)[corev1.ResourceName(res)]; !ok {
-				r.suspectTemplate(RuleLimitRange, walk.ResourcePath(c.path.Child("resources", section), res), scoreCertain,
+				r.suspectTemplate(RuleLimitRange, fieldpath.ResourcePath(c.path.Child("resources", section), res), scoreCertain,
 					"a LimitRange refuses the copies: "+bound+" "+res+" per "+per+" is "+enforced+", and container "+c.c.Name+" sets no "+which)
 				named = true
 			}

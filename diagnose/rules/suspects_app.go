@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
-	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
+	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
 )
 
 // The application rules. IDs are stable: scripts and the documentation refer to them.
@@ -260,7 +260,7 @@ func (r *ranker) jvmHeap(s *Signal) {
 		if found {
 			continue
 		}
-		limitPath := walk.ResourcePath(c.path.Child("resources", "limits"), "memory")
+		limitPath := fieldpath.ResourcePath(c.path.Child("resources", "limits"), "memory")
 		limit := c.c.Resources.Limits.Memory()
 		if limit.IsZero() {
 			r.suspectTemplate(RuleJVMHeap, limitPath, scoreLikely, said+": no -Xmx and no memory limit, so the heap is a quarter of the node's memory")

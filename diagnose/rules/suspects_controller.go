@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
+	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
 )
 
 // The controller rules. IDs are stable: scripts and the documentation refer to them.
@@ -135,7 +135,7 @@ func (r *ranker) quotaSuspect(rn, reason string) {
 		if s.q.Cmp(set[0].q) < 0 {
 			score = scoreLikely
 		}
-		r.suspectTemplate(RuleQuotaExceeded, walk.ResourcePath(s.ref.path.Child("resources", section), name), score, reason)
+		r.suspectTemplate(RuleQuotaExceeded, fieldpath.ResourcePath(s.ref.path.Child("resources", section), name), score, reason)
 	}
 }
 
@@ -148,7 +148,7 @@ func (r *ranker) quotaSuspectFor(rn string, containers []string, reason string) 
 	for _, c := range r.containers() {
 		for _, n := range containers {
 			if c.c.Name == n {
-				r.suspectTemplate(RuleQuotaExceeded, walk.ResourcePath(c.path.Child("resources", section), name), scoreCertain, reason)
+				r.suspectTemplate(RuleQuotaExceeded, fieldpath.ResourcePath(c.path.Child("resources", section), name), scoreCertain, reason)
 			}
 		}
 	}

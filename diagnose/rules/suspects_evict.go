@@ -6,7 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
+	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
 )
 
 // The eviction rules. IDs are stable: scripts and the documentation refer to them.
@@ -65,7 +65,7 @@ func (r *ranker) evicted(s *Signal) bool {
 	if m := reEvictContainerStorage.FindStringSubmatch(msg); m != nil {
 		for _, c := range r.containers() {
 			if c.c.Name == m[1] {
-				r.suspectTemplate(RuleEphemeralStorage, walk.ResourcePath(c.path.Child("resources", "limits"), string(corev1.ResourceEphemeralStorage)), scoreCertain,
+				r.suspectTemplate(RuleEphemeralStorage, fieldpath.ResourcePath(c.path.Child("resources", "limits"), string(corev1.ResourceEphemeralStorage)), scoreCertain,
 					"copies are evicted: container "+m[1]+" wrote past its ephemeral-storage limit "+m[2]+r.copiesOf([]*Signal{s}))
 				named = true
 			}
@@ -74,7 +74,7 @@ func (r *ranker) evicted(s *Signal) bool {
 	if m := reEvictPodStorage.FindStringSubmatch(msg); m != nil {
 		for _, c := range r.containers() {
 			if _, ok := c.c.Resources.Limits[corev1.ResourceEphemeralStorage]; ok {
-				r.suspectTemplate(RuleEphemeralStorage, walk.ResourcePath(c.path.Child("resources", "limits"), string(corev1.ResourceEphemeralStorage)), scoreLikely,
+				r.suspectTemplate(RuleEphemeralStorage, fieldpath.ResourcePath(c.path.Child("resources", "limits"), string(corev1.ResourceEphemeralStorage)), scoreLikely,
 					"copies are evicted: their containers together wrote past the ephemeral-storage limits, "+m[1]+" in all")
 				named = true
 			}
@@ -92,7 +92,7 @@ func (r *ranker) evicted(s *Signal) bool {
 	if m := reEvictOverRequest.FindStringSubmatch(msg); m != nil {
 		for _, c := range r.containers() {
 			if c.c.Name == m[1] {
-				r.suspectTemplate(RuleEvictedOverRequest, walk.ResourcePath(c.path.Child("resources", "requests"), m[4]), scoreLikely,
+				r.suspectTemplate(RuleEvictedOverRequest, fieldpath.ResourcePath(c.path.Child("resources", "requests"), m[4]), scoreLikely,
 					"copies are evicted when their node runs short of "+m[4]+": container "+m[1]+" used "+m[2]+" against a request of "+m[3]+", so its copies go first")
 				named = true
 			}

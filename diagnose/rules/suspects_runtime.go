@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
+	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
 )
 
 // The runtime rules. IDs are stable: scripts and the documentation refer to them.
@@ -161,7 +161,7 @@ func (r *ranker) runtimeRules() {
 		if limit.IsZero() {
 			reason = killed + " with no memory limit" + r.copiesOf(sigs) + ": the node ran out of memory"
 		}
-		limitPath := walk.ResourcePath(c.path.Child("resources", "limits"), "memory")
+		limitPath := fieldpath.ResourcePath(c.path.Child("resources", "limits"), "memory")
 		r.suspectTemplate(RuleMemoryLimit, limitPath, scoreCertain, reason)
 		if !limit.IsZero() {
 			r.heapAboveLimit(c, limitPath, limit.Value())
@@ -203,7 +203,7 @@ func (r *ranker) oomAtStart(sigs []*Signal) {
 		if limit.IsZero() {
 			continue
 		}
-		limitPath := walk.ResourcePath(c.path.Child("resources", "limits"), "memory")
+		limitPath := fieldpath.ResourcePath(c.path.Child("resources", "limits"), "memory")
 		if own := byContainer[c.c.Name]; len(own) > 0 {
 			r.readAll(own)
 			r.suspectTemplate(RuleMemoryLimitAtStart, limitPath, scoreCertain,

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/kubediagnose/kubectl-diagnose/diagnose/walk"
+	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
 )
 
 // The scheduling rules. IDs are stable: scripts and the documentation refer to them.
@@ -499,7 +499,7 @@ func (r *ranker) requests(name, msg string) {
 		if s.q.Cmp(set[0].q) < 0 {
 			score = scoreLikely
 		}
-		r.suspectTemplate(RuleInsufficientResource, walk.ResourcePath(s.ref.path.Child("resources", "requests"), name),
+		r.suspectTemplate(RuleInsufficientResource, fieldpath.ResourcePath(s.ref.path.Child("resources", "requests"), name),
 			score, "no node has "+s.q.String()+" "+name+" free for a copy: "+msg)
 	}
 }

@@ -1,14 +1,13 @@
 package preflight
 
 import (
-	"strings"
-
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
 )
 
 // liveTemplate is the pod template of a live workload: its current revision.
@@ -59,7 +58,7 @@ func changes(s *subject) []Change {
 	prev := liveTemplate(s.live.Object)
 	for _, c := range diagnose.RankTemplateChanges(field.NewPath("spec", "template"), prev, s.w.Template) {
 		p := c.Path.String()
-		if c.Current == "" && defaulted(p, c.Previous) {
+		if c.Current == "" && defaulted(fieldpath.Of(c.Path), c.Previous) {
 			continue
 		}
 		out = append(out, Change{Path: p, Value: c.Current, PreviousValue: c.Previous, Risk: c.Risk, Shape: c.Shape})
@@ -67,12 +66,13 @@ func changes(s *subject) []Change {
 	return out
 }
 
-func defaulted(path, previous string) bool {
-	last := path
-	if i := strings.LastIndexAny(path, ".]"); i >= 0 && path[i] == '.' {
-		last = path[i+1:]
+// defaulted reports a field the API server defaults, removed from the manifest while the live
+// revision holds its default: the server writes it back, so it is no change.
+func defaulted(path []fieldpath.Segment, previous string) bool {
+	if len(path) == 0 || path[len(path)-1].Sub != "" {
+		return false
 	}
-	def, ok := serverDefaults[last]
+	def, ok := serverDefaults[path[len(path)-1].Name]
 	return ok && (def == "" || def == previous)
 }
 

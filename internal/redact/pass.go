@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -143,9 +144,9 @@ func (r *Redactor) diagnosis(d *diagnose.Diagnosis, w *workload) *diagnose.Diagn
 	}
 	if d.Detail != nil {
 		if cs := editSlice(d.Detail.Changes, func(c *diagnose.Change) bool {
-			path := ""
+			var path []fieldpath.Segment
 			if w.fields && c.Path != nil {
-				path = c.Path.String()
+				path = fieldpath.Of(c.Path)
 			}
 			prev, cur := r.field(w, path, c.Previous), r.field(w, path, c.Current)
 			changed := prev != c.Previous || cur != c.Current
@@ -167,9 +168,9 @@ func (r *Redactor) diagnosis(d *diagnose.Diagnosis, w *workload) *diagnose.Diagn
 func (r *Redactor) suspects(d *diagnose.Diagnosis, w *workload) []diagnose.Suspect {
 	own := d.Kind + "/" + d.Name
 	return editSlice(d.Suspects, func(s *diagnose.Suspect) bool {
-		path := ""
+		var path []fieldpath.Segment
 		if w.fields && s.Path != nil && (s.Object == "" || s.Object == own) {
-			path = s.Path.String()
+			path = s.Steps()
 		}
 		v, p, why := r.field(w, path, s.Value), r.field(w, path, s.PreviousValue), r.text(s.Reason, w.known)
 		changed := v != s.Value || p != s.PreviousValue || why != s.Reason
@@ -181,7 +182,7 @@ func (r *Redactor) suspects(d *diagnose.Diagnosis, w *workload) []diagnose.Suspe
 // field is a template field's value as shown: marked whole when the field is a credential by
 // its name (an env var's value, a credential flag's argument), else with the credentials its
 // text shows marked.
-func (r *Redactor) field(w *workload, path, value string) string {
+func (r *Redactor) field(w *workload, path []fieldpath.Segment, value string) string {
 	if value == "" || IsMark(value) {
 		return value
 	}

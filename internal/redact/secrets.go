@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -260,74 +261,52 @@ func revisionSpec(cr *appsv1.ControllerRevision) *corev1.PodSpec {
 
 // atPath says whether the template field a path names holds a credential by its name: an env
 // var's value (env[i].value, with the var named in spec) or the argument after a credential flag
-// (args[i], command[i]). The path is in field.Path notation, as a suspect or a change carries
-// it: ...containers[0].env[3].value.
-func atPath(spec *corev1.PodSpec, path, value string) bool {
-	if spec == nil || path == "" {
+// (args[i], command[i]). The path is a suspect's or a change's steps:
+// ...containers[0].env[3].value.
+func atPath(spec *corev1.PodSpec, path []fieldpath.Segment, value string) bool {
+	if spec == nil || len(path) == 0 {
 		return false
 	}
 	cs, rest := containerOf(spec, path)
-	if cs == nil {
+	if cs == nil || len(rest) == 0 {
 		return false
 	}
-	name, idx, tail, ok := element(rest)
+	idx, ok := rest[0].Index()
 	if !ok {
 		return false
 	}
+	name, tail := rest[0].Name, rest[1:]
 	switch {
-	case name == "env" && (tail == ".value" || tail == ""):
+	case name == "env" && (len(tail) == 0 || len(tail) == 1 && tail[0] == fieldpath.Segment{Name: "value"}):
 		if idx < len(cs.Env) {
-			return Credential(cs.Env[idx].Name, value) || tail == "" && Credential(cs.Env[idx].Name, cs.Env[idx].Value)
+			return Credential(cs.Env[idx].Name, value) || len(tail) == 0 && Credential(cs.Env[idx].Name, cs.Env[idx].Value)
 		}
-	case name == "args" && tail == "":
+	case name == "args" && len(tail) == 0:
 		return idx < len(cs.Args) && argCredential(cs.Args, idx)
-	case name == "command" && tail == "":
+	case name == "command" && len(tail) == 0:
 		return idx < len(cs.Command) && argCredential(cs.Command, idx)
 	}
 	return false
 }
 
-// containerOf finds the container a path goes through, and the path after it.
-func containerOf(spec *corev1.PodSpec, path string) (*corev1.Container, string) {
-	for _, list := range []struct {
-		name string
-		cs   []corev1.Container
-	}{{".initContainers", spec.InitContainers}, {".containers", spec.Containers}} {
-		i := strings.LastIndex(path, list.name+"[")
-		if i < 0 {
+// containerOf finds the container a path goes through (the last containers[i] or
+// initContainers[i] step), and the steps after it.
+func containerOf(spec *corev1.PodSpec, path []fieldpath.Segment) (*corev1.Container, []fieldpath.Segment) {
+	for i := len(path) - 1; i >= 0; i-- {
+		var list []corev1.Container
+		switch path[i].Name {
+		case "containers":
+			list = spec.Containers
+		case "initContainers":
+			list = spec.InitContainers
+		default:
 			continue
 		}
-		name, idx, tail, ok := element(path[i+1:])
-		if !ok || name != list.name[1:] || idx >= len(list.cs) {
-			return nil, ""
+		idx, ok := path[i].Index()
+		if !ok || idx >= len(list) {
+			return nil, nil
 		}
-		return &list.cs[idx], tail
+		return &list[idx], path[i+1:]
 	}
-	return nil, ""
-}
-
-// element reads "name[i]rest" (rest may begin with "." or be empty) off the start of p, which
-// may begin with a dot.
-func element(p string) (name string, idx int, rest string, ok bool) {
-	p = strings.TrimPrefix(p, ".")
-	open := strings.IndexByte(p, '[')
-	if open <= 0 {
-		return "", 0, "", false
-	}
-	closing := strings.IndexByte(p[open:], ']')
-	if closing < 0 {
-		return "", 0, "", false
-	}
-	n := 0
-	digits := p[open+1 : open+closing]
-	if digits == "" || len(digits) > 6 {
-		return "", 0, "", false
-	}
-	for i := 0; i < len(digits); i++ {
-		if digits[i] < '0' || digits[i] > '9' {
-			return "", 0, "", false
-		}
-		n = n*10 + int(digits[i]-'0')
-	}
-	return p[:open], n, p[open+closing+1:], true
+	return nil, nil
 }

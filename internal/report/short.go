@@ -1,10 +1,10 @@
 package report
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
 )
 
 // ShortSuspect names a diagnosis's top suspect in a few words for a table cell: `image`,
@@ -33,10 +33,7 @@ const maxShortValue = 32
 
 func shortName(d *diagnose.Diagnosis, s *diagnose.Suspect) string {
 	kind, name, _ := strings.Cut(s.Object, "/")
-	var segs []segment
-	if s.Path != nil {
-		segs = parsePath(s.Path.String())
-	}
+	segs := s.Steps()
 	if s.Object != "" && (kind != d.Kind || name != d.Name) {
 		// Another object is to blame (a Service, a quota): say which kind and which field.
 		f := lastField(segs)
@@ -51,21 +48,21 @@ func shortName(d *diagnose.Diagnosis, s *diagnose.Suspect) string {
 	if s.Rule == diagnose.RuleEnvVarUnset && s.Variable != "" {
 		return unsetName(segs, s)
 	}
-	if segs[0].name == "spec" {
+	if segs[0].Name == "spec" {
 		segs = segs[1:]
 	}
-	if len(segs) > 1 && segs[0].name == "jobTemplate" && segs[1].name == "spec" {
+	if len(segs) > 1 && segs[0].Name == "jobTemplate" && segs[1].Name == "spec" {
 		// A CronJob's pod template is spec.jobTemplate.spec.template.
 		segs = segs[2:]
 	}
-	if len(segs) > 0 && segs[0].name == "template" {
+	if len(segs) > 0 && segs[0].Name == "template" {
 		segs = segs[1:]
-		if len(segs) > 0 && segs[0].name == "spec" {
+		if len(segs) > 0 && segs[0].Name == "spec" {
 			return podSpecName(segs[1:], s.Element, s.Value)
 		}
 		return lastField(segs)
 	}
-	if len(segs) > 0 && segs[0].name == "volumeClaimTemplates" {
+	if len(segs) > 0 && segs[0].Name == "volumeClaimTemplates" {
 		return "volumeClaimTemplate " + lastField(segs)
 	}
 	return lastField(segs)
@@ -73,16 +70,16 @@ func shortName(d *diagnose.Diagnosis, s *diagnose.Suspect) string {
 
 // unsetName names an env-var-unset suspect by its variable: `env DATABASE_URL unset`, `env
 // DATABASE_URL removed` (the failing revision took the entry out), `envFrom: API_KEY unset`.
-func unsetName(segs []segment, s *diagnose.Suspect) string {
+func unsetName(segs []fieldpath.Segment, s *diagnose.Suspect) string {
 	n := "env " + s.Variable + " unset"
 	switch {
-	case segs[len(segs)-1].name == "envFrom":
+	case segs[len(segs)-1].Name == "envFrom":
 		n = "envFrom: " + s.Variable + " unset"
 	case s.PreviousValue != "":
 		n = "env " + s.Variable + " removed"
 	}
 	for _, sg := range segs {
-		if sg.name == "initContainers" {
+		if sg.Name == "initContainers" {
 			return "init " + n
 		}
 	}
@@ -91,14 +88,14 @@ func unsetName(segs []segment, s *diagnose.Suspect) string {
 
 // podSpecName names a path inside a pod spec; element is the name of the list element the
 // path indexes (Suspect.Element), value the suspect's current value.
-func podSpecName(segs []segment, element, value string) string {
+func podSpecName(segs []fieldpath.Segment, element, value string) string {
 	if len(segs) == 0 {
 		return "pod template"
 	}
-	switch segs[0].name {
+	switch segs[0].Name {
 	case "containers", "initContainers", "ephemeralContainers":
 		n := containerFieldName(segs[1:], element, value)
-		if segs[0].name == "initContainers" {
+		if segs[0].Name == "initContainers" {
 			return "init " + n
 		}
 		return n
@@ -106,7 +103,7 @@ func podSpecName(segs []segment, element, value string) string {
 		return elementName("volume", segs[0], element)
 	case "affinity":
 		if len(segs) > 1 {
-			switch segs[1].name {
+			switch segs[1].Name {
 			case "nodeAffinity":
 				return "node affinity"
 			case "podAffinity":
@@ -121,21 +118,21 @@ func podSpecName(segs []segment, element, value string) string {
 			return f
 		}
 	}
-	return segs[0].name
+	return segs[0].Name
 }
 
 // containerFieldName names a path inside one container, as podSpecName does.
-func containerFieldName(segs []segment, element, value string) string {
+func containerFieldName(segs []fieldpath.Segment, element, value string) string {
 	if len(segs) == 0 {
 		return "container"
 	}
-	switch segs[0].name {
+	switch segs[0].Name {
 	case "env":
 		return elementName("env", segs[0], element) + envSuffix(segs[1:])
 	case "envFrom":
 		src := ""
 		for _, s := range segs[1:] {
-			switch s.name {
+			switch s.Name {
 			case "configMapRef":
 				src = "configMap"
 			case "secretRef":
@@ -145,29 +142,29 @@ func containerFieldName(segs []segment, element, value string) string {
 		return strings.Join(nonEmpty("envFrom", src, element), " ")
 	case "args", "command":
 		// One element of a command line reads better as the flag itself: "args -listen=:8080".
-		if _, ok := segs[0].index(); ok && value != "" {
-			return segs[0].name + " " + truncateRunes(value, maxShortValue)
+		if _, ok := segs[0].Index(); ok && value != "" {
+			return segs[0].Name + " " + truncateRunes(value, maxShortValue)
 		}
-		return segs[0].name
+		return segs[0].Name
 	case "resources":
 		// resources.limits.memory (or limits[memory] in key notation)
 		if len(segs) >= 2 {
-			kind := strings.TrimSuffix(segs[1].name, "s")
+			kind := strings.TrimSuffix(segs[1].Name, "s")
 			if len(segs) >= 3 {
-				key := segs[2].name
+				key := segs[2].Name
 				if key == "" {
-					key = segs[2].sub
+					key = segs[2].Sub
 				}
 				return key + " " + kind
 			}
-			if segs[1].sub != "" {
-				return segs[1].sub + " " + kind
+			if segs[1].Sub != "" {
+				return segs[1].Sub + " " + kind
 			}
 			return kind
 		}
 		return "resources"
 	case "readinessProbe", "livenessProbe", "startupProbe":
-		probe := strings.TrimSuffix(segs[0].name, "Probe") + " probe"
+		probe := strings.TrimSuffix(segs[0].Name, "Probe") + " probe"
 		if f := lastField(segs[1:]); f != "" {
 			return probe + " " + f
 		}
@@ -186,7 +183,7 @@ func containerFieldName(segs []segment, element, value string) string {
 		}
 		return "securityContext"
 	}
-	return segs[0].name
+	return segs[0].Name
 }
 
 // truncateRunes cuts s to at most n runes, marking a cut with an ellipsis.
@@ -199,16 +196,16 @@ func truncateRunes(s string, n int) string {
 }
 
 // envSuffix says which part of an env var's source is suspect; the value itself needs no word.
-func envSuffix(segs []segment) string {
+func envSuffix(segs []fieldpath.Segment) string {
 	ref, field := "", ""
 	for _, s := range segs {
-		switch s.name {
+		switch s.Name {
 		case "secretKeyRef":
 			ref = "secret"
 		case "configMapKeyRef":
 			ref = "configMap"
 		case "fieldRef", "resourceFieldRef":
-			ref = s.name
+			ref = s.Name
 		case "key":
 			field = "key"
 		}
@@ -224,14 +221,14 @@ func envSuffix(segs []segment) string {
 
 // elementName names the list element seg indexes: "label NAME" when the engine named it, else
 // the path's own "name[i]".
-func elementName(label string, seg segment, element string) string {
-	if _, ok := seg.index(); ok && element != "" {
+func elementName(label string, seg fieldpath.Segment, element string) string {
+	if _, ok := seg.Index(); ok && element != "" {
 		return label + " " + element
 	}
-	if seg.sub == "" {
+	if seg.Sub == "" {
 		return label
 	}
-	return seg.name + "[" + seg.sub + "]"
+	return seg.Name + "[" + seg.Sub + "]"
 }
 
 // nonEmpty is words without the empty ones.
@@ -247,76 +244,21 @@ func nonEmpty(words ...string) []string {
 
 // lastField is the last named element of a path, with its map key when it has one
 // (`targetPort`, `selector`, `hard[pods]`).
-func lastField(segs []segment) string {
+func lastField(segs []fieldpath.Segment) string {
 	for i := len(segs) - 1; i >= 0; i-- {
-		if segs[i].name == "" {
+		if segs[i].Name == "" {
 			continue
 		}
-		if segs[i].name == "type" && i > 0 && segs[i-1].name != "" && segs[i].sub == "" {
+		if segs[i].Name == "type" && i > 0 && segs[i-1].Name != "" && segs[i].Sub == "" {
 			// "type" alone says nothing: strategy type, seccompProfile type.
-			return segs[i-1].name + " type"
+			return segs[i-1].Name + " type"
 		}
-		if segs[i].sub != "" {
-			if _, isIndex := segs[i].index(); !isIndex {
-				return segs[i].name + "[" + segs[i].sub + "]"
+		if segs[i].Sub != "" {
+			if _, isIndex := segs[i].Index(); !isIndex {
+				return segs[i].Name + "[" + segs[i].Sub + "]"
 			}
 		}
-		return segs[i].name
+		return segs[i].Name
 	}
 	return ""
-}
-
-// segment is one element of a field path: a name, optionally subscripted ([0] or [key]).
-// A subscript straight after another subscript has an empty name.
-type segment struct {
-	name string
-	sub  string
-}
-
-func (s segment) index() (int, bool) {
-	if s.sub == "" {
-		return 0, false
-	}
-	i, err := strconv.Atoi(s.sub)
-	return i, err == nil && i >= 0
-}
-
-// parsePath splits field.Path notation. Keys may contain dots
-// (nodeSelector[topology.kubernetes.io/zone]), so brackets are read before dots.
-func parsePath(p string) []segment {
-	var out []segment
-	var cur segment
-	var have bool
-	for i := 0; i < len(p); i++ {
-		switch p[i] {
-		case '.':
-			if have {
-				out = append(out, cur)
-			}
-			cur, have = segment{}, false
-		case '[':
-			end := strings.IndexByte(p[i:], ']')
-			if end < 0 {
-				end = len(p) - i
-			}
-			if have && cur.sub != "" {
-				out = append(out, cur)
-				cur = segment{}
-			}
-			cur.sub = p[i+1 : i+end]
-			have = true
-			i += end
-		default:
-			if have && cur.sub != "" {
-				out = append(out, cur)
-				cur = segment{}
-			}
-			cur.name += string(p[i])
-			have = true
-		}
-	}
-	if have {
-		out = append(out, cur)
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package walk
+package fieldpath
 
 import (
 	"encoding/json"
@@ -56,13 +56,10 @@ type Field struct {
 // program's, so the cache is bounded by them.
 var jsonFields sync.Map // reflect.Type -> []Field
 
-// JSONFieldsOf lists struct type t's exported fields in order, without those JSON skips ("-").
-func JSONFieldsOf(t reflect.Type) []Field { return FieldsOf(&jsonFields, t, jsonName) }
-
-// FieldsOf lists struct type t's exported fields in order, each named by name, without those
-// it names "-", once per type in cache.
-func FieldsOf(cache *sync.Map, t reflect.Type, name func(reflect.StructField) (string, bool)) []Field {
-	if fs, ok := cache.Load(t); ok {
+// JSONFieldsOf lists struct type t's exported fields in order, each with its JSON name, without
+// those JSON skips ("-"): the walk and the revision diff name fields alike.
+func JSONFieldsOf(t reflect.Type) []Field {
+	if fs, ok := jsonFields.Load(t); ok {
 		return fs.([]Field)
 	}
 	var fs []Field
@@ -71,16 +68,19 @@ func FieldsOf(cache *sync.Map, t reflect.Type, name func(reflect.StructField) (s
 		if !f.IsExported() {
 			continue
 		}
-		n, inline := name(f)
+		n, inline := jsonName(f)
 		if n == "-" {
 			continue
 		}
 		fs = append(fs, Field{Index: i, Name: n, Inline: inline})
 	}
-	cache.Store(t, fs)
+	jsonFields.Store(t, fs)
 	return fs
 }
 
+// jsonName is a field's name as encoding/json reads its tag: a named field is that name
+// whatever its options (there is no ",inline" option in encoding/json; apimachinery's
+// `json:",inline"` on an embedded struct is inlined because it is embedded and unnamed).
 func jsonName(f reflect.StructField) (name string, inline bool) {
 	tag := f.Tag.Get("json")
 	name, opts, _ := strings.Cut(tag, ",")

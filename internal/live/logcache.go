@@ -81,7 +81,10 @@ func podsByName(pods []*corev1.Pod, reqs []logRequest) map[types.NamespacedName]
 }
 
 // instanceOf identifies the container instance whose tail r asks for: the previous instance
-// changes with the restart count only, the current one also when it stops running.
+// changes with the restart count only, the current one also when it stops running or its
+// readiness changes. A tail read while the copy was Ready cannot say why it is not Ready now:
+// kept, it hides the lines that began when readiness fell, and the engine sees a copy out of
+// readiness with nothing failing, which it must call progressing.
 func instanceOf(podNamed func(namespace, name string) *corev1.Pod, r logRequest) (string, bool) {
 	p := podNamed(r.namespace, r.pod)
 	if p == nil {
@@ -96,6 +99,8 @@ func instanceOf(podNamed func(namespace, name string) *corev1.Pod, r logRequest)
 		}
 		state := "waiting"
 		switch {
+		case cs.State.Running != nil && cs.Ready:
+			state = "running ready"
 		case cs.State.Running != nil:
 			state = "running"
 		case cs.State.Terminated != nil:

@@ -1,13 +1,16 @@
 package live
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
 
 	appsv1 "k8s.io/api/apps/v1"
 )
@@ -134,5 +137,50 @@ func TestReadyWorkloadsTakeWhatFailingOnesLeave(t *testing.T) {
 	}
 	if len(plan.reqs) != 310 || readyReqs != 10 {
 		t.Errorf("%d requests, %d of Ready copies; want 310 and 10", len(plan.reqs), readyReqs)
+	}
+}
+
+// TestWatchRereadsATailWhenReadinessFalls: a tail read while the copy was Ready is read again
+// when the copy loses readiness without restarting. Kept, it would hide the lines that began
+// with the fall, and the copy would look out of readiness with nothing failing.
+func TestWatchRereadsATailWhenReadinessFalls(t *testing.T) {
+	f := &fleet{ns: "shop"}
+	rs := f.replicaSet("ingest", "ccccc", 2)
+	p := f.readyCopy(rs, plain("INTAKE", "intake.telemetry.svc:9443"))
+	client := fake.NewClientset(f.objects()...)
+	clk := &clock{now: t0}
+	s := newForClient(client, Options{Namespaces: []string{"shop"}}, clk.Now)
+	first, err := s.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := logActions(client)
+	if read != 1 {
+		t.Fatalf("first read: %d log requests, want the Ready copy's 1", read)
+	}
+	cache := newLogCache(first, clk.Now())
+
+	clk.advance(time.Second)
+	s.cachedLogs(context.Background(), watchSnapshot(f), cache)
+	if n := logActions(client) - read; n != 0 {
+		t.Errorf("%d log requests while nothing changed, want 0", n)
+	}
+
+	p.Status.Conditions[0].Status = corev1.ConditionFalse
+	p.Status.ContainerStatuses[0].Ready = false
+	clk.advance(time.Second)
+	snap := watchSnapshot(f)
+	s.cachedLogs(context.Background(), snap, cache)
+	if n := logActions(client) - read; n != 1 {
+		t.Errorf("%d log requests after the copy lost readiness, want 1: the tail read while Ready", n)
+	}
+	if len(snap.Logs) != 1 || snap.Logs[0].Pod != p.Name {
+		t.Errorf("tails %+v, want %s's", snap.Logs, p.Name)
+	}
+
+	clk.advance(time.Second)
+	s.cachedLogs(context.Background(), watchSnapshot(f), cache)
+	if n := logActions(client) - read; n != 1 {
+		t.Errorf("%d log requests once readiness stayed down, want still 1", n)
 	}
 }

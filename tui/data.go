@@ -11,13 +11,14 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 	"github.com/kubediagnose/kubectl-diagnose/internal/report"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
@@ -29,8 +30,8 @@ type workloadKey struct{ Kind, Namespace, Name string }
 type workloadObject struct {
 	UID      types.UID
 	Template *corev1.PodTemplateSpec
-	// Root is the template's field path in the object; "" is spec.template.
-	Root string
+	// Root is the template's field path in the object (its kind's TemplatePath).
+	Root *field.Path
 }
 
 // dataset is one diagnosed snapshot with everything the screens draw precomputed, so a frame
@@ -252,21 +253,12 @@ func allWorkloadObjects(snap *snapshot.Snapshot) map[workloadKey]workloadObject 
 
 // workloadObjectOf is o's entry in a dataset's objects, when o is a workload's object.
 func workloadObjectOf(o runtime.Object) (workloadKey, workloadObject, bool) {
-	switch d := o.(type) {
-	case *appsv1.Deployment:
-		return workloadKey{"Deployment", d.Namespace, d.Name}, workloadObject{d.UID, &d.Spec.Template, ""}, true
-	case *appsv1.StatefulSet:
-		return workloadKey{"StatefulSet", d.Namespace, d.Name}, workloadObject{d.UID, &d.Spec.Template, ""}, true
-	case *appsv1.DaemonSet:
-		return workloadKey{"DaemonSet", d.Namespace, d.Name}, workloadObject{d.UID, &d.Spec.Template, ""}, true
-	case *appsv1.ReplicaSet:
-		return workloadKey{"ReplicaSet", d.Namespace, d.Name}, workloadObject{d.UID, &d.Spec.Template, ""}, true
-	case *batchv1.Job:
-		return workloadKey{"Job", d.Namespace, d.Name}, workloadObject{d.UID, &d.Spec.Template, ""}, true
-	case *batchv1.CronJob:
-		return workloadKey{"CronJob", d.Namespace, d.Name}, workloadObject{d.UID, &d.Spec.JobTemplate.Spec.Template, "spec.jobTemplate.spec.template"}, true
+	k := kinds.Of(o)
+	if k == nil {
+		return workloadKey{}, workloadObject{}, false
 	}
-	return workloadKey{}, workloadObject{}, false
+	m := o.(metav1.Object)
+	return workloadKey{k.Kind, m.GetNamespace(), m.GetName()}, workloadObject{m.GetUID(), k.Template(o), k.TemplatePath}, true
 }
 
 // sameCells reports whether a row drawn from b would read as one drawn from a, of the same
@@ -311,7 +303,7 @@ func rowsDataset(snap *snapshot.Snapshot, at *time.Time) *dataset {
 		if declared != nil {
 			copies = strconv.Itoa(int(existing)) + "/" + strconv.Itoa(int(*declared))
 		}
-		addRow(kind, ns, name, workloadObject{uid, tmpl, ""}, copies)
+		addRow(kind, ns, name, workloadObject{uid, tmpl, kinds.Named(kind).TemplatePath}, copies)
 	}
 	deployments := make(map[types.UID]bool, len(snap.Deployments))
 	for _, d := range snap.Deployments {
@@ -339,13 +331,13 @@ func rowsDataset(snap *snapshot.Snapshot, at *time.Time) *dataset {
 	cronJobs := map[types.UID]bool{}
 	for _, cj := range snap.CronJobs {
 		cronJobs[cj.UID] = true
-		addRow("CronJob", cj.Namespace, cj.Name, workloadObject{cj.UID, &cj.Spec.JobTemplate.Spec.Template, "spec.jobTemplate.spec.template"}, "…")
+		addRow("CronJob", cj.Namespace, cj.Name, workloadObject{cj.UID, &cj.Spec.JobTemplate.Spec.Template, kinds.CronJob.TemplatePath}, "…")
 	}
 	for _, j := range snap.Jobs {
 		if c := metav1.GetControllerOfNoCopy(j); c != nil && c.Kind == "CronJob" && cronJobs[c.UID] {
 			continue
 		}
-		addRow("Job", j.Namespace, j.Name, workloadObject{j.UID, &j.Spec.Template, ""}, "…")
+		addRow("Job", j.Namespace, j.Name, workloadObject{j.UID, &j.Spec.Template, kinds.Job.TemplatePath}, "…")
 	}
 	slices.SortFunc(ds.rows, func(a, b row) int {
 		return cmp.Or(cmp.Compare(a.key.Namespace, b.key.Namespace), cmp.Compare(a.key.Name, b.key.Name),
@@ -363,20 +355,13 @@ func rowsDataset(snap *snapshot.Snapshot, at *time.Time) *dataset {
 	return ds
 }
 
-// kindShort abbreviates a workload kind as kubectl does.
+// kindShort abbreviates a kind as kubectl does: a workload kind by its short name, and a
+// Service, which a suspect may name, as svc.
 func kindShort(kind string) string {
-	switch kind {
-	case "Deployment":
-		return "deploy"
-	case "StatefulSet":
-		return "sts"
-	case "DaemonSet":
-		return "ds"
-	case "ReplicaSet":
-		return "rs"
-	case "CronJob":
-		return "cj"
-	case "Service":
+	if k := kinds.Named(kind); k != nil {
+		return k.Short()
+	}
+	if kind == "Service" {
 		return "svc"
 	}
 	return strings.ToLower(kind)

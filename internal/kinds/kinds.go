@@ -29,6 +29,9 @@ type Workload struct {
 	ControlledBy string
 	// TemplatePath is the field path of the pod template in the object (spec.template).
 	TemplatePath *field.Path
+	// Batch kinds run to completion (Jobs, CronJobs): their copies are runs, which the Job's
+	// conditions and counts account for, not replicas a controller keeps up.
+	Batch bool
 	// Rollout says kubectl rollout status and undo apply to the kind: kubectl keeps a
 	// status viewer and a rollbacker for Deployments, StatefulSets and DaemonSets only
 	// (k8s.io/kubectl pkg/polymorphichelpers rollback.go, rollout_status.go); a ReplicaSet, a
@@ -39,7 +42,8 @@ type Workload struct {
 	declared   func(obj any) (int32, bool)
 	generation func(obj any) (generation, observed int64, ok bool)
 	counts     func(obj any) (Counts, bool)
-	conditions func(obj any, yield func(Condition) bool)
+	conditions func(obj any) int
+	condition  func(obj any, i int) Condition
 	strategy   func(obj any) Strategy
 }
 
@@ -59,15 +63,16 @@ type Condition struct {
 	LastTransition, LastUpdate time.Time
 }
 
-// Strategy is how a kind's controller replaces copies in a rollout.
+// Strategy is how a kind's controller replaces copies in a rollout. Its pointers are shared
+// (the object's own fields, the table's defaults): read them, never write through them.
 type Strategy struct {
 	// Recreate says the controller stops every copy before it starts any of the new
-	// revision (a Deployment's Recreate).
+	// revision (a Deployment's Recreate); Path is then the strategy type's field path.
 	Recreate bool
 	// MaxUnavailable bounds the copies a rolling update takes down at once, as written or
 	// defaulted; nil when the controller replaces no copy by itself (Recreate, OnDelete, a
 	// kind without rollouts) or sets no such bound (a StatefulSet without one replaces one
-	// copy at a time). Path is its field path; RoundUp says the controller rounds a
+	// copy at a time). Path is then its field path; RoundUp says the controller rounds a
 	// percentage up (DaemonSets, StatefulSets) rather than down (Deployments).
 	MaxUnavailable *intstr.IntOrString
 	Path           *field.Path
@@ -93,16 +98,12 @@ func (k *Workload) Generation(obj any) (generation, observed int64, ok bool) {
 // counts no copies of one template (Jobs, CronJobs).
 func (k *Workload) Counts(obj any) (Counts, bool) { return k.counts(obj) }
 
-// Conditions calls yield on each of the object's status conditions in order, until it
-// returns false.
-func (k *Workload) Conditions(obj any, yield func(Condition) bool) { k.conditions(obj, yield) }
+// ConditionCount is how many status conditions the object has; Condition returns the i-th.
+// An index rather than a callback: the engine reads them for every workload it diagnoses.
+func (k *Workload) ConditionCount(obj any) int { return k.conditions(obj) }
 
-// ConditionCount is how many status conditions the object has.
-func (k *Workload) ConditionCount(obj any) int {
-	n := 0
-	k.conditions(obj, func(Condition) bool { n++; return true })
-	return n
-}
+// Condition returns the object's i-th status condition, 0 <= i < ConditionCount(obj).
+func (k *Workload) Condition(obj any, i int) Condition { return k.condition(obj, i) }
 
 // Strategy returns how the controller replaces the object's copies in a rollout.
 func (k *Workload) Strategy(obj any) Strategy { return k.strategy(obj) }

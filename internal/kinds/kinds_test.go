@@ -151,15 +151,16 @@ func TestControllerEvidence(t *testing.T) {
 		t.Errorf("Counts = %+v, %v", c, ok)
 	}
 	var got []kinds.Condition
-	k.Conditions(d, func(c kinds.Condition) bool { got = append(got, c); return true })
+	for i := range k.ConditionCount(d) {
+		got = append(got, k.Condition(d, i))
+	}
 	if len(got) != 2 || got[0].Type != "Available" || got[0].Status != "False" || !got[0].LastTransition.Equal(at.Time) ||
-		got[1].Reason != "ReplicaSetUpdated" || !got[1].LastUpdate.Equal(at.Time) || k.ConditionCount(d) != 2 {
+		got[1].Reason != "ReplicaSetUpdated" || !got[1].LastUpdate.Equal(at.Time) {
 		t.Errorf("Conditions = %+v", got)
 	}
-	stop := 0
-	k.Conditions(d, func(kinds.Condition) bool { stop++; return false })
-	if stop != 1 {
-		t.Errorf("Conditions went on %d times after yield returned false", stop)
+	sts := &appsv1.StatefulSet{Status: appsv1.StatefulSetStatus{Conditions: []appsv1.StatefulSetCondition{{Type: "Custom", Status: corev1.ConditionTrue, Reason: "R"}}}}
+	if k := kinds.Of(sts); k.ConditionCount(sts) != 1 || k.Condition(sts, 0) != (kinds.Condition{Type: "Custom", Status: "True", Reason: "R"}) {
+		t.Errorf("a StatefulSet's conditions read %d", k.ConditionCount(sts))
 	}
 
 	ds := &appsv1.DaemonSet{Status: appsv1.DaemonSetStatus{CurrentNumberScheduled: 4, NumberMisscheduled: 1, NumberReady: 3, NumberAvailable: 2, UpdatedNumberScheduled: 1}}
@@ -229,5 +230,18 @@ func TestRolloutAndShortNames(t *testing.T) {
 	}
 	if got := strings.Join(short, " "); got != "deploy sts ds rs cj job" {
 		t.Errorf("short names %s", got)
+	}
+}
+
+// The kinds whose template is spec.template share one path, which the engine knows by its
+// pointer.
+func TestSpecTemplateIsOnePath(t *testing.T) {
+	for _, k := range kinds.Workloads {
+		if k.TemplatePath.String() == "spec.template" && k.TemplatePath != kinds.Deployment.TemplatePath {
+			t.Errorf("%s has a spec.template path of its own", k.Kind)
+		}
+	}
+	if got := kinds.CronJob.TemplatePath.String(); got != "spec.jobTemplate.spec.template" {
+		t.Errorf("a CronJob's template is at %s", got)
 	}
 }

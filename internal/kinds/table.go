@@ -16,6 +16,14 @@ var (
 	batch = batchv1.SchemeGroupVersion
 
 	specTemplate = field.NewPath("spec", "template")
+
+	// The strategies' paths and the API server's defaults (apps/v1 SetDefaults_Deployment,
+	// SetDefaults_DaemonSet), made once: Strategy is read for every workload diagnosed.
+	deploymentStrategyType       = field.NewPath("spec", "strategy", "type")
+	deploymentMaxUnavailable     = field.NewPath("spec", "strategy", "rollingUpdate", "maxUnavailable")
+	updateStrategyUnavailable    = field.NewPath("spec", "updateStrategy", "rollingUpdate", "maxUnavailable")
+	defaultDeploymentUnavailable = intstr.FromString("25%")
+	defaultDaemonSetUnavailable  = intstr.FromInt32(1)
 )
 
 // replicas reads spec.replicas, which the API server defaults to 1.
@@ -40,29 +48,25 @@ var Deployment = Workload{
 		st := &obj.(*appsv1.Deployment).Status
 		return Counts{Replicas: st.Replicas, Ready: st.ReadyReplicas, Available: st.AvailableReplicas, Updated: st.UpdatedReplicas}, true
 	},
-	conditions: func(obj any, yield func(Condition) bool) {
-		for i := range obj.(*appsv1.Deployment).Status.Conditions {
-			c := &obj.(*appsv1.Deployment).Status.Conditions[i]
-			if !yield(Condition{
-				Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message,
-				LastTransition: c.LastTransitionTime.Time, LastUpdate: c.LastUpdateTime.Time,
-			}) {
-				return
-			}
+	conditions: func(obj any) int { return len(obj.(*appsv1.Deployment).Status.Conditions) },
+	condition: func(obj any, i int) Condition {
+		c := &obj.(*appsv1.Deployment).Status.Conditions[i]
+		return Condition{
+			Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message,
+			LastTransition: c.LastTransitionTime.Time, LastUpdate: c.LastUpdateTime.Time,
 		}
 	},
 	strategy: func(obj any) Strategy {
-		st := obj.(*appsv1.Deployment).Spec.Strategy
+		st := &obj.(*appsv1.Deployment).Spec.Strategy
 		if st.Type == appsv1.RecreateDeploymentStrategyType {
-			return Strategy{Recreate: true}
+			return Strategy{Recreate: true, Path: deploymentStrategyType}
 		}
-		// The API server's default (apps/v1 SetDefaults_Deployment); the deployment
-		// controller rounds it down (pkg/controller/deployment/util.ResolveFenceposts).
-		mu := intstr.FromString("25%")
+		// The deployment controller rounds down (pkg/controller/deployment/util.ResolveFenceposts).
+		mu := &defaultDeploymentUnavailable
 		if st.RollingUpdate != nil && st.RollingUpdate.MaxUnavailable != nil {
-			mu = *st.RollingUpdate.MaxUnavailable
+			mu = st.RollingUpdate.MaxUnavailable
 		}
-		return Strategy{MaxUnavailable: &mu, Path: field.NewPath("spec", "strategy", "rollingUpdate", "maxUnavailable")}
+		return Strategy{MaxUnavailable: mu, Path: deploymentMaxUnavailable}
 	},
 }
 
@@ -80,28 +84,23 @@ var StatefulSet = Workload{
 		st := &obj.(*appsv1.StatefulSet).Status
 		return Counts{Replicas: st.Replicas, Ready: st.ReadyReplicas, Available: st.AvailableReplicas, Updated: st.UpdatedReplicas}, true
 	},
-	conditions: func(obj any, yield func(Condition) bool) {
-		for i := range obj.(*appsv1.StatefulSet).Status.Conditions {
-			c := &obj.(*appsv1.StatefulSet).Status.Conditions[i]
-			if !yield(Condition{
-				Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message,
-				LastTransition: c.LastTransitionTime.Time,
-			}) {
-				return
-			}
+	conditions: func(obj any) int { return len(obj.(*appsv1.StatefulSet).Status.Conditions) },
+	condition: func(obj any, i int) Condition {
+		c := &obj.(*appsv1.StatefulSet).Status.Conditions[i]
+		return Condition{
+			Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message,
+			LastTransition: c.LastTransitionTime.Time,
 		}
 	},
 	strategy: func(obj any) Strategy {
 		// Without maxUnavailable the controller replaces one copy at a time; with it, it
 		// rounds a percentage up. The API server accepts rollingUpdate only with the
 		// RollingUpdate type.
-		st := obj.(*appsv1.StatefulSet).Spec.UpdateStrategy
-		s := Strategy{RoundUp: true, Path: field.NewPath("spec", "updateStrategy", "rollingUpdate", "maxUnavailable")}
-		if st.RollingUpdate != nil && st.RollingUpdate.MaxUnavailable != nil {
-			mu := *st.RollingUpdate.MaxUnavailable
-			s.MaxUnavailable = &mu
+		st := &obj.(*appsv1.StatefulSet).Spec.UpdateStrategy
+		if st.RollingUpdate == nil || st.RollingUpdate.MaxUnavailable == nil {
+			return Strategy{}
 		}
-		return s
+		return Strategy{MaxUnavailable: st.RollingUpdate.MaxUnavailable, RoundUp: true, Path: updateStrategyUnavailable}
 	},
 }
 
@@ -122,29 +121,25 @@ var DaemonSet = Workload{
 			Available: st.NumberAvailable, Updated: st.UpdatedNumberScheduled,
 		}, true
 	},
-	conditions: func(obj any, yield func(Condition) bool) {
-		for i := range obj.(*appsv1.DaemonSet).Status.Conditions {
-			c := &obj.(*appsv1.DaemonSet).Status.Conditions[i]
-			if !yield(Condition{
-				Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message,
-				LastTransition: c.LastTransitionTime.Time,
-			}) {
-				return
-			}
+	conditions: func(obj any) int { return len(obj.(*appsv1.DaemonSet).Status.Conditions) },
+	condition: func(obj any, i int) Condition {
+		c := &obj.(*appsv1.DaemonSet).Status.Conditions[i]
+		return Condition{
+			Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message,
+			LastTransition: c.LastTransitionTime.Time,
 		}
 	},
 	strategy: func(obj any) Strategy {
-		st := obj.(*appsv1.DaemonSet).Spec.UpdateStrategy
+		st := &obj.(*appsv1.DaemonSet).Spec.UpdateStrategy
 		if st.Type != appsv1.RollingUpdateDaemonSetStrategyType && st.Type != "" {
 			return Strategy{}
 		}
-		// The API server's default is 1; the daemon set controller rounds a percentage up
-		// (pkg/controller/daemon/util.UnavailableCount).
-		mu := intstr.FromInt32(1)
+		// The daemon set controller rounds a percentage up (pkg/controller/daemon/util.UnavailableCount).
+		mu := &defaultDaemonSetUnavailable
 		if st.RollingUpdate != nil && st.RollingUpdate.MaxUnavailable != nil {
-			mu = *st.RollingUpdate.MaxUnavailable
+			mu = st.RollingUpdate.MaxUnavailable
 		}
-		return Strategy{MaxUnavailable: &mu, RoundUp: true, Path: field.NewPath("spec", "updateStrategy", "rollingUpdate", "maxUnavailable")}
+		return Strategy{MaxUnavailable: mu, RoundUp: true, Path: updateStrategyUnavailable}
 	},
 }
 
@@ -164,15 +159,12 @@ var ReplicaSet = Workload{
 		// One template: every copy it has is of the current revision.
 		return Counts{Replicas: st.Replicas, Ready: st.ReadyReplicas, Available: st.AvailableReplicas, Updated: st.Replicas}, true
 	},
-	conditions: func(obj any, yield func(Condition) bool) {
-		for i := range obj.(*appsv1.ReplicaSet).Status.Conditions {
-			c := &obj.(*appsv1.ReplicaSet).Status.Conditions[i]
-			if !yield(Condition{
-				Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message,
-				LastTransition: c.LastTransitionTime.Time,
-			}) {
-				return
-			}
+	conditions: func(obj any) int { return len(obj.(*appsv1.ReplicaSet).Status.Conditions) },
+	condition: func(obj any, i int) Condition {
+		c := &obj.(*appsv1.ReplicaSet).Status.Conditions[i]
+		return Condition{
+			Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message,
+			LastTransition: c.LastTransitionTime.Time,
 		}
 	},
 	// A ReplicaSet replaces no copy when its template changes.
@@ -181,7 +173,7 @@ var ReplicaSet = Workload{
 
 // CronJob is the adapter of batch/v1 CronJobs.
 var CronJob = Workload{
-	Kind: "CronJob", GVK: batch.WithKind("CronJob"), Resource: "cronjobs", ShortNames: []string{"cj"},
+	Kind: "CronJob", GVK: batch.WithKind("CronJob"), Resource: "cronjobs", ShortNames: []string{"cj"}, Batch: true,
 	TemplatePath: field.NewPath("spec", "jobTemplate", "spec", "template"),
 	template:     func(obj any) *corev1.PodTemplateSpec { return &obj.(*batchv1.CronJob).Spec.JobTemplate.Spec.Template },
 	// Each Job declares its own completions, from the job template as it was when it was made.
@@ -189,14 +181,15 @@ var CronJob = Workload{
 	generation: func(any) (int64, int64, bool) { return 0, 0, false },
 	counts:     func(any) (Counts, bool) { return Counts{}, false },
 	// A CronJob's status has no conditions.
-	conditions: func(any, func(Condition) bool) {},
+	conditions: func(any) int { return 0 },
+	condition:  func(any, int) Condition { return Condition{} },
 	strategy:   func(any) Strategy { return Strategy{} },
 }
 
 // Job is the adapter of batch/v1 Jobs.
 var Job = Workload{
 	Kind: "Job", GVK: batch.WithKind("Job"), Resource: "jobs",
-	ControlledBy: "CronJob", TemplatePath: specTemplate,
+	ControlledBy: "CronJob", Batch: true, TemplatePath: specTemplate,
 	template: func(obj any) *corev1.PodTemplateSpec { return &obj.(*batchv1.Job).Spec.Template },
 	declared: func(obj any) (int32, bool) {
 		if c := obj.(*batchv1.Job).Spec.Completions; c != nil {
@@ -206,15 +199,12 @@ var Job = Workload{
 	},
 	generation: func(any) (int64, int64, bool) { return 0, 0, false },
 	counts:     func(any) (Counts, bool) { return Counts{}, false },
-	conditions: func(obj any, yield func(Condition) bool) {
-		for i := range obj.(*batchv1.Job).Status.Conditions {
-			c := &obj.(*batchv1.Job).Status.Conditions[i]
-			if !yield(Condition{
-				Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message,
-				LastTransition: c.LastTransitionTime.Time,
-			}) {
-				return
-			}
+	conditions: func(obj any) int { return len(obj.(*batchv1.Job).Status.Conditions) },
+	condition: func(obj any, i int) Condition {
+		c := &obj.(*batchv1.Job).Status.Conditions[i]
+		return Condition{
+			Type: string(c.Type), Status: string(c.Status), Reason: c.Reason, Message: c.Message,
+			LastTransition: c.LastTransitionTime.Time,
 		}
 	},
 	strategy: func(any) Strategy { return Strategy{} },

@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 )
 
 // A workload declares how many of its copies may be unavailable at once: its rolling update's

@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 )
 
 // progressState is where a controller says its workload stands, in the terms of

@@ -3,10 +3,11 @@ package diagnose
 import (
 	"sort"
 
-	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 )
 
 // RankedChange is a field a new pod template changes, with the risk the engine would give it

@@ -289,33 +289,35 @@ func rowsDataset(snap *snapshot.Snapshot, at *time.Time) *dataset {
 		objects: make(map[workloadKey]workloadObject, n), rows: make([]row, 0, n),
 		counts: map[diagnose.Shape]int{}, partial: true,
 	}
-	addRow := func(kind, ns, name string, obj workloadObject, copies string) {
-		k := workloadKey{kind, ns, name}
+	// add lists o with its copies: those that exist of those it declares, "?" when it does not
+	// say, or "…" when its controller counts none of one template (a Job's are runs).
+	add := func(o runtime.Object, existing int32, counted bool) {
+		k, obj, _ := workloadObjectOf(o)
+		copies := "…"
+		if counted {
+			copies = "?/" + strconv.Itoa(int(existing))
+			if n, set := kinds.Named(k.Kind).Declared(o); set {
+				copies = strconv.Itoa(int(existing)) + "/" + strconv.Itoa(int(n))
+			}
+		}
 		ds.objects[k] = obj
+		ns, name := k.Namespace, k.Name
 		ds.rows = append(ds.rows, row{
-			key: k, namespace: Sanitize(ns), workload: kindShort(kind) + "/" + Sanitize(name), name: Sanitize(name),
+			key: k, namespace: Sanitize(ns), workload: kindShort(k.Kind) + "/" + Sanitize(name), name: Sanitize(name),
 			copies: copies, serving: "…", youngest: "…", restarts: "…", suspect: "…", cause: "…",
 			filterText: Sanitize(ns) + "/" + Sanitize(name),
 		})
 	}
-	add := func(kind, ns, name string, uid types.UID, tmpl *corev1.PodTemplateSpec, existing int32, declared *int32) {
-		copies := "?/" + strconv.Itoa(int(existing))
-		if declared != nil {
-			copies = strconv.Itoa(int(existing)) + "/" + strconv.Itoa(int(*declared))
-		}
-		addRow(kind, ns, name, workloadObject{uid, tmpl, kinds.Named(kind).TemplatePath}, copies)
-	}
 	deployments := make(map[types.UID]bool, len(snap.Deployments))
 	for _, d := range snap.Deployments {
 		deployments[d.UID] = true
-		add("Deployment", d.Namespace, d.Name, d.UID, &d.Spec.Template, d.Status.Replicas, d.Spec.Replicas)
+		add(d, d.Status.Replicas, true)
 	}
 	for _, d := range snap.StatefulSets {
-		add("StatefulSet", d.Namespace, d.Name, d.UID, &d.Spec.Template, d.Status.Replicas, d.Spec.Replicas)
+		add(d, d.Status.Replicas, true)
 	}
 	for _, d := range snap.DaemonSets {
-		desired := d.Status.DesiredNumberScheduled
-		add("DaemonSet", d.Namespace, d.Name, d.UID, &d.Spec.Template, d.Status.CurrentNumberScheduled, &desired)
+		add(d, d.Status.CurrentNumberScheduled, true)
 	}
 	// The engine's workloads besides: ReplicaSets no Deployment of the snapshot owns, CronJobs,
 	// and Jobs no CronJob of the snapshot controls (a source that lists them early has them).
@@ -325,19 +327,19 @@ func rowsDataset(snap *snapshot.Snapshot, at *time.Time) *dataset {
 			owned = owned || deployments[o.UID]
 		}
 		if !owned {
-			add("ReplicaSet", rs.Namespace, rs.Name, rs.UID, &rs.Spec.Template, rs.Status.Replicas, rs.Spec.Replicas)
+			add(rs, rs.Status.Replicas, true)
 		}
 	}
 	cronJobs := map[types.UID]bool{}
 	for _, cj := range snap.CronJobs {
 		cronJobs[cj.UID] = true
-		addRow("CronJob", cj.Namespace, cj.Name, workloadObject{cj.UID, &cj.Spec.JobTemplate.Spec.Template, kinds.CronJob.TemplatePath}, "…")
+		add(cj, 0, false)
 	}
 	for _, j := range snap.Jobs {
 		if c := metav1.GetControllerOfNoCopy(j); c != nil && c.Kind == "CronJob" && cronJobs[c.UID] {
 			continue
 		}
-		addRow("Job", j.Namespace, j.Name, workloadObject{j.UID, &j.Spec.Template, kinds.Job.TemplatePath}, "…")
+		add(j, 0, false)
 	}
 	slices.SortFunc(ds.rows, func(a, b row) int {
 		return cmp.Or(cmp.Compare(a.key.Namespace, b.key.Namespace), cmp.Compare(a.key.Name, b.key.Name),

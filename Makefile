@@ -113,16 +113,19 @@ install: ## put kubectl-diagnose and kubectl_complete-diagnose (the script kubec
 	@echo "installed in $(INSTALL_DIR); try: kubectl diagnose version"
 
 .PHONY: docs-check
-docs-check: ## fail when docs/cli or docs/schema.md differ from what make docs generates
+docs-check: ## fail when docs/cli, docs/schema.md or the ClusterRole in deploy/ differ from what make docs generates
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	$(GO) run ./hack/gendocs "$$tmp/cli" && $(GO) run ./hack/schemadoc "$$tmp/schema.md" && \
-	diff -ru docs/cli "$$tmp/cli" && diff -u docs/schema.md "$$tmp/schema.md" || \
-	{ echo "docs/cli or docs/schema.md is out of date: run make docs" >&2; exit 1; }
+	$(GO) run ./hack/genrbac deploy/kubectl-diagnose.yaml "$$tmp/kubectl-diagnose.yaml" && \
+	diff -ru docs/cli "$$tmp/cli" && diff -u docs/schema.md "$$tmp/schema.md" && \
+	diff -u deploy/kubectl-diagnose.yaml "$$tmp/kubectl-diagnose.yaml" || \
+	{ echo "docs/cli, docs/schema.md or deploy/kubectl-diagnose.yaml is out of date: run make docs" >&2; exit 1; }
 
 .PHONY: docs
-docs: ## regenerate docs/cli from the commands' --help and docs/schema.md from the report types (tests fail when they drift)
+docs: ## regenerate docs/cli from the commands' --help, docs/schema.md from the report types and the ClusterRole in deploy/ from the kinds the source reads (tests fail when they drift)
 	$(GO) run ./hack/gendocs docs/cli
 	$(GO) run ./hack/schemadoc docs/schema.md
+	$(GO) run ./hack/genrbac deploy/kubectl-diagnose.yaml
 
 .PHONY: release-check
 release-check: ## goreleaser check, this machine's release archive checked, and krew installing it from a custom index (CI)

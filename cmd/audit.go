@@ -11,6 +11,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 	"github.com/kubediagnose/kubectl-diagnose/internal/report"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
@@ -298,14 +299,7 @@ func failOnUnseen(vis []snapshot.Visibility, shapes map[diagnose.Shape]bool, tar
 }
 
 // isWorkloadKind reports whether kind is one a diagnosis is about, one explain accepts.
-func isWorkloadKind(kind string) bool {
-	for _, k := range kindAliases {
-		if k == kind {
-			return true
-		}
-	}
-	return false
-}
+func isWorkloadKind(kind string) bool { return kinds.Named(kind) != nil }
 
 // parseFailOn turns the --fail-on words into shapes.
 func parseFailOn(raw []string) (map[diagnose.Shape]bool, error) {

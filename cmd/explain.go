@@ -14,21 +14,6 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
-// kindAliases maps what people type (kubectl's names, any case) to a workload kind.
-var kindAliases = map[string]string{
-	"deployment": "Deployment", "deployments": "Deployment", "deploy": "Deployment",
-	"deployment.apps": "Deployment", "deployments.apps": "Deployment",
-	"statefulset": "StatefulSet", "statefulsets": "StatefulSet", "sts": "StatefulSet",
-	"statefulset.apps": "StatefulSet", "statefulsets.apps": "StatefulSet",
-	"daemonset": "DaemonSet", "daemonsets": "DaemonSet", "ds": "DaemonSet",
-	"daemonset.apps": "DaemonSet", "daemonsets.apps": "DaemonSet",
-	"replicaset": "ReplicaSet", "replicasets": "ReplicaSet", "rs": "ReplicaSet",
-	"replicaset.apps": "ReplicaSet", "replicasets.apps": "ReplicaSet",
-	"job": "Job", "jobs": "Job", "job.batch": "Job", "jobs.batch": "Job",
-	"cronjob": "CronJob", "cronjobs": "CronJob", "cj": "CronJob",
-	"cronjob.batch": "CronJob", "cronjobs.batch": "CronJob",
-}
-
 // ExplainOptions are the options of `kubectl-diagnose explain`.
 type ExplainOptions struct {
 	genericiooptions.IOStreams

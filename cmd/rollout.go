@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 	"github.com/kubediagnose/kubectl-diagnose/internal/live"
 	"github.com/kubediagnose/kubectl-diagnose/internal/report"
 	"github.com/kubediagnose/kubectl-diagnose/internal/rollout"
@@ -98,11 +99,11 @@ func (o *RolloutOptions) Complete(args []string) error {
 	if err != nil {
 		return err
 	}
-	canonical, ok := kindAliases[strings.ToLower(kind)]
-	if !ok || canonical != "Deployment" && canonical != "StatefulSet" && canonical != "DaemonSet" {
+	k, ok := kinds.Lookup(kind)
+	if !ok || !k.Rollout {
 		return usageErrorf("cannot follow the rollout of %q; use deployment (deploy), statefulset (sts) or daemonset (ds)", kind)
 	}
-	o.Kind, o.Name = canonical, name
+	o.Kind, o.Name = k.Kind, name
 	return o.Source.Complete()
 }
 

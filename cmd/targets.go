@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -23,8 +24,8 @@ const kindsHelp = "deployment (deploy), statefulset (sts), daemonset (ds), repli
 // group): a workload kind, or Pod.
 func kindOf(word string) (string, bool) {
 	w := strings.ToLower(word)
-	if k, ok := kindAliases[w]; ok {
-		return k, true
+	if k, ok := kinds.Lookup(w); ok {
+		return k.Kind, true
 	}
 	k, ok := podAliases[w]
 	return k, ok

@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 )
 
 // A workload declares how many of its copies may be unavailable at once: its rolling update's
@@ -31,38 +33,17 @@ func availabilityFloor(w *workload) (int32, string) {
 	if floor, how := budgetFloor(w, n); floor > 0 {
 		return floor, how
 	}
-	var mu intstr.IntOrString
-	roundUp := false
-	switch o := w.Object.(type) {
-	case *appsv1.Deployment:
-		st := o.Spec.Strategy
-		if st.Type == appsv1.RecreateDeploymentStrategyType {
-			return 0, ""
-		}
-		mu = intstr.FromString("25%")
-		if st.RollingUpdate != nil && st.RollingUpdate.MaxUnavailable != nil {
-			mu = *st.RollingUpdate.MaxUnavailable
-		}
-	case *appsv1.DaemonSet:
-		st := o.Spec.UpdateStrategy
-		if st.Type == appsv1.OnDeleteDaemonSetStrategyType {
-			return 0, ""
-		}
-		mu, roundUp = intstr.FromInt32(1), true
-		if st.RollingUpdate != nil && st.RollingUpdate.MaxUnavailable != nil {
-			mu = *st.RollingUpdate.MaxUnavailable
-		}
-	case *appsv1.StatefulSet:
-		st := o.Spec.UpdateStrategy
-		if st.RollingUpdate == nil || st.RollingUpdate.MaxUnavailable == nil {
-			return 0, ""
-		}
-		mu, roundUp = *st.RollingUpdate.MaxUnavailable, true
-	default:
+	k := kinds.Of(w.Object)
+	if k == nil {
 		return 0, ""
 	}
-	// The controllers round maxUnavailable as in gaps.go: a Deployment down, the others up.
-	v, err := intstr.GetScaledValueFromIntOrPercent(&mu, n, roundUp)
+	st := k.Strategy(w.Object)
+	if st.MaxUnavailable == nil {
+		return 0, ""
+	}
+	mu := *st.MaxUnavailable
+	// The controllers round maxUnavailable as the adapter says: a Deployment down, the others up.
+	v, err := intstr.GetScaledValueFromIntOrPercent(&mu, n, st.RoundUp)
 	if err != nil || v <= 0 || v >= n {
 		return 0, ""
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -26,9 +27,11 @@ const (
 	controllerRevisionKey = "controller-revision-hash"
 )
 
-// specTemplate is where the workload kinds the engine reads keep their pod template. A path is
-// never changed once made (Child makes a new one), so every workload shares this one.
-var specTemplate = field.NewPath("spec", "template")
+// specTemplate is where the workload kinds keep their pod template, but a CronJob: the one
+// path the adapters of internal/kinds share. A path is never changed once made (Child makes a
+// new one), so every workload shares this one, and specOf and the gap checks know it by its
+// pointer.
+var specTemplate = kinds.Deployment.TemplatePath
 
 // specTemplateSpec is specTemplate.Child("spec"), shared as specTemplate is: every workload's
 // gap checks and suspect rules start from it.

@@ -9,8 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -22,7 +22,10 @@ var jobTemplateLabels = []string{
 }
 
 // isBatch reports whether the kind is a Job or a CronJob: kinds whose copies are meant to finish.
-func isBatch(kind string) bool { return kind == "Job" || kind == "CronJob" }
+func isBatch(kind string) bool {
+	k := kinds.Named(kind)
+	return k != nil && k.Batch
+}
 
 // collectBatch gathers the CronJobs and the Jobs no CronJob of the snapshot controls: a Job a
 // CronJob made is one of its revisions, not a workload of its own.
@@ -92,7 +95,7 @@ func collectJob(s *snapshot.Snapshot, j *batchv1.Job, gone *gonePodEvents) *work
 	w := &workload{
 		Kind: "Job", Namespace: j.Namespace, Name: j.Name, UID: j.UID, Object: j,
 		Declared: jobCompletions(j),
-		Template: &j.Spec.Template, TemplatePath: specTemplate,
+		Template: &j.Spec.Template, TemplatePath: kinds.Job.TemplatePath,
 		Created: j.CreationTimestamp.Time,
 	}
 	rev := jobRevision(s, j, 1, gone)
@@ -108,7 +111,7 @@ func collectCronJob(s *snapshot.Snapshot, cj *batchv1.CronJob, gone *gonePodEven
 		Kind: "CronJob", Namespace: cj.Namespace, Name: cj.Name, UID: cj.UID, Object: cj,
 		Declared:     1,
 		Template:     &cj.Spec.JobTemplate.Spec.Template,
-		TemplatePath: field.NewPath("spec", "jobTemplate", "spec", "template"),
+		TemplatePath: kinds.CronJob.TemplatePath,
 		Created:      cj.CreationTimestamp.Time,
 	}
 	var jobs []*batchv1.Job

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -77,7 +78,7 @@ func collectDeployment(s *snapshot.Snapshot, d *appsv1.Deployment, nsPods func(s
 	*w = workload{
 		Kind: "Deployment", Namespace: d.Namespace, Name: d.Name, UID: d.UID, Object: d,
 		Declared: replicasOrOne(d.Spec.Replicas),
-		Template: &d.Spec.Template, TemplatePath: specTemplate,
+		Template: &d.Spec.Template, TemplatePath: kinds.Deployment.TemplatePath,
 		Created: d.CreationTimestamp.Time, texts: w.texts,
 	}
 	current := d.Annotations[revisionAnnotation]
@@ -169,7 +170,7 @@ func collectStatefulSet(s *snapshot.Snapshot, st *appsv1.StatefulSet) *workload 
 	w := &workload{
 		Kind: "StatefulSet", Namespace: st.Namespace, Name: st.Name, UID: st.UID, Object: st,
 		Declared: replicasOrOne(st.Spec.Replicas),
-		Template: &st.Spec.Template, TemplatePath: specTemplate,
+		Template: &st.Spec.Template, TemplatePath: kinds.StatefulSet.TemplatePath,
 		VolumeClaimTemplates: st.Spec.VolumeClaimTemplates, Created: st.CreationTimestamp.Time,
 	}
 	// A StatefulSet's pods carry the full ControllerRevision name in controller-revision-hash.
@@ -198,7 +199,7 @@ func collectDaemonSet(s *snapshot.Snapshot, ds *appsv1.DaemonSet) *workload {
 	w := &workload{
 		Kind: "DaemonSet", Namespace: ds.Namespace, Name: ds.Name, UID: ds.UID, Object: ds,
 		Declared: ds.Status.DesiredNumberScheduled,
-		Template: &ds.Spec.Template, TemplatePath: specTemplate,
+		Template: &ds.Spec.Template, TemplatePath: kinds.DaemonSet.TemplatePath,
 		Created: ds.CreationTimestamp.Time,
 	}
 	// A DaemonSet's pods carry only the hash; the ControllerRevision has it as a label too and
@@ -235,7 +236,7 @@ func collectReplicaSet(s *snapshot.Snapshot, rs *appsv1.ReplicaSet, room *worklo
 	*w = workload{
 		Kind: "ReplicaSet", Namespace: rs.Namespace, Name: rs.Name, UID: rs.UID, Object: rs,
 		Declared: replicasOrOne(rs.Spec.Replicas),
-		Template: &rs.Spec.Template, TemplatePath: specTemplate,
+		Template: &rs.Spec.Template, TemplatePath: kinds.ReplicaSet.TemplatePath,
 		Created: rs.CreationTimestamp.Time,
 	}
 	n, _ := strconv.ParseInt(rs.Annotations[revisionAnnotation], 10, 64)

@@ -6,6 +6,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 )
 
 // progressState is where a controller says its workload stands, in the terms of
@@ -43,17 +45,12 @@ func inProgress(reason, format string, args ...any) controllerProgress {
 // so a 0 reads as kstatus reads the absent field wherever the two differ (observedGeneration,
 // generation).
 func readControllerProgress(w *workload) controllerProgress {
-	generation, observed := int64(0), int64(0)
-	switch o := w.Object.(type) {
-	case *appsv1.Deployment:
-		generation, observed = o.Generation, o.Status.ObservedGeneration
-	case *appsv1.StatefulSet:
-		generation, observed = o.Generation, o.Status.ObservedGeneration
-	case *appsv1.DaemonSet:
-		generation, observed = o.Generation, o.Status.ObservedGeneration
-	case *appsv1.ReplicaSet:
-		generation, observed = o.Generation, o.Status.ObservedGeneration
-	default:
+	k := kinds.Of(w.Object)
+	if k == nil {
+		return controllerProgress{}
+	}
+	generation, observed, ok := k.Generation(w.Object)
+	if !ok {
 		return controllerProgress{}
 	}
 	if generation != 0 && observed != 0 && generation != observed {

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
+	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 )
 
 // controllerStatus is what a workload's controller reports of its copies, read once from its
@@ -47,38 +48,25 @@ func (p podSight) byController() bool { return p.Unseen != "" }
 
 func readControllerStatus(w *workload) controllerStatus {
 	var c controllerStatus
-	switch o := w.Object.(type) {
-	case *appsv1.Deployment:
-		st := o.Status
-		c = controllerStatus{
-			Observed: st.ObservedGeneration >= o.Generation, Generation: o.Generation,
-			Replicas: st.Replicas, Ready: st.ReadyReplicas, Available: st.AvailableReplicas, Updated: st.UpdatedReplicas,
-		}
-		for ix := range st.Conditions {
-			cond := &st.Conditions[ix]
+	k := kinds.Of(w.Object)
+	if k == nil {
+		return c
+	}
+	n, ok := k.Counts(w.Object)
+	if !ok {
+		return c
+	}
+	generation, observed, _ := k.Generation(w.Object)
+	c = controllerStatus{
+		Observed: observed >= generation, Generation: generation,
+		Replicas: n.Replicas, Ready: n.Ready, Available: n.Available, Updated: n.Updated,
+	}
+	if o, ok := w.Object.(*appsv1.Deployment); ok {
+		for ix := range o.Status.Conditions {
+			cond := &o.Status.Conditions[ix]
 			if cond.Type == appsv1.DeploymentAvailable && cond.Status == corev1.ConditionFalse {
 				c.Unavailable = joinReason(cond.Reason, cond.Message)
 			}
-		}
-	case *appsv1.StatefulSet:
-		st := o.Status
-		c = controllerStatus{
-			Observed: st.ObservedGeneration >= o.Generation, Generation: o.Generation,
-			Replicas: st.Replicas, Ready: st.ReadyReplicas, Available: st.AvailableReplicas, Updated: st.UpdatedReplicas,
-		}
-	case *appsv1.DaemonSet:
-		st := o.Status
-		c = controllerStatus{
-			Observed: st.ObservedGeneration >= o.Generation, Generation: o.Generation,
-			Replicas: st.CurrentNumberScheduled + st.NumberMisscheduled, Ready: st.NumberReady,
-			Available: st.NumberAvailable, Updated: st.UpdatedNumberScheduled,
-		}
-	case *appsv1.ReplicaSet:
-		st := o.Status
-		// A ReplicaSet has one template: every copy it has is of the current revision.
-		c = controllerStatus{
-			Observed: st.ObservedGeneration >= o.Generation, Generation: o.Generation,
-			Replicas: st.Replicas, Ready: st.ReadyReplicas, Available: st.AvailableReplicas, Updated: st.Replicas,
 		}
 	}
 	return c

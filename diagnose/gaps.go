@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
+	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 )
 
 // signalGaps lists what the spec leaves the platform unable to see: for such a workload the
@@ -130,47 +131,27 @@ func (g *gapFinder) updateStrategy() {
 	if n <= 0 {
 		return
 	}
-	switch o := g.w.Object.(type) {
-	case *appsv1.Deployment:
-		st := o.Spec.Strategy
-		if st.Type == appsv1.RecreateDeploymentStrategyType {
-			g.add(field.NewPath("spec", "strategy", "type"),
-				"Recreate stops all %d copies before starting any of the new revision: a bad revision is a full outage", n)
-			return
+	k := kinds.Of(g.w.Object)
+	if k == nil {
+		return
+	}
+	st := k.Strategy(g.w.Object)
+	if st.Recreate {
+		g.add(st.Path, "Recreate stops all %d copies before starting any of the new revision: a bad revision is a full outage", n)
+		return
+	}
+	if st.MaxUnavailable == nil {
+		return
+	}
+	// Rounded as the kind's controller rounds it: a Deployment's down
+	// (pkg/controller/deployment/util.ResolveFenceposts), a DaemonSet's and a StatefulSet's up
+	// (pkg/controller/daemon/util.UnavailableCount).
+	if v, err := intstr.GetScaledValueFromIntOrPercent(st.MaxUnavailable, n, st.RoundUp); err == nil && v >= n {
+		copies := fmt.Sprintf("all %d copies", n)
+		if g.w.Kind == kinds.DaemonSet.Kind {
+			copies = fmt.Sprintf("the copies on all %d nodes", n)
 		}
-		mu := intstr.FromString("25%")
-		if st.RollingUpdate != nil && st.RollingUpdate.MaxUnavailable != nil {
-			mu = *st.RollingUpdate.MaxUnavailable
-		}
-		// The deployment controller rounds maxUnavailable down (pkg/controller/deployment/util.ResolveFenceposts).
-		if v, err := intstr.GetScaledValueFromIntOrPercent(&mu, n, false); err == nil && v >= n {
-			g.add(field.NewPath("spec", "strategy", "rollingUpdate", "maxUnavailable"),
-				"maxUnavailable %s lets all %d copies be unavailable at once during a rollout", mu.String(), n)
-		}
-	case *appsv1.DaemonSet:
-		st := o.Spec.UpdateStrategy
-		if st.Type != appsv1.RollingUpdateDaemonSetStrategyType && st.Type != "" {
-			return
-		}
-		mu := intstr.FromInt32(1)
-		if st.RollingUpdate != nil && st.RollingUpdate.MaxUnavailable != nil {
-			mu = *st.RollingUpdate.MaxUnavailable
-		}
-		// The daemon set controller rounds a percentage up (pkg/controller/daemon/util.UnavailableCount).
-		if v, err := intstr.GetScaledValueFromIntOrPercent(&mu, n, true); err == nil && v >= n {
-			g.add(field.NewPath("spec", "updateStrategy", "rollingUpdate", "maxUnavailable"),
-				"maxUnavailable %s lets the copies on all %d nodes be unavailable at once during a rollout", mu.String(), n)
-		}
-	case *appsv1.StatefulSet:
-		st := o.Spec.UpdateStrategy
-		if st.RollingUpdate == nil || st.RollingUpdate.MaxUnavailable == nil {
-			return
-		}
-		mu := *st.RollingUpdate.MaxUnavailable
-		if v, err := intstr.GetScaledValueFromIntOrPercent(&mu, n, true); err == nil && v >= n {
-			g.add(field.NewPath("spec", "updateStrategy", "rollingUpdate", "maxUnavailable"),
-				"maxUnavailable %s lets all %d copies be unavailable at once during a rollout", mu.String(), n)
-		}
+		g.add(st.Path, "maxUnavailable %s lets %s be unavailable at once during a rollout", st.MaxUnavailable.String(), copies)
 	}
 }
 

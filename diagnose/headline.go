@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
+	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 )
 
 // headline states the problem in its own terms: how many copies exist, how many serve, and why
@@ -203,10 +204,10 @@ func forcedRollback(w *workload, ns string) string {
 	return " && kubectl delete pod " + strings.Join(names, " ") + ns
 }
 
-// rollsBack reports whether kubectl rollout undo applies to the kind: a ReplicaSet, a Job and a
-// CronJob have no rollout history to go back to.
+// rollsBack reports whether kubectl rollout undo applies to the kind (kinds.Workload.Rollout).
 func rollsBack(kind string) bool {
-	return kind == "Deployment" || kind == "StatefulSet" || kind == "DaemonSet"
+	k := kinds.Named(kind)
+	return k != nil && k.Rollout
 }
 
 // unchangedSince says since when the spec is unchanged, for a dependency's fix: since the last

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
+	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -280,15 +281,8 @@ func terminatedObservation(cs *corev1.ContainerStatus, t *corev1.ContainerStateT
 // controllerConditions counts the conditions observeController reads.
 func (h *obsHead) controllerConditions() int {
 	n := 0
-	switch x := h.object.(type) {
-	case *appsv1.Deployment:
-		n = len(x.Status.Conditions)
-	case *appsv1.StatefulSet:
-		n = len(x.Status.Conditions)
-	case *appsv1.DaemonSet:
-		n = len(x.Status.Conditions)
-	case *appsv1.ReplicaSet:
-		n = len(x.Status.Conditions)
+	if k := kinds.Of(h.object); k != nil && !k.Batch {
+		n = k.ConditionCount(h.object)
 	}
 	for _, rs := range h.replicaSets {
 		if rs != h.object {
@@ -305,21 +299,11 @@ func (o *observations) observeController(h *obsHead) {
 		o.list = append(o.list, Observation{Kind: ObsControllerCondition, Object: obj, Name: typ, Status: status, Reason: reason, Text: msg})
 		o.timeLast(at, updated)
 	}
-	switch x := h.object.(type) {
-	case *appsv1.Deployment:
-		for ix := range x.Status.Conditions {
-			c := &x.Status.Conditions[ix]
-			add(self, string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, c.LastUpdateTime.Time)
-		}
-	case *appsv1.StatefulSet:
-		for ix := range x.Status.Conditions {
-			c := &x.Status.Conditions[ix]
-			add(self, string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, time.Time{})
-		}
-	case *appsv1.DaemonSet:
-		for ix := range x.Status.Conditions {
-			c := &x.Status.Conditions[ix]
-			add(self, string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, time.Time{})
+	// A Job's conditions are its runs' verdict, which the batch evidence reads.
+	if k := kinds.Of(h.object); k != nil && !k.Batch {
+		for i := range k.ConditionCount(h.object) {
+			c := k.Condition(h.object, i)
+			add(self, c.Type, c.Status, c.Reason, c.Message, c.LastTransition, c.LastUpdate)
 		}
 	}
 	for _, rs := range h.replicaSets {
@@ -329,12 +313,6 @@ func (o *observations) observeController(h *obsHead) {
 		for ix := range rs.Status.Conditions {
 			c := &rs.Status.Conditions[ix]
 			add(o.ref("ReplicaSet", rs.Name, rs.UID), string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, time.Time{})
-		}
-	}
-	if rs, ok := h.object.(*appsv1.ReplicaSet); ok {
-		for ix := range rs.Status.Conditions {
-			c := &rs.Status.Conditions[ix]
-			add(self, string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, time.Time{})
 		}
 	}
 }

@@ -3,9 +3,11 @@ package diagnose
 import (
 	"sort"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 )
 
 // RankedChange is a field a new pod template changes, with the risk the engine would give it
@@ -57,21 +59,19 @@ func RankTemplateChanges(root *field.Path, prev, cur *corev1.PodTemplateSpec) []
 	return out
 }
 
-// SignalGapsOf lists the signal gaps of a workload spec not yet applied: obj is a
-// *appsv1.Deployment, *appsv1.StatefulSet or *appsv1.DaemonSet, declared its number of copies
-// (for a DaemonSet, the nodes it would run on) and services those that will select its
-// template. It returns what the engine's signalGaps returns for the same workload when live.
+// SignalGapsOf lists the signal gaps of a workload spec not yet applied: obj is a workload's
+// object (*appsv1.Deployment, ...), declared its number of copies (for a DaemonSet, the nodes
+// it would run on) and services those that will select its template. It returns what the
+// engine's signalGaps returns for the same workload when live, and nil for any other object.
 func SignalGapsOf(obj any, declared int32, services []*corev1.Service) []SignalGap {
-	w := &workload{Object: obj, Declared: declared, Services: services, TemplatePath: field.NewPath("spec", "template")}
-	switch o := obj.(type) {
-	case *appsv1.Deployment:
-		w.Kind, w.Namespace, w.Name, w.Template = "Deployment", o.Namespace, o.Name, &o.Spec.Template
-	case *appsv1.StatefulSet:
-		w.Kind, w.Namespace, w.Name, w.Template = "StatefulSet", o.Namespace, o.Name, &o.Spec.Template
-	case *appsv1.DaemonSet:
-		w.Kind, w.Namespace, w.Name, w.Template = "DaemonSet", o.Namespace, o.Name, &o.Spec.Template
-	default:
+	k := kinds.Of(obj)
+	if k == nil {
 		return nil
+	}
+	m := obj.(metav1.Object)
+	w := &workload{
+		Kind: k.Kind, Namespace: m.GetNamespace(), Name: m.GetName(), Object: obj, Declared: declared, Services: services,
+		Template: k.Template(obj), TemplatePath: k.TemplatePath,
 	}
 	return signalGaps(w)
 }

@@ -11,13 +11,14 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 	"github.com/kubediagnose/kubectl-diagnose/internal/report"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
@@ -29,8 +30,8 @@ type workloadKey struct{ Kind, Namespace, Name string }
 type workloadObject struct {
 	UID      types.UID
 	Template *corev1.PodTemplateSpec
-	// Root is the template's field path in the object; "" is spec.template.
-	Root string
+	// Root is the template's field path in the object (its kind's TemplatePath).
+	Root *field.Path
 }
 
 // dataset is one diagnosed snapshot with everything the screens draw precomputed, so a frame
@@ -252,21 +253,12 @@ func allWorkloadObjects(snap *snapshot.Snapshot) map[workloadKey]workloadObject 
 
 // workloadObjectOf is o's entry in a dataset's objects, when o is a workload's object.
 func workloadObjectOf(o runtime.Object) (workloadKey, workloadObject, bool) {
-	switch d := o.(type) {
-	case *appsv1.Deployment:
-		return workloadKey{"Deployment", d.Namespace, d.Name}, workloadObject{d.UID, &d.Spec.Template, ""}, true
-	case *appsv1.StatefulSet:
-		return workloadKey{"StatefulSet", d.Namespace, d.Name}, workloadObject{d.UID, &d.Spec.Template, ""}, true
-	case *appsv1.DaemonSet:
-		return workloadKey{"DaemonSet", d.Namespace, d.Name}, workloadObject{d.UID, &d.Spec.Template, ""}, true
-	case *appsv1.ReplicaSet:
-		return workloadKey{"ReplicaSet", d.Namespace, d.Name}, workloadObject{d.UID, &d.Spec.Template, ""}, true
-	case *batchv1.Job:
-		return workloadKey{"Job", d.Namespace, d.Name}, workloadObject{d.UID, &d.Spec.Template, ""}, true
-	case *batchv1.CronJob:
-		return workloadKey{"CronJob", d.Namespace, d.Name}, workloadObject{d.UID, &d.Spec.JobTemplate.Spec.Template, "spec.jobTemplate.spec.template"}, true
+	k := kinds.Of(o)
+	if k == nil {
+		return workloadKey{}, workloadObject{}, false
 	}
-	return workloadKey{}, workloadObject{}, false
+	m := o.(metav1.Object)
+	return workloadKey{k.Kind, m.GetNamespace(), m.GetName()}, workloadObject{m.GetUID(), k.Template(o), k.TemplatePath}, true
 }
 
 // sameCells reports whether a row drawn from b would read as one drawn from a, of the same
@@ -297,33 +289,35 @@ func rowsDataset(snap *snapshot.Snapshot, at *time.Time) *dataset {
 		objects: make(map[workloadKey]workloadObject, n), rows: make([]row, 0, n),
 		counts: map[diagnose.Shape]int{}, partial: true,
 	}
-	addRow := func(kind, ns, name string, obj workloadObject, copies string) {
-		k := workloadKey{kind, ns, name}
+	// add lists o with its copies: those that exist of those it declares, "?" when it does not
+	// say, or "…" when its controller counts none of one template (a Job's are runs).
+	add := func(o runtime.Object, existing int32, counted bool) {
+		k, obj, _ := workloadObjectOf(o)
+		copies := "…"
+		if counted {
+			copies = "?/" + strconv.Itoa(int(existing))
+			if n, set := kinds.Named(k.Kind).Declared(o); set {
+				copies = strconv.Itoa(int(existing)) + "/" + strconv.Itoa(int(n))
+			}
+		}
 		ds.objects[k] = obj
+		ns, name := k.Namespace, k.Name
 		ds.rows = append(ds.rows, row{
-			key: k, namespace: Sanitize(ns), workload: kindShort(kind) + "/" + Sanitize(name), name: Sanitize(name),
+			key: k, namespace: Sanitize(ns), workload: kindShort(k.Kind) + "/" + Sanitize(name), name: Sanitize(name),
 			copies: copies, serving: "…", youngest: "…", restarts: "…", suspect: "…", cause: "…",
 			filterText: Sanitize(ns) + "/" + Sanitize(name),
 		})
 	}
-	add := func(kind, ns, name string, uid types.UID, tmpl *corev1.PodTemplateSpec, existing int32, declared *int32) {
-		copies := "?/" + strconv.Itoa(int(existing))
-		if declared != nil {
-			copies = strconv.Itoa(int(existing)) + "/" + strconv.Itoa(int(*declared))
-		}
-		addRow(kind, ns, name, workloadObject{uid, tmpl, ""}, copies)
-	}
 	deployments := make(map[types.UID]bool, len(snap.Deployments))
 	for _, d := range snap.Deployments {
 		deployments[d.UID] = true
-		add("Deployment", d.Namespace, d.Name, d.UID, &d.Spec.Template, d.Status.Replicas, d.Spec.Replicas)
+		add(d, d.Status.Replicas, true)
 	}
 	for _, d := range snap.StatefulSets {
-		add("StatefulSet", d.Namespace, d.Name, d.UID, &d.Spec.Template, d.Status.Replicas, d.Spec.Replicas)
+		add(d, d.Status.Replicas, true)
 	}
 	for _, d := range snap.DaemonSets {
-		desired := d.Status.DesiredNumberScheduled
-		add("DaemonSet", d.Namespace, d.Name, d.UID, &d.Spec.Template, d.Status.CurrentNumberScheduled, &desired)
+		add(d, d.Status.CurrentNumberScheduled, true)
 	}
 	// The engine's workloads besides: ReplicaSets no Deployment of the snapshot owns, CronJobs,
 	// and Jobs no CronJob of the snapshot controls (a source that lists them early has them).
@@ -333,19 +327,19 @@ func rowsDataset(snap *snapshot.Snapshot, at *time.Time) *dataset {
 			owned = owned || deployments[o.UID]
 		}
 		if !owned {
-			add("ReplicaSet", rs.Namespace, rs.Name, rs.UID, &rs.Spec.Template, rs.Status.Replicas, rs.Spec.Replicas)
+			add(rs, rs.Status.Replicas, true)
 		}
 	}
 	cronJobs := map[types.UID]bool{}
 	for _, cj := range snap.CronJobs {
 		cronJobs[cj.UID] = true
-		addRow("CronJob", cj.Namespace, cj.Name, workloadObject{cj.UID, &cj.Spec.JobTemplate.Spec.Template, "spec.jobTemplate.spec.template"}, "…")
+		add(cj, 0, false)
 	}
 	for _, j := range snap.Jobs {
 		if c := metav1.GetControllerOfNoCopy(j); c != nil && c.Kind == "CronJob" && cronJobs[c.UID] {
 			continue
 		}
-		addRow("Job", j.Namespace, j.Name, workloadObject{j.UID, &j.Spec.Template, ""}, "…")
+		add(j, 0, false)
 	}
 	slices.SortFunc(ds.rows, func(a, b row) int {
 		return cmp.Or(cmp.Compare(a.key.Namespace, b.key.Namespace), cmp.Compare(a.key.Name, b.key.Name),
@@ -363,20 +357,13 @@ func rowsDataset(snap *snapshot.Snapshot, at *time.Time) *dataset {
 	return ds
 }
 
-// kindShort abbreviates a workload kind as kubectl does.
+// kindShort abbreviates a kind as kubectl does: a workload kind by its short name, and a
+// Service, which a suspect may name, as svc.
 func kindShort(kind string) string {
-	switch kind {
-	case "Deployment":
-		return "deploy"
-	case "StatefulSet":
-		return "sts"
-	case "DaemonSet":
-		return "ds"
-	case "ReplicaSet":
-		return "rs"
-	case "CronJob":
-		return "cj"
-	case "Service":
+	if k := kinds.Named(kind); k != nil {
+		return k.Short()
+	}
+	if kind == "Service" {
 		return "svc"
 	}
 	return strings.ToLower(kind)

@@ -341,11 +341,7 @@ func (ds *dataset) newSpecView(d *diagnose.Diagnosis, sc *redact.Scope) specView
 	if !ok || obj.Template == nil {
 		return specView{suspect: -1}
 	}
-	root := obj.Root
-	if root == "" {
-		root = "spec.template"
-	}
-	lines, index, err := pathYAML(root, sc.Template(obj.Template))
+	lines, index, err := pathYAML(obj.Root.String(), sc.Template(obj.Template))
 	if err != nil {
 		return specView{lines: []string{Sanitize(err.Error())}, suspect: -1}
 	}

@@ -15,8 +15,8 @@ type Resource struct {
 // and watches, and pods/log, whose tails it gets. A read-only role for the tool is this list;
 // Secrets and ConfigMaps are not in it.
 //
-// Only a test calls Resources: internal/serve's TestManifestsGrantExactlyWhatTheSourceReads holds
-// the ClusterRole in deploy/kubectl-diagnose.yaml to exactly this list.
+// hack/genrbac writes the ClusterRole in deploy/kubectl-diagnose.yaml from this list, and
+// internal/serve's TestManifestsGrantExactlyWhatTheSourceReads holds the role to exactly it.
 func Resources() []Resource {
 	out := make([]Resource, 0, len(kinds)+1)
 	for i := range kinds {

@@ -8,17 +8,13 @@ import (
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
+	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 )
 
 // liveTemplate is the pod template of a live workload: its current revision.
 func liveTemplate(obj any) *corev1.PodTemplateSpec {
-	switch o := obj.(type) {
-	case *appsv1.Deployment:
-		return &o.Spec.Template
-	case *appsv1.StatefulSet:
-		return &o.Spec.Template
-	case *appsv1.DaemonSet:
-		return &o.Spec.Template
+	if k := kinds.Of(obj); k != nil {
+		return k.Template(obj)
 	}
 	return nil
 }

@@ -7,9 +7,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/fieldpath"
+	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -173,45 +176,30 @@ func (ws *workloads) find(kind, namespace, name string) *workload {
 	return &workload{spec: o.spec, fields: fields, known: sortedKnown(set)}
 }
 
+// currentRevision names the revision of a Deployment or StatefulSet whose template the object
+// holds, as find tells it among the older ones; "" for the other kinds.
+func currentRevision(o runtime.Object) string {
+	switch o := o.(type) {
+	case *appsv1.Deployment:
+		return o.Annotations[revisionAnnotation]
+	case *appsv1.StatefulSet:
+		return o.Status.UpdateRevision
+	}
+	return ""
+}
+
 // of returns the index of one kind's objects.
 func (ws *workloads) of(kind string) map[objectKey]object {
 	if m, ok := ws.objects[kind]; ok {
 		return m
 	}
-	s := ws.s
 	var m map[objectKey]object
-	add := func(namespace, name string, o object) { m[objectKey{kind, namespace, name}] = o }
-	switch kind {
-	case "Deployment":
-		m = make(map[objectKey]object, len(s.Deployments))
-		for _, o := range s.Deployments {
-			add(o.Namespace, o.Name, object{o.UID, &o.Spec.Template.Spec, o.Annotations[revisionAnnotation]})
-		}
-	case "StatefulSet":
-		m = make(map[objectKey]object, len(s.StatefulSets))
-		for _, o := range s.StatefulSets {
-			add(o.Namespace, o.Name, object{o.UID, &o.Spec.Template.Spec, o.Status.UpdateRevision})
-		}
-	case "DaemonSet":
-		m = make(map[objectKey]object, len(s.DaemonSets))
-		for _, o := range s.DaemonSets {
-			add(o.Namespace, o.Name, object{o.UID, &o.Spec.Template.Spec, ""})
-		}
-	case "ReplicaSet":
-		m = make(map[objectKey]object, len(s.ReplicaSets))
-		for _, o := range s.ReplicaSets {
-			add(o.Namespace, o.Name, object{o.UID, &o.Spec.Template.Spec, ""})
-		}
-	case "Job":
-		m = make(map[objectKey]object, len(s.Jobs))
-		for _, o := range s.Jobs {
-			add(o.Namespace, o.Name, object{o.UID, &o.Spec.Template.Spec, ""})
-		}
-	case "CronJob":
-		m = make(map[objectKey]object, len(s.CronJobs))
-		for _, o := range s.CronJobs {
-			add(o.Namespace, o.Name, object{o.UID, &o.Spec.JobTemplate.Spec.Template.Spec, ""})
-		}
+	if sk, wk := snapshot.KindNamed(kind), kinds.Named(kind); sk != nil && wk != nil {
+		m = make(map[objectKey]object, sk.Len(ws.s))
+		sk.Each(ws.s, func(o runtime.Object) {
+			mo := o.(metav1.Object)
+			m[objectKey{kind, mo.GetNamespace(), mo.GetName()}] = object{mo.GetUID(), &wk.Template(o).Spec, currentRevision(o)}
+		})
 	}
 	if ws.objects == nil {
 		ws.objects = map[string]map[objectKey]object{}

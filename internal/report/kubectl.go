@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/util/jsonpath"
 
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
+	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 )
 
 // The kubectl output formats -o accepts besides Formats: name, and the template formats
@@ -95,8 +96,8 @@ func contains(xs []string, x string) bool {
 
 // workloadGroup is the API group and version of a workload kind the engine diagnoses.
 func workloadGroup(kind string) string {
-	if kind == "Job" || kind == "CronJob" {
-		return "batch/v1"
+	if k := kinds.Named(kind); k != nil {
+		return k.GVK.GroupVersion().String()
 	}
 	return "apps/v1"
 }

@@ -10,12 +10,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 )
 
 // Kind is one kind of object a snapshot holds. Kinds is the whole list; the dump reader and
 // writer, the filters, the indexes, the reference-time scan and the live source range over it,
-// so adding a kind is adding one entry. Secrets and ConfigMaps are deliberately absent: the tool
-// never reads them.
+// so adding a kind is adding one entry (and, for a workload kind, its adapter in
+// internal/kinds, whose names the entry takes). Secrets and ConfigMaps are deliberately
+// absent: the tool never reads them.
 type Kind struct {
 	// Kind is the object kind ("Deployment"), GVK its group, version and kind.
 	Kind string
@@ -212,7 +215,6 @@ func entry[T any, P object[T]](k Kind, slice func(s *Snapshot) *[]P) Kind {
 
 var (
 	apps      = appsv1.SchemeGroupVersion
-	batch     = batchv1.SchemeGroupVersion
 	core      = corev1.SchemeGroupVersion
 	discovery = discoveryv1.SchemeGroupVersion
 	policy    = policyv1.SchemeGroupVersion
@@ -220,34 +222,22 @@ var (
 
 // Kinds lists every kind a snapshot holds, in the order sources read them.
 var Kinds = []Kind{
-	entry(Kind{
-		Kind: "Deployment", GVK: apps.WithKind("Deployment"), Resource: "deployments", File: "deployments.json",
-		Workload: true, Selectable: true,
-	}, func(s *Snapshot) *[]*appsv1.Deployment { return &s.Deployments }),
-	entry(Kind{
-		Kind: "StatefulSet", GVK: apps.WithKind("StatefulSet"), Resource: "statefulsets", File: "statefulsets.json",
-		Workload: true, Selectable: true,
-	}, func(s *Snapshot) *[]*appsv1.StatefulSet { return &s.StatefulSets }),
-	entry(Kind{
-		Kind: "DaemonSet", GVK: apps.WithKind("DaemonSet"), Resource: "daemonsets", File: "daemonsets.json",
-		Workload: true, Selectable: true,
-	}, func(s *Snapshot) *[]*appsv1.DaemonSet { return &s.DaemonSets }),
-	entry(Kind{
-		Kind: "ReplicaSet", GVK: apps.WithKind("ReplicaSet"), Resource: "replicasets", File: "replicasets.json",
-		Workload: true, Follows: "Deployment", ByOwner: true,
-	}, func(s *Snapshot) *[]*appsv1.ReplicaSet { return &s.ReplicaSets }),
+	entry(workload(&kinds.Deployment, Kind{File: "deployments.json", Selectable: true}),
+		func(s *Snapshot) *[]*appsv1.Deployment { return &s.Deployments }),
+	entry(workload(&kinds.StatefulSet, Kind{File: "statefulsets.json", Selectable: true}),
+		func(s *Snapshot) *[]*appsv1.StatefulSet { return &s.StatefulSets }),
+	entry(workload(&kinds.DaemonSet, Kind{File: "daemonsets.json", Selectable: true}),
+		func(s *Snapshot) *[]*appsv1.DaemonSet { return &s.DaemonSets }),
+	entry(workload(&kinds.ReplicaSet, Kind{File: "replicasets.json", ByOwner: true}),
+		func(s *Snapshot) *[]*appsv1.ReplicaSet { return &s.ReplicaSets }),
 	entry(Kind{
 		Kind: "ControllerRevision", GVK: apps.WithKind("ControllerRevision"), Resource: "controllerrevisions",
 		File: "controllerrevisions.json", ByOwner: true,
 	}, func(s *Snapshot) *[]*appsv1.ControllerRevision { return &s.ControllerRevisions }),
-	entry(Kind{
-		Kind: "CronJob", GVK: batch.WithKind("CronJob"), Resource: "cronjobs", File: "cronjobs.json",
-		Workload: true, Selectable: true,
-	}, func(s *Snapshot) *[]*batchv1.CronJob { return &s.CronJobs }),
-	entry(Kind{
-		Kind: "Job", GVK: batch.WithKind("Job"), Resource: "jobs", File: "jobs.json",
-		Workload: true, Follows: "CronJob", ByOwner: true,
-	}, func(s *Snapshot) *[]*batchv1.Job { return &s.Jobs }),
+	entry(workload(&kinds.CronJob, Kind{File: "cronjobs.json", Selectable: true}),
+		func(s *Snapshot) *[]*batchv1.CronJob { return &s.CronJobs }),
+	entry(workload(&kinds.Job, Kind{File: "jobs.json", ByOwner: true}),
+		func(s *Snapshot) *[]*batchv1.Job { return &s.Jobs }),
 	entry(Kind{
 		Kind: "Pod", GVK: core.WithKind("Pod"), Resource: "pods", File: "pods.json", ByOwner: true, KeepUnread: true,
 	}, func(s *Snapshot) *[]*corev1.Pod { return &s.Pods }),
@@ -278,6 +268,12 @@ var Kinds = []Kind{
 		Kind: "PersistentVolume", GVK: core.WithKind("PersistentVolume"), Resource: "persistentvolumes",
 		File: "persistentvolumes.json", Cluster: true, KeepUnread: true,
 	}, func(s *Snapshot) *[]*corev1.PersistentVolume { return &s.PersistentVolumes }),
+}
+
+// workload fills a workload kind's entry from its adapter: its names, and the kind it follows.
+func workload(w *kinds.Workload, k Kind) Kind {
+	k.Kind, k.GVK, k.Resource, k.Workload, k.Follows = w.Kind, w.GVK, w.Resource, true, w.ControlledBy
+	return k
 }
 
 // KindFor returns the entry of a group, version and kind, or nil for a kind a snapshot does not

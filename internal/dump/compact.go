@@ -66,7 +66,7 @@ var compactKinds = func() map[schema.GroupVersionKind]bool {
 
 var (
 	// Unmarshalers that read a value's tokens, not its text: the leaf decoders of
-	// decode_types.go and IntOrString (a string or a number).
+	// decode_fast.go and IntOrString (a string or a number).
 	tokenUnmarshalers = map[reflect.Type]bool{
 		reflect.TypeFor[metav1.Time]():        true,
 		reflect.TypeFor[metav1.MicroTime]():   true,

@@ -3,9 +3,7 @@ package dump
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"hash/maphash"
-	"io"
 	"runtime"
 	"sync"
 
@@ -14,8 +12,6 @@ import (
 	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kjson "sigs.k8s.io/json"
-
-	jsoniter "github.com/json-iterator/go"
 
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
@@ -169,45 +165,13 @@ func newObject(gvk schema.GroupVersionKind) k8sruntime.Object {
 	return nil
 }
 
-// fastJSON decodes as the deserializer's decoder does on the input the reader hands it (valid
-// JSON of one object), keys matched with their case, about 2.5 times as fast; the Kubernetes
-// API machinery used this configuration before sigs.k8s.io/json.
-// typeDecoders take over the leaf types of timestamps and quantities. fastJSON skips
-// managedFields, which the reader drops; fastJSONKeep, for the kinds that keep them (Services,
-// see snapshot.TrimManagedFields), decodes them.
-//
-// The plain variants read the keys of structs of more than ten fields (ObjectMeta, PodSpec,
-// Container, the statuses: most keys of a pod) in place instead of as a new string each,
-// which then only serves a map look-up and is garbage; they do not unescape keys, so they
-// take only text without a backslash, where a key is its bytes either way.
-var (
-	fastJSON          = newFastJSON(true, false)
-	fastJSONKeep      = newFastJSON(false, false)
-	fastJSONPlain     = newFastJSON(true, true)
-	fastJSONKeepPlain = newFastJSON(false, true)
-)
-
-func newFastJSON(skipManaged, plainKeys bool) jsoniter.API {
-	api := jsoniter.Config{CaseSensitive: true, ObjectFieldMustBeSimpleString: plainKeys}.Froze()
-	api.RegisterExtension(&typeDecoders{})
-	if skipManaged {
-		api.RegisterExtension(&skipManagedFields{})
-	}
-	// Every variant decodes strings and optional numbers so (null as the deserializer takes
-	// it); only the plain ones attach the blocks (unmarshal).
-	api.RegisterExtension(&plainStrings{})
-	api.RegisterExtension(&fewerAllocs{api: api})
-	return api
-}
-
 // decodeObject decodes one object of a kind the reader keeps straight into its type, as the
 // scheme's universal deserializer does for JSON without defaulting or conversion: keys
 // matched with their case, the types' own unmarshalers (Quantity, Time, IntOrString,
 // RawExtension), without the deserializer's two extra passes over the text to recognize it and
-// find its kind. Input the fast decoder refuses is decoded again by the deserializer's own
-// decoder (sigs.k8s.io/json), whose error is the one reported. FuzzDecodeObject and
-// TestDecodeObjectAgreesWithDeserializer hold it to the deserializer, managedFields aside:
-// they are checked and skipped where the reader drops them.
+// find its kind. It decodes with decodeFast (decode_fast.go, whose doc states the contract);
+// input it refuses is decoded again by the deserializer's own decoder (sigs.k8s.io/json),
+// whose error is the one reported.
 func decodeObject(raw []byte, gvk schema.GroupVersionKind) (k8sruntime.Object, error) {
 	obj := newObject(gvk)
 	if obj == nil {
@@ -216,19 +180,7 @@ func decodeObject(raw []byte, gvk schema.GroupVersionKind) (k8sruntime.Object, e
 		return o, err
 	}
 	_, keep := obj.(*corev1.Service)
-	plain := bytes.IndexByte(raw, '\\') < 0
-	var api jsoniter.API
-	switch {
-	case keep && plain:
-		api = fastJSONKeepPlain
-	case keep:
-		api = fastJSONKeep
-	case plain:
-		api = fastJSONPlain
-	default:
-		api = fastJSON
-	}
-	if unmarshal(api, raw, obj, plain) == nil {
+	if decodeFast(raw, obj, keep) == nil {
 		return obj, nil
 	}
 	obj = newObject(gvk)
@@ -236,28 +188,6 @@ func decodeObject(raw []byte, gvk schema.GroupVersionKind) (k8sruntime.Object, e
 		return nil, err
 	}
 	return obj, nil
-}
-
-// unmarshal is api.Unmarshal, with the strings of plain text put in shared blocks.
-func unmarshal(api jsoniter.API, raw []byte, obj any, plain bool) error {
-	if !plain {
-		return api.Unmarshal(raw, obj)
-	}
-	iter := api.BorrowIterator(raw)
-	defer api.ReturnIterator(iter)
-	sb := blockPool.Get().(*stringBlocks)
-	defer blockPool.Put(sb)
-	iter.Attachment = sb
-	iter.ReadVal(obj)
-	// What Unmarshal does after ReadVal.
-	if iter.WhatIsNext() == jsoniter.InvalidValue && errors.Is(iter.Error, io.EOF) {
-		return nil
-	}
-	if iter.Error != nil {
-		return iter.Error
-	}
-	iter.ReportError("Unmarshal", "there are bytes left after unmarshal")
-	return iter.Error
 }
 
 // decodeJob is one step of a file's read: an object, decoded by the pool (pooled; done is

@@ -3,15 +3,10 @@ package live
 import (
 	"context"
 
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/pager"
 )
@@ -29,7 +24,7 @@ type calls struct {
 var kindCalls = map[string]calls{
 	"Deployment": {
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return fastPageFunc[appsv1.DeploymentList](c, appsGroup, "deployments", "DeploymentList", ns, pageFunc(c.AppsV1().Deployments(ns).List))
+			return pageFunc(c.AppsV1().Deployments(ns).List)
 		},
 		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
 			return c.AppsV1().Deployments(ns).Watch
@@ -37,7 +32,7 @@ var kindCalls = map[string]calls{
 	},
 	"StatefulSet": {
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return fastPageFunc[appsv1.StatefulSetList](c, appsGroup, "statefulsets", "StatefulSetList", ns, pageFunc(c.AppsV1().StatefulSets(ns).List))
+			return pageFunc(c.AppsV1().StatefulSets(ns).List)
 		},
 		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
 			return c.AppsV1().StatefulSets(ns).Watch
@@ -45,7 +40,7 @@ var kindCalls = map[string]calls{
 	},
 	"DaemonSet": {
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return fastPageFunc[appsv1.DaemonSetList](c, appsGroup, "daemonsets", "DaemonSetList", ns, pageFunc(c.AppsV1().DaemonSets(ns).List))
+			return pageFunc(c.AppsV1().DaemonSets(ns).List)
 		},
 		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
 			return c.AppsV1().DaemonSets(ns).Watch
@@ -53,7 +48,7 @@ var kindCalls = map[string]calls{
 	},
 	"ReplicaSet": {
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return fastPageFunc[appsv1.ReplicaSetList](c, appsGroup, "replicasets", "ReplicaSetList", ns, pageFunc(c.AppsV1().ReplicaSets(ns).List))
+			return pageFunc(c.AppsV1().ReplicaSets(ns).List)
 		},
 		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
 			return c.AppsV1().ReplicaSets(ns).Watch
@@ -61,7 +56,7 @@ var kindCalls = map[string]calls{
 	},
 	"ControllerRevision": {
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return fastPageFunc[appsv1.ControllerRevisionList](c, appsGroup, "controllerrevisions", "ControllerRevisionList", ns, pageFunc(c.AppsV1().ControllerRevisions(ns).List))
+			return pageFunc(c.AppsV1().ControllerRevisions(ns).List)
 		},
 		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
 			return c.AppsV1().ControllerRevisions(ns).Watch
@@ -69,7 +64,7 @@ var kindCalls = map[string]calls{
 	},
 	"CronJob": {
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return fastPageFunc[batchv1.CronJobList](c, batchGroup, "cronjobs", "CronJobList", ns, pageFunc(c.BatchV1().CronJobs(ns).List))
+			return pageFunc(c.BatchV1().CronJobs(ns).List)
 		},
 		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
 			return c.BatchV1().CronJobs(ns).Watch
@@ -77,25 +72,25 @@ var kindCalls = map[string]calls{
 	},
 	"Job": {
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return fastPageFunc[batchv1.JobList](c, batchGroup, "jobs", "JobList", ns, pageFunc(c.BatchV1().Jobs(ns).List))
+			return pageFunc(c.BatchV1().Jobs(ns).List)
 		},
 		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext { return c.BatchV1().Jobs(ns).Watch },
 	},
 	"Pod": {
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return fastPageFunc[corev1.PodList](c, coreGroup, "pods", "PodList", ns, pageFunc(c.CoreV1().Pods(ns).List))
+			return podsApart(pageFunc(c.CoreV1().Pods(ns).List))
 		},
 		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext { return c.CoreV1().Pods(ns).Watch },
 	},
 	"Event": {
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return fastPageFunc[corev1.EventList](c, coreGroup, "events", "EventList", ns, pageFunc(c.CoreV1().Events(ns).List))
+			return pageFunc(c.CoreV1().Events(ns).List)
 		},
 		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext { return c.CoreV1().Events(ns).Watch },
 	},
 	"Service": {
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return fastPageFunc[corev1.ServiceList](c, coreGroup, "services", "ServiceList", ns, pageFunc(c.CoreV1().Services(ns).List))
+			return pageFunc(c.CoreV1().Services(ns).List)
 		},
 		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
 			return c.CoreV1().Services(ns).Watch
@@ -103,7 +98,7 @@ var kindCalls = map[string]calls{
 	},
 	"PersistentVolumeClaim": {
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return fastPageFunc[corev1.PersistentVolumeClaimList](c, coreGroup, "persistentvolumeclaims", "PersistentVolumeClaimList", ns, pageFunc(c.CoreV1().PersistentVolumeClaims(ns).List))
+			return pageFunc(c.CoreV1().PersistentVolumeClaims(ns).List)
 		},
 		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
 			return c.CoreV1().PersistentVolumeClaims(ns).Watch
@@ -111,7 +106,7 @@ var kindCalls = map[string]calls{
 	},
 	"ResourceQuota": {
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return fastPageFunc[corev1.ResourceQuotaList](c, coreGroup, "resourcequotas", "ResourceQuotaList", ns, pageFunc(c.CoreV1().ResourceQuotas(ns).List))
+			return pageFunc(c.CoreV1().ResourceQuotas(ns).List)
 		},
 		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
 			return c.CoreV1().ResourceQuotas(ns).Watch
@@ -119,7 +114,7 @@ var kindCalls = map[string]calls{
 	},
 	"EndpointSlice": {
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return fastPageFunc[discoveryv1.EndpointSliceList](c, discoveryGroup, "endpointslices", "EndpointSliceList", ns, pageFunc(c.DiscoveryV1().EndpointSlices(ns).List))
+			return pageFunc(c.DiscoveryV1().EndpointSlices(ns).List)
 		},
 		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
 			return c.DiscoveryV1().EndpointSlices(ns).Watch
@@ -127,21 +122,21 @@ var kindCalls = map[string]calls{
 	},
 	"PodDisruptionBudget": {
 		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return fastPageFunc[policyv1.PodDisruptionBudgetList](c, policyGroup, "poddisruptionbudgets", "PodDisruptionBudgetList", ns, pageFunc(c.PolicyV1().PodDisruptionBudgets(ns).List))
+			return pageFunc(c.PolicyV1().PodDisruptionBudgets(ns).List)
 		},
 		watch: func(c kubernetes.Interface, ns string) cache.WatchFuncWithContext {
 			return c.PolicyV1().PodDisruptionBudgets(ns).Watch
 		},
 	},
 	"Node": {
-		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return fastPageFunc[corev1.NodeList](c, coreGroup, "nodes", "NodeList", ns, pageFunc(c.CoreV1().Nodes().List))
+		list: func(c kubernetes.Interface, _ string) pager.ListPageFunc {
+			return pageFunc(c.CoreV1().Nodes().List)
 		},
 		watch: func(c kubernetes.Interface, _ string) cache.WatchFuncWithContext { return c.CoreV1().Nodes().Watch },
 	},
 	"PersistentVolume": {
-		list: func(c kubernetes.Interface, ns string) pager.ListPageFunc {
-			return fastPageFunc[corev1.PersistentVolumeList](c, coreGroup, "persistentvolumes", "PersistentVolumeList", ns, pageFunc(c.CoreV1().PersistentVolumes().List))
+		list: func(c kubernetes.Interface, _ string) pager.ListPageFunc {
+			return pageFunc(c.CoreV1().PersistentVolumes().List)
 		},
 		watch: func(c kubernetes.Interface, _ string) cache.WatchFuncWithContext {
 			return c.CoreV1().PersistentVolumes().Watch
@@ -155,9 +150,28 @@ func pageFunc[L runtime.Object](fn func(ctx context.Context, opts metav1.ListOpt
 	}
 }
 
-// The REST clients of the groups the tool reads, for fastPageFunc.
-func coreGroup(c *groupsClient) rest.Interface      { return c.core.RESTClient() }
-func appsGroup(c *groupsClient) rest.Interface      { return c.apps.RESTClient() }
-func batchGroup(c *groupsClient) rest.Interface     { return c.batch.RESTClient() }
-func discoveryGroup(c *groupsClient) rest.Interface { return c.discovery.RESTClient() }
-func policyGroup(c *groupsClient) rest.Interface    { return c.policy.RESTClient() }
+// podsApart is list with each pod of a page copied into an allocation of its own, not left an
+// item of the list's one array: a watch stores the first read's very pods, and one array of a
+// namespace's pods stayed reachable as long as any one of them was, and with it every field of
+// the pods the informers had since replaced (a 20k-pod namespace: a 25 MB array holding up to
+// 5 KB more for each pod changed since the read). The copy is shallow: what a pod points to
+// (its strings, slices and maps) is allocated apart by the decoder already.
+func podsApart(list pager.ListPageFunc) pager.ListPageFunc {
+	return func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+		o, err := list(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		pods, ok := o.(*corev1.PodList)
+		if !ok {
+			return o, nil
+		}
+		l := &metav1.List{ListMeta: pods.ListMeta, Items: make([]runtime.RawExtension, len(pods.Items))}
+		for i := range pods.Items {
+			p := new(corev1.Pod)
+			*p = pods.Items[i]
+			l.Items[i].Object = p
+		}
+		return l, nil
+	}
+}

@@ -459,8 +459,7 @@ func (s *Source) fatal(err error) error {
 
 // readingBody reports whether err came while an answer's body was read: the server answered,
 // and the timeout cut the answer short. The words are client-go's (rest.Request's
-// transformResponse, and fastPageFunc, which words it the same) and net/http's (an
-// http.Client's Timeout while the body is read).
+// transformResponse) and net/http's (an http.Client's Timeout while the body is read).
 func readingBody(err error) bool {
 	msg := err.Error()
 	return strings.Contains(msg, "error when reading response body") || strings.Contains(msg, "while reading body")

@@ -1,5 +1,8 @@
 package dump
 
+// The slice and map decoders of the fork in decode_fast.go, under its contract and its
+// equivalence tests.
+
 import (
 	"reflect"
 	"sync"

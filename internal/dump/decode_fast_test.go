@@ -8,14 +8,17 @@ import (
 	jsoniter "github.com/json-iterator/go"
 	"github.com/modern-go/reflect2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // TestFewerAllocationsDecoders: every variant of the fast decoder decodes slices, maps with
-// string keys and IntOrString with the decoders of decode_exact.go and decode_types.go, not
-// json-iterator's (which they would silently stay if a new json-iterator laid its decoders
-// out otherwise), and a slice decoded holds no room beyond its elements.
+// string keys, timestamps, quantities, IntOrString, strings and optional numbers with the
+// decoders of decode_fast.go and decode_fast_exact.go, not json-iterator's (which they would
+// silently stay if a new json-iterator laid its decoders out otherwise), and a slice decoded
+// holds no room beyond its elements.
 func TestFewerAllocationsDecoders(t *testing.T) {
 	for i, api := range []jsoniter.API{fastJSON, fastJSONKeep, fastJSONPlain, fastJSONKeepPlain} {
 		for _, c := range []struct {
@@ -27,6 +30,13 @@ func TestFewerAllocationsDecoders(t *testing.T) {
 			{&map[string]string{}, "dump.stringMapDecoder"},
 			{&corev1.ResourceList{}, "*dump.stringKeyMapDecoder"},
 			{&intstr.IntOrString{}, "dump.intOrStringDecoder"},
+			{&metav1.Time{}, "dump.timeDecoder"},
+			{&metav1.MicroTime{}, "dump.timeDecoder"},
+			{&resource.Quantity{}, "dump.quantityDecoder"},
+			{new(string), "dump.blockString"},
+			{new(corev1.PodPhase), "dump.blockString"},
+			{new(*int64), "dump.blockInt64Ptr"},
+			{new(*bool), "dump.blockBoolPtr"},
 			{&[]byte{}, "*jsoniter.base64Codec"},
 			{&[]corev1.Container{}, "*dump.exactSlice"},
 		} {

@@ -46,24 +46,15 @@ func (d *dialLoop) String() string {
 // detail is String with the last failing line.
 func (d *dialLoop) detail() string { return d.String() + ": " + d.Line }
 
-// envEndpoints maps each host:port that a plain env value of the copy names (lower case) to
-// the variable's name. Values from Secrets and ConfigMaps are never read.
+// envEndpoints maps each host:port that a plain env value of the copy names
+// (facts.EnvEndpoints) to the variable's name, the last that names it.
 func envEndpoints(p *corev1.Pod) map[string]string {
 	var eps map[string]string
-	for ci := range p.Spec.Containers {
-		for _, e := range p.Spec.Containers[ci].Env {
-			if e.ValueFrom != nil || !strings.Contains(e.Value, ":") {
-				continue
-			}
-			for _, t := range facts.Values(e.Value) {
-				if (t.Kind == facts.ValueHostPort || t.Kind == facts.ValueURL) && t.Host != "" && t.Port != "" && !loopback(strings.ToLower(t.Host)) {
-					if eps == nil {
-						eps = map[string]string{}
-					}
-					eps[strings.ToLower(t.Host)+":"+t.Port] = e.Name
-				}
-			}
+	for _, ep := range facts.EnvEndpoints(&p.Spec) {
+		if eps == nil {
+			eps = map[string]string{}
 		}
+		eps[ep.Host+":"+ep.Port] = ep.Variable
 	}
 	return eps
 }

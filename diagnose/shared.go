@@ -267,7 +267,7 @@ func dialedHost(text string, toks []facts.Value, own map[string]bool) (string, s
 			w, rest = w[:j], w[j:]
 		}
 		w = strings.ToLower(strings.TrimSuffix(w, "."))
-		if w != "" && hostChars(w) && !loopback(w) && !facts.IsIP(w) &&
+		if w != "" && hostChars(w) && !facts.Loopback(w) && !facts.IsIP(w) &&
 			(!rf.tail || strings.HasPrefix(rest, ":") || strings.HasPrefix(rest, " on ")) {
 			return w, ""
 		}
@@ -277,7 +277,7 @@ func dialedHost(text string, toks []facts.Value, own map[string]bool) (string, s
 			// A name the line writes with capitals is code (a Java or Python class path,
 			// com.mysql.cj.jdbc.exceptions.CommunicationsException), not a host: hosts are
 			// written in lower case, and the values are lowered.
-			if t.Kind != kind || t.Host == "" || own[t.Host] || loopback(t.Host) || !hostChars(t.Host) || !strings.Contains(text, t.Host) {
+			if t.Kind != kind || t.Host == "" || own[t.Host] || facts.Loopback(t.Host) || !hostChars(t.Host) || !strings.Contains(text, t.Host) {
 				continue
 			}
 			if kind == facts.ValueHost && !strings.Contains(t.Host, ".") {
@@ -303,11 +303,6 @@ func hostChars(s string) bool {
 	return s != "" && s[0] != '-' && s[0] != '.'
 }
 
-// loopback reports a host that is the copy itself: a dependency there is in the pod.
-func loopback(h string) bool {
-	return h == "localhost" || strings.HasPrefix(h, "127.") || h == "::1" || h == "0.0.0.0"
-}
-
 // templateEndpoint is the one endpoint the template's plain env values name, for failures that
 // name none ("Error 1040: Too many connections"): narrowed to the kind of server the failures
 // name when several are set; "" when none, or several remain.
@@ -331,7 +326,7 @@ func (r *ranker) templateEndpoint(dialing []*signal) (string, string) {
 				hostChars(e.Value) && strings.ContainsAny(strings.ToLower(e.Value), "abcdefghijklmnopqrstuvwxyz") {
 				host = strings.ToLower(e.Value) // DB_HOST=mysql: a Service in the namespace
 			}
-			if host == "" || loopback(host) || r.in.OwnHosts[host] {
+			if host == "" || facts.Loopback(host) || r.in.OwnHosts[host] {
 				continue
 			}
 			if !slices.ContainsFunc(eps, func(o endpoint) bool { return o.host == host }) {

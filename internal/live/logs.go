@@ -3,8 +3,6 @@ package live
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -15,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -147,7 +146,7 @@ func candidateOf(p *corev1.Pod, rsByUID func(types.UID) *appsv1.ReplicaSet) (can
 		return candidate{}, false
 	}
 	ready := !failing(p)
-	if ready && (p.Status.Phase != corev1.PodRunning || !namesEndpoint(p)) {
+	if ready && (p.Status.Phase != corev1.PodRunning || len(facts.EnvEndpoints(&p.Spec)) == 0) {
 		return candidate{}, false
 	}
 	reqs := containerLogRequests(p)
@@ -159,36 +158,6 @@ func candidateOf(p *corev1.Pod, rsByUID func(types.UID) *appsv1.ReplicaSet) (can
 		return candidate{p, ref, "", reqs, true}, true
 	}
 	return candidate{p, ref, failureSignature(p, revision), reqs, false}, true
-}
-
-// namesEndpoint reports whether a plain env value of the copy's containers holds a host:port
-// or a URL with a port, off the copy itself. Values from Secrets and ConfigMaps are not read.
-func namesEndpoint(p *corev1.Pod) bool {
-	for ci := range p.Spec.Containers {
-		for _, e := range p.Spec.Containers[ci].Env {
-			if e.ValueFrom != nil || !strings.Contains(e.Value, ":") {
-				continue
-			}
-			host, port := "", ""
-			if u, err := url.Parse(e.Value); err == nil && u.Host != "" {
-				host, port = u.Hostname(), u.Port()
-			} else if h, p, err := net.SplitHostPort(e.Value); err == nil {
-				host, port = h, p
-			}
-			if host == "" || port == "" || strings.Trim(port, "0123456789") != "" {
-				continue
-			}
-			ip := net.ParseIP(host)
-			if ip == nil && !strings.ContainsAny(strings.ToLower(host), "abcdefghijklmnopqrstuvwxyz") {
-				// No letter and no IP address: a time of day ("02:30"), a ratio.
-				continue
-			}
-			if host != "localhost" && (ip == nil || !ip.IsLoopback() && !ip.IsUnspecified()) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // pickCopies samples one workload's failing copies, one of each way of failing first.

@@ -67,6 +67,10 @@ func TestReadyCopiesNamingAnEndpointHaveOneLogRead(t *testing.T) {
 			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}, Key: "addr"},
 		}}}, false},
 		{"a time of day", []corev1.EnvVar{plain("WINDOW", "02:30")}, false},
+		// Where this filter's own parse and the engine's used to disagree (facts.EnvEndpoints
+		// is now both): host:ports among other words are endpoints, a file and line is not.
+		{"host:ports in a longer value", []corev1.EnvVar{plain("PEERS", "cache-0.cache:6379,cache-1.cache:6379")}, true},
+		{"a file and line", []corev1.EnvVar{plain("BREAKPOINT", "handlers.go:71")}, false},
 		{"no env", nil, false},
 	}
 	for _, tt := range tests {

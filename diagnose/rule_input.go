@@ -1,9 +1,13 @@
 package diagnose
 
 import (
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
@@ -16,7 +20,7 @@ func specInput(w *workload) rules.Input {
 	}
 	return rules.Input{
 		Object: w.object(), Kind: w.Kind, Namespace: w.Namespace, Name: w.Name,
-		Workload: w.Object, Declared: w.Declared, Shape: rules.Shape(w.Shape),
+		Declared: w.Declared, Shape: rules.Shape(w.Shape), RollingUpdate: rollingUpdate(w.Object),
 		Template: w.Template, TemplatePath: tp, SpecPath: specOf(tp), ClaimTemplates: w.VolumeClaimTemplates,
 		Services: w.Services, UnmatchedServices: w.UnmatchedServices, NearbyServices: w.NearbyServices,
 		Claims: w.Claims,
@@ -27,7 +31,7 @@ func specInput(w *workload) rules.Input {
 // detector reads this and never the workload or the snapshot.
 func newRuleInput(w *workload, signals []*signal) rules.Input {
 	in := specInput(w)
-	in.Signals, in.Pods, in.CurrentPods = signals, w.Pods, w.CurrentPods
+	in.Signals = signals
 	in.Changes, in.OwnChanges = w.Changes, w.OwnChanges
 	in.CurrentRevision, in.LastServingRevision = w.CurrentRevision, w.LastServingRevision
 	in.Served = w.cls.LastServing != nil || w.cls.ServedEarly
@@ -47,14 +51,26 @@ func newRuleInput(w *workload, signals []*signal) rules.Input {
 		ex := excludedNodes(&w.Template.Spec, in.Nodes)
 		in.Excluded = rules.NodeExclusion{Selector: ex.selector, Taint: ex.taint, Taints: ex.taints}
 	}
-	if len(w.cls.copies) > 0 {
-		in.Copies = w.texts.copyRoom(len(w.cls.copies))
-		for i, f := range w.cls.copies {
-			in.Copies[i] = rules.Copy{Pod: f.Pod, Current: f.Current, Active: f.Active, Dies: f.Dies, Age: f.Age}
-			if lt := f.LastTerminated; lt != nil {
-				in.Copies[i].Terminated = true
-				in.Copies[i].LastTerminated = rules.Termination{Container: lt.Container(), Init: lt.Init, ExitCode: lt.ExitCode, Reason: lt.Reason}
-			}
+	// One copy per pod, in w.Pods' order (a signal's lines number them so); what the copy
+	// classification read (copyFacts) where it ran, as a workload's diagnosis always does.
+	if len(w.Pods) > 0 {
+		in.Copies = w.texts.copyRoom(len(w.Pods))
+	}
+	for i, p := range w.Pods {
+		c := &in.Copies[i]
+		*c = rules.Copy{
+			Name: p.Name, Node: p.Spec.NodeName, Active: facts.PodActive(p), Ready: facts.PodReady(p),
+			SchedulerAnswered: hasCondition(p, corev1.PodScheduled), OwnExits: ownExits(p),
+		}
+		if i >= len(w.cls.copies) {
+			c.Current = slices.Contains(w.CurrentPods, p)
+			continue
+		}
+		f := w.cls.copies[i]
+		c.Current, c.Dies, c.Age = f.Current, f.Dies, f.Age
+		if lt := f.LastTerminated; lt != nil {
+			c.Terminated = true
+			c.LastTerminated = rules.Termination{Container: lt.Container(), Init: lt.Init, ExitCode: lt.ExitCode, Reason: lt.Reason}
 		}
 	}
 	in.OwnHosts = map[string]bool{}
@@ -70,6 +86,39 @@ func newRuleInput(w *workload, signals []*signal) rules.Input {
 		}
 	}
 	return in
+}
+
+// rollingUpdate says the workload object replaces its copies by a rolling update that starts a
+// new copy while an old one runs: a Deployment whose strategy is not Recreate.
+func rollingUpdate(obj any) bool {
+	d, ok := obj.(*appsv1.Deployment)
+	return ok && d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType
+}
+
+// hasCondition reports whether the pod has a condition of type t, whatever its status.
+func hasCondition(p *corev1.Pod, t corev1.PodConditionType) bool {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == t {
+			return true
+		}
+	}
+	return false
+}
+
+// ownExits are the containers of p that restarted after ending with an exit code of their own:
+// not 0, and not the 137 or 143 of a kill (which is what a failing liveness probe does).
+func ownExits(p *corev1.Pod) []string {
+	var out []string
+	for i := range p.Status.ContainerStatuses {
+		cs := &p.Status.ContainerStatuses[i]
+		if cs.RestartCount == 0 {
+			continue
+		}
+		if t := cs.LastTerminationState.Terminated; t != nil && t.ExitCode != 0 && t.ExitCode != 137 && t.ExitCode != 143 {
+			out = append(out, cs.Name)
+		}
+	}
+	return out
 }
 
 // claimEvents are the events of w's claims among its events.

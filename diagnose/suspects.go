@@ -110,6 +110,11 @@ func (r *ranker) TemplateFinding(rule RuleID, path *field.Path, base int, reason
 	return rules.Finding{Rule: s.Rule, Object: s.Object, Path: s.Path, Value: s.Value, PreviousValue: s.PreviousValue, Reason: s.Reason, Score: s.Score}
 }
 
+// Workload records a field of the workload's own object as a suspect (rules.Sink).
+func (r *ranker) Workload(rule RuleID, path *field.Path, base int, reason string) {
+	r.suspectObject(rule, r.object, r.w.Object, path, base, reason)
+}
+
 // Object records a field of another object as a suspect (rules.Sink).
 func (r *ranker) Object(rule RuleID, object string, obj any, path *field.Path, base int, reason string) {
 	r.suspectObject(rule, object, obj, path, base, reason)

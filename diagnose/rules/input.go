@@ -14,15 +14,15 @@ type Input struct {
 	// Object is the workload as suspects name it, Kind/name.
 	Object                string
 	Kind, Namespace, Name string
-	// Workload is the typed workload object (*appsv1.Deployment and the like), for suspects
-	// outside its template; read only.
-	Workload any
+	// Declared is the count of copies the workload declares (spec.replicas and the like).
 	Declared int32
 	Shape    Shape
+	// RollingUpdate says the workload replaces its copies by a rolling update, which starts a
+	// new copy while an old one still runs (a Deployment whose strategy is not Recreate).
+	RollingUpdate bool
 
-	// Template is the current pod template, at TemplatePath in Workload (spec.template when
-	// nil); ClaimTemplates are a
-	// StatefulSet's volumeClaimTemplates.
+	// Template is the current pod template, at TemplatePath in the workload (spec.template
+	// when nil); ClaimTemplates are a StatefulSet's volumeClaimTemplates.
 	Template       *corev1.PodTemplateSpec
 	TemplatePath   *field.Path
 	ClaimTemplates []corev1.PersistentVolumeClaim
@@ -32,10 +32,9 @@ type Input struct {
 	// Signals are the failure messages of the failing copies, the controller and the claims,
 	// each classified once.
 	Signals []*Signal
-	// Copies are the workload's copies as classified, in the order of Pods.
+	// Copies are the workload's copies as classified, every revision's, in the order the
+	// signals' lines number them (LogLine.Copy). A rule never sees the pods themselves.
 	Copies []Copy
-	// Pods are all copies, any revision; CurrentPods those of the current revision.
-	Pods, CurrentPods []*corev1.Pod
 	// OwnHosts are the copies' pod and node IPs: a port on them is the copy itself.
 	OwnHosts map[string]bool
 
@@ -121,10 +120,17 @@ type Schedule struct {
 
 // Copy is one copy of the workload as the rules read it.
 type Copy struct {
-	Pod *corev1.Pod
+	// Name is the pod's name; Node the node it is bound to, "" while it waits for one.
+	Name, Node string
 	// Current: the copy belongs to the current revision; Active: it is not finished or
-	// being deleted.
-	Current, Active bool
+	// being deleted; Ready: its Ready condition is True.
+	Current, Active, Ready bool
+	// SchedulerAnswered says the copy has a PodScheduled condition: a scheduler answered for
+	// it, placing it or not.
+	SchedulerAnswered bool
+	// OwnExits are the containers that restarted after ending with an exit code of their own:
+	// not 0, and not the 137 or 143 of a kill (which is what a failing liveness probe does).
+	OwnExits []string
 	// Dies names the copy's start-and-die signal, "" when it has none.
 	Dies string
 	// Age is the copy's age at the reference time.
@@ -180,8 +186,11 @@ type Sink interface {
 	// TemplateFinding is the finding Template records, for a rule that adds to it and then
 	// records it.
 	TemplateFinding(rule RuleID, path *field.Path, base int, reason string) Finding
-	// Object records a field of another object (the workload outside its template, or a
-	// Service); obj is the typed object the path is rooted at.
+	// Workload records a field of the workload's own object outside its template (path from
+	// its root: spec.replicas, spec.strategy.type).
+	Workload(rule RuleID, path *field.Path, base int, reason string)
+	// Object records a field of another object (a Service, a claim, a node); obj is the typed
+	// object the path is rooted at.
 	Object(rule RuleID, object string, obj any, path *field.Path, base int, reason string)
 	// Record records a finding as it is.
 	Record(f Finding)

@@ -105,8 +105,14 @@ func (r *ranker) record(f Finding) {
 	r.out.Record(f)
 }
 
-// suspectObject records a field of another object (the workload itself outside its template,
-// or a Service) as a suspect; obj is the typed object the path is rooted at.
+// suspectWorkload records a field of the workload's own object outside its template.
+func (r *ranker) suspectWorkload(rule RuleID, path *field.Path, base int, reason string) {
+	r.holds(rule)
+	r.out.Workload(rule, path, base, reason)
+}
+
+// suspectObject records a field of another object (a Service, a claim, a node) as a suspect;
+// obj is the typed object the path is rooted at.
 func (r *ranker) suspectObject(rule RuleID, object string, obj any, path *field.Path, base int, reason string) {
 	r.holds(rule)
 	r.out.Object(rule, object, obj, path, base, reason)
@@ -160,7 +166,7 @@ func (r *ranker) copiesOf(sigs []*Signal) string {
 	for _, s := range sigs {
 		if s.Lines != nil {
 			if logged == nil {
-				logged = make([]bool, len(r.in.Pods))
+				logged = make([]bool, len(r.in.Copies))
 			}
 			for _, h := range s.Lines {
 				logged[h.Copy] = true
@@ -173,7 +179,7 @@ func (r *ranker) copiesOf(sigs []*Signal) string {
 	}
 	for i, ok := range logged {
 		if ok {
-			pods[r.in.Pods[i].Name] = true
+			pods[r.in.Copies[i].Name] = true
 		}
 	}
 	switch len(pods) {

@@ -37,5 +37,5 @@ func (r *ranker) scheduleRules() {
 	if sc == nil || sc.Rule == "" {
 		return
 	}
-	r.suspectObject(sc.Rule, r.in.Object, r.in.Workload, sc.Path, scoreCertain+scoreChanged, sc.Message)
+	r.suspectWorkload(sc.Rule, sc.Path, scoreCertain+scoreChanged, sc.Message)
 }

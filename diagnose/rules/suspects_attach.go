@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -72,21 +71,20 @@ func (r *ranker) attachRules() {
 			}
 		}
 		said := "volume " + volume + " attaches to one node at a time"
-		d, isDeployment := r.in.Workload.(*appsv1.Deployment)
-		rolling := isDeployment && d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType
+		rolling := r.in.RollingUpdate
 		claim := scorePossible
 		switch {
 		case len(current) > 0:
-			r.suspectObject(RuleVolumeMultiAttach, r.in.Object, r.in.Workload, field.NewPath("spec", "replicas"), scoreCertain,
+			r.suspectWorkload(RuleVolumeMultiAttach, field.NewPath("spec", "replicas"), scoreCertain,
 				said+", and "+strconv.Itoa(int(r.in.Declared))+" copies share it: "+strings.Join(current, ", ")+" already uses it")
 			if rolling {
-				r.suspectObject(RuleVolumeMultiAttach, r.in.Object, r.in.Workload, field.NewPath("spec", "strategy", "type"), scorePossible,
+				r.suspectWorkload(RuleVolumeMultiAttach, field.NewPath("spec", "strategy", "type"), scorePossible,
 					said+": with one copy, a rolling update still overlaps the old and new copy; Recreate stops the old one first")
 			}
 		case len(older) > 0 || len(holders) == 0:
 			// An older revision's copy holds it, or none is left and its node has not let go.
 			if rolling {
-				r.suspectObject(RuleVolumeMultiAttach, r.in.Object, r.in.Workload, field.NewPath("spec", "strategy", "type"), scoreCertain,
+				r.suspectWorkload(RuleVolumeMultiAttach, field.NewPath("spec", "strategy", "type"), scoreCertain,
 					said+": the rolling update starts the new copy while the old one still holds it"+heldBy(older)+"; Recreate stops the old copy first")
 			}
 		default:
@@ -106,7 +104,7 @@ func (r *ranker) attachRules() {
 // copyNamed is the workload's copy of that name, nil when it has none.
 func (r *ranker) copyNamed(name string) *Copy {
 	for i := range r.in.Copies {
-		if f := &r.in.Copies[i]; f.Pod.Name == name {
+		if f := &r.in.Copies[i]; f.Name == name {
 			return f
 		}
 	}

@@ -199,12 +199,17 @@ type claimTarget struct {
 
 func (r *ranker) claimTarget(pvc *corev1.PersistentVolumeClaim) claimTarget {
 	if i := r.claimTemplateOf(pvc.Name); i >= 0 {
-		return claimTarget{pvc, r.in.Object, r.in.Workload, field.NewPath("spec", "volumeClaimTemplates").Index(i).Child("spec")}
+		// The workload's own field: obj nil.
+		return claimTarget{pvc, r.in.Object, nil, field.NewPath("spec", "volumeClaimTemplates").Index(i).Child("spec")}
 	}
 	return claimTarget{pvc, "PersistentVolumeClaim/" + pvc.Name, pvc, field.NewPath("spec")}
 }
 
 func (r *ranker) claimSuspect(c claimTarget, rule RuleID, p *field.Path, score int, reason string) {
+	if c.obj == nil {
+		r.suspectWorkload(rule, p, score, reason)
+		return
+	}
 	r.suspectObject(rule, c.object, c.obj, p, score, reason)
 }
 

@@ -111,7 +111,7 @@ func quotaField(rn string) (section, name string, ok bool) {
 // ranks first. "pods" counts copies, so it names spec.replicas.
 func (r *ranker) quotaSuspect(rn, reason string) {
 	if rn == "pods" || rn == "count/pods" {
-		r.suspectObject(RuleQuotaExceeded, r.in.Object, r.in.Workload, field.NewPath("spec", "replicas"), scoreCertain, reason)
+		r.suspectWorkload(RuleQuotaExceeded, field.NewPath("spec", "replicas"), scoreCertain, reason)
 		return
 	}
 	section, name, ok := quotaField(rn)

@@ -7,8 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 )
 
 // RuleNodeNotReady is the node rule's ID; IDs are stable: scripts and the documentation refer
@@ -38,13 +36,13 @@ func (r *ranker) nodeRules() {
 	}
 	stuck := map[string][]string{}
 	waiting := 0
-	for _, p := range r.in.CurrentPods {
-		if !facts.PodActive(p) || facts.PodReady(p) {
+	for _, c := range r.in.Copies {
+		if !c.Current || !c.Active || c.Ready {
 			continue
 		}
 		waiting++
-		if p.Spec.NodeName != "" {
-			stuck[p.Spec.NodeName] = append(stuck[p.Spec.NodeName], p.Name)
+		if c.Node != "" {
+			stuck[c.Node] = append(stuck[c.Node], c.Name)
 		}
 	}
 	if len(stuck) == 0 {

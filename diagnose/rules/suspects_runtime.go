@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -347,11 +348,11 @@ func (r *ranker) execFormat(s *Signal) {
 // nodeArch is the architecture of the node the copy named pod runs on, "" when the snapshot
 // does not hold it.
 func (r *ranker) nodeArch(pod string) string {
-	for _, p := range r.in.Pods {
-		if p.Name != pod || p.Spec.NodeName == "" {
+	for _, c := range r.in.Copies {
+		if c.Name != pod || c.Node == "" {
 			continue
 		}
-		if n := r.in.Node(p.Spec.NodeName); n != nil {
+		if n := r.in.Node(c.Node); n != nil {
 			return n.Status.NodeInfo.Architecture
 		}
 	}
@@ -497,7 +498,7 @@ func (r *ranker) probePortFailure(c containerRef, p probeRef, out string) bool {
 		case !declared && known:
 			r.suspectTemplate(RuleProbePort, pp, scoreCertain,
 				fmt.Sprintf("nothing listens on port %s that the %s probe asks; container %s declares no such port", m[1], lower, c.c.Name))
-		case exitsByItself(r.in.Pods, c.c.Name):
+		case exitsByItself(r.in.Copies, c.c.Name):
 			// The process exits on its own between restarts: nothing listens because it is not
 			// running, which its crash explains; the probe's port is not shown to be wrong.
 			return false
@@ -543,17 +544,11 @@ func (r *ranker) probePortFailure(c containerRef, p probeRef, out string) bool {
 var reProbeTimeout = regexp.MustCompile(`context deadline exceeded|i/o timeout|command timed out|timeout: failed to connect service`)
 
 // exitsByItself reports whether container name of some copy last ended with an exit code of its
-// own (not 0, and not the 137 or 143 of a kill, which is what a failing liveness probe does).
-func exitsByItself(pods []*corev1.Pod, name string) bool {
-	for _, p := range pods {
-		for i := range p.Status.ContainerStatuses {
-			cs := &p.Status.ContainerStatuses[i]
-			if cs.Name != name || cs.RestartCount == 0 {
-				continue
-			}
-			if t := cs.LastTerminationState.Terminated; t != nil && t.ExitCode != 0 && t.ExitCode != 137 && t.ExitCode != 143 {
-				return true
-			}
+// own (Copy.OwnExits).
+func exitsByItself(copies []Copy, name string) bool {
+	for _, c := range copies {
+		if slices.Contains(c.OwnExits, name) {
+			return true
 		}
 	}
 	return false

@@ -520,9 +520,9 @@ func (r *ranker) storageClass(missing string, s *Signal) {
 		}
 		switch {
 		case missing != "" && sc == missing:
-			r.suspectObject(RuleStorageClass, r.in.Object, r.in.Workload, p, scoreCertain, "StorageClass "+sc+" does not exist")
+			r.suspectWorkload(RuleStorageClass, p, scoreCertain, "StorageClass "+sc+" does not exist")
 		case missing == "":
-			r.suspectObject(RuleStorageClass, r.in.Object, r.in.Workload, p, scoreLikely, "claim "+vct.Name+" cannot be provisioned: "+s.Text)
+			r.suspectWorkload(RuleStorageClass, p, scoreLikely, "claim "+vct.Name+" cannot be provisioned: "+s.Text)
 		}
 	}
 }

@@ -41,11 +41,11 @@ func (r *ranker) schedulerSilent() {
 	waiting, silent := 0, 0
 	var oldest time.Duration
 	for _, f := range r.in.Copies {
-		if !f.Current || !f.Active || f.Pod.Spec.NodeName != "" {
+		if !f.Current || !f.Active || f.Node != "" {
 			continue
 		}
 		waiting++
-		if hasPodCondition(f.Pod, corev1.PodScheduled) || f.Age < schedulerGrace {
+		if f.SchedulerAnswered || f.Age < schedulerGrace {
 			continue
 		}
 		silent++
@@ -62,15 +62,6 @@ func (r *ranker) schedulerSilent() {
 	r.suspectTemplate(RuleNoScheduler, r.specPath.Child("schedulerName"), score,
 		fmt.Sprintf("%d of %d waiting copies have had no node for up to %s and no word from scheduler %s (no PodScheduled condition, no scheduling event): it is not running",
 			silent, waiting, oldest.Round(time.Second), name))
-}
-
-func hasPodCondition(p *corev1.Pod, t corev1.PodConditionType) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == t {
-			return true
-		}
-	}
-	return false
 }
 
 // SchedulerOf is the scheduler a template names, the API's default when unset.

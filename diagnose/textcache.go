@@ -26,6 +26,11 @@ type textCache struct {
 // workerRoom is what a worker writes a workload's working state into, workload after
 // workload: no diagnosis keeps any of it (the report keeps an observation list's source and
 // log tails, not the list).
+//
+// The rooms earn their place (measured 2026-12-07 by allocating each workload's state afresh
+// instead, branch rooms37 d59016a): BenchmarkDiagnose100kCPU went from 1.08-1.34 to
+// 1.33-1.63 CPU s per op (+23-35%) and from 79 to 178 MB per op, against the engine's goal
+// in docs/performance.md. TestWorkerRoomsAsFresh holds them to what fresh state gives.
 type workerRoom struct {
 	// facts is the room for a workload's copy facts (copyFacts), factRefs for the list of
 	// them (copyRefs).

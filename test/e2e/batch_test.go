@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	"github.com/kubediagnose/kubectl-diagnose/test/internal/kubeletsim"
@@ -205,13 +206,18 @@ func TestBatchWorkloads(t *testing.T) {
 	tc := nss["cronjob-template-change"]
 	kubectl(t, "create", "job", "nightly-billing-1", "--from=cronjob/nightly-billing", "-n", tc)
 	waitJob(t, cs, tc, "nightly-billing-1", batchv1.JobComplete, 60*time.Second)
-	cur, err := cs.BatchV1().CronJobs(tc).Get(ctx, "nightly-billing", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &cur.Spec.JobTemplate.Spec.Template.Spec.Containers[0]
-	c.Image, c.Args = billingV2, []string{"--rates=/etc/billing/rates-2027.yaml"}
-	if _, err := cs.BatchV1().CronJobs(tc).Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+	// The CronJob controller writes the object as the Job completes (its active list, its last
+	// successful time), so the change is retried on a conflict, as kubectl edit would be.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := cs.BatchV1().CronJobs(tc).Get(ctx, "nightly-billing", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		c := &cur.Spec.JobTemplate.Spec.Template.Spec.Containers[0]
+		c.Image, c.Args = billingV2, []string{"--rates=/etc/billing/rates-2027.yaml"}
+		_, err = cs.BatchV1().CronJobs(tc).Update(ctx, cur, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"nightly-billing-2", "nightly-billing-3"} {

@@ -194,7 +194,7 @@ func suspectCitationProblems(d *Diagnosis) []string {
 			switch o.Kind {
 			case ObsContainerWaiting, ObsContainerTerminated, ObsConditionChanged:
 			case ObsEvent:
-				if !facts.ReadEvent(o.Status, o.Reason, o.Text).Failing {
+				if !facts.EventFailing(o.Status, o.Reason, o.Text) {
 					out = append(out, string(s.Rule)+" cites a "+o.Status+" event that reports no failure: "+o.Reason)
 				}
 				if !shown[i] {

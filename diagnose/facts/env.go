@@ -16,8 +16,8 @@ type EnvEndpoint struct {
 // containers name, in the order written: a host:port alone (db:5432), in a URL with a port
 // (postgres://db:5432/app) or among other words (db:5432,cache:6379). A URL without a port, a
 // time of day ("02:30"), a file and line ("main.go:71"), an IPv6 literal (which the words of a
-// log line never name either) and a host on the copy itself (Loopback) name none. Values from Secrets and ConfigMaps are never read: a ValueFrom
-// counts for nothing. The engine (a copy's dial loop to its dependency) and the live source
+// log line never name either) and a host on the copy itself (Loopback) name none. Values from
+// Secrets and ConfigMaps are never read: a ValueFrom counts for nothing. The engine (a copy's dial loop to its dependency) and the live source
 // (which Ready copies' logs are worth reading) both ask this, so they cannot disagree.
 func EnvEndpoints(spec *corev1.PodSpec) []EnvEndpoint {
 	var out []EnvEndpoint

@@ -11,13 +11,22 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
-// While watching, a container's tail is fetched again only when its instance changed (a restart,
-// or the current instance stopped running), and at most logRefetchRate tails a second on average,
-// logRefetchBurst at once: a cluster whose pods change fifty times a second would otherwise
-// have the console ask for tens of tails a second.
+// While watching, a container's tail is fetched again when its instance changed (a restart, the
+// current instance stopped running or changed readiness) or, for a running instance, when it is
+// logRefresh old; and at most logRefetchRate tails a second on average, logRefetchBurst at once:
+// a cluster whose pods change fifty times a second would otherwise have the console ask for tens
+// of tails a second.
 const (
 	logRefetchRate  = 5
 	logRefetchBurst = 50
+	// logRefresh: a running container's log grows while its instance stays the same. A copy that
+	// started clean and began failing without a restart or a change of readiness the watch saw
+	// (its upstream went away in the second it was Ready, before any snapshot showed it Ready)
+	// would otherwise keep its clean tail for as long as the watch runs, and the engine would
+	// see a copy out of readiness with nothing failing. Such tails are the budget's last claim;
+	// the ones due within the next half of logRefresh are read with them, so that refreshing
+	// builds a snapshot at most every logRefresh/2.
+	logRefresh = 30 * time.Second
 	// logErrorRetry is how long a tail the server refused waits before it is asked for again.
 	logErrorRetry = time.Minute
 	// minLogRetry is the least wait before a snapshot is rebuilt only to fetch deferred tails.
@@ -35,8 +44,15 @@ type cachedLog struct {
 	log *snapshot.ContainerLog
 	err error
 	// instance identifies the container instance the tail was read from.
-	instance string
+	instance instance
 	fetched  time.Time
+}
+
+// instance identifies a container instance for the cache.
+type instance struct {
+	key string
+	// running: the current instance runs, so its log may grow while key stays the same.
+	running bool
 }
 
 // newLogCache starts a watch's cache from the tails of its first snapshot, so that the first
@@ -85,17 +101,17 @@ func podsByName(pods []*corev1.Pod, reqs []logRequest) map[types.NamespacedName]
 // readiness changes. A tail read while the copy was Ready cannot say why it is not Ready now:
 // kept, it hides the lines that began when readiness fell, and the engine sees a copy out of
 // readiness with nothing failing, which it must call progressing.
-func instanceOf(podNamed func(namespace, name string) *corev1.Pod, r logRequest) (string, bool) {
+func instanceOf(podNamed func(namespace, name string) *corev1.Pod, r logRequest) (instance, bool) {
 	p := podNamed(r.namespace, r.pod)
 	if p == nil {
-		return "", false
+		return instance{}, false
 	}
 	for _, cs := range containerStatuses(p) {
 		if cs.Name != r.container {
 			continue
 		}
 		if r.previous {
-			return fmt.Sprintf("%s %d", p.UID, cs.RestartCount), true
+			return instance{key: fmt.Sprintf("%s %d", p.UID, cs.RestartCount)}, true
 		}
 		state := "waiting"
 		switch {
@@ -106,21 +122,23 @@ func instanceOf(podNamed func(namespace, name string) *corev1.Pod, r logRequest)
 		case cs.State.Terminated != nil:
 			state = "terminated"
 		}
-		return fmt.Sprintf("%s %d %s", p.UID, cs.RestartCount, state), true
+		return instance{key: fmt.Sprintf("%s %d %s", p.UID, cs.RestartCount, state), running: cs.State.Running != nil}, true
 	}
-	return "", false
+	return instance{}, false
 }
 
 // cachedLogs sets snap's tails and log visibility, reusing the cached tail of each container
 // instance and fetching the others within the budget: first the containers with no tail at all,
 // in the plan's order (every workload's first copy before any second), then the ones whose
-// instance changed. A tail deferred by the budget keeps its older copy meanwhile. It returns how
-// long to wait before building a snapshot again to fetch what was deferred; zero when nothing was.
+// instance changed, then the running ones logRefresh old. A tail deferred by the budget keeps its
+// older copy meanwhile. It returns how long to wait before building a snapshot again to fetch
+// what was deferred or falls due; zero when nothing was or will.
 func (s *Source) cachedLogs(ctx context.Context, snap *snapshot.Snapshot, c *logCache) time.Duration {
 	plan := c.planner.planFor(snap, maxLogRequests)
 	now := s.now()
-	instances := make([]string, len(plan.reqs))
-	var missing, changed []int
+	instances := make([]instance, len(plan.reqs))
+	var missing, changed, aging []int
+	due := false
 	retry := time.Duration(0)
 	later := func(d time.Duration) {
 		if retry == 0 || d < retry {
@@ -130,18 +148,31 @@ func (s *Source) cachedLogs(ctx context.Context, snap *snapshot.Snapshot, c *log
 	for i, r := range plan.reqs {
 		instances[i], _ = instanceOf(snap.Pod, r)
 		e, ok := c.entries[r]
+		age := now.Sub(e.fetched)
 		switch {
 		case !ok:
 			missing = append(missing, i)
 		case e.instance != instances[i]:
 			changed = append(changed, i)
-		case e.err != nil && now.Sub(e.fetched) >= logErrorRetry:
+		case e.err != nil && age >= logErrorRetry:
 			changed = append(changed, i)
 		case e.err != nil:
-			later(logErrorRetry - now.Sub(e.fetched))
+			later(logErrorRetry - age)
+		case instances[i].running && age >= logRefresh/2:
+			aging = append(aging, i)
+			due = due || age >= logRefresh
+		case instances[i].running:
+			later(logRefresh - age)
 		}
 	}
 	stale := append(missing, changed...)
+	if due {
+		stale = append(stale, aging...)
+	} else {
+		for _, i := range aging {
+			later(logRefresh - now.Sub(c.entries[plan.reqs[i]].fetched))
+		}
+	}
 	granted := c.budget.take(now, len(stale))
 	fetch := make([]logRequest, granted)
 	for j, i := range stale[:granted] {
@@ -149,7 +180,18 @@ func (s *Source) cachedLogs(ctx context.Context, snap *snapshot.Snapshot, c *log
 	}
 	fetched, errs := s.fetchLogs(ctx, fetch, nil)
 	for j, i := range stale[:granted] {
-		c.entries[plan.reqs[i]] = cachedLog{log: fetched[j], err: errs[j], instance: instances[i], fetched: now}
+		r := plan.reqs[i]
+		if instances[i].running {
+			later(logRefresh)
+		}
+		if e, ok := c.entries[r]; ok && errs[j] != nil && e.err == nil && e.instance == instances[i] {
+			// A refresh that failed keeps the tail it would have replaced, true when it was read,
+			// and waits logRefresh again.
+			e.fetched = now
+			c.entries[r] = e
+			continue
+		}
+		c.entries[r] = cachedLog{log: fetched[j], err: errs[j], instance: instances[i], fetched: now}
 	}
 	deferred := stale[granted:]
 	if len(deferred) > 0 {

@@ -188,3 +188,77 @@ func TestWatchRereadsATailWhenReadinessFalls(t *testing.T) {
 		t.Errorf("%d log requests once readiness stayed down, want still 1", n)
 	}
 }
+
+// TestWatchRereadsARunningCopysTailAsItAges: a running container's log grows while nothing the
+// cache keys on changes. A copy first read while running and not yet Ready, whose moment of
+// readiness no snapshot caught before it fell again, has the same instance before and after:
+// its tail is read again once it is logRefresh old, and the watch is told when that falls due.
+// Tails due within half of logRefresh are read with it, so refreshing does not rebuild a
+// snapshot for each tail apart.
+func TestWatchRereadsARunningCopysTailAsItAges(t *testing.T) {
+	f := &fleet{ns: "shop"}
+	rs := f.replicaSet("ingest", "ccccc", 2)
+	a := f.readyCopy(rs, plain("INTAKE", "intake.telemetry.svc:9443"))
+	a.Status.Conditions[0].Status = corev1.ConditionFalse
+	a.Status.ContainerStatuses[0].Ready = false
+	client := fake.NewClientset(f.objects()...)
+	clk := &clock{now: t0}
+	s := newForClient(client, Options{Namespaces: []string{"shop"}}, clk.Now)
+	first, err := s.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := logActions(client)
+	if read != 1 {
+		t.Fatalf("first read: %d log requests, want the running copy's 1", read)
+	}
+	cache := newLogCache(first, clk.Now())
+	step := func(d time.Duration) time.Duration {
+		clk.advance(d)
+		return s.cachedLogs(context.Background(), watchSnapshot(f), cache)
+	}
+
+	if wait := step(time.Second); wait != logRefresh-time.Second {
+		t.Errorf("wait %v, want the rest of logRefresh, %v", wait, logRefresh-time.Second)
+	}
+
+	// A second copy starts running, unready, when the first tail is half of logRefresh old: its
+	// tail is new and read at once.
+	b := f.readyCopy(rs, plain("INTAKE", "intake.telemetry.svc:9443"))
+	b.Status.Conditions[0].Status = corev1.ConditionFalse
+	b.Status.ContainerStatuses[0].Ready = false
+	if wait := step(logRefresh/2 - time.Second); wait != logRefresh/2 {
+		t.Errorf("wait %v with the first tail half of logRefresh old, want %v", wait, logRefresh/2)
+	}
+	if n := logActions(client) - read; n != 1 {
+		t.Fatalf("%d log requests, want 1: the new copy's", n)
+	}
+	if wait := step(logRefresh/2 - time.Second); wait != time.Second {
+		t.Errorf("wait %v, want the second until the first tail is due", wait)
+	}
+	if n := logActions(client) - read; n != 1 {
+		t.Errorf("%d log requests with the first tail %v old, want still 1", n, logRefresh-time.Second)
+	}
+
+	// The first tail falls due; the second, half of logRefresh old by then, is read with it.
+	if wait := step(time.Second); wait != logRefresh {
+		t.Errorf("wait %v after the refresh, want %v", wait, logRefresh)
+	}
+	if n := logActions(client) - read; n != 3 {
+		t.Errorf("%d log requests once the first tail was logRefresh old, want 3: both tails read again", n)
+	}
+
+	// A container that is not running (crash-looping, between restarts) does not grow a log:
+	// once its instance changed, nothing is read again and nothing falls due.
+	for _, p := range []*corev1.Pod{a, b} {
+		p.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+	}
+	step(time.Second)
+	before := logActions(client)
+	if wait := step(2 * logRefresh); wait != 0 {
+		t.Errorf("wait %v for waiting containers, want none", wait)
+	}
+	if n := logActions(client) - before; n != 0 {
+		t.Errorf("%d log requests for containers that are not running, want 0", n)
+	}
+}

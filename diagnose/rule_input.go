@@ -74,15 +74,16 @@ func newRuleInput(w *workload, signals []*signal) rules.Input {
 		}
 	}
 	in.OwnHosts = map[string]bool{}
-	for _, p := range w.Pods {
-		for _, ip := range p.Status.PodIPs {
+	for i := range w.Pods {
+		life := w.life(i)
+		for _, ip := range life.PodIPs {
 			in.OwnHosts[ip.IP] = true
 		}
-		if p.Status.PodIP != "" {
-			in.OwnHosts[p.Status.PodIP] = true
+		if life.PodIP != "" {
+			in.OwnHosts[life.PodIP] = true
 		}
-		if p.Status.HostIP != "" {
-			in.OwnHosts[p.Status.HostIP] = true
+		if life.HostIP != "" {
+			in.OwnHosts[life.HostIP] = true
 		}
 	}
 	return in

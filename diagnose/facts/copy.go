@@ -53,6 +53,10 @@ type Copy struct {
 	SchedulerAnswered bool
 	// Restarts is the restart count of every container, init containers' included.
 	Restarts int32
+	// PodIP, PodIPs and HostIP are the addresses the copy and its node answer on; PodIPs
+	// is the status's own list.
+	PodIP, HostIP string
+	PodIPs        []corev1.PodIP
 	// ProbeAllowance is how long the copy's own probes let it take to become Ready after its
 	// containers start (ProbeAllowance).
 	ProbeAllowance time.Duration
@@ -106,6 +110,7 @@ func ReadCopyInto(c *Copy, p *corev1.Pod, room []Container) []Container {
 	*c = Copy{
 		Created: p.CreationTimestamp.Time, Phase: st.Phase, Reason: st.Reason, Message: st.Message,
 		Active: PodActive(p), ProbeAllowance: ProbeAllowance(&p.Spec),
+		PodIP: st.PodIP, HostIP: st.HostIP, PodIPs: st.PodIPs,
 	}
 	if st.StartTime != nil {
 		c.Started = st.StartTime.Time

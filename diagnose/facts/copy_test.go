@@ -210,13 +210,15 @@ func TestReadCopy(t *testing.T) {
 }
 
 // TestReadCopyContainers: a container's facts are its status's, its last termination's
-// included, and the copies of a workload that share a room keep their own containers.
+// included, the addresses are the status's, and the copies of a workload that share a room keep their own containers.
 func TestReadCopyContainers(t *testing.T) {
 	a := copyPod(func(p *corev1.Pod) {
 		p.Status.Phase = corev1.PodRunning
 		cs := runningApp(true, time.Minute, 1)
 		cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, StartedAt: copyAgo(3 * time.Minute), FinishedAt: copyAgo(2 * time.Minute)}
 		p.Status.ContainerStatuses = []corev1.ContainerStatus{cs}
+		p.Status.PodIP, p.Status.HostIP = "10.0.0.7", "192.168.1.2"
+		p.Status.PodIPs = []corev1.PodIP{{IP: "10.0.0.7"}, {IP: "fd00::7"}}
 	})
 	b := copyPod(func(p *corev1.Pod) {
 		p.Status.ContainerStatuses = []corev1.ContainerStatus{
@@ -229,6 +231,9 @@ func TestReadCopyContainers(t *testing.T) {
 	room = ReadCopyInto(&cb, b, room)
 	if len(room) != 3 || len(ca.Containers) != 1 || len(cb.Containers) != 2 {
 		t.Fatalf("room %d, containers %d and %d; want 3, 1 and 2", len(room), len(ca.Containers), len(cb.Containers))
+	}
+	if ca.PodIP != "10.0.0.7" || ca.HostIP != "192.168.1.2" || len(ca.PodIPs) != 2 || ca.PodIPs[1].IP != "fd00::7" {
+		t.Errorf("addresses = %q, %q, %v", ca.PodIP, ca.HostIP, ca.PodIPs)
 	}
 	app := ca.Containers[0]
 	wantApp := Container{

@@ -97,7 +97,7 @@ func fillCopy(f *copyFacts, w *workload, i int, ref time.Time) {
 	obs := w.observe()
 	base := int(obs.byPod[i].from)
 	list := obs.pod(i)
-	// A container's lastTerminationState comes just before its state (observePod).
+	// A container's lastTerminationState comes just before its state (facts.AppendPod).
 	var lt *Observation
 	for k := range list {
 		o := &list[k]

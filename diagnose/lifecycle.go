@@ -7,8 +7,9 @@ import (
 )
 
 // life returns the lifecycle of copy i (workload.Pods[i]). Every copy's is read when first
-// asked for, once per diagnosis: this is the one place the engine reads a pod's status for
-// its timing (observe reads it into the observation list).
+// asked for, once per diagnosis, and every reader of a copy's phase, readiness, start,
+// restarts or addresses reads it (the observation list, facts.AppendPod, holds its dated
+// states).
 func (w *workload) life(i int) *facts.Copy {
 	if w.lives == nil {
 		w.readLives()
@@ -30,16 +31,6 @@ func (w *workload) lifeOf(p *corev1.Pod) *facts.Copy {
 
 func (w *workload) readLives() {
 	lives, room := w.texts.lifeRoom(len(w.Pods))
-	n := 0
-	for _, p := range w.Pods {
-		n += len(p.Status.ContainerStatuses)
-	}
-	if cap(room) < n {
-		room = make([]facts.Container, 0, n)
-	}
-	for i, p := range w.Pods {
-		room = facts.ReadCopyInto(&lives[i], p, room)
-	}
-	w.texts.keepContainers(room)
+	w.texts.keepContainers(facts.ReadCopies(w.Pods, lives, room))
 	w.lives = lives
 }

@@ -161,6 +161,24 @@ func ReadCopyInto(c *Copy, p *corev1.Pod, room []Container) []Container {
 	return room
 }
 
+// ReadCopies reads pods[i] into copies[i] and their containers into room, emptied first and
+// grown once to fit them all, and returns room: a workload's copies share one, and a worker
+// keeps it for the next workload.
+func ReadCopies(pods []*corev1.Pod, copies []Copy, room []Container) []Container {
+	n := 0
+	for _, p := range pods {
+		n += len(p.Status.ContainerStatuses)
+	}
+	room = room[:0]
+	if cap(room) < n {
+		room = make([]Container, 0, n)
+	}
+	for i, p := range pods {
+		room = ReadCopyInto(&copies[i], p, room)
+	}
+	return room
+}
+
 // ProbeAllowance is how long a copy's own probes let it take to become Ready after its
 // containers start: the longest of its containers' startup and readiness probe windows, plus
 // EndpointGrace.

@@ -276,3 +276,40 @@ func TestBriefReadyOnlySettled(t *testing.T) {
 		t.Error("three days old with three recent restarts: BriefReadyOnly = true, want false")
 	}
 }
+
+// TestReadCopiesSharesOneRoom: a workload's copies take their containers from one room, grown
+// once, and each keeps its own; the next workload's reuse it.
+func TestReadCopiesSharesOneRoom(t *testing.T) {
+	two := func(p *corev1.Pod) {
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{runningApp(true, time.Minute, 1), {Name: "proxy"}}
+	}
+	one := func(p *corev1.Pod) {
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "solo", RestartCount: 4}}
+	}
+	pods := []*corev1.Pod{copyPod(two), copyPod(one), copyPod(func(*corev1.Pod) {})}
+	copies := make([]Copy, len(pods))
+	room := ReadCopies(pods, copies, nil)
+	if len(room) != 3 || cap(room) != 3 {
+		t.Fatalf("room of %d (cap %d), want 3 grown once", len(room), cap(room))
+	}
+	names := func(c *Copy) (out []string) {
+		for _, k := range c.Containers {
+			out = append(out, k.Name)
+		}
+		return out
+	}
+	if got := names(&copies[0]); len(got) != 2 || got[0] != "app" || got[1] != "proxy" {
+		t.Errorf("first copy's containers = %v", got)
+	}
+	if got := names(&copies[1]); len(got) != 1 || got[0] != "solo" || copies[1].Restarts != 4 {
+		t.Errorf("second copy's containers = %v, restarts %d", got, copies[1].Restarts)
+	}
+	if len(copies[2].Containers) != 0 {
+		t.Errorf("a copy without statuses has containers %v", names(&copies[2]))
+	}
+	next := []*corev1.Pod{copyPod(one)}
+	again := ReadCopies(next, copies[:1], room)
+	if &again[0] != &room[0] || copies[0].Containers[0].Name != "solo" {
+		t.Errorf("the next workload did not reuse the room: %v", names(&copies[0]))
+	}
+}

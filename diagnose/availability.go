@@ -73,12 +73,12 @@ func flickering(w *workload, idle []*copyFacts, ref time.Time) string {
 	}
 	out := ""
 	for _, f := range idle {
-		rc := readyCondition(f.Pod)
-		if f.Ready || rc == nil || !wasReady(f.Pod) || ref.Sub(rc.LastTransitionTime.Time) >= flickerWindow {
+		rc := &f.Life.ReadyCondition
+		if f.Ready || !rc.Seen || !f.Life.WasReady() || ref.Sub(rc.Changed) >= flickerWindow {
 			return ""
 		}
 		if out == "" {
-			out = fmt.Sprintf("copy %s has not been Ready for %s", f.Pod.Name, humanDuration(ref.Sub(rc.LastTransitionTime.Time)))
+			out = fmt.Sprintf("copy %s has not been Ready for %s", f.Pod.Name, humanDuration(ref.Sub(rc.Changed)))
 		}
 	}
 	if len(idle) > 1 {

@@ -72,7 +72,7 @@ func batchCounts(w *workload) {
 	}
 	var succeeded int32
 	for i, r := range w.cls.revAt {
-		if r == cur && w.Pods[i].Status.Phase == corev1.PodSucceeded {
+		if r == cur && w.life(i).Phase == corev1.PodSucceeded {
 			w.serving[i] = true
 			succeeded++
 		}

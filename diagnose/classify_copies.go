@@ -39,16 +39,18 @@ const (
 	// not a fault ("old restarts long ago are healthy").
 	recentWindow = time.Hour
 	// stuckCreating: ContainerCreating or an unscheduled Pending copy older than this is stuck.
-	stuckCreating = 2 * time.Minute
+	stuckCreating = facts.StuckCreating
 	// settleTime: a container that restarted recently and has been Ready this long since is
 	// back, not dying; rising restarts are this many or more with the last one recent.
-	settleTime = 10 * time.Minute
+	settleTime = facts.SettleTime
 	rising     = 3
 )
 
-// copyFacts is what one copy shows, read from its observations.
+// copyFacts is what one copy shows, read from its lifecycle and its observations.
 type copyFacts struct {
-	Pod     *corev1.Pod
+	Pod *corev1.Pod
+	// Life is the copy's lifecycle (workload.life).
+	Life    *facts.Copy
 	Rev     *revision
 	Current bool
 	Active  bool
@@ -80,10 +82,10 @@ type copyFacts struct {
 // fillCopy reads copy i of the workload (workload.Pods[i]) from its observations into f: the
 // engine reads a workload's copies into one slice.
 func fillCopy(f *copyFacts, w *workload, i int, ref time.Time) {
-	p := w.Pods[i]
+	p, life := w.Pods[i], w.life(i)
 	*f = copyFacts{
-		Pod: p, Rev: w.cls.revAt[i], Active: facts.PodActive(p), Ready: facts.PodReady(p),
-		Serving: w.serving[i], Age: ref.Sub(p.CreationTimestamp.Time), signalObs: -1, lastTerminatedObs: -1, readyObs: -1,
+		Pod: p, Life: life, Rev: w.cls.revAt[i], Active: life.Active, Ready: life.Ready, Running: life.Running,
+		Serving: w.serving[i], Age: ref.Sub(life.Created), signalObs: -1, lastTerminatedObs: -1, readyObs: -1,
 	}
 	f.Current = f.Rev != nil && f.Rev == w.cls.Current
 	if w.cls.dialing != nil {
@@ -95,8 +97,7 @@ func fillCopy(f *copyFacts, w *workload, i int, ref time.Time) {
 	obs := w.observe()
 	base := int(obs.byPod[i].from)
 	list := obs.pod(i)
-	f.Running = p.Status.Phase == corev1.PodRunning && len(p.Status.ContainerStatuses) > 0
-	// A container's lastTerminationState comes just before its state (observePod).
+	// A container's lastTerminationState comes just before its state (facts.AppendPod).
 	var lt *Observation
 	for k := range list {
 		o := &list[k]
@@ -120,17 +121,14 @@ func fillCopy(f *copyFacts, w *workload, i int, ref time.Time) {
 		if lt != nil && lt.Container() != o.Container() {
 			lt = nil
 		}
-		if !o.Init && o.Kind != ObsContainerRunning {
-			f.Running = false
-		}
 		f.readContainer(o, lt, base+k, ref)
 		lt = nil
 	}
-	if p.Status.Phase == corev1.PodFailed && p.Status.Reason == rules.ReasonEvicted {
+	if life.Phase == corev1.PodFailed && life.Reason == rules.ReasonEvicted {
 		// The kubelet evicted the copy and says why; its containers' states
 		// (ContainerStatusUnknown, exit 137) are what the eviction left, not a failure of theirs.
 		f.NeverStarts = ""
-		f.Dies, f.Container, f.Message, f.signalObs = rules.ReasonEvicted, "", strings.TrimSpace(p.Status.Message), base
+		f.Dies, f.Container, f.Message, f.signalObs = rules.ReasonEvicted, "", strings.TrimSpace(life.Message), base
 	}
 	if slowStartReasons[f.NeverStarts] {
 		if why := pullUnderWay(w, p, ref); why != "" {
@@ -138,7 +136,7 @@ func fillCopy(f *copyFacts, w *workload, i int, ref time.Time) {
 			f.Starting = why
 		}
 	}
-	if f.NeverStarts == "" && p.Spec.NodeName == "" && p.Status.Phase == corev1.PodPending {
+	if f.NeverStarts == "" && p.Spec.NodeName == "" && life.Phase == corev1.PodPending {
 		for k := range list {
 			if c := &list[k]; c.Kind == ObsConditionChanged && c.Type() == string(corev1.PodScheduled) && c.Status == string(corev1.ConditionFalse) {
 				f.setNeverStarts(c.Reason, "", c.Text, base+k)
@@ -155,6 +153,7 @@ func fillCopy(f *copyFacts, w *workload, i int, ref time.Time) {
 // index at of the observations.
 func (f *copyFacts) readContainer(o, lt *Observation, at int, ref time.Time) {
 	p := f.Pod
+	life := f.Life
 	switch o.Kind {
 	case ObsContainerWaiting:
 		r := o.Reason
@@ -177,7 +176,7 @@ func (f *copyFacts) readContainer(o, lt *Observation, at int, ref time.Time) {
 	case ObsContainerTerminated:
 		if startFailureReasons[o.Reason] {
 			f.setNeverStarts(o.Reason, o.Container(), o.Text, at)
-		} else if o.ExitCode != 0 && (p.Spec.RestartPolicy != corev1.RestartPolicyNever || p.Status.Phase == corev1.PodFailed) {
+		} else if o.ExitCode != 0 && (p.Spec.RestartPolicy != corev1.RestartPolicyNever || life.Phase == corev1.PodFailed) {
 			// Under restartPolicy Never (a Job's) the pod itself fails, and the Job
 			// controller starts another: dying all the same.
 			f.setDies(o.Reason, o.Container(), o.TerminationText(), at)
@@ -186,7 +185,7 @@ func (f *copyFacts) readContainer(o, lt *Observation, at int, ref time.Time) {
 		if lt != nil && ref.Sub(lt.At) <= recentWindow && o.Count > 0 {
 			// Running again after dying recently: still the dying shape until it has stayed up
 			// and Ready for a while, unless it keeps dying (restarts piling up).
-			settled := o.Ready && ref.Sub(o.Since) >= settleTime || startupHiccup(p, o, lt, ref)
+			settled := o.Ready && ref.Sub(o.Since) >= settleTime || startupHiccup(life, o, lt, ref)
 			if !settled || o.Count >= rising {
 				f.setDies(lt.Reason, o.Container(), lt.TerminationText(), at-1)
 			}
@@ -235,11 +234,11 @@ func pullUnderWay(w *workload, p *corev1.Pod, ref time.Time) string {
 // startupHiccup reports a container that restarted once in its copy's first moments (a
 // dependency not up yet at start, a race with a sidecar) and has been running and Ready since
 // for longer than its probes allow: it serves, and the restart is a note, not a crash loop.
-func startupHiccup(p *corev1.Pod, running, lt *Observation, ref time.Time) bool {
-	if running.Count != 1 || !running.Ready || p.Status.StartTime == nil {
+func startupHiccup(c *facts.Copy, running, lt *Observation, ref time.Time) bool {
+	if running.Count != 1 || !running.Ready || c.Started.IsZero() {
 		return false
 	}
-	return lt.At.Sub(p.Status.StartTime.Time) <= earlyWindow && ref.Sub(running.Since) > probeAllowance(p)
+	return lt.At.Sub(c.Started) <= earlyWindow && ref.Sub(running.Since) > c.ProbeAllowance
 }
 
 func (f *copyFacts) setNeverStarts(reason, container, msg string, obs int) {

@@ -229,10 +229,10 @@ func podEvidence(b *evidenceBuilder, w *workload, ref time.Time) {
 			b.addObserved(f.signalObs, SourcePodStatus, f.Dies, f.Container, withContainer(f.Container, f.Message), obj, 1, nil)
 		case f.Active && f.Running && !f.Ready:
 			msg := "Running, not Ready"
-			if rc := readyCondition(f.Pod); rc != nil && rc.Message != "" {
+			if rc := &f.Life.ReadyCondition; rc.Seen && rc.Message != "" {
 				msg += ": " + rc.Message
-				if wasReady(f.Pod) {
-					msg += fmt.Sprintf(" (was Ready until %s ago)", humanDuration(ref.Sub(rc.LastTransitionTime.Time)))
+				if f.Life.WasReady() {
+					msg += fmt.Sprintf(" (was Ready until %s ago)", humanDuration(ref.Sub(rc.Changed)))
 				}
 			}
 			b.addObserved(f.readyObs, SourcePodStatus, "NotReady", "", msg, obj, 1, nil)
@@ -245,7 +245,7 @@ func podEvidence(b *evidenceBuilder, w *workload, ref time.Time) {
 			at := lt.At
 			msg := fmt.Sprintf("last terminated %s ago: %s", humanDuration(ref.Sub(at)), lt.TerminationText())
 			if f.Dies == "" && f.Running {
-				if since := runningSince(f.Pod); !since.IsZero() {
+				if since := f.Life.RunningSince(); !since.IsZero() {
 					msg += fmt.Sprintf("; running again since %s ago", humanDuration(ref.Sub(since)))
 				}
 			}
@@ -565,18 +565,6 @@ func visibilityEvidence(s *snapshot.Snapshot, b *evidenceBuilder, w *workload) {
 		}
 		b.add(SourceVisibility, "NotVisible", v.Kind, fmt.Sprintf("could not read %s: %s", v.Kind, v.Reason), "", 1, nil)
 	}
-}
-
-// runningSince is when the copy's most recently started running container started.
-func runningSince(p *corev1.Pod) time.Time {
-	var t time.Time
-	for ix := range p.Status.ContainerStatuses {
-		cs := &p.Status.ContainerStatuses[ix]
-		if r := cs.State.Running; r != nil && r.StartedAt.After(t) {
-			t = r.StartedAt.Time
-		}
-	}
-	return t
 }
 
 func sortStrings(s []string) { sort.Strings(s) }

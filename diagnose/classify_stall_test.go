@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -357,8 +358,9 @@ func TestBriefReadyOnly(t *testing.T) {
 			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: testNS, CreationTimestamp: ago(tt.age)}}
 			p.Status.StartTime = agoPtr(tt.age - time.Second)
 			tt.st(p)
-			if got := briefReadyOnly(p, testRef); got != tt.want {
-				t.Errorf("briefReadyOnly = %v, want %v", got, tt.want)
+			c := facts.ReadCopy(p)
+			if got := c.BriefReadyOnly(testRef); got != tt.want {
+				t.Errorf("BriefReadyOnly = %v, want %v", got, tt.want)
 			}
 		})
 	}

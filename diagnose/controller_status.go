@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 )
 
@@ -109,10 +108,10 @@ func seeCopies(w *workload) {
 		return
 	}
 	var seen, ready int32
-	for _, p := range w.Pods {
-		if facts.PodActive(p) {
+	for i := range w.Pods {
+		if life := w.life(i); life.Active {
 			seen++
-			if facts.PodReady(p) {
+			if life.Ready {
 				ready++
 			}
 		}

@@ -11,7 +11,9 @@ import (
 // copyList is what Detail.Copies writes a workload's copy list from: the pods and their
 // revisions (the observation list's source holds both) and a row of what the engine made of
 // each. A report of 100,000 copies held a 112-byte Copy for each, and an audit or a JSON
-// report never reads one; a row is 8 bytes.
+// report never reads one; a row is 12 bytes. The phase, reason and message a row shows are
+// the pod's own words, read from the pod as the row is written out: the row would grow by
+// three strings for what most reports never show.
 type copyList struct {
 	// given is the list as a report put together by hand set it (WithCopies).
 	given []Copy
@@ -33,6 +35,8 @@ type copyRow struct {
 	ready, serving bool
 	hasRevision    bool
 	note           int32
+	// restarts is the copy's restart count (facts.Copy.Restarts).
+	restarts int32
 }
 
 type copyNote struct{ reason, message string }
@@ -92,7 +96,7 @@ func newCopyList(w *workload, ref time.Time) copyList {
 	l.pods, l.revision = h.pods, h.podRevision
 	l.rows = make([]copyRow, len(w.cls.copies))
 	for i, f := range w.cls.copies {
-		r := copyRow{ready: f.Ready, serving: f.Serving, hasRevision: f.Rev != nil, note: -1}
+		r := copyRow{ready: f.Ready, serving: f.Serving, hasRevision: f.Rev != nil, note: -1, restarts: f.Life.Restarts}
 		p := f.Pod
 		switch {
 		case p.DeletionTimestamp != nil:
@@ -107,6 +111,7 @@ func newCopyList(w *workload, ref time.Time) copyList {
 			r.what = copyInactive
 		case f.Running && !f.Ready:
 			r.what = copyNotReady
+			r.note = l.note("NotReady", f.Life.ReadyCondition.Message)
 		case f.Ready && f.Dialing != nil:
 			r.what = copyConnectFailing
 			r.note = l.note("ConnectFailing", "Ready, but "+f.Dialing.detail())
@@ -136,7 +141,7 @@ func (l *copyList) copy(i int) Copy {
 	p, r := l.pods[i], &l.rows[i]
 	c := Copy{
 		Name: p.Name, Phase: string(p.Status.Phase), Ready: r.ready, Serving: r.serving,
-		Restarts: restarts(p), Node: p.Spec.NodeName,
+		Restarts: r.restarts, Node: p.Spec.NodeName,
 	}
 	if !p.CreationTimestamp.IsZero() {
 		age := int64(l.ref.Sub(p.CreationTimestamp.Time) / time.Second)
@@ -148,18 +153,13 @@ func (l *copyList) copy(i int) Copy {
 	switch r.what {
 	case copyTerminating:
 		c.Reason = "Terminating"
-	case copyNoted, copyRestarted, copyConnectFailing:
+	case copyNoted, copyRestarted, copyConnectFailing, copyNotReady:
 		n := l.notes[r.note]
 		c.Reason, c.Message = n.reason, n.message
 	case copyInactive:
 		c.Reason, c.Message = p.Status.Reason, p.Status.Message
 		if c.Reason == "" {
 			c.Reason = string(p.Status.Phase)
-		}
-	case copyNotReady:
-		c.Reason = "NotReady"
-		if rc := readyCondition(p); rc != nil {
-			c.Message = rc.Message
 		}
 	case copyNotAnEndpoint:
 		c.Reason, c.Message = "NotAnEndpoint", "Ready, but no Service meant for the workload has it as a ready endpoint"

@@ -13,13 +13,25 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
+// podRestarts adds up the restart counts of p's containers, init containers' included, from
+// the pod itself: the oracle does not read the engine's record of it.
+func podRestarts(p *corev1.Pod) int32 {
+	var n int32
+	for _, css := range [2][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
+		for i := range css {
+			n += css[i].RestartCount
+		}
+	}
+	return n
+}
+
 // eagerCopy is the copy as the engine wrote it for every copy before Detail.Copies wrote the
 // list on demand: the reference the rows are held to.
 func eagerCopy(f *copyFacts) Copy {
 	p := f.Pod
 	c := Copy{
 		Name: p.Name, Phase: string(p.Status.Phase), Ready: f.Ready, Serving: f.Serving,
-		Restarts: restarts(p), Node: p.Spec.NodeName,
+		Restarts: podRestarts(p), Node: p.Spec.NodeName,
 	}
 	if !p.CreationTimestamp.IsZero() {
 		c.AgeSeconds = ptr(int64(f.Age / time.Second))
@@ -41,8 +53,11 @@ func eagerCopy(f *copyFacts) Copy {
 		}
 	case f.Running && !f.Ready:
 		c.Reason = "NotReady"
-		if rc := readyCondition(p); rc != nil {
-			c.Message = rc.Message
+		for i := range p.Status.Conditions {
+			if rc := &p.Status.Conditions[i]; rc.Type == corev1.PodReady {
+				c.Message = rc.Message
+				break
+			}
 		}
 	case f.Ready && f.Dialing != nil:
 		c.Reason, c.Message = "ConnectFailing", "Ready, but "+f.Dialing.detail()

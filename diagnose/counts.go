@@ -174,22 +174,23 @@ func count(s *snapshot.Snapshot, w *workload, ref time.Time) (youngest, oldest *
 	}
 	w.Counts = Counts{Declared: w.Declared}
 	w.serving = w.texts.flagRoom(len(w.Pods))
-	for i, p := range w.Pods {
-		if !facts.PodActive(p) {
+	for i := range w.Pods {
+		c := w.life(i)
+		if !c.Active {
 			continue
 		}
 		w.Counts.Existing++
-		w.Counts.Restarts += restarts(p)
-		if facts.PodReady(p) && (!view.Known || (view.endpoint != nil && view.endpoint[i])) {
+		w.Counts.Restarts += c.Restarts
+		if c.Ready && (!view.Known || (view.endpoint != nil && view.endpoint[i])) {
 			w.Counts.Serving++
 			w.serving[i] = true
 		}
 		// A copy without a creation time, or with one after the reference time (a skewed
 		// clock, a hostile dump), has no age: it would read as 292 years or a negative one.
-		if p.CreationTimestamp.IsZero() || p.CreationTimestamp.After(ref) {
+		if c.Created.IsZero() || c.Created.After(ref) {
 			continue
 		}
-		age := int64(ref.Sub(p.CreationTimestamp.Time) / time.Second)
+		age := int64(ref.Sub(c.Created) / time.Second)
 		if !aged || age < young {
 			young = age
 		}
@@ -208,17 +209,4 @@ func count(s *snapshot.Snapshot, w *workload, ref time.Time) (youngest, oldest *
 	seeCopies(w)
 	w.cls.nowhere = runsNowhere(w)
 	return youngest, oldest
-}
-
-func restarts(p *corev1.Pod) int32 {
-	var n int32
-	for ix := range p.Status.InitContainerStatuses {
-		cs := &p.Status.InitContainerStatuses[ix]
-		n += cs.RestartCount
-	}
-	for ix := range p.Status.ContainerStatuses {
-		cs := &p.Status.ContainerStatuses[ix]
-		n += cs.RestartCount
-	}
-	return n
 }

@@ -152,17 +152,7 @@ func newObsHead(w *workload) *obsHead {
 func (h *obsHead) len() int {
 	n := len(h.events) + len(h.revisions) + h.controllerConditions()
 	for _, p := range h.pods {
-		n += 1 + len(p.Status.Conditions) + len(p.Status.InitContainerStatuses) + len(p.Status.ContainerStatuses)
-		if p.DeletionTimestamp != nil {
-			n++
-		}
-		for _, css := range [2][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
-			for j := range css {
-				if css[j].LastTerminationState.Terminated != nil {
-					n++
-				}
-			}
-		}
+		n += facts.PodFactCount(p)
 	}
 	return n
 }
@@ -226,56 +216,9 @@ func (h *obsHead) list() []Observation {
 }
 
 func (o *observations) observePod(p *corev1.Pod, revision int64) {
-	from := len(o.list)
-	// The phase, and the reason and message the kubelet gave it, ride on the creation.
-	o.list = append(o.list, Observation{Kind: ObsPodCreated, Status: string(p.Status.Phase), Reason: p.Status.Reason, Text: p.Status.Message})
-	o.timeLast(p.CreationTimestamp.Time, time.Time{})
-	if p.DeletionTimestamp != nil {
-		o.list = append(o.list, Observation{Kind: ObsPodDeleted})
-		o.timeLast(p.DeletionTimestamp.Time, time.Time{})
-	}
-	for ix := range p.Status.Conditions {
-		c := &p.Status.Conditions[ix]
-		kind := ObsConditionChanged
-		if c.Type == corev1.PodReady {
-			kind = ObsReadyChanged
-		}
-		o.list = append(o.list, Observation{Kind: kind, Name: string(c.Type), Status: string(c.Status), Reason: c.Reason, Text: c.Message})
-		o.timeLast(c.LastTransitionTime.Time, time.Time{})
-	}
-	for g, css := range [2][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
-		init := g == 0
-		for j := range css {
-			cs := &css[j]
-			// The last termination first: readers that take a container's state take the
-			// current one, which follows.
-			if t := cs.LastTerminationState.Terminated; t != nil {
-				o.list = append(o.list, terminatedObservation(cs, t, true, init))
-			}
-			switch s := cs.State; {
-			case s.Waiting != nil:
-				o.list = append(o.list, Observation{Kind: ObsContainerWaiting, Init: init, Name: cs.Name, Ready: cs.Ready, Count: cs.RestartCount, Reason: s.Waiting.Reason, Text: s.Waiting.Message})
-			case s.Running != nil:
-				o.list = append(o.list, Observation{Kind: ObsContainerRunning, Init: init, Name: cs.Name, Ready: cs.Ready, Count: cs.RestartCount})
-				o.timeLast(time.Time{}, s.Running.StartedAt.Time)
-			case s.Terminated != nil:
-				o.list = append(o.list, terminatedObservation(cs, s.Terminated, false, init))
-			}
-		}
-	}
-	// What every observation of the copy shares.
 	obj := o.ref("Pod", p.Name, p.UID)
 	obj.Revision = revision
-	for k := from; k < len(o.list); k++ {
-		o.list[k].Object = obj
-	}
-}
-
-func terminatedObservation(cs *corev1.ContainerStatus, t *corev1.ContainerStateTerminated, last, init bool) Observation {
-	return Observation{
-		Kind: ObsContainerTerminated, Last: last, Init: init, Name: cs.Name, Ready: cs.Ready, Count: cs.RestartCount,
-		ExitCode: t.ExitCode, Reason: t.Reason, Text: t.Message, At: t.FinishedAt.Time, Since: t.StartedAt.Time,
-	}
+	o.list = facts.AppendPod(o.list, p, obj)
 }
 
 // controllerConditions counts the conditions observeController reads.

@@ -136,27 +136,6 @@ func (w *workload) findServing() {
 	}
 }
 
-func readyCondition(p *corev1.Pod) *corev1.PodCondition {
-	for i := range p.Status.Conditions {
-		if p.Status.Conditions[i].Type == corev1.PodReady {
-			return &p.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
-// wasReady reports a Ready condition that is False now but changed after the copy started by
-// more than the kubelet takes to write its first status (endpointGrace), which only a
-// False→True→False history produces. A copy that restarted is left out: without a readiness
-// probe every start of a crash loop is Ready for a moment, which is not serving.
-func wasReady(p *corev1.Pod) bool {
-	c := readyCondition(p)
-	if c == nil || c.Status == corev1.ConditionTrue || p.Status.StartTime == nil || restarts(p) > 0 {
-		return false
-	}
-	return c.LastTransitionTime.Sub(p.Status.StartTime.Time) > endpointGrace
-}
-
 func progressDeadline(obj any) time.Duration {
 	if d, ok := obj.(*appsv1.Deployment); ok && d.Spec.ProgressDeadlineSeconds != nil {
 		return time.Duration(*d.Spec.ProgressDeadlineSeconds) * time.Second

@@ -57,10 +57,10 @@ func newRuleInput(w *workload, signals []*signal) rules.Input {
 		in.Copies = w.texts.copyRoom(len(w.Pods))
 	}
 	for i, p := range w.Pods {
-		c := &in.Copies[i]
+		c, life := &in.Copies[i], w.life(i)
 		*c = rules.Copy{
-			Name: p.Name, Node: p.Spec.NodeName, Active: facts.PodActive(p), Ready: facts.PodReady(p),
-			SchedulerAnswered: hasCondition(p, corev1.PodScheduled), OwnExits: ownExits(p),
+			Name: p.Name, Node: p.Spec.NodeName, Active: life.Active, Ready: life.Ready,
+			SchedulerAnswered: life.SchedulerAnswered, OwnExits: ownExits(life),
 		}
 		if i >= len(w.cls.copies) {
 			c.Current = slices.Contains(w.CurrentPods, p)
@@ -74,15 +74,16 @@ func newRuleInput(w *workload, signals []*signal) rules.Input {
 		}
 	}
 	in.OwnHosts = map[string]bool{}
-	for _, p := range w.Pods {
-		for _, ip := range p.Status.PodIPs {
+	for i := range w.Pods {
+		life := w.life(i)
+		for _, ip := range life.PodIPs {
 			in.OwnHosts[ip.IP] = true
 		}
-		if p.Status.PodIP != "" {
-			in.OwnHosts[p.Status.PodIP] = true
+		if life.PodIP != "" {
+			in.OwnHosts[life.PodIP] = true
 		}
-		if p.Status.HostIP != "" {
-			in.OwnHosts[p.Status.HostIP] = true
+		if life.HostIP != "" {
+			in.OwnHosts[life.HostIP] = true
 		}
 	}
 	return in
@@ -95,27 +96,17 @@ func rollingUpdate(obj any) bool {
 	return ok && d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType
 }
 
-// hasCondition reports whether the pod has a condition of type t, whatever its status.
-func hasCondition(p *corev1.Pod, t corev1.PodConditionType) bool {
-	for i := range p.Status.Conditions {
-		if p.Status.Conditions[i].Type == t {
-			return true
-		}
-	}
-	return false
-}
-
 // ownExits are the containers of p that restarted after ending with an exit code of their own:
 // not 0, and not the 137 or 143 of a kill (which is what a failing liveness probe does).
-func ownExits(p *corev1.Pod) []string {
+func ownExits(c *facts.Copy) []string {
 	var out []string
-	for i := range p.Status.ContainerStatuses {
-		cs := &p.Status.ContainerStatuses[i]
-		if cs.RestartCount == 0 {
+	for i := range c.Containers {
+		k := &c.Containers[i]
+		if k.Restarts == 0 {
 			continue
 		}
-		if t := cs.LastTerminationState.Terminated; t != nil && t.ExitCode != 0 && t.ExitCode != 137 && t.ExitCode != 143 {
-			out = append(out, cs.Name)
+		if t := &k.Last; t.Seen && t.ExitCode != 0 && t.ExitCode != 137 && t.ExitCode != 143 {
+			out = append(out, k.Name)
 		}
 	}
 	return out

@@ -82,14 +82,7 @@ func revisionAllowance(rev *revision) time.Duration {
 	return endpointGrace
 }
 
-func templateAllowance(spec *corev1.PodSpec) time.Duration {
-	var most time.Duration
-	for i := range spec.Containers {
-		c := &spec.Containers[i]
-		most = max(most, probeWindow(c.StartupProbe)+probeWindow(c.ReadinessProbe))
-	}
-	return most + endpointGrace
-}
+func templateAllowance(spec *corev1.PodSpec) time.Duration { return facts.ProbeAllowance(spec) }
 
 // servingEpisode finds the revision's longest serving episode before ref, and, when its copies
 // were Ready but logged the failure from their first moments, that.
@@ -106,7 +99,7 @@ func servingEpisode(w *workload, rev *revision, ref time.Time, noise map[string]
 	var contested *episode
 	if best == nil || best.length() < allow && !best.Now {
 		if e := record; e != nil {
-			if recordDisputed(rev, e.From, ref, dirty) {
+			if recordDisputed(w, rev, e.From, ref, dirty) {
 				if dirty == nil {
 					// Disputed only by how the copies' restarts add up, not by a line they
 					// logged: a crash loop may have passed for available, or the copies may
@@ -154,12 +147,13 @@ func brokenServiceName(w *workload) string {
 // existed when it was made) show that they did not serve: a crash loop is Ready between kills,
 // which the controllers count as available, and a copy that logged the failure from its first
 // moments was Ready without serving.
-func recordDisputed(rev *revision, made, ref time.Time, dirty *failedFromStart) bool {
+func recordDisputed(w *workload, rev *revision, made, ref time.Time, dirty *failedFromStart) bool {
 	for _, p := range rev.Pods {
-		if p.CreationTimestamp.After(made) {
+		c := w.lifeOf(p)
+		if c.Created.After(made) {
 			continue
 		}
-		if briefReadyOnly(p, ref) || dirty != nil && dirty.Pod == p.Name {
+		if c.BriefReadyOnly(ref) || dirty != nil && dirty.Pod == p.Name {
 			return true
 		}
 	}
@@ -178,23 +172,24 @@ func copyEpisodes(w *workload, rev *revision, ref time.Time, noise map[string]bo
 	readLogs := w.Counts.Serving < w.Counts.Existing || w.Counts.Existing < w.Declared
 	var dirty *failedFromStart
 	for _, p := range rev.Pods {
-		if p.Status.StartTime == nil {
+		c := w.lifeOf(p)
+		if c.Started.IsZero() {
 			continue
 		}
 		i := w.observe().podOf(p.Name)
 		if i < 0 {
 			continue
 		}
-		rc := readyCondition(p)
+		rc := &c.ReadyCondition
 		var from, to time.Time
 		why := ""
 		now := false
 		switch {
-		case facts.PodReady(p) && !ref.IsZero() && briefReadyOnly(p, ref):
+		case c.Ready && !ref.IsZero() && c.BriefReadyOnly(ref):
 			// Ready between the kills of a crash loop: no service.
 			continue
-		case facts.PodReady(p):
-			from, to = rc.LastTransitionTime.Time, ref
+		case c.Ready:
+			from, to = rc.Changed, ref
 			why = "copy " + p.Name + " is Ready"
 			now = w.serving[i]
 			// A copy that keeps failing to reach its own endpoint is routed to but does no
@@ -207,8 +202,8 @@ func copyEpisodes(w *workload, rev *revision, ref time.Time, noise map[string]bo
 				}
 				to, why = brokenSince, "copy "+p.Name+" was Ready and an endpoint until Service "+brokenServiceName(w)+" changed"
 			}
-		case wasReady(p):
-			from, to = p.Status.StartTime.Time, rc.LastTransitionTime.Time
+		case c.WasReady():
+			from, to = c.Started, rc.Changed
 			why = fmt.Sprintf("copy %s was Ready until %s", p.Name, to.UTC().Format(time.RFC3339))
 			if broken {
 				if brokenSince.IsZero() || !brokenSince.After(from) {
@@ -222,11 +217,11 @@ func copyEpisodes(w *workload, rev *revision, ref time.Time, noise map[string]bo
 			// A copy that restarted since: its Ready condition keeps only the last change.
 			// Its events tell when its first failure came (the API server keeps an hour of
 			// them): one that ran quietly past its warm-up, then failed, served until then.
-			first, ok := quietUntil(w, p, ref, longLived)
+			first, ok := quietUntil(w, p.Name, c, ref, longLived)
 			if !ok || broken {
 				continue
 			}
-			from, to = p.Status.StartTime.Add(probeAllowance(p)), first
+			from, to = c.Started.Add(c.ProbeAllowance), first
 			why = fmt.Sprintf("copy %s ran %s without a failure signal after its warm-up, until %s",
 				p.Name, humanDuration(to.Sub(from)), to.UTC().Format(time.RFC3339))
 		}
@@ -242,9 +237,9 @@ func copyEpisodes(w *workload, rev *revision, ref time.Time, noise map[string]bo
 			found(&episode{From: clean.From, To: clean.To, Why: why + clean.why(from, to), Now: now && clean.From.Equal(from) && clean.To.Equal(to)})
 			continue
 		}
-		if first != nil && to.Sub(from) >= allow && first.At.Sub(p.Status.StartTime.Time) <= earlyWindow &&
+		if first != nil && to.Sub(from) >= allow && first.At.Sub(c.Started) <= earlyWindow &&
 			(dirty == nil || first.At.Before(dirty.At)) {
-			dirty = &failedFromStart{Pod: p.Name, Line: first.Text, At: first.At, Started: p.Status.StartTime.Time}
+			dirty = &failedFromStart{Pod: p.Name, Line: first.Text, At: first.At, Started: c.Started}
 		}
 		found(&episode{From: clean.From, To: clean.To, Why: why})
 	}
@@ -263,19 +258,19 @@ const eventTTL = time.Hour
 // again after the API server dropped it, so a copy that ran for days before failing keeps that
 // record. A copy whose Ready condition went False quietly, before its first failure signal,
 // served only until then.
-func quietUntil(w *workload, p *corev1.Pod, ref time.Time, longLived bool) (time.Time, bool) {
-	young := ref.Sub(p.CreationTimestamp.Time) < eventTTL
+func quietUntil(w *workload, name string, c *facts.Copy, ref time.Time, longLived bool) (time.Time, bool) {
+	young := ref.Sub(c.Created) < eventTTL
 	if ref.IsZero() || !young && !longLived {
 		return time.Time{}, false
 	}
-	warm := probeAllowance(p)
-	start := p.Status.StartTime.Time
+	warm := c.ProbeAllowance
+	start := c.Started
 	var first time.Time
 	seen, fromStart := false, false
 	evs := w.observe().eventList()
 	for k := range evs {
 		e := &evs[k]
-		if e.Object.Kind != "Pod" || e.Object.Name != p.Name {
+		if e.Object.Kind != "Pod" || e.Object.Name != name {
 			continue
 		}
 		seen = true
@@ -299,8 +294,8 @@ func quietUntil(w *workload, p *corev1.Pod, ref time.Time, longLived bool) (time
 	}
 	// Ready went False at its last transition; a copy that was not Ready long before its first
 	// failure signal did not serve up to that signal.
-	if rc := readyCondition(p); rc != nil && rc.Status != corev1.ConditionTrue {
-		at := rc.LastTransitionTime.Time
+	if rc := &c.ReadyCondition; rc.Seen && rc.Status != corev1.ConditionTrue {
+		at := rc.Changed
 		if at.Sub(start) <= warm {
 			return time.Time{}, false
 		}
@@ -326,7 +321,7 @@ func (s stretch) why(from, to time.Time) string {
 // waits at most about as long as the kubelet's own longest back-off (5 minutes) between tries,
 // so failing lines further apart than that are separate failures, and the stretch between them
 // was free of either.
-const failureRunGap = crashBackoffMax
+const failureRunGap = facts.CrashBackoffMax
 
 // cleanStretch returns the longest part of [from, to] outside every run of failing lines of copy
 // i (lines of one failure no further apart than failureRunGap; background keys, which serving

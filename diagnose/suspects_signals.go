@@ -270,7 +270,7 @@ func podSignals(obs *observations, i int, out []*signal) []*signal {
 	for k := 0; k < len(list); k++ {
 		o := &list[k]
 		if o.Kind == ObsContainerTerminated && o.Last {
-			// observePod puts a container's last termination before its state.
+			// facts.AppendPod puts a container's last termination before its state.
 			if n := k + 1; n < len(list) && list[n].Container() == o.Container() && list[n].Init == o.Init &&
 				(list[n].Kind == ObsContainerWaiting || list[n].Kind == ObsContainerRunning || list[n].Kind == ObsContainerTerminated && !list[n].Last) {
 				add(n)

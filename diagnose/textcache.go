@@ -36,6 +36,9 @@ type workerRoom struct {
 	// them (copyRefs).
 	facts    []copyFacts
 	factRefs []*copyFacts
+	// lives are a workload's copies' lifecycles, lifeContainers their containers (lifeRoom).
+	lives          []facts.Copy
+	lifeContainers []facts.Container
 	// obs, refs, obsOf and byPod are a workload's observation list, the objects it points at,
 	// the observations themselves and their ranges by copy; texts its log texts (observeLog).
 	obs   []Observation
@@ -422,6 +425,22 @@ func (c *textCache) copyFacts(n int) []copyFacts {
 		return make([]copyFacts, n)
 	}
 	return sized(&c.facts, n)
+}
+
+// lifeRoom returns room for n copies' lifecycles and an empty list for their containers,
+// the worker's own when it has a cache. Each is written whole (readLives) before it is read.
+func (c *textCache) lifeRoom(n int) ([]facts.Copy, []facts.Container) {
+	if c == nil {
+		return make([]facts.Copy, n), nil
+	}
+	return sized(&c.lives, n), c.lifeContainers[:0]
+}
+
+// keepContainers keeps the list readLives grew, for the next workload.
+func (c *textCache) keepContainers(room []facts.Container) {
+	if c != nil && cap(room) > cap(c.lifeContainers) {
+		c.lifeContainers = room
+	}
 }
 
 // copyRefs returns room for n pointers to a workload's copy facts, the worker's own when it

@@ -80,12 +80,12 @@ func findOnset(w *workload) onset {
 		}
 		p := f.Pod
 		failing[p.Name] = true
-		neverReady[p.Name] = !f.Ready && !wasReady(p)
+		neverReady[p.Name] = !f.Ready && !f.Life.WasReady()
 		if t := terminatedAt(w.observe().podObservations(p.Name)); failedRun && !t.IsZero() {
 			consider(t, "copy "+p.Name+" terminated: "+f.Message, p.Name, "")
 		}
-		if rc := readyCondition(p); rc != nil && rc.Status != corev1.ConditionTrue && wasReady(p) {
-			consider(rc.LastTransitionTime.Time, "copy "+p.Name+" stopped being Ready", p.Name, "")
+		if rc := &f.Life.ReadyCondition; rc.Seen && rc.Status != corev1.ConditionTrue && f.Life.WasReady() {
+			consider(rc.Changed, "copy "+p.Name+" stopped being Ready", p.Name, "")
 		}
 		if lt := f.LastTerminated; lt != nil && earlier(lt.At) {
 			consider(lt.At, "copy "+p.Name+" terminated: "+lt.TerminationText(), p.Name, "")
@@ -147,8 +147,8 @@ func servingFell(w *workload) (from, to int32, at time.Time, ok bool) {
 		if !f.Active || f.Ready {
 			continue
 		}
-		if rc := readyCondition(f.Pod); rc != nil && wasReady(f.Pod) {
-			times = append(times, rc.LastTransitionTime.Time)
+		if rc := &f.Life.ReadyCondition; rc.Seen && f.Life.WasReady() {
+			times = append(times, rc.Changed)
 		}
 	}
 	if len(times) == 0 {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
 
@@ -70,6 +71,8 @@ type workload struct {
 	// Counts as classified; serving[i] says whether copy i (Pods[i]) counts as serving.
 	Counts  Counts
 	serving []bool
+	// lives[i] is copy i's lifecycle (Pods[i]), read once (life).
+	lives []facts.Copy
 	// Created is the workload's creation time.
 	Created time.Time
 	// obs is the observation list, read once (observe).

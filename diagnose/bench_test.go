@@ -47,7 +47,7 @@ func (c *cluster) syntheticWorkload(i, perNS int, copies int32, state podState, 
 	for j := 0; j < int(copies); j++ {
 		p := c.pod(cur, fmt.Sprintf("p%d", j), 2*24*time.Hour, state)
 		p.Namespace = ns
-		pods[p] = facts.PodReady(p)
+		pods[p] = facts.ReadCopy(p).Ready
 		if reason == "" {
 			continue
 		}

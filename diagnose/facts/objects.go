@@ -11,16 +11,6 @@ func PodActive(p *corev1.Pod) bool {
 	return p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
 }
 
-// PodReady reports whether the pod's Ready condition is True.
-func PodReady(p *corev1.Pod) bool {
-	for i := range p.Status.Conditions {
-		if c := &p.Status.Conditions[i]; c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
 // SameProtocol compares two port protocols, the API's default (TCP) standing for unset.
 func SameProtocol(a, b corev1.Protocol) bool {
 	if a == "" {

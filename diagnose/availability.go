@@ -64,9 +64,9 @@ func flickering(w *workload, idle []*copyFacts, ref time.Time) string {
 	if floor == 0 || c.Serving < floor {
 		return ""
 	}
-	if d, ok := w.Object.(*appsv1.Deployment); ok {
-		for ix := range d.Status.Conditions {
-			if cd := &d.Status.Conditions[ix]; cd.Type == appsv1.DeploymentAvailable && cd.Status != corev1.ConditionTrue {
+	if _, ok := w.Object.(*appsv1.Deployment); ok {
+		for _, cd := range w.controller().Conditions {
+			if cd.Type == string(appsv1.DeploymentAvailable) && cd.Status != string(corev1.ConditionTrue) {
 				return ""
 			}
 		}

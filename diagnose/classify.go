@@ -83,23 +83,22 @@ func readRollout(w *workload, ref time.Time) rollout {
 			r.InProgress = true
 			r.Reason, r.Message = "ObservedGenerationBehind", fmt.Sprintf("generation %d not yet observed (observedGeneration %d)", o.Generation, o.Status.ObservedGeneration)
 		}
-		for ix := range o.Status.Conditions {
-			c := &o.Status.Conditions[ix]
-			if c.Type != appsv1.DeploymentProgressing {
+		for _, c := range w.controller().Conditions {
+			if c.Type != string(appsv1.DeploymentProgressing) {
 				continue
 			}
 			r.Reason, r.Message = c.Reason, c.Message
-			r.Since = c.LastUpdateTime.Time
+			r.Since = c.Updated
 			switch c.Reason {
 			case reasonTimedOut:
 				r.TimedOut, r.InProgress = true, false
 			case reasonReplicaSetUpdated, reasonNewReplicaSetCreated, reasonFoundNewReplicaSet, reasonResumed:
 				// A controller that stopped writing cannot time the rollout out; the dump can.
 				// A condition written without a time (by hand, by another writer) cannot be timed.
-				if !c.LastUpdateTime.IsZero() && ref.Sub(c.LastUpdateTime.Time) > progressDeadline(o) && o.Spec.ProgressDeadlineSeconds != nil {
+				if !c.Updated.IsZero() && ref.Sub(c.Updated) > progressDeadline(o) && o.Spec.ProgressDeadlineSeconds != nil {
 					r.TimedOut = true
 				} else {
-					r.InProgress = c.Status == corev1.ConditionTrue
+					r.InProgress = c.Status == string(corev1.ConditionTrue)
 				}
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 	"github.com/kubediagnose/kubectl-diagnose/diagnose/rules"
 )
 
@@ -17,40 +18,17 @@ type batchFacts struct {
 	run *revision
 	// finished is the run's terminal condition (Complete, Failed, or the FailureTarget and
 	// SuccessCriteriaMet the controller writes first); nil while it runs.
-	finished *batchv1.JobCondition
+	finished *facts.WorkloadCondition
 	// failedRuns are the CronJob's Jobs that failed since the last that succeeded, oldest first.
 	failedRuns []*revision
 	// schedule is the CronJob's run that should have started and did not; nil when none.
 	schedule *scheduleFinding
 }
 
-// jobFinished returns a Job's terminal condition, or nil while it runs. The controller writes
-// FailureTarget (SuccessCriteriaMet) before Failed (Complete), once its pods are terminating.
-func jobFinished(j *batchv1.Job) *batchv1.JobCondition {
-	var target *batchv1.JobCondition
-	for i := range j.Status.Conditions {
-		c := &j.Status.Conditions[i]
-		if c.Status != corev1.ConditionTrue {
-			continue
-		}
-		switch c.Type {
-		case batchv1.JobComplete, batchv1.JobFailed:
-			return c
-		case batchv1.JobFailureTarget, batchv1.JobSuccessCriteriaMet:
-			target = c
-		}
-	}
-	return target
-}
-
-func jobSucceeded(j *batchv1.Job) bool {
-	c := jobFinished(j)
-	return c != nil && (c.Type == batchv1.JobComplete || c.Type == batchv1.JobSuccessCriteriaMet)
-}
-
-// servedJob is why a Job counts as a revision that served: it succeeded.
-func servedJob(j *batchv1.Job) string {
-	if !jobSucceeded(j) {
+// servedJob is why a Job's revision counts as one that served: it succeeded.
+func servedJob(rev *revision) string {
+	j := rev.Job
+	if !rev.Run.Succeeded() {
 		return ""
 	}
 	if t := j.Status.CompletionTime; t != nil {
@@ -95,9 +73,9 @@ func classifyBatch(w *workload, ref time.Time) Shape {
 	if cj, ok := w.Object.(*batchv1.CronJob); ok {
 		b.schedule = readSchedule(cj, w.observe().eventList(), ref)
 		for _, rev := range st.Revisions {
-			if jobSucceeded(rev.Job) {
+			if rev.Run.Succeeded() {
 				b.failedRuns = nil
-			} else if c := jobFinished(rev.Job); c != nil {
+			} else if c := rev.Run.Finished(); c != nil {
 				b.failedRuns = append(b.failedRuns, rev)
 			}
 		}
@@ -106,7 +84,7 @@ func classifyBatch(w *workload, ref time.Time) Shape {
 	if b.run == nil {
 		shape, st.why = ShapeHealthy, "no Job has run yet"
 	} else {
-		b.finished = jobFinished(b.run.Job)
+		b.finished = b.run.Run.Finished()
 		shape, st.why = classifyRun(w, b, ref)
 	}
 	if cj, ok := w.Object.(*batchv1.CronJob); ok && cj.Spec.Suspend != nil && *cj.Spec.Suspend &&
@@ -158,7 +136,7 @@ func classifyRun(w *workload, b *batchFacts, ref time.Time) (Shape, string) {
 		condition = fmt.Sprintf("%s: %s", fin.Reason, fin.Message)
 	}
 	switch {
-	case fin != nil && (fin.Type == batchv1.JobComplete || fin.Type == batchv1.JobSuccessCriteriaMet):
+	case fin != nil && (fin.Type == string(batchv1.JobComplete) || fin.Type == string(batchv1.JobSuccessCriteriaMet)):
 		why := name + "completed"
 		if t := j.Status.CompletionTime; t != nil {
 			why += fmt.Sprintf(" %s ago", humanDuration(ref.Sub(t.Time)))
@@ -199,8 +177,8 @@ func classifyRun(w *workload, b *batchFacts, ref time.Time) (Shape, string) {
 		}
 		return ShapeStartsAndDies, fmt.Sprintf("%s%s on %s; %d failed of the %d the backoffLimit allows", name, dies[0].Dies, copiesPhrase(len(dies), all), j.Status.Failed, limit+1)
 	}
-	if d := j.Spec.ActiveDeadlineSeconds; d != nil && j.Status.StartTime != nil &&
-		ref.Sub(j.Status.StartTime.Time) > time.Duration(*d)*time.Second && len(running) > 0 {
+	if d, started := j.Spec.ActiveDeadlineSeconds, rev.Run.Started; d != nil && !started.IsZero() &&
+		ref.Sub(started) > time.Duration(*d)*time.Second && len(running) > 0 {
 		return ShapeLiveButIdle, fmt.Sprintf("%sits pods run past activeDeadlineSeconds %s without completing", name, deadlineText(j))
 	}
 	return ShapeProgressing, fmt.Sprintf("%srunning: %d active, %d succeeded of %d", name, j.Status.Active, j.Status.Succeeded, jobCompletions(j))
@@ -253,16 +231,16 @@ func batchEvidence(b *evidenceBuilder, w *workload) {
 		return
 	}
 	obj := w.object()
-	if c := bf.finished; c != nil && c.Type != batchv1.JobComplete && c.Type != batchv1.JobSuccessCriteriaMet {
-		at := c.LastTransitionTime.Time
+	if c := bf.finished; c != nil && c.Type != string(batchv1.JobComplete) && c.Type != string(batchv1.JobSuccessCriteriaMet) {
+		at := c.Changed
 		b.add(SourceControllerStatus, c.Reason, "", c.Message, "Job/"+bf.run.Name, 1, &at)
 	}
 	for _, rev := range bf.failedRuns {
 		if rev == bf.run {
 			continue
 		}
-		c := jobFinished(rev.Job)
-		at := c.LastTransitionTime.Time
+		c := rev.Run.Finished()
+		at := c.Changed
 		b.add(SourceControllerStatus, c.Reason, "", c.Message, "Job/"+rev.Name, 1, &at)
 	}
 	if sc := bf.schedule; sc != nil {
@@ -324,8 +302,8 @@ func batchCause(top *Suspect, cause Cause) Cause {
 // jobMoment is a Job's timeline entry: when it was made, and how it ended.
 func jobMoment(rev *revision) string {
 	msg := "Job " + rev.Name + " created"
-	if c := jobFinished(rev.Job); c != nil {
-		if jobSucceeded(rev.Job) {
+	if c := rev.Run.Finished(); c != nil {
+		if rev.Run.Succeeded() {
 			msg += "; succeeded"
 		} else {
 			msg += "; failed (" + c.Reason + ")"

@@ -279,10 +279,9 @@ func controllerEvidence(b *evidenceBuilder, w *workload) {
 	batchEvidence(b, w)
 	switch o := w.Object.(type) {
 	case *appsv1.Deployment:
-		for ix := range o.Status.Conditions {
-			c := &o.Status.Conditions[ix]
-			if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionFalse {
-				at := c.LastTransitionTime.Time
+		for _, c := range w.controller().Conditions {
+			if c.Type == string(appsv1.DeploymentAvailable) && c.Status == string(corev1.ConditionFalse) {
+				at := c.Changed
 				b.add(SourceControllerStatus, c.Reason, "", c.Message, obj, 1, &at)
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
@@ -57,6 +58,9 @@ type revision struct {
 	// ReplicaSet is set for Deployments, Job for Jobs and CronJobs.
 	ReplicaSet *appsv1.ReplicaSet
 	Job        *batchv1.Job
+	// Run is what the Job's status says (its conditions, its start), read once; zero
+	// without a Job.
+	Run facts.Controller
 	// GonePodEvents are the events of a finished Job's pods that are no longer there.
 	GonePodEvents []*corev1.Event
 	Pods          []*corev1.Pod

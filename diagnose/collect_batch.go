@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 	"github.com/kubediagnose/kubectl-diagnose/internal/snapshot"
 )
@@ -48,9 +49,9 @@ func collectBatch(s *snapshot.Snapshot) []*workload {
 
 // jobRevision is one Job as a revision: its template and its pods.
 func jobRevision(s *snapshot.Snapshot, j *batchv1.Job, n int64, gone *gonePodEvents) *revision {
-	rev := &revision{Number: n, Name: j.Name, Created: j.CreationTimestamp.Time, Template: &j.Spec.Template, Job: j}
+	rev := &revision{Number: n, Name: j.Name, Created: j.CreationTimestamp.Time, Template: &j.Spec.Template, Job: j, Run: facts.ReadController(j)}
 	rev.Pods = controlledPods(s, j.UID)
-	if jobFinished(j) != nil && int(j.Status.Succeeded+j.Status.Failed) > len(rev.Pods) {
+	if rev.Run.Finished() != nil && int(j.Status.Succeeded+j.Status.Failed) > len(rev.Pods) {
 		rev.GonePodEvents = gone.of(j, rev.Pods)
 	}
 	return rev

@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 )
 
@@ -60,13 +61,13 @@ func readControllerProgress(w *workload) controllerProgress {
 	}
 	switch o := w.Object.(type) {
 	case *appsv1.Deployment:
-		return deploymentProgress(o, w.cls.rollout)
+		return deploymentProgress(o, w.controller(), w.cls.rollout)
 	case *appsv1.StatefulSet:
 		return statefulSetProgress(o)
 	case *appsv1.DaemonSet:
 		return daemonSetProgress(o)
 	case *appsv1.ReplicaSet:
-		return replicaSetProgress(o)
+		return replicaSetProgress(o, w.controller())
 	}
 	return controllerProgress{}
 }
@@ -74,25 +75,25 @@ func readControllerProgress(w *workload) controllerProgress {
 // deploymentProgress is kstatus's deploymentConditions. One addition: a Progressing condition
 // that still says the rollout moves, last written longer than the deadline before the
 // reference time, is Failed too (readRollout): the controller that would have written
-// ProgressDeadlineExceeded stopped writing.
-func deploymentProgress(o *appsv1.Deployment, r rollout) controllerProgress {
+// ProgressDeadlineExceeded stopped writing. ctl is o's controller record.
+func deploymentProgress(o *appsv1.Deployment, ctl *facts.Controller, r rollout) controllerProgress {
 	st := &o.Status
 	// Without a deadline the controller writes no Progressing verdict to wait for
 	// (pkg/controller/deployment/util HasProgressDeadline).
 	complete := o.Spec.ProgressDeadlineSeconds == nil || *o.Spec.ProgressDeadlineSeconds == math.MaxInt32
 	available := false
-	for ix := range st.Conditions {
-		c := &st.Conditions[ix]
-		switch c.Type {
+	for ix := range ctl.Conditions {
+		c := &ctl.Conditions[ix]
+		switch appsv1.DeploymentConditionType(c.Type) {
 		case appsv1.DeploymentProgressing:
 			if c.Reason == reasonTimedOut {
 				return controllerProgress{state: progressFailed, reason: c.Reason, message: c.Message}
 			}
-			if c.Status == corev1.ConditionTrue && c.Reason == reasonNewRSAvailable {
+			if c.Status == string(corev1.ConditionTrue) && c.Reason == reasonNewRSAvailable {
 				complete = true
 			}
 		case appsv1.DeploymentAvailable:
-			available = available || c.Status == corev1.ConditionTrue
+			available = available || c.Status == string(corev1.ConditionTrue)
 		}
 	}
 	if r.TimedOut {
@@ -174,12 +175,13 @@ func daemonSetProgress(o *appsv1.DaemonSet) controllerProgress {
 }
 
 // replicaSetProgress is kstatus's replicasetConditions. kstatus reads ReplicaFailure as in
-// progress; classifyByController calls it a failure when copies are missing.
-func replicaSetProgress(o *appsv1.ReplicaSet) controllerProgress {
+// progress; classifyByController calls it a failure when copies are missing. ctl is o's
+// controller record.
+func replicaSetProgress(o *appsv1.ReplicaSet, ctl *facts.Controller) controllerProgress {
 	st := &o.Status
-	for ix := range st.Conditions {
-		c := &st.Conditions[ix]
-		if c.Type == appsv1.ReplicaSetReplicaFailure && c.Status == corev1.ConditionTrue {
+	for ix := range ctl.Conditions {
+		c := &ctl.Conditions[ix]
+		if c.Type == string(appsv1.ReplicaSetReplicaFailure) && c.Status == string(corev1.ConditionTrue) {
 			msg := joinReason(c.Reason, c.Message)
 			if msg == "" {
 				msg = "no reason given"

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubediagnose/kubectl-diagnose/diagnose/facts"
 	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 )
 
@@ -45,6 +46,15 @@ type podSight struct {
 // byController says whether the verdict rests on the controller's word rather than on pods.
 func (p podSight) byController() bool { return p.Unseen != "" }
 
+// controller returns what the workload's controller status says, read when first asked for:
+// every reader of its conditions reads this record, the observation list's included.
+func (w *workload) controller() *facts.Controller {
+	if !w.ctlRead {
+		w.ctl, w.ctlRead = facts.ReadController(w.Object), true
+	}
+	return &w.ctl
+}
+
 func readControllerStatus(w *workload) controllerStatus {
 	var c controllerStatus
 	k := kinds.Of(w.Object)
@@ -60,10 +70,9 @@ func readControllerStatus(w *workload) controllerStatus {
 		Observed: observed >= generation, Generation: generation,
 		Replicas: n.Replicas, Ready: n.Ready, Available: n.Available, Updated: n.Updated,
 	}
-	if o, ok := w.Object.(*appsv1.Deployment); ok {
-		for ix := range o.Status.Conditions {
-			cond := &o.Status.Conditions[ix]
-			if cond.Type == appsv1.DeploymentAvailable && cond.Status == corev1.ConditionFalse {
+	if _, ok := w.Object.(*appsv1.Deployment); ok {
+		for _, cond := range w.controller().Conditions {
+			if cond.Type == string(appsv1.DeploymentAvailable) && cond.Status == string(corev1.ConditionFalse) {
 				c.Unavailable = joinReason(cond.Reason, cond.Message)
 			}
 		}
@@ -256,14 +265,13 @@ func notReadyPastDeadline(w *workload, ref time.Time) string {
 	switch o := w.Object.(type) {
 	case *appsv1.Deployment:
 		var since time.Time
-		for ix := range o.Status.Conditions {
-			cond := &o.Status.Conditions[ix]
+		for _, cond := range w.controller().Conditions {
 			switch {
-			case cond.Type == appsv1.DeploymentProgressing && cond.Status == corev1.ConditionTrue && cond.Reason != reasonNewRSAvailable:
+			case cond.Type == string(appsv1.DeploymentProgressing) && cond.Status == string(corev1.ConditionTrue) && cond.Reason != reasonNewRSAvailable:
 				// A rollout under way: the controller's own deadline will speak.
 				return ""
-			case cond.Type == appsv1.DeploymentAvailable && cond.Status == corev1.ConditionFalse:
-				since = cond.LastTransitionTime.Time
+			case cond.Type == string(appsv1.DeploymentAvailable) && cond.Status == string(corev1.ConditionFalse):
+				since = cond.Changed
 			}
 		}
 		if !since.IsZero() {

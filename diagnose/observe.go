@@ -114,6 +114,10 @@ type obsHead struct {
 	events      []*corev1.Event
 	replicaSets []*appsv1.ReplicaSet
 	revisions   []obsRevision
+	// ctl is the workload's controller record (workload.controller), a copy so that the
+	// report does not keep the workload; zero for the batch kinds, whose conditions are their
+	// runs' verdict, which the batch evidence reads.
+	ctl facts.Controller
 }
 
 // obsRevision is what the list records of a revision.
@@ -129,6 +133,9 @@ func newObsHead(w *workload) *obsHead {
 	h := &obsHead{
 		kind: w.Kind, name: w.Name, uid: w.UID, object: w.Object,
 		pods: w.Pods, events: w.Events, replicaSets: w.ReplicaSets,
+	}
+	if k := kinds.Of(w.Object); k != nil && !k.Batch {
+		h.ctl = *w.controller()
 	}
 	if len(w.Pods) > 0 {
 		h.podRevision = make([]int64, len(w.Pods))
@@ -221,42 +228,27 @@ func (o *observations) observePod(p *corev1.Pod, revision int64) {
 	o.list = facts.AppendPod(o.list, p, obj)
 }
 
-// controllerConditions counts the conditions observeController reads.
+// controllerConditions counts the conditions observeController writes.
 func (h *obsHead) controllerConditions() int {
-	n := 0
-	if k := kinds.Of(h.object); k != nil && !k.Batch {
-		n = k.ConditionCount(h.object)
-	}
+	n := len(h.ctl.Conditions)
 	for _, rs := range h.replicaSets {
 		if rs != h.object {
-			n += len(rs.Status.Conditions)
+			n += kinds.ReplicaSet.ConditionCount(rs)
 		}
 	}
 	return n
 }
 
-// observeController reads the conditions of the workload and of its ReplicaSets.
+// observeController writes the conditions of the workload (its controller record) and of
+// its ReplicaSets, each read as the workload's is.
 func (o *observations) observeController(h *obsHead) {
-	self := o.self
-	add := func(obj *ObjectRef, typ, status, reason, msg string, at, updated time.Time) {
-		o.list = append(o.list, Observation{Kind: ObsControllerCondition, Object: obj, Name: typ, Status: status, Reason: reason, Text: msg})
-		o.timeLast(at, updated)
-	}
-	// A Job's conditions are its runs' verdict, which the batch evidence reads.
-	if k := kinds.Of(h.object); k != nil && !k.Batch {
-		for i := range k.ConditionCount(h.object) {
-			c := k.Condition(h.object, i)
-			add(self, c.Type, c.Status, c.Reason, c.Message, c.LastTransition, c.LastUpdate)
-		}
-	}
+	o.list = facts.AppendController(o.list, &h.ctl, o.self)
 	for _, rs := range h.replicaSets {
-		if rs == h.object {
+		if rs == h.object || kinds.ReplicaSet.ConditionCount(rs) == 0 {
 			continue
 		}
-		for ix := range rs.Status.Conditions {
-			c := &rs.Status.Conditions[ix]
-			add(o.ref("ReplicaSet", rs.Name, rs.UID), string(c.Type), string(c.Status), c.Reason, c.Message, c.LastTransitionTime.Time, time.Time{})
-		}
+		ctl := facts.ReadController(rs)
+		o.list = facts.AppendController(o.list, &ctl, o.ref("ReplicaSet", rs.Name, rs.UID))
 	}
 }
 

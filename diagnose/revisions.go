@@ -102,7 +102,7 @@ func (w *workload) findServing() {
 	for i, rev := range h.Revisions {
 		if rev.Job != nil {
 			// A Job served when it succeeded; Ready says nothing of pods meant to finish.
-			rev.Served = servedJob(rev.Job)
+			rev.Served = servedJob(rev)
 			continue
 		}
 		if !noiseRead {

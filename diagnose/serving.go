@@ -439,8 +439,8 @@ func serviceBrokenSince(w *workload) (time.Time, bool) {
 // the revision is seen, its ReplicaSet's available count.
 func controllerEpisode(w *workload, rev *revision, ref time.Time) *episode {
 	if rs := rev.ReplicaSet; rs != nil {
-		if d, ok := w.Object.(*appsv1.Deployment); ok {
-			if e := rolloutCompleted(d, rs, ref); e != nil {
+		if _, ok := w.Object.(*appsv1.Deployment); ok {
+			if e := rolloutCompleted(w.controller(), rs, ref); e != nil {
 				return e
 			}
 		}
@@ -460,16 +460,16 @@ func controllerEpisode(w *workload, rev *revision, ref time.Time) *episode {
 // completed (lastUpdateTime) and not touched while it stays complete. It stayed available until
 // the Available condition went False after that moment, or until now. A rollout that timed out
 // never completed.
-func rolloutCompleted(d *appsv1.Deployment, rs *appsv1.ReplicaSet, ref time.Time) *episode {
+func rolloutCompleted(d *facts.Controller, rs *appsv1.ReplicaSet, ref time.Time) *episode {
 	var done time.Time
-	for ix := range d.Status.Conditions {
-		c := &d.Status.Conditions[ix]
-		if c.Type != appsv1.DeploymentProgressing || c.Reason != reasonNewRSAvailable || !strings.Contains(c.Message, `"`+rs.Name+`"`) {
+	for ix := range d.Conditions {
+		c := &d.Conditions[ix]
+		if c.Type != string(appsv1.DeploymentProgressing) || c.Reason != reasonNewRSAvailable || !strings.Contains(c.Message, `"`+rs.Name+`"`) {
 			continue
 		}
-		done = c.LastUpdateTime.Time
+		done = c.Updated
 		if done.IsZero() {
-			done = c.LastTransitionTime.Time
+			done = c.Changed
 		}
 	}
 	if done.IsZero() {
@@ -478,10 +478,10 @@ func rolloutCompleted(d *appsv1.Deployment, rs *appsv1.ReplicaSet, ref time.Time
 	// A rollout completes only with every copy available, so an Available condition False since
 	// the very second it completed went False after it: the times are whole seconds.
 	until := ref
-	for ix := range d.Status.Conditions {
-		c := &d.Status.Conditions[ix]
-		if c.Type == appsv1.DeploymentAvailable && c.Status != corev1.ConditionTrue && !c.LastTransitionTime.Time.Before(done) {
-			until = c.LastTransitionTime.Time
+	for ix := range d.Conditions {
+		c := &d.Conditions[ix]
+		if c.Type == string(appsv1.DeploymentAvailable) && c.Status != string(corev1.ConditionTrue) && !c.Changed.Before(done) {
+			until = c.Changed
 		}
 	}
 	if !until.After(done) {

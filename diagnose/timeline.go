@@ -163,9 +163,9 @@ func servingFell(w *workload) (from, to int32, at time.Time, ok bool) {
 func buildTimeline(w *workload, top *Suspect, o onset) []TimelineEntry {
 	h := &w.cls.history
 	n := len(h.Revisions) + 4
-	d, isDeployment := w.Object.(*appsv1.Deployment)
+	_, isDeployment := w.Object.(*appsv1.Deployment)
 	if isDeployment {
-		n += len(d.Status.Conditions)
+		n += len(w.controller().Conditions)
 	}
 	// Written in the worker's room and copied out at its length: room for every moment the
 	// workload might have was twice what most have, in every report.
@@ -197,17 +197,18 @@ func buildTimeline(w *workload, top *Suspect, o onset) []TimelineEntry {
 		}
 	}
 	if isDeployment {
-		for ix := range d.Status.Conditions {
-			c := &d.Status.Conditions[ix]
+		conds := w.controller().Conditions
+		for ix := range conds {
+			c := &conds[ix]
 			// The reason can change without the status (Progressing stays True from
 			// ReplicaSetUpdated to NewReplicaSetAvailable): the update is the later moment.
-			at := c.LastTransitionTime.Time
-			if c.LastUpdateTime.After(at) {
-				at = c.LastUpdateTime.Time
+			at := c.Changed
+			if c.Updated.After(at) {
+				at = c.Updated
 			}
-			msg := string(c.Type) + " is " + string(c.Status)
+			msg := c.Type + " is " + c.Status
 			if c.Reason != "" {
-				msg = string(c.Type) + " is " + string(c.Status) + ": " + c.Reason
+				msg = c.Type + " is " + c.Status + ": " + c.Reason
 			}
 			add(at, TimelineCondition, self, msg)
 		}

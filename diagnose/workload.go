@@ -73,6 +73,10 @@ type workload struct {
 	serving []bool
 	// lives[i] is copy i's lifecycle (Pods[i]), read once (life).
 	lives []facts.Copy
+	// ctl is what the workload's controller status says, read once (controller); ctlRead
+	// says it was.
+	ctl     facts.Controller
+	ctlRead bool
 	// Created is the workload's creation time.
 	Created time.Time
 	// obs is the observation list, read once (observe).

@@ -14,6 +14,7 @@ import (
 	"github.com/kubediagnose/kubectl-diagnose/diagnose"
 	"github.com/kubediagnose/kubectl-diagnose/internal/demo"
 	"github.com/kubediagnose/kubectl-diagnose/internal/dump"
+	"github.com/kubediagnose/kubectl-diagnose/internal/kinds"
 	"github.com/kubediagnose/kubectl-diagnose/internal/live"
 	"github.com/kubediagnose/kubectl-diagnose/internal/preflight"
 	"github.com/kubediagnose/kubectl-diagnose/internal/report"
@@ -24,12 +25,24 @@ import (
 // completionTimeout bounds what a suggestion may wait for the cluster: a shell waits on it.
 const completionTimeout = 5 * time.Second
 
-// workloadKinds are the KIND words of the workload kinds, offered as KIND/ before a name is
-// typed; explain and audit take pod too.
-var workloadKinds = []string{"deployment", "statefulset", "daemonset", "replicaset", "job", "cronjob"}
+// namedKinds are the KIND words explain and audit take, offered as KIND/ before a name is
+// typed: every workload kind, and pod, which stands for its workload.
+var namedKinds = append(kindWordsOf(func(*kinds.Workload) bool { return true }), "pod")
 
-// namedKinds are the KIND words explain and audit take: a pod stands for its workload.
-var namedKinds = append(slices.Clone(workloadKinds), "pod")
+// rolloutKinds are the KIND words rollout takes: the kinds kubectl rollout follows.
+var rolloutKinds = kindWordsOf(func(k *kinds.Workload) bool { return k.Rollout })
+
+// kindWordsOf are the KIND words of the workload kinds keep accepts, from their adapters
+// (internal/kinds), in the adapters' order.
+func kindWordsOf(keep func(*kinds.Workload) bool) []string {
+	var words []string
+	for _, k := range kinds.Workloads {
+		if keep(k) {
+			words = append(words, strings.ToLower(k.Kind))
+		}
+	}
+	return words
+}
 
 // registerCompletions adds dynamic completion: -n and explain's KIND/NAME from the dump or the
 // cluster the flags name, --context from the kubeconfig, and the closed lists of -o, --fail-on
@@ -80,7 +93,7 @@ func registerCompletions(root *cobra.Command, source *SourceOptions) {
 		case "rollout":
 			must(c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(rollout.Formats, cobra.ShellCompDirectiveNoFileComp)))
 			c.ValidArgsFunction = func(c *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-				return completeWorkload(c.Context(), source, workloadKinds, args, toComplete)
+				return completeWorkload(c.Context(), source, rolloutKinds, args, toComplete)
 			}
 		case "preflight":
 			must(c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(preflight.Formats, cobra.ShellCompDirectiveNoFileComp)))

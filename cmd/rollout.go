@@ -101,7 +101,7 @@ func (o *RolloutOptions) Complete(args []string) error {
 	}
 	k, ok := kinds.Lookup(kind)
 	if !ok || !k.Rollout {
-		return usageErrorf("cannot follow the rollout of %q; use deployment (deploy), statefulset (sts) or daemonset (ds)", kind)
+		return usageErrorf("cannot follow the rollout of %q; use %s", kind, rolloutKindsHelp)
 	}
 	o.Kind, o.Name = k.Kind, name
 	return o.Source.Complete()

@@ -17,8 +17,35 @@ const kindPod = "Pod"
 // podAliases are kubectl's names of pods.
 var podAliases = map[string]string{"pod": kindPod, "pods": kindPod, "po": kindPod}
 
-// kindsHelp lists the kinds explain and audit take, for errors.
-const kindsHelp = "deployment (deploy), statefulset (sts), daemonset (ds), replicaset (rs), job, cronjob (cj) or pod (po)"
+// kindsHelp lists the kinds explain and audit take, for errors: every workload kind's adapter,
+// and pod, which stands for its workload.
+var kindsHelp = kindWords(func(*kinds.Workload) bool { return true }, "pod (po)")
+
+// rolloutKindsHelp lists the kinds whose rollout the gate follows, for errors.
+var rolloutKindsHelp = kindWords(func(k *kinds.Workload) bool { return k.Rollout }, "")
+
+// kindWords lists, as a user types them, the workload kinds keep accepts, each with its first
+// short name, in the adapters' order, and extra last.
+func kindWords(keep func(*kinds.Workload) bool, extra string) string {
+	var words []string
+	for _, k := range kinds.Workloads {
+		if !keep(k) {
+			continue
+		}
+		w := strings.ToLower(k.Kind)
+		if short := k.Short(); short != w {
+			w += " (" + short + ")"
+		}
+		words = append(words, w)
+	}
+	if extra != "" {
+		words = append(words, extra)
+	}
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
 
 // kindOf reads a kind as kubectl users type it (any case, singular, plural, short or with its
 // group): a workload kind, or Pod.

@@ -74,15 +74,13 @@ const earlyWindow = servedReady
 // episode lasted at least this long.
 func revisionAllowance(rev *revision) time.Duration {
 	if rev.Template != nil {
-		return templateAllowance(&rev.Template.Spec)
+		return facts.ProbeAllowance(&rev.Template.Spec)
 	}
 	for _, p := range rev.Pods {
-		return templateAllowance(&p.Spec)
+		return facts.ProbeAllowance(&p.Spec)
 	}
 	return endpointGrace
 }
-
-func templateAllowance(spec *corev1.PodSpec) time.Duration { return facts.ProbeAllowance(spec) }
 
 // servingEpisode finds the revision's longest serving episode before ref, and, when its copies
 // were Ready but logged the failure from their first moments, that.
